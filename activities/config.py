@@ -1,0 +1,77 @@
+"""Configuration, read once from the environment (and a `.env` file in the working directory).
+
+Every variable here is documented in README.md. Secrets (API keys) are read by the worker only;
+they never travel in workflow inputs, results or history.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    temporal_address: str = "localhost:7233"
+    temporal_namespace: str = "default"
+    temporal_task_queue: str = "deep-research"
+    temporal_api_key: SecretStr | None = None
+
+    llm_provider: str | None = None
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    llm_model: str | None = None
+    llm_model_simple: str | None = None
+    llm_model_analytical: str | None = None
+    llm_model_complex: str | None = None
+
+    #: `local` until the web providers land (see README); INTERFACE.md names duckduckgo as the eventual default.
+    search_provider: str = "local"
+    research_corpus_dir: Path | None = None
+    #: Where the local provider keeps its SQLite FTS5 index.
+    research_index_dir: Path = Path(".data/index")
+    crawl_allow_private: bool = False
+
+    langfuse_public_key: str | None = None
+    langfuse_secret_key: SecretStr | None = None
+    langfuse_host: str | None = None
+
+    research_db_url: str = "sqlite:///.data/research.sqlite"
+
+    #: Worker concurrency limits.
+    max_concurrent_activities: int = Field(default=20, ge=1)
+    max_concurrent_workflow_tasks: int = Field(default=10, ge=1)
+
+    @property
+    def engine_name(self) -> str:
+        """`openai` when an endpoint is configured, else the network-free `offline` engine."""
+        if self.llm_provider:
+            return self.llm_provider.strip().lower()
+        if (self.openai_api_key and self.openai_api_key.get_secret_value()) or self.openai_base_url:
+            return "openai"
+        return "offline"
+
+    def model_for(self, tier: str) -> str:
+        per_tier = {
+            "simple": self.llm_model_simple,
+            "analytical": self.llm_model_analytical,
+            "complex": self.llm_model_complex,
+        }.get(tier)
+        return per_tier or self.llm_model or DEFAULT_MODEL
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    return Settings()
+
+
+OFFLINE_NOTICE = (
+    "LLM: offline engine (deterministic, extractive, no network). "
+    "To use a real LLM set OPENAI_API_KEY and/or OPENAI_BASE_URL (see README: Ollama, vLLM, OpenAI)."
+)

@@ -1,0 +1,97 @@
+"""One activity per LLM role. Each is a thin call into the configured engine.
+
+The engine is `offline` (deterministic, extractive, no network) unless an OpenAI-compatible endpoint
+is configured. Engines raise `ApplicationError`s already classified as retryable or not; these
+activities add nothing but the name Temporal records in history, so a test can stand in for any role
+by registering a function under the same activity name.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.config import settings
+from workflows.models import (
+    ClarifyInput,
+    ClarifyOutput,
+    CoordinateInput,
+    ObserveInput,
+    PlanDraft,
+    PlanInput,
+    QueriesInput,
+    QueryClassification,
+    ReflectInput,
+    ReflectOutput,
+    Report,
+    RouteInput,
+    RouteOutput,
+    SearchQueries,
+    StepFindings,
+    SynthesizeInput,
+)
+
+
+@lru_cache(maxsize=1)
+def engine() -> Any:
+    """The process-wide engine: one HTTP client per worker, not one per call."""
+    name = settings().engine_name
+    if name == "offline":
+        from activities.offline import OfflineEngine
+
+        return OfflineEngine()
+    if name == "openai":
+        from activities.openai_engine import OpenAIEngine
+
+        return OpenAIEngine(settings())
+    raise ApplicationError(
+        f"unknown LLM_PROVIDER {name!r}: use 'openai' or 'offline'",
+        type="ConfigError",
+        non_retryable=True,
+    )
+
+
+@activity.defn(name="route")
+async def route(inp: RouteInput) -> RouteOutput:
+    return await engine().route(inp)
+
+
+@activity.defn(name="clarify")
+async def clarify(inp: ClarifyInput) -> ClarifyOutput:
+    return await engine().clarify(inp)
+
+
+@activity.defn(name="coordinate")
+async def coordinate(inp: CoordinateInput) -> QueryClassification:
+    return await engine().coordinate(inp)
+
+
+@activity.defn(name="write_queries")
+async def write_queries(inp: QueriesInput) -> SearchQueries:
+    return await engine().write_queries(inp)
+
+
+@activity.defn(name="plan")
+async def plan(inp: PlanInput) -> PlanDraft:
+    return await engine().plan(inp)
+
+
+@activity.defn(name="observe")
+async def observe(inp: ObserveInput) -> StepFindings:
+    return await engine().observe(inp)
+
+
+@activity.defn(name="reflect")
+async def reflect(inp: ReflectInput) -> ReflectOutput:
+    return await engine().reflect(inp)
+
+
+@activity.defn(name="synthesize")
+async def synthesize(inp: SynthesizeInput) -> Report:
+    return await engine().synthesize(inp)
+
+
+LLM_ACTIVITIES = [route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize]

@@ -1,0 +1,66 @@
+"""Search and page reading: the researcher's eyes.
+
+Only the `local` provider (a folder of documents indexed with SQLite FTS5, by default the Python
+interpreter's own documentation) exists so far; web providers plug in here by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.config import settings
+from workflows.models import PAGE_TEXT_LIMIT, PageContent, ReadRequest, SearchRequest, SearchResults
+
+PROVIDERS = ("local",)
+
+
+def local_corpus() -> Any:
+    """The process-wide index of the configured corpus (imported lazily: the workflow sandbox
+    imports this module for activity names only)."""
+    from activities.corpus import open_corpus
+
+    config = settings()
+    return open_corpus(config.research_corpus_dir, config.research_index_dir)
+
+
+def check_provider() -> str:
+    """The configured provider, or a non-retryable error that says what to set."""
+    name = settings().search_provider.strip().lower()
+    if name not in PROVIDERS:
+        raise ApplicationError(
+            f"search provider {name!r} is not available; set SEARCH_PROVIDER to one of: {', '.join(PROVIDERS)}",
+            type="ConfigError",
+            non_retryable=True,
+        )
+    return name
+
+
+@activity.defn(name="search")
+async def search(request: SearchRequest) -> SearchResults:
+    """Idempotent: the same query against the same corpus gives the same hits."""
+    check_provider()
+    hits = await asyncio.to_thread(local_corpus().search, request.query, request.max_results)
+    return SearchResults(hits=hits)
+
+
+@activity.defn(name="read_page")
+async def read_page(request: ReadRequest) -> PageContent:
+    """The page trimmed to the passages that matter to the step (at most PAGE_TEXT_LIMIT chars).
+
+    A page that cannot be read comes back with `error` set instead of raising: one bad page must
+    never fail a step, and retrying a page that is not there cannot help.
+    """
+    max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
+    if request.url.startswith("file://"):
+        page = await asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars)
+        if page is None:
+            return PageContent(url=request.url, error="not a document of the research corpus")
+        return page
+    return PageContent(url=request.url, error="reading web pages is not available yet")
+
+
+SEARCH_ACTIVITIES = [search, read_page]

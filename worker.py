@@ -1,0 +1,80 @@
+"""One worker process: the research workflow and every activity, configured from the environment.
+
+Run as many as you like against the same task queue (`docker compose up --scale worker=N`).
+SIGTERM or SIGINT stops polling, lets running activities finish (up to a grace period) and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Worker
+
+from activities.config import OFFLINE_NOTICE, Settings, settings
+from activities.llm import LLM_ACTIVITIES
+from activities.search import SEARCH_ACTIVITIES, check_provider
+from workflows.research import DeepResearchWorkflow
+
+GRACEFUL_SHUTDOWN = timedelta(seconds=20)
+
+
+async def connect(config: Settings) -> Client:
+    return await Client.connect(
+        config.temporal_address,
+        namespace=config.temporal_namespace,
+        api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
+        tls=bool(config.temporal_api_key),
+        data_converter=pydantic_data_converter,
+    )
+
+
+def build_worker(client: Client, config: Settings) -> Worker:
+    return Worker(
+        client,
+        task_queue=config.temporal_task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=[*LLM_ACTIVITIES, *SEARCH_ACTIVITIES],
+        max_concurrent_activities=config.max_concurrent_activities,
+        max_concurrent_workflow_tasks=config.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+    )
+
+
+async def main() -> int:
+    config = settings()
+    try:
+        check_provider()
+    except Exception as err:  # a configuration error: say it once, plainly
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if config.engine_name == "offline":
+        print(OFFLINE_NOTICE, file=sys.stderr)
+    try:
+        client = await connect(config)
+    except RuntimeError as err:
+        print(f"error: cannot reach Temporal at {config.temporal_address} ({err})", file=sys.stderr)
+        return 2
+    worker = build_worker(client, config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(
+        f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
+        f"engine {config.engine_name}, search {config.search_provider}",
+        file=sys.stderr,
+        flush=True,
+    )
+    async with worker:
+        await stop.wait()
+        print("worker: shutting down", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,1 @@
+"""Workflow code: deterministic, no I/O. `DeepResearchWorkflow` lives in `workflows.research`."""

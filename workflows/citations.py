@@ -1,0 +1,69 @@
+"""Citation bookkeeping that must be deterministic, so it runs inside the workflow.
+
+A report may only cite sources the research actually read: any `[n]` that does not resolve to
+`result.sources` is removed before the report leaves the workflow, and the removal is noted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from workflows.models import Claim, PlanStep, Source
+
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def cited_ids(markdown: str) -> list[int]:
+    ids: list[int] = []
+    for match in _CITATION.finditer(markdown):
+        for part in match.group(1).split(","):
+            n = int(part)
+            if n not in ids:
+                ids.append(n)
+    return ids
+
+
+def drop_unresolved(markdown: str, sources: list[Source]) -> tuple[str, list[int]]:
+    """The report with citations to unknown sources removed, and the ids that were removed."""
+    known = {s.id for s in sources}
+    dropped: list[int] = []
+
+    def keep(match: re.Match[str]) -> str:
+        ids = [int(p) for p in match.group(1).split(",")]
+        good = [n for n in ids if n in known]
+        dropped.extend(n for n in ids if n not in known and n not in dropped)
+        return f"[{', '.join(str(n) for n in good)}]" if good else ""
+
+    # Only rewrite citation markers in prose, never inside the "[n] Title — url" sources list lines
+    # whose ids are checked the same way.
+    return _CITATION.sub(keep, markdown), dropped
+
+
+def keep_resolved_claims(claims: list[Claim], sources: list[Source]) -> list[Claim]:
+    known = {s.id for s in sources}
+    kept = []
+    for claim in claims:
+        ids = [n for n in claim.source_ids if n in known]
+        if ids:
+            kept.append(claim.model_copy(update={"source_ids": ids}))
+    return kept
+
+
+def fallback_report(query: str, steps: list[PlanStep], sources: list[Source], notes: list[str]) -> str:
+    """A plain report from the step observations, for when the synthesizer cannot run
+    (its retries are spent, or the research was cancelled while it was writing)."""
+    lines = [f"# {query}", ""]
+    lines += [f"> Note: {note}" for note in notes]
+    if notes:
+        lines.append("")
+    done = [s for s in steps if s.observation]
+    if not done:
+        lines.append("No findings were gathered before the research ended.")
+    for step in done:
+        lines += [f"## {step.title}", "", step.observation or "", ""]
+    cited = set(cited_ids("\n".join(lines)))
+    listed = [s for s in sources if s.id in cited]
+    if listed:
+        lines += ["## Sources", ""]
+        lines += [f"[{s.id}] {s.title} — {s.url}" for s in listed]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,406 @@
+"""The research vocabulary shared by the workflow, the activities and the starter.
+
+Everything that crosses a Temporal boundary (workflow input and result, activity inputs and
+outputs, the `status` query) is one of these pydantic models, so the pydantic data converter can
+check shapes on both sides. The module is pure: no I/O, safe to import inside the workflow sandbox.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+# --- limits that shape history size -------------------------------------------------------------
+
+#: Longest page text (characters) an activity may return into history. A page is trimmed to its
+#: passages most relevant to the step, so a medium research (6 steps x 3 pages) stays far below
+#: Temporal's 2 MB history warning even though every page text is recorded twice (read, observe).
+PAGE_TEXT_LIMIT = 4000
+#: Longest search snippet kept per hit.
+SNIPPET_LIMIT = 300
+#: Longest observation a step may record.
+OBSERVATION_LIMIT = 3000
+#: The orchestrator sees the last N messages of the conversation (seed 000).
+ROUTING_HISTORY = 10
+QUERY_MIN_CHARS = 3
+QUERY_MAX_CHARS = 5000
+ANSWER_MAX_CHARS = 5000
+
+
+class Stage(str, Enum):
+    """Where a research is in the orchestrator's state machine (see workflows/stages.py)."""
+
+    ROUTING = "routing"
+    CLARIFYING = "clarifying"
+    AWAITING_ANSWER = "awaiting_answer"
+    COORDINATING = "coordinating"
+    BACKGROUND = "background"
+    PLANNING = "planning"
+    RESEARCHING = "researching"
+    REFLECTING = "reflecting"
+    SYNTHESIZING = "synthesizing"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class Depth(str, Enum):
+    AUTO = "auto"
+    LIGHT = "light"
+    MEDIUM = "medium"
+    EXTENDED = "extended"
+
+
+#: Plan size per depth (seed 002): the reflector may not COMPLETE before `min` steps are done and
+#: the planner never plans more than `max`.
+STEP_LIMITS: dict[Depth, tuple[int, int]] = {
+    Depth.LIGHT: (1, 3),
+    Depth.MEDIUM: (3, 6),
+    Depth.EXTENDED: (5, 10),
+}
+
+
+class QueryMode(str, Enum):
+    """deep: the whole pipeline; web: a one-step light plan; simple: a direct answer."""
+
+    DEEP = "deep"
+    WEB = "web"
+    SIMPLE = "simple"
+
+
+#: Time budget per mode in seconds (seed 002). When it runs out, a durable timer sends the research
+#: to synthesis with what it has. Simple mode has none. Overridable per request.
+MODE_BUDGET_S: dict[QueryMode, float | None] = {
+    QueryMode.DEEP: 300.0,
+    QueryMode.WEB: 15.0,
+    QueryMode.SIMPLE: None,
+}
+
+
+class Speaker(str, Enum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Message(BaseModel):
+    role: Speaker
+    content: str
+
+
+class RoutingDecision(str, Enum):
+    CLARIFICATION = "CLARIFICATION"
+    RESEARCH = "RESEARCH"
+
+
+class ReflectionDecision(str, Enum):
+    CONTINUE = "CONTINUE"
+    ADJUST = "ADJUST"
+    COMPLETE = "COMPLETE"
+
+
+class Complexity(str, Enum):
+    SIMPLE = "simple"
+    MODERATE = "moderate"
+    COMPLEX = "complex"
+
+
+class StepStatus(str, Enum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    SKIPPED = "skipped"
+
+
+class Verdict(str, Enum):
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+    UNVERIFIED = "unverified"
+
+
+# --- the request ----------------------------------------------------------------------------------
+
+
+class ResearchRequest(BaseModel):
+    """What the user asked for. Never carries secrets: keys live in the worker's environment."""
+
+    query: str
+    depth: Depth = Depth.AUTO
+    mode: QueryMode = QueryMode.DEEP
+    max_clarifications: int = Field(default=2, ge=0, le=10)
+    reply_shortcut: bool = True
+    clarification_timeout_s: float = Field(default=24 * 3600.0, gt=0)
+    #: None means the mode's default budget (MODE_BUDGET_S).
+    time_budget_s: float | None = Field(default=None, gt=0)
+    #: Earlier conversation (a follow-up's history); the orchestrator routes over it.
+    history: list[Message] = Field(default_factory=list)
+
+
+# --- the research record --------------------------------------------------------------------------
+
+
+class Source(BaseModel):
+    """A document the research read or found; report citations `[n]` refer to `id`."""
+
+    id: int
+    url: str
+    title: str
+    provider: str = ""
+
+
+class PlanStep(BaseModel):
+    title: str
+    description: str = ""
+    status: StepStatus = StepStatus.PENDING
+    observation: str | None = None
+    source_ids: list[int] = Field(default_factory=list)
+    #: "planner", or "loop_back" for a step a previous step asked for (seed 003).
+    origin: str = "planner"
+
+
+class Plan(BaseModel):
+    title: str
+    thought: str = ""
+    iteration: int = 1
+    steps: list[PlanStep] = Field(default_factory=list)
+
+
+class Reflection(BaseModel):
+    decision: ReflectionDecision
+    reasoning: str
+    suggested_changes: list[str] = Field(default_factory=list)
+
+
+class Clarification(BaseModel):
+    question: str
+    answer: str | None = None
+
+
+class Claim(BaseModel):
+    text: str
+    source_ids: list[int]
+    verdict: Verdict = Verdict.UNVERIFIED
+
+
+class LoopBack(BaseModel):
+    """A step's request for more work and what the orchestrator did with it (seed 003)."""
+
+    after_step: int
+    agent: str
+    query: str
+    accepted: bool
+    reason: str
+
+
+class Stats(BaseModel):
+    llm_calls: int = 0
+    llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
+    searches: int = 0
+    pages_fetched: int = 0
+    duration_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ResearchStatus(BaseModel):
+    """The answer to the `status` query: enough to draw a progress line or a dashboard."""
+
+    query: str
+    stage: Stage
+    stage_history: list[Stage]
+    pending_question: str | None
+    clarification_count: int
+    plan: Plan | None
+    current_step_index: int
+    plan_iterations: int
+    reflections: list[Reflection]
+    sources_count: int
+    depth: Depth
+    mode: QueryMode
+    loop_backs: list[LoopBack] = Field(default_factory=list)
+    ignored_signals: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class ResearchResult(BaseModel):
+    query: str
+    outcome: Stage  # completed, cancelled or failed
+    report_markdown: str
+    sources: list[Source]
+    claims: list[Claim]
+    clarifications: list[Clarification]
+    plan: Plan | None
+    plan_iterations: int
+    reflections: list[Reflection]
+    stage_history: list[Stage]
+    stats: Stats
+    depth: Depth
+    mode: QueryMode
+    engine: str
+    loop_backs: list[LoopBack] = Field(default_factory=list)
+    #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
+    notes: list[str] = Field(default_factory=list)
+
+
+# --- activity inputs and outputs ---------------------------------------------------------------
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class LLMOutput(BaseModel):
+    """Every LLM role's reply carries what the call cost, so the workflow can account for it."""
+
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RouteInput(BaseModel):
+    messages: list[Message]
+    clarification_count: int
+    max_clarifications: int
+
+
+class RouteOutput(LLMOutput):
+    decision: RoutingDecision
+    reasoning: str
+
+
+class ClarifyInput(BaseModel):
+    messages: list[Message]
+
+
+class ClarifyOutput(LLMOutput):
+    question: str
+
+
+class CoordinateInput(BaseModel):
+    query: str
+    messages: list[Message]
+
+
+class QueryClassification(LLMOutput):
+    complexity: Complexity
+    is_simple: bool
+    recommended_depth: Depth
+    reasoning: str
+
+
+class QueriesInput(BaseModel):
+    """Ask for search queries: for the background investigation or for one plan step."""
+
+    query: str
+    step: PlanStep | None = None
+    max_queries: int = 2
+
+
+class SearchQueries(LLMOutput):
+    queries: list[str]
+
+
+class PlanInput(BaseModel):
+    query: str
+    background: str
+    completed_steps: list[PlanStep]
+    feedback: list[str] = Field(default_factory=list)
+    min_steps: int
+    max_steps: int
+    iteration: int
+
+
+class StepDraft(BaseModel):
+    title: str
+    description: str
+
+
+class PlanDraft(LLMOutput):
+    title: str
+    thought: str
+    #: New steps only: the workflow keeps the completed ones itself.
+    steps: list[StepDraft]
+
+
+class Passage(BaseModel):
+    """Trimmed text of one source, the unit the researcher and synthesizer read."""
+
+    source_id: int
+    title: str
+    url: str
+    text: str
+
+
+class ObserveInput(BaseModel):
+    query: str
+    step: PlanStep
+    passages: list[Passage]
+
+
+class StepFindings(LLMOutput):
+    observation: str
+    source_ids: list[int]
+    #: Loop-back request (seed 003): this step needs more work by `suggested_agent`.
+    needs_more: bool = False
+    suggested_agent: str | None = None
+    suggested_query: str | None = None
+
+
+class ReflectInput(BaseModel):
+    query: str
+    plan: Plan
+    completed_steps: int
+    min_steps: int
+    sources_count: int
+
+
+class ReflectOutput(LLMOutput):
+    decision: ReflectionDecision
+    reasoning: str
+    suggested_changes: list[str] = Field(default_factory=list)
+
+
+class SynthesizeInput(BaseModel):
+    query: str
+    plan: Plan | None
+    sources: list[Source]
+    #: For a direct answer (simple mode) there is no plan: the background passages stand in.
+    passages: list[Passage] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class Report(LLMOutput):
+    markdown: str
+    claims: list[Claim] = Field(default_factory=list)
+    engine: str = ""
+
+
+class SearchRequest(BaseModel):
+    query: str
+    max_results: int = 5
+
+
+class SearchHit(BaseModel):
+    url: str
+    title: str
+    snippet: str
+    provider: str
+
+
+class SearchResults(BaseModel):
+    hits: list[SearchHit]
+
+
+class ReadRequest(BaseModel):
+    url: str
+    #: What the step is about: the page is trimmed to the passages that best match it.
+    focus: str
+    max_chars: int = PAGE_TEXT_LIMIT
+
+
+class PageContent(BaseModel):
+    url: str
+    title: str = ""
+    text: str = ""
+    #: Why the page could not be read (a per-page failure never fails the step).
+    error: str | None = None
