@@ -1,0 +1,354 @@
+"""The `local` search provider as a researcher meets it: real documents in, ranked hits and
+relevant passages out, whatever the query text, with nothing read that is not in the corpus.
+
+Two real corpora: the Rust Book beside the repository (read in place, never copied) and the
+default one, the documentation that ships with this Python interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from activities.corpus import LocalCorpus, open_corpus
+from tests.conftest import REPO, RUST_BOOK
+from workflows.models import SNIPPET_LIMIT
+
+HOSTILE_QUERIES = [
+    "",
+    "   ",
+    '"unbalanced',
+    "foo AND (bar",
+    "NEAR(",
+    "NEAR(ownership borrowing, 2)",
+    "*",
+    "-x",
+    "ownership -borrowing",
+    "title:ownership",
+    "body : ^ownership*",
+    "OR AND NOT",
+    "🙂",
+    "所有権とは",
+    "naïve café ownership",
+    "'); DROP TABLE docs; --",
+    "\x00",
+    "a" * 5000,
+    " ".join(f"word{i}" for i in range(500)),
+]
+
+
+needs_rust_book = pytest.mark.skipif(not RUST_BOOK.is_dir(), reason=f"{RUST_BOOK} is not there")
+
+
+def _name(url: str) -> str:
+    return url.rsplit("/", 1)[-1]
+
+
+@pytest.fixture(scope="module")
+def rust_book(tmp_path_factory: pytest.TempPathFactory) -> LocalCorpus:
+    if not RUST_BOOK.is_dir():
+        pytest.skip(f"{RUST_BOOK} is not there")
+    return LocalCorpus(RUST_BOOK, tmp_path_factory.mktemp("rust-index"))
+
+
+# --- a real documentation folder --------------------------------------------------------------
+
+
+def test_ownership_question_finds_the_ownership_chapters_first(rust_book: LocalCorpus) -> None:
+    hits = rust_book.search("ownership borrowing references", limit=5)
+
+    assert len(hits) == 5
+    assert _name(hits[0].url).startswith("ch04-"), [h.url for h in hits]
+    assert sum(_name(h.url).startswith("ch04-") for h in hits) >= 2
+    first = hits[0]
+    assert first.title == "References and Borrowing"  # the file's first heading
+    assert "ownership" in first.snippet.lower() or "borrow" in first.snippet.lower()
+
+
+def test_hits_are_file_urls_inside_the_corpus_with_short_clean_snippets(rust_book: LocalCorpus) -> None:
+    hits = rust_book.search("how do threads share state with a mutex", limit=8)
+
+    assert hits
+    root = RUST_BOOK.resolve()
+    for hit in hits:
+        assert hit.provider == "local"
+        assert hit.url.startswith("file://")
+        path = Path(hit.url.removeprefix("file://"))
+        assert path.parent == root and path.suffix == ".md"
+        assert hit.title and not hit.title.startswith("#")
+        assert 0 < len(hit.snippet) <= SNIPPET_LIMIT
+        assert "{{#" not in hit.snippet and "<Listing" not in hit.snippet  # mdBook markup is gone
+    assert any(_name(h.url) == "ch16-03-shared-state.md" for h in hits[:3])
+
+
+def test_the_provenance_note_is_not_part_of_the_corpus(rust_book: LocalCorpus) -> None:
+    hits = rust_book.search("licence Apache copyright blob commit provenance", limit=50)
+
+    assert all(_name(h.url) != "SOURCE.md" for h in hits)
+    assert rust_book.read((RUST_BOOK / "SOURCE.md").resolve().as_uri(), "licence", 500) is None
+    assert rust_book.description == f"{RUST_BOOK.resolve()} (112 documents)"
+
+
+def test_same_query_same_hits_and_limit_respected(rust_book: LocalCorpus) -> None:
+    assert rust_book.search("closures capture environment", 4) == rust_book.search(
+        "closures capture environment", 4
+    )
+    assert len(rust_book.search("closures capture environment", 2)) == 2
+    assert rust_book.search("closures", 0) == []
+
+
+@pytest.mark.parametrize("query", HOSTILE_QUERIES)
+def test_any_query_text_is_searched_as_text(rust_book: LocalCorpus, query: str) -> None:
+    hits = rust_book.search(query)
+
+    assert isinstance(hits, list)
+    assert all(len(h.snippet) <= SNIPPET_LIMIT for h in hits)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the and of", "what is it", "*", "🙂", "-"])
+def test_queries_without_content_words_find_nothing(rust_book: LocalCorpus, query: str) -> None:
+    assert rust_book.search(query) == []
+
+
+def test_reading_a_hit_gives_the_passages_about_the_focus(rust_book: LocalCorpus) -> None:
+    url = rust_book.search("references and borrowing")[0].url
+
+    page = rust_book.read(url, "rules of mutable references", 1200)
+
+    assert page is not None
+    assert page.url == url and page.title == "References and Borrowing"
+    assert len(page.text) <= 1200
+    assert "mutable reference" in page.text
+    short = rust_book.read(url, "dangling references", 300)
+    assert short is not None and 0 < len(short.text) <= 300
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        (RUST_BOOK / "ch04-02-references-and-borrowing.md").as_uri() + "/../../../../../etc/passwd",
+        (RUST_BOOK.resolve() / ".." / ".." / ".." / "main" / "pyproject.toml").as_uri(),
+        (REPO / "pyproject.toml").as_uri(),
+        "https://doc.rust-lang.org/book/ch04-02-references-and-borrowing.html",
+        "ch04-02-references-and-borrowing.md",
+        "",
+        "file:",
+        "file://",
+    ],
+)
+def test_reading_anything_but_a_corpus_document_gives_none(rust_book: LocalCorpus, url: str) -> None:
+    assert rust_book.read(url, "passwords", 1000) is None
+
+
+@needs_rust_book
+def test_threads_searching_a_fresh_index_all_see_the_whole_corpus(tmp_path: Path) -> None:
+    corpus = LocalCorpus(RUST_BOOK, tmp_path / "index")
+    assert not (tmp_path / "index").exists()  # nothing is indexed until it is used
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: corpus.search("trait objects dynamic dispatch"), range(16)))
+
+    assert results[0] and all(r == results[0] for r in results)
+
+
+@needs_rust_book
+def test_two_processes_building_one_index_agree(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from pathlib import Path
+        from activities.corpus import LocalCorpus
+        corpus = LocalCorpus(Path(sys.argv[1]), Path(sys.argv[2]))
+        hits = corpus.search("pattern matching match arms")
+        print(json.dumps([h.url for h in hits]))
+        """
+    )
+    command = [sys.executable, "-c", script, str(RUST_BOOK), str(tmp_path / "index")]
+    workers = [
+        subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [w.communicate(timeout=120) for w in workers]
+
+    assert all(w.returncode == 0 for w in workers), outputs
+    urls = [json.loads(out) for out, _ in outputs]
+    assert urls[0] and urls[0] == urls[1]
+    assert len(list((tmp_path / "index").glob("*.sqlite"))) == 1
+
+
+@needs_rust_book
+def test_open_corpus_shares_one_instance_per_folder_and_index(tmp_path: Path) -> None:
+    one = open_corpus(RUST_BOOK, tmp_path / "a")
+    assert open_corpus(RUST_BOOK.resolve(), tmp_path / "a") is one
+    assert open_corpus(RUST_BOOK, tmp_path / "b") is not one
+    assert open_corpus(None, tmp_path / "a") is not one
+
+
+# --- a folder that changes --------------------------------------------------------------------
+
+
+def test_changed_added_and_deleted_files_are_seen_on_the_next_search(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "animals.md").write_text("# Animals\n\nThe zebra grazes on the savanna.\n")
+    (docs / "plants.txt").write_text("Ferns reproduce with spores, not seeds.\n")
+    (docs / "notes.csv").write_text("zebra,ferns\n")  # not a document type
+    corpus = LocalCorpus(docs, tmp_path / "index")
+
+    assert [_name(h.url) for h in corpus.search("zebra")] == ["animals.md"]
+    assert corpus.search("ferns spores")[0].title == "plants.txt"
+    assert corpus.search("quokka") == []
+
+    (docs / "animals.md").write_text("# Animals\n\nThe zebra grazes; the quokka smiles.\n")
+    os.utime(docs / "animals.md", ns=(1, 10**18))  # a new mtime even on coarse file systems
+    (docs / "plants.txt").unlink()
+    (docs / "sub").mkdir()
+    (docs / "sub" / "birds.md").write_text("Kestrels hover before they dive.\n")
+
+    assert [_name(h.url) for h in corpus.search("quokka")] == ["animals.md"]
+    assert corpus.search("ferns spores") == []
+    assert corpus.read((docs / "plants.txt").as_uri(), "ferns", 500) is None
+    hit = corpus.search("kestrel hover")[0]
+    assert hit.url == (docs / "sub" / "birds.md").resolve().as_uri() and hit.title == "birds.md"
+    assert corpus.description.endswith("(2 documents)")
+
+
+def test_urls_are_found_in_either_spelling_of_their_special_characters(tmp_path: Path) -> None:
+    docs = tmp_path / "my docs"
+    docs.mkdir()
+    (docs / "tea & cake.md").write_text("# Afternoon tea\n\nScones are served with clotted cream.\n")
+    corpus = LocalCorpus(docs, tmp_path / "index")
+
+    hit = corpus.search("scones clotted cream")[0]
+
+    assert hit.url == (docs / "tea & cake.md").as_uri() and "%20" in hit.url
+    for spelling in (hit.url, f"  {hit.url}\n", f"file://{docs}/tea & cake.md"):
+        page = corpus.read(spelling, "scones", 500)
+        assert page is not None and page.url == hit.url and "clotted cream" in page.text
+
+
+def test_html_pages_are_read_as_their_visible_text(tmp_path: Path) -> None:
+    docs = tmp_path / "site"
+    docs.mkdir()
+    (docs / "page.html").write_text(
+        "<html><head><title>Tidal  Energy</title><style>.moon{color:red}</style></head><body>"
+        "<nav>Home | Sitemap | Lighthouse</nav><h1>Tides</h1>"
+        "<p>Tidal turbines turn the pull of the moon into electricity.</p>"
+        "<script>var lighthouse = 'barnacle';</script>"
+        "<p>Estuaries with a large range suit them best.</p><footer>Copyright barnacle</footer>"
+        "</body></html>"
+    )
+    (docs / "untitled.htm").write_text("<h1>Wave &amp; Swell</h1><p>Ocean waves carry energy.</p>")
+    corpus = LocalCorpus(docs, tmp_path / "index")
+
+    hits = corpus.search("tidal turbines moon")
+    assert [h.title for h in hits] == ["Tidal Energy"]
+    assert hits[0].snippet.startswith("Tidal turbines turn the pull of the moon")
+    assert corpus.search("barnacle lighthouse sitemap") == []  # script, nav and footer are not text
+    assert corpus.search("ocean waves")[0].title == "Wave & Swell"
+    page = corpus.read(hits[0].url, "estuaries", 2000)
+    assert page is not None and "Estuaries with a large range" in page.text and "var" not in page.text
+
+
+def test_a_missing_corpus_folder_is_a_clear_error(tmp_path: Path) -> None:
+    corpus = LocalCorpus(tmp_path / "nowhere", tmp_path / "index")
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        corpus.search("anything at all")
+
+
+# --- the default corpus: this interpreter's own documentation ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def python_docs(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalCorpus, dict]:
+    """Built once, in a fresh interpreter that reports which modules the build imported; the
+    tests then use the same index from this process (which must find nothing left to do)."""
+    index_dir = tmp_path_factory.mktemp("python-docs-index")
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from pathlib import Path
+        from activities.corpus import LocalCorpus
+        before = set(sys.modules)
+        corpus = LocalCorpus(None, Path(sys.argv[1]))
+        description = corpus.description
+        print(json.dumps({
+            "description": description,
+            "build_seconds": corpus.build_seconds,
+            "imported": sorted(set(sys.modules) - before),
+        }))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(index_dir)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=True,
+    )
+    report = json.loads(done.stdout)
+    print(f"default corpus: {report['description']} built in {report['build_seconds']:.2f}s")
+    return LocalCorpus(None, index_dir), report
+
+
+def test_building_the_python_docs_imports_none_of_the_documented_modules(python_docs) -> None:
+    corpus, report = python_docs
+
+    assert "antigravity" not in report["imported"] and "this" not in report["imported"]
+    assert set(report["imported"]) <= {"pydoc_data"}  # only the (empty) package of topics.py
+    assert report["build_seconds"] < 60
+    assert corpus.description == report["description"]
+    assert corpus.build_seconds is None  # the index another process built is used as it is
+
+
+def test_python_docs_describe_themselves(python_docs) -> None:
+    corpus, _ = python_docs
+    major, minor = sys.version_info[:2]
+
+    description = corpus.description
+    assert description.startswith(f"Python {major}.{minor} documentation (")
+    assert int(description.split("(")[1].split()[0]) > 200
+
+
+def test_python_docs_answer_an_asyncio_question(python_docs) -> None:
+    corpus, _ = python_docs
+
+    hits = corpus.search("asyncio gather tasks concurrently")
+
+    top = hits[0]
+    assert top.url.endswith("/asyncio/tasks.py") and top.url.startswith("file://")
+    assert top.title.startswith("Python module `asyncio.tasks`")
+    assert "gather" in top.snippet and len(top.snippet) <= SNIPPET_LIMIT
+    page = corpus.read(top.url, "gather return_exceptions cancel", 1500)
+    assert page is not None and len(page.text) <= 1500
+    assert "gather(*coros_or_futures, return_exceptions=False)" in page.text
+
+
+def test_python_docs_answer_a_language_reference_question(python_docs) -> None:
+    corpus, _ = python_docs
+    import pydoc_data.topics
+
+    hits = corpus.search("assert statement")
+
+    assert hits[0].url == Path(pydoc_data.topics.__file__).as_uri() + "#assert"
+    assert hits[0].title == 'Python reference: The "assert" statement'
+    page = corpus.read(hits[0].url, "assert debugging __debug__", 800)
+    assert page is not None and page.title == hits[0].title
+    assert "__debug__" in page.text and len(page.text) <= 800
+    assert "****" not in page.text  # reST underlines are not text
+    assert corpus.read(Path(pydoc_data.topics.__file__).as_uri() + "#no-such-topic", "x", 500) is None
+
+
+def test_python_docs_serve_only_indexed_documents(python_docs) -> None:
+    corpus, _ = python_docs
+    stdlib = Path(os.__file__).resolve().parent
+
+    assert corpus.read((stdlib / "this.py").as_uri(), "zen", 500) is None  # no docstrings: not indexed
+    assert corpus.read((stdlib / "test" / "__init__.py").as_uri(), "tests", 500) is None
+    assert corpus.read("file:///etc/passwd", "root", 500) is None
+    assert corpus.read((stdlib / "json" / "__init__.py").as_uri(), "loads", 500) is not None
