@@ -29,10 +29,18 @@ def local_corpus() -> Any:
 
 def check_provider() -> str:
     """The configured provider, or a non-retryable error that says what to set."""
-    name = settings().search_provider.strip().lower()
+    config = settings()
+    name = config.search_provider.strip().lower()
     if name not in PROVIDERS:
         raise ApplicationError(
             f"search provider {name!r} is not available; set SEARCH_PROVIDER to one of: {', '.join(PROVIDERS)}",
+            type="ConfigError",
+            non_retryable=True,
+        )
+    corpus_dir = config.research_corpus_dir
+    if name == "local" and corpus_dir is not None and not corpus_dir.is_dir():
+        raise ApplicationError(
+            f"RESEARCH_CORPUS_DIR {str(corpus_dir)!r} is not a folder; point it at your documents or unset it",
             type="ConfigError",
             non_retryable=True,
         )

@@ -75,6 +75,9 @@ T = TypeVar("T", bound=BaseModel)
 MAX_PLAN_ITERATIONS = 3
 #: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
 LOOP_BACK_AGENTS = frozenset({"researcher"})
+#: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
+#: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
+REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused"})
 SEARCH_QUERIES_PER_STEP = 2
 HITS_PER_QUERY = 5
 PAGES_PER_STEP = 3
@@ -545,7 +548,12 @@ class DeepResearchWorkflow:
                 raise asyncio.CancelledError() from err
             cause = err.cause
             message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
-            if isinstance(cause, ApplicationError) and cause.non_retryable and fatal_if_non_retryable:
+            if (
+                isinstance(cause, ApplicationError)
+                and cause.non_retryable
+                and fatal_if_non_retryable
+                and cause.type not in REPLY_PROBLEMS
+            ):
                 raise ApplicationError(f"{role}: {message}", type=cause.type, non_retryable=True) from None
             if role != "read_page":
                 self._notes.append(f"{role} failed ({message.splitlines()[0][:200]}); a fallback was used.")

@@ -1,0 +1,16 @@
+import os
+import sys
+
+from starter.cli import run
+
+if __name__ == "__main__":
+    code = run()
+    # Leave without interpreter teardown: the Temporal client's Rust threads can crash a finalizing
+    # interpreter (temporalio/sdk-python#300, seen here as an occasional SIGSEGV after a finished
+    # command), and a prompt thread may still be blocked in input() holding the stdin lock.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

@@ -1,0 +1,127 @@
+"""`python -m starter`: argument parsing, dispatch, and the one place errors become exit codes.
+
+Exit codes: 0 research completed (or the command did what it said), 1 research cancelled or
+failed / Temporal trouble, 2 bad input (unknown id, duplicate id, refused answer, unreachable
+Temporal, a command not available yet), 3 a question waits for an answer and there is no terminal,
+130 interrupted (the research keeps running).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.config import settings
+from starter import commands, progress
+from starter.progress import say
+from starter.temporal import CliError, one_line
+from workflows.models import Depth, QueryMode
+
+PROG = "python -m starter"
+
+#: Parts of the public interface that arrive with later work: command -> (what it needs, issue).
+NOT_YET: dict[str, tuple[str, str]] = {
+    "history": ("the research library database", "the research library"),
+    "show": ("the research library database", "the research library"),
+    "export": ("the research library database and report export", "the research library"),
+    "prompts push": ("Langfuse prompt management", "Langfuse prompts and tracing"),
+    "extract": ("the crawler's fetch-and-extract", "the web crawler"),
+    "research --follow-up": ("the research library database", "follow-up research"),
+}
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not usage + message
+        say(f"error: {message} (see `{self.prog} --help`)")
+        sys.exit(2)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Start, follow and inspect deep research on Temporal.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("research", help="start a research (attached: live progress, then the report)")
+    p.add_argument("question")
+    p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.AUTO.value)
+    p.add_argument("--mode", choices=[m.value for m in QueryMode], default=QueryMode.DEEP.value)
+    p.add_argument("--max-clarifications", type=int, default=2, metavar="N")
+    p.add_argument("--no-reply-shortcut", action="store_true",
+                   help="let the LLM judge every reply (the limit is what stops the loop)")
+    p.add_argument("--clarification-timeout", type=float, metavar="SECONDS",
+                   help="how long a question waits for an answer (default 24 h)")
+    p.add_argument("--time-budget", type=float, metavar="SECONDS",
+                   help="research time before synthesis (default: the mode's budget)")
+    p.add_argument("--id", help="workflow id (default research-<short uuid>)")
+    p.add_argument("--detach", action="store_true", help="print the workflow id and exit")
+    p.add_argument("--follow-up", metavar="ID", help=argparse.SUPPRESS)
+    _output_flags(p)
+    p.set_defaults(handler=commands.research)
+
+    p = sub.add_parser("answer", help="answer the pending clarification question")
+    p.add_argument("id")
+    p.add_argument("text")
+    p.set_defaults(handler=commands.answer)
+
+    p = sub.add_parser("status", help="where a research is now")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=commands.status)
+
+    p = sub.add_parser("result", help="wait for a research and print its report")
+    p.add_argument("id")
+    _output_flags(p)
+    p.set_defaults(handler=commands.result)
+
+    p = sub.add_parser("list", help="recent research with their stage")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(handler=commands.list_research)
+
+    p = sub.add_parser("cancel", help="cancel a research (it still returns what it had)")
+    p.add_argument("id")
+    p.set_defaults(handler=commands.cancel)
+
+    for label in NOT_YET:
+        if not label.startswith("research"):
+            p = sub.add_parser(label.split()[0], help="not available yet")
+            p.add_argument("rest", nargs=argparse.REMAINDER)
+            p.set_defaults(handler=None, not_yet=label)
+    return parser
+
+
+def _output_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--out", metavar="FILE", help="also write the report (or JSON) to FILE")
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    label = getattr(args, "not_yet", None) or (
+        "research --follow-up" if getattr(args, "follow_up", None) else None)
+    if label:
+        needs, issue = NOT_YET[label]
+        say(f"not available yet: {label} needs {needs} (tracked in the issue for {issue})")
+        return 2
+    session: commands.Session | None = None
+    try:
+        session = commands.Session(settings())
+        code = asyncio.run(args.handler(args, session))
+    except KeyboardInterrupt:
+        code = 130
+        wid = session.workflow_id if session else None
+        say(f"\ninterrupted: research {wid} keeps running; reattach with "
+            f"`{progress.result_command(wid)}`" if wid else "\ninterrupted")
+    except CliError as err:
+        say(f"error: {err}")
+        code = err.code
+    except RPCError as err:
+        code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
+        say(f"error: no research with id {args.id}" if code == 2
+            else f"error: Temporal: {one_line(err.message)}")
+    except Exception as err:  # noqa: BLE001 - the promise is: never a traceback
+        say(f"error: {type(err).__name__}: {one_line(str(err))}")
+        code = 1
+    return code

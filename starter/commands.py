@@ -1,0 +1,322 @@
+"""The sub-commands. Each takes the parsed arguments and a `Session` and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.config import OFFLINE_NOTICE, Settings
+from starter import progress
+from starter.progress import say
+from starter.temporal import (
+    WORKFLOW_TYPE,
+    AnswerRefused,
+    CliError,
+    connect,
+    is_not_found,
+    not_found,
+    one_line,
+    query_status,
+    require_running,
+    result_handle,
+    root_message,
+    send_answer,
+)
+from workflows.models import (
+    QUERY_MAX_CHARS,
+    QUERY_MIN_CHARS,
+    ResearchRequest,
+    ResearchResult,
+    ResearchStatus,
+    Stage,
+)
+
+POLL_S = 0.5
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
+
+
+@dataclass
+class Session:
+    cfg: Settings
+    #: The research this command is attached to, for the Ctrl-C message.
+    workflow_id: str | None = None
+
+    async def connect(self) -> Client:
+        return await connect(self.cfg)
+
+
+# --- research -------------------------------------------------------------------------------------
+
+
+def build_request(args: argparse.Namespace) -> ResearchRequest:
+    """Validate everything the user typed before any network call."""
+    query = args.question.strip()
+    if len(query) < QUERY_MIN_CHARS:
+        raise CliError(f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", EXIT_USAGE)
+    if len(query) > QUERY_MAX_CHARS:
+        raise CliError(f"the question is too long ({len(query)} characters, at most {QUERY_MAX_CHARS})", EXIT_USAGE)
+    try:
+        return ResearchRequest(
+            query=query,
+            depth=args.depth,
+            mode=args.mode,
+            max_clarifications=args.max_clarifications,
+            reply_shortcut=not args.no_reply_shortcut,
+            **({"clarification_timeout_s": args.clarification_timeout}
+               if args.clarification_timeout is not None else {}),
+            time_budget_s=args.time_budget,
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]).replace("_", "-")
+        raise CliError(f"invalid --{where}: {first['msg']}", EXIT_USAGE) from err
+
+
+def summary_line(request: ResearchRequest) -> str:
+    query = " ".join(request.query.split())
+    if len(query) > 80:
+        query = query[:79] + "…"
+    return f"Research: {query} ({request.depth.value}, {request.mode.value})"
+
+
+async def research(args: argparse.Namespace, session: Session) -> int:
+    request = build_request(args)
+    if session.cfg.engine_name == "offline":
+        say(OFFLINE_NOTICE)
+    client = await session.connect()
+    workflow_id = args.id or f"research-{uuid.uuid4().hex[:8]}"
+    try:
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=workflow_id,
+            task_queue=session.cfg.temporal_task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            static_summary=summary_line(request),
+            result_type=ResearchResult,
+        )
+    except WorkflowAlreadyStartedError as err:
+        raise CliError(
+            f"a research with id {workflow_id} is already running "
+            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
+        ) from err
+    session.workflow_id = workflow_id
+    if args.detach:
+        print(json.dumps({"id": workflow_id, "run_id": handle.result_run_id}) if args.json else workflow_id)
+        say(f"started {workflow_id}; follow it with `{progress.result_command(workflow_id)}`")
+        return EXIT_OK
+    say(f"started {workflow_id} ({request.depth.value}, {request.mode.value}) "
+        f"on task queue {session.cfg.temporal_task_queue}")
+    result = await follow(handle, interactive=sys.stdin.isatty())
+    if result is None:
+        return EXIT_PENDING
+    return emit_result(result, args)
+
+
+async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | None:
+    """Poll `status` until the result arrives; answer questions. None: a question needs an answer
+    and there is no terminal to read it from."""
+    view = ProgressPoller(handle)
+    result_task = asyncio.ensure_future(handle.result())
+    asked: tuple[int, str] | None = None
+    try:
+        while not result_task.done():
+            status = await view.poll()
+            question = status.pending_question if status else None
+            if status and question and (status.clarification_count, question) != asked:
+                asked = (status.clarification_count, question)
+                if not interactive:
+                    say(f"question: {question}")
+                    say(f"answer with:  {progress.answer_command(handle.id)}")
+                    say(f"then follow:  {progress.result_command(handle.id)}")
+                    say("(the research waits for the answer; nothing was read from stdin)")
+                    return None
+                if not await ask(handle, question, result_task):
+                    return None
+                continue
+            await asyncio.wait({result_task}, timeout=POLL_S)
+        result = result_task.result()
+    except WorkflowFailureError as err:
+        raise CliError(f"research {handle.id} failed: {root_message(err)}", EXIT_FAILED) from err
+    finally:
+        if not result_task.done():
+            result_task.cancel()
+    view.view.finish(result)
+    return result
+
+
+class ProgressPoller:
+    """One `status` query per call, tolerant of a missing or slow worker (said once)."""
+
+    def __init__(self, handle: WorkflowHandle) -> None:
+        self.handle, self.view = handle, progress.ProgressView()
+        self.complained: set[str] = set()
+
+    async def poll(self) -> ResearchStatus | None:
+        try:
+            status = await query_status(self.handle)
+        except CliError as err:
+            self._once(f"waiting: {err} (still trying)")
+            return None
+        except RPCError as err:
+            if is_not_found(err):
+                raise
+            return None  # e.g. the first workflow task has not run yet
+        self.view.show(status)
+        return status
+
+    def _once(self, message: str) -> None:
+        if message not in self.complained:
+            self.complained.add(message)
+            say(message)
+
+
+async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future) -> bool:
+    """Prompt until the workflow accepts an answer, or the question lapses. False at end of input."""
+    say(f"\nquestion: {question}")
+    while True:
+        print("your answer> ", end="", file=sys.stderr, flush=True)
+        line = progress.read_line()
+        await asyncio.wait({line, result_task}, return_when=asyncio.FIRST_COMPLETED)
+        if not line.done():
+            say()
+            return True  # the research finished meanwhile
+        text = line.result()
+        if text is None:
+            say(f"\nno answer read; the research keeps waiting. Answer with: "
+                f"{progress.answer_command(handle.id)}")
+            return False
+        try:
+            say(f"  {await send_answer(handle, text)}")
+            return True
+        except AnswerRefused as refused:
+            say(f"error: answer refused: {refused}")
+        try:
+            still = (await query_status(handle)).pending_question == question
+        except CliError:
+            still = True
+        if not still:
+            return True  # the question lapsed (timed out) while we were typing
+
+
+def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
+    text = result.model_dump_json(indent=2) if args.json else result.report_markdown
+    print(text)
+    if args.out:
+        try:
+            Path(args.out).write_text(text + "\n", encoding="utf-8")
+        except OSError as err:
+            raise CliError(f"cannot write {args.out}: {err.strerror or err}") from err
+        say(f"written to {args.out}")
+    if result.outcome == Stage.COMPLETED:
+        return EXIT_OK
+    if result.outcome == Stage.CANCELLED:
+        say("error: the research was cancelled; the report holds what it had found")
+    else:
+        reason = result.notes[-1] if result.notes else "no reason recorded"
+        say(f"error: the research failed: {one_line(reason)}")
+    return EXIT_FAILED
+
+
+# --- the other sub-commands -----------------------------------------------------------------------
+
+
+async def answer(args: argparse.Namespace, session: Session) -> int:
+    text = args.text.strip()
+    client = await session.connect()
+    handle = client.get_workflow_handle(args.id)
+    await require_running(handle, "answer")
+    try:
+        print(await send_answer(handle, text))
+    except AnswerRefused as refused:
+        raise CliError(f"answer refused: {refused}", EXIT_USAGE) from refused
+    return EXIT_OK
+
+
+async def status(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    current = await query_status(client.get_workflow_handle(args.id))
+    print(current.model_dump_json(indent=2) if args.json else progress.status_summary(args.id, current))
+    return EXIT_OK
+
+
+async def result(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    handle = result_handle(client, args.id)
+    session.workflow_id = args.id
+    try:
+        outcome = await handle.result()
+    except WorkflowFailureError as err:
+        raise CliError(f"research {args.id} failed: {root_message(err)}", EXIT_FAILED) from err
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(args.id) from err
+        raise
+    return emit_result(outcome, args)
+
+
+async def cancel(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    handle = client.get_workflow_handle(args.id)
+    await require_running(handle, "cancel")
+    await handle.cancel()
+    print(f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
+          "shows what it had found")
+    return EXIT_OK
+
+
+async def list_research(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    rows = []
+    async for wf in client.list_workflows(f"WorkflowType='{WORKFLOW_TYPE}'", limit=args.limit):
+        rows.append({
+            "id": wf.id,
+            "run_id": wf.run_id,
+            "status": wf.status.name.lower() if wf.status else "unknown",
+            "stage": await _memo_stage(wf),
+            "start_time": wf.start_time.isoformat(),
+            "close_time": wf.close_time.isoformat() if wf.close_time else None,
+        })
+    summaries = await asyncio.gather(*(_summary(client, row["id"], row["run_id"]) for row in rows))
+    for row, summary in zip(rows, summaries):
+        row["summary"] = summary
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        say("no research yet")
+    else:
+        for row in rows:
+            started = datetime.fromisoformat(row["start_time"]).astimezone().strftime("%Y-%m-%d %H:%M")
+            print(f"{row['id']:<22} {row['status']:<10} {row['stage'] or '-':<15} {started}  "
+                  f"{row['summary'] or ''}")
+    return EXIT_OK
+
+
+async def _memo_stage(wf) -> str | None:
+    try:
+        value = await wf.memo_value("stage", None)
+    except Exception:  # an undecodable memo must not break the listing
+        return None
+    return str(value.value if isinstance(value, Stage) else value) if value is not None else None
+
+
+async def _summary(client: Client, workflow_id: str, run_id: str) -> str | None:
+    try:
+        desc = await client.get_workflow_handle(workflow_id, run_id=run_id).describe()
+        return await desc.static_summary()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise

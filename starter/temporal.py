@@ -1,0 +1,162 @@
+"""The starter's side of the Temporal conversation: connect, query, answer, explain failures.
+
+Every Temporal problem the user can cause or meet is turned into a `CliError` here, with a
+one-line message and an exit code, so the CLI never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio import exceptions as tex
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.config import Settings
+from workflows.models import ResearchResult, ResearchStatus
+
+WORKFLOW_TYPE = "DeepResearchWorkflow"
+STATUS_QUERY = "status"
+ANSWER_UPDATE = "answer_clarification"
+ANSWER_SIGNAL = "clarification_answer"
+
+CONNECT_TIMEOUT = timedelta(seconds=3)
+#: How long one `status` query may take before we conclude no worker is answering.
+QUERY_TIMEOUT = timedelta(seconds=5)
+#: How long an answer may wait for a worker to accept it.
+UPDATE_WAIT_S = 20.0
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as `error: <message>`, the process exits with `code`."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AnswerRefused(Exception):
+    """The workflow's validator refused the answer; the message is its reason."""
+
+
+async def connect(cfg: Settings) -> Client:
+    api_key = cfg.temporal_api_key.get_secret_value() if cfg.temporal_api_key else None
+    try:
+        return await Client.connect(
+            cfg.temporal_address,
+            namespace=cfg.temporal_namespace,
+            api_key=api_key,
+            data_converter=pydantic_data_converter,
+            connect_timeout=CONNECT_TIMEOUT,
+        )
+    except Exception as err:  # RuntimeError on refusal, ValueError on a malformed address
+        raise CliError(
+            f"cannot reach Temporal at {cfg.temporal_address} (start one with `make dev`)", 2
+        ) from err
+
+
+def is_not_found(err: BaseException) -> bool:
+    return isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND
+
+
+def not_found(workflow_id: str) -> CliError:
+    return CliError(f"no research with id {workflow_id}", 2)
+
+
+async def require_running(handle: WorkflowHandle, what: str) -> None:
+    """Fail with exit 2 unless the workflow exists and is still running."""
+    try:
+        desc = await handle.describe()
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        raise
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        state = desc.status.name.lower() if desc.status else "closed"
+        raise CliError(f"research {handle.id} is already {state}: nothing to {what}", 2)
+
+
+async def query_status(handle: WorkflowHandle) -> ResearchStatus:
+    """The `status` query; `CliError` when the workflow is unknown or no worker answers."""
+    try:
+        return await handle.query(STATUS_QUERY, result_type=ResearchStatus, rpc_timeout=QUERY_TIMEOUT)
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+            if _interrupted():
+                raise asyncio.CancelledError() from err
+            raise CliError(
+                f"research {handle.id} did not answer within {QUERY_TIMEOUT.seconds}s: "
+                "is a worker running on its task queue? (start one with `python worker.py`)"
+            ) from err
+        raise
+    except WorkflowQueryFailedError as err:
+        raise CliError(f"status query failed: {one_line(str(err))}") from err
+
+
+async def send_answer(handle: WorkflowHandle, text: str) -> str:
+    """Answer the pending question through the validated update; the signal if there is none.
+
+    Raises `AnswerRefused` with the validator's reason when the workflow refuses the answer.
+    """
+    try:
+        async with asyncio.timeout(UPDATE_WAIT_S):
+            reply = await handle.execute_update(ANSWER_UPDATE, text, result_type=str)
+        return reply or "answer accepted"
+    except WorkflowUpdateFailedError as err:
+        reason = root_message(err)
+        if "expected but not found" not in reason:  # a refusal, not a missing handler
+            raise AnswerRefused(reason) from err
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        if _interrupted():
+            raise asyncio.CancelledError() from err
+        raise CliError(
+            f"no worker took the answer within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+            "(the answer was not confirmed)"
+        ) from err
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        # The server refused updates altogether (disabled, too old): the signal still works.
+    await handle.signal(ANSWER_SIGNAL, text)
+    return "answer sent (signal)"
+
+
+def _interrupted() -> bool:
+    """True when this task is being cancelled (Ctrl-C), so a "timeout" is really an interrupt."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def root_message(err: BaseException) -> str:
+    """The innermost failure's message: what actually went wrong, on one line."""
+    deepest: BaseException = err
+    while deepest.__cause__ is not None:
+        deepest = deepest.__cause__
+    if isinstance(deepest, tex.CancelledError):
+        return "the research was cancelled before it produced a result"
+    if isinstance(deepest, tex.TerminatedError):
+        return f"the research was terminated ({deepest.message or 'no reason given'})"
+    if isinstance(deepest, tex.TimeoutError):
+        return "the research timed out"
+    message = deepest.message if isinstance(deepest, tex.FailureError) else str(deepest)
+    return one_line(message or type(deepest).__name__)
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def result_handle(client: Client, workflow_id: str) -> WorkflowHandle[object, ResearchResult]:
+    return client.get_workflow_handle(workflow_id, result_type=ResearchResult)

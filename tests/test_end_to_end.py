@@ -1,0 +1,166 @@
+"""End to end on the dev server: the real worker process, activities, offline engine and local
+corpus (the Rust book in ../shared/data, read in place)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowHandle
+
+from tests.conftest import BIN_DIR, REPO, RUST_BOOK
+from workflows.citations import cited_ids
+from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus
+from workflows.research import DeepResearchWorkflow
+
+pytestmark = pytest.mark.e2e
+
+QUESTION = "How does Rust's ownership and borrowing prevent data races?"
+
+
+@pytest.fixture
+def worker_env(subprocess_env: dict[str, str]) -> dict[str, str]:
+    if not RUST_BOOK.is_dir():
+        pytest.skip(f"the shared corpus is not at {RUST_BOOK}")
+    return {**subprocess_env, "RESEARCH_CORPUS_DIR": str(RUST_BOOK)}
+
+
+class Workers:
+    """Worker processes started by a test and always stopped by it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.processes: list[subprocess.Popen[str]] = []
+
+    def start(self) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, "worker.py"], cwd=REPO, env=self.env, stderr=subprocess.PIPE, text=True
+        )
+        self.processes.append(process)
+        return process
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+
+
+@pytest.fixture
+def workers(worker_env: dict[str, str]) -> Iterator[Workers]:
+    started = Workers(worker_env)
+    yield started
+    started.stop_all()
+
+
+async def start(client: Client, env: dict[str, str], request: ResearchRequest) -> WorkflowHandle[Any, Any]:
+    return await client.start_workflow(
+        DeepResearchWorkflow.run, request, id=f"e2e-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"]
+    )
+
+
+def activity_counts(events: Any) -> tuple[Counter[str], int, int]:
+    """Scheduled activities by type, how many completed, and the most attempts any one took."""
+    scheduled: Counter[str] = Counter()
+    completed = 0
+    attempts = 1
+    for event in events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled[event.activity_task_scheduled_event_attributes.activity_type.name] += 1
+        elif event.HasField("activity_task_completed_event_attributes"):
+            completed += 1
+        elif event.HasField("activity_task_started_event_attributes"):
+            attempts = max(attempts, event.activity_task_started_event_attributes.attempt)
+    return scheduled, completed, attempts
+
+
+def assert_cited_report(result: ResearchResult) -> None:
+    ids = {s.id for s in result.sources}
+    cited = cited_ids(result.report_markdown)
+    assert cited, result.report_markdown
+    assert set(cited) <= ids
+    for source in result.sources:
+        assert source.url.startswith(RUST_BOOK.as_uri()), source.url
+
+
+async def test_a_research_completes_with_a_report_whose_every_citation_resolves(
+    dev_client: Client, worker_env: dict[str, str], workers: Workers
+) -> None:
+    workers.start()
+    handle = await start(dev_client, worker_env, ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=120)
+    assert result.outcome is Stage.COMPLETED
+    assert_cited_report(result)
+    assert result.plan is not None
+    assert sum(s.status is StepStatus.COMPLETED for s in result.plan.steps) >= 3
+    assert any("ownership" in s.title.lower() or "references" in s.title.lower() for s in result.sources)
+    assert "offline" in result.report_markdown.lower()
+    assert result.engine == "offline"
+    assert result.stats.searches > 0 and result.stats.pages_fetched > 0 and result.stats.llm_calls > 0
+    history = await handle.fetch_history()
+    size = len(history.to_json())
+    assert size < 2_000_000, f"history of a medium research is {size} bytes"
+
+
+async def test_a_clarification_answered_with_the_temporal_cli_signal(
+    dev_client: Client, dev_address: str, worker_env: dict[str, str], workers: Workers
+) -> None:
+    workers.start()
+    handle = await start(dev_client, worker_env, ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT))
+    for _ in range(200):
+        status = await handle.query(DeepResearchWorkflow.status)
+        if status.pending_question:
+            break
+        await asyncio.sleep(0.1)
+    assert status.pending_question and status.stage is Stage.AWAITING_ANSWER
+    signalled = subprocess.run(
+        [str(BIN_DIR / "temporal"), "workflow", "signal", "--address", dev_address,
+         "--workflow-id", handle.id, "--name", "clarification_answer", "--input", '"Rust ownership and borrowing"'],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert signalled.returncode == 0, signalled.stderr
+    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=120)
+    assert result.clarifications[0].answer == "Rust ownership and borrowing"
+    assert result.outcome is Stage.COMPLETED
+    assert_cited_report(result)
+
+
+async def test_a_worker_killed_mid_research_is_replaced_and_nothing_completed_is_redone(
+    dev_client: Client, worker_env: dict[str, str], workers: Workers
+) -> None:
+    request = ResearchRequest(query=QUESTION, depth=Depth.EXTENDED)
+
+    # The same research without a crash, for the activity counts to compare with.
+    workers.start()
+    calm = await start(dev_client, worker_env, request)
+    calm_result: ResearchResult = await asyncio.wait_for(calm.result(), timeout=180)
+    calm_counts, calm_completed, _ = activity_counts((await calm.fetch_history()).events)
+
+    crashed = await start(dev_client, worker_env, request)
+    for _ in range(600):
+        status = await crashed.query(DeepResearchWorkflow.status)
+        if status.plan and sum(s.status is StepStatus.COMPLETED for s in status.plan.steps) >= 2:
+            break
+        await asyncio.sleep(0.02)
+    workers.processes[0].kill()  # SIGKILL: no graceful shutdown
+    workers.processes[0].wait()
+    workers.start()
+    result: ResearchResult = await asyncio.wait_for(crashed.result(), timeout=240)
+
+    counts, completed, max_attempts = activity_counts((await crashed.fetch_history()).events)
+    assert result.outcome is Stage.COMPLETED
+    assert result.report_markdown == calm_result.report_markdown
+    assert counts == calm_counts, "the crash changed which activities ran"
+    assert completed == calm_completed == sum(counts.values()), "an activity was scheduled twice"
+    assert max_attempts <= 2  # at most the one activity that was running when the worker died
