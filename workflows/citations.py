@@ -65,5 +65,5 @@ def fallback_report(query: str, steps: list[PlanStep], sources: list[Source], no
     listed = [s for s in sources if s.id in cited]
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"[{s.id}] {s.title} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {s.title} — {s.url}" for s in listed]
     return "\n".join(lines).rstrip() + "\n"

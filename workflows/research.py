@@ -434,7 +434,11 @@ class DeepResearchWorkflow:
                 f"the plan was already made {MAX_PLAN_ITERATIONS} times. " + reflection.reasoning,
             )
         if reflection.decision is ReflectionDecision.CONTINUE and not pending:
-            reflection = reflection.model_copy(update={"decision": ReflectionDecision.COMPLETE})
+            # Nothing left to research: replan while below the minimum and plans remain, else finish.
+            short = done < low and self._plan_iterations < MAX_PLAN_ITERATIONS
+            reflection = reflection.model_copy(
+                update={"decision": ReflectionDecision.ADJUST if short else ReflectionDecision.COMPLETE}
+            )
         self._reflections.append(reflection)
         return reflection
 
