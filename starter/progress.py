@@ -63,7 +63,7 @@ class ProgressView:
         self.reflections = len(status.reflections)
         for loop_back in status.loop_backs[self.loop_backs:]:
             verdict = "accepted" if loop_back.accepted else "declined"
-            say(f"  loop-back after step {loop_back.after_step + 1} ({verdict}): "
+            say(f"  loop-back after step {loop_back.after_step} ({verdict}): "
                 f"{_clip(loop_back.query, 100)}")
         self.loop_backs = len(status.loop_backs)
         for note in status.notes[self.notes:]:
