@@ -25,7 +25,7 @@ dev: setup
 	$(PY) -m starter.stack dev
 
 bench: setup
-	$(PY) -m pytest benchmarks -q -p no:cacheprovider
+	$(PY) -m tests.bench_research
 
 worker: setup
 	$(PY) worker.py
