@@ -15,6 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
+from activities.heartbeats import with_heartbeats
 from workflows.models import (
     ClarifyInput,
     ClarifyOutput,
@@ -56,42 +57,42 @@ def engine() -> Any:
 
 @activity.defn(name="route")
 async def route(inp: RouteInput) -> RouteOutput:
-    return await engine().route(inp)
+    return await with_heartbeats(engine().route(inp))
 
 
 @activity.defn(name="clarify")
 async def clarify(inp: ClarifyInput) -> ClarifyOutput:
-    return await engine().clarify(inp)
+    return await with_heartbeats(engine().clarify(inp))
 
 
 @activity.defn(name="coordinate")
 async def coordinate(inp: CoordinateInput) -> QueryClassification:
-    return await engine().coordinate(inp)
+    return await with_heartbeats(engine().coordinate(inp))
 
 
 @activity.defn(name="write_queries")
 async def write_queries(inp: QueriesInput) -> SearchQueries:
-    return await engine().write_queries(inp)
+    return await with_heartbeats(engine().write_queries(inp))
 
 
 @activity.defn(name="plan")
 async def plan(inp: PlanInput) -> PlanDraft:
-    return await engine().plan(inp)
+    return await with_heartbeats(engine().plan(inp))
 
 
 @activity.defn(name="observe")
 async def observe(inp: ObserveInput) -> StepFindings:
-    return await engine().observe(inp)
+    return await with_heartbeats(engine().observe(inp))
 
 
 @activity.defn(name="reflect")
 async def reflect(inp: ReflectInput) -> ReflectOutput:
-    return await engine().reflect(inp)
+    return await with_heartbeats(engine().reflect(inp))
 
 
 @activity.defn(name="synthesize")
 async def synthesize(inp: SynthesizeInput) -> Report:
-    return await engine().synthesize(inp)
+    return await with_heartbeats(engine().synthesize(inp))
 
 
 LLM_ACTIVITIES = [route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize]

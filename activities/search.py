@@ -13,6 +13,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
+from activities.heartbeats import with_heartbeats
 from workflows.models import PAGE_TEXT_LIMIT, PageContent, ReadRequest, SearchRequest, SearchResults
 
 PROVIDERS = ("local",)
@@ -51,7 +52,7 @@ def check_provider() -> str:
 async def search(request: SearchRequest) -> SearchResults:
     """Idempotent: the same query against the same corpus gives the same hits."""
     check_provider()
-    hits = await asyncio.to_thread(local_corpus().search, request.query, request.max_results)
+    hits = await with_heartbeats(asyncio.to_thread(local_corpus().search, request.query, request.max_results))
     return SearchResults(hits=hits)
 
 
@@ -64,7 +65,7 @@ async def read_page(request: ReadRequest) -> PageContent:
     """
     max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
     if request.url.startswith("file://"):
-        page = await asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars)
+        page = await with_heartbeats(asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars))
         if page is None:
             return PageContent(url=request.url, error="not a document of the research corpus")
         return page

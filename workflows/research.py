@@ -99,6 +99,9 @@ LLM_TIMEOUT = timedelta(seconds=90)
 SYNTHESIS_TIMEOUT = timedelta(seconds=180)
 SEARCH_TIMEOUT = timedelta(seconds=30)
 READ_TIMEOUT = timedelta(seconds=45)
+#: Activities heartbeat every 5 s while they wait (activities/llm.py): a worker that dies mid-call
+#: is noticed after this long instead of after the call's whole start-to-close timeout.
+HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 
 
 @workflow.defn(name="DeepResearchWorkflow")
@@ -545,7 +548,8 @@ class DeepResearchWorkflow:
         is_llm = activity not in (search.search, search.read_page)
         try:
             result = await workflow.execute_activity(
-                activity, arg, start_to_close_timeout=timeout, retry_policy=retry
+                activity, arg, start_to_close_timeout=timeout, heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                retry_policy=retry,
             )
         except ActivityError as err:
             if is_cancelled_exception(err):
