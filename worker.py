@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from activities.config import OFFLINE_NOTICE, Settings, settings
@@ -49,15 +50,15 @@ async def main() -> int:
     config = settings()
     try:
         check_provider()
-    except Exception as err:  # a configuration error: say it once, plainly
-        print(f"error: {err}", file=sys.stderr)
+    except ApplicationError as err:  # a configuration error: say it once, plainly
+        print(f"error: {err.message}", file=sys.stderr)
         return 2
     if config.engine_name == "offline":
         print(OFFLINE_NOTICE, file=sys.stderr)
     try:
         client = await connect(config)
-    except RuntimeError as err:
-        print(f"error: cannot reach Temporal at {config.temporal_address} ({err})", file=sys.stderr)
+    except RuntimeError:
+        print(f"error: cannot reach Temporal at {config.temporal_address} (start one with `make dev`)", file=sys.stderr)
         return 2
     worker = build_worker(client, config)
     stop = asyncio.Event()

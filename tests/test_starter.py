@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -340,3 +341,20 @@ async def test_attached_research_completes_offline(
     assert data["outcome"] == "completed" and data["report_markdown"]
     assert json.loads(out.read_text()) == data
     assert "» researching" in run.err and "completed:" in run.err
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TEMPORAL_ADDRESS": "127.0.0.1:1"}, "error: cannot reach Temporal at 127.0.0.1:1 (start one with `make dev`)"),
+        ({"SEARCH_PROVIDER": "bing"}, "error: search provider 'bing' is not available; set SEARCH_PROVIDER to one of: local"),
+        ({"RESEARCH_CORPUS_DIR": "/no/such/folder"}, "error: RESEARCH_CORPUS_DIR '/no/such/folder' is not a folder"),
+    ],
+)
+def test_the_worker_refuses_a_bad_configuration_with_one_line(env: dict[str, str], message: str) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SEARCH_", "RESEARCH_"))}
+    done = subprocess.run([sys.executable, "worker.py"], cwd=REPO, env={**clean, **env},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in done.stderr
