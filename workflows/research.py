@@ -15,8 +15,8 @@ Failure policy, in one place (`_call`):
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
-from typing import Any, TypeVar
+from datetime import datetime, timedelta
+from typing import Any
 
 from pydantic import BaseModel
 from temporalio import workflow
@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ROUTING_HISTORY,
         STEP_LIMITS,
         ANSWER_MAX_CHARS,
+        Claim,
         Clarification,
         ClarifyInput,
         CoordinateInput,
@@ -70,8 +71,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.routing import Route, route_without_llm
     from workflows.stages import RESEARCH_STAGES, check_transition
 
-T = TypeVar("T", bound=BaseModel)
-
 MAX_PLAN_ITERATIONS = 3
 #: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
 LOOP_BACK_AGENTS = frozenset({"researcher"})
@@ -99,7 +98,7 @@ LLM_TIMEOUT = timedelta(seconds=90)
 SYNTHESIS_TIMEOUT = timedelta(seconds=180)
 SEARCH_TIMEOUT = timedelta(seconds=30)
 READ_TIMEOUT = timedelta(seconds=45)
-#: Activities heartbeat every 5 s while they wait (activities/llm.py): a worker that dies mid-call
+#: Activities heartbeat every 5 s while they wait (activities/heartbeats.py): a worker that dies mid-call
 #: is noticed after this long instead of after the call's whole start-to-close timeout.
 HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 
@@ -148,7 +147,7 @@ class DeepResearchWorkflow:
         self._messages = [*request.history, Message(role=Speaker.USER, content=query)]
         self._show_progress()
 
-        report, claims = "", []
+        cancelled = False
         try:
             await self._converse()
             await self._research_within_budget()
@@ -156,11 +155,8 @@ class DeepResearchWorkflow:
             self._notes.append("The research was cancelled; the report covers what was gathered until then.")
             if self._stage not in RESEARCH_STAGES:
                 self._enter(Stage.CANCELLED)
-                report = f"# {query}\n\nThe research was cancelled before it began.\n"
-                return self._result(report, claims, started)
+                return self._result(f"# {query}\n\nThe research was cancelled before it began.\n", [], started)
             cancelled = True
-        else:
-            cancelled = False
         report, claims = await self._synthesize()
         self._enter(Stage.CANCELLED if cancelled else Stage.COMPLETED)
         return self._result(report, claims, started)
@@ -319,9 +315,7 @@ class DeepResearchWorkflow:
             self._background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
 
     async def _make_plan(self, feedback: list[str]) -> None:
-        low, high = STEP_LIMITS[self._depth if self._depth is not Depth.AUTO else Depth.MEDIUM]
-        if self._request.mode is QueryMode.WEB:
-            low, high = 1, 1
+        low, high = self._step_limits()
         completed = [s for s in (self._plan.steps if self._plan else []) if s.status is StepStatus.COMPLETED]
         self._plan_iterations += 1
         background = "\n".join(f"- {p.title}: {p.text}" for p in self._background)
@@ -381,7 +375,7 @@ class DeepResearchWorkflow:
             return
         agent = (findings.suggested_agent or "").strip().lower()
         query = (findings.suggested_query or "").strip()
-        _, high = STEP_LIMITS[self._depth if self._depth is not Depth.AUTO else Depth.MEDIUM]
+        _, high = self._step_limits()
         if agent not in LOOP_BACK_AGENTS:
             reason = f"unknown agent {agent or '(none)'!r}; known: {', '.join(sorted(LOOP_BACK_AGENTS))}"
         elif not query:
@@ -402,7 +396,7 @@ class DeepResearchWorkflow:
 
     async def _reflect(self) -> Reflection:
         assert self._plan is not None
-        low, _ = STEP_LIMITS[self._depth if self._depth is not Depth.AUTO else Depth.MEDIUM]
+        low, _ = self._step_limits()
         done = sum(1 for s in self._plan.steps if s.status is StepStatus.COMPLETED)
         pending = self._next_step() is not None
         decided = await self._call(
@@ -445,7 +439,7 @@ class DeepResearchWorkflow:
         self._reflections.append(reflection)
         return reflection
 
-    async def _synthesize(self) -> tuple[str, list[Any]]:
+    async def _synthesize(self) -> tuple[str, list[Claim]]:
         self._enter(Stage.SYNTHESIZING)
         steps = self._plan.steps if self._plan else []
         try:
@@ -509,7 +503,7 @@ class DeepResearchWorkflow:
         pages = await asyncio.gather(
             *(
                 self._call(search.read_page, ReadRequest(url=h.url, focus=focus[:1000]), "read_page",
-                           timeout=READ_TIMEOUT, retry=SEARCH_RETRY, fatal_if_non_retryable=False)
+                           timeout=READ_TIMEOUT, retry=SEARCH_RETRY, isolated=True)
                 for h in fresh
             )
         )
@@ -542,9 +536,13 @@ class DeepResearchWorkflow:
         *,
         timeout: timedelta = LLM_TIMEOUT,
         retry: RetryPolicy = LLM_RETRY,
-        fatal_if_non_retryable: bool = True,
+        isolated: bool = False,
     ) -> Any:
-        """Run one activity; None when its retries are spent (the caller applies its fallback)."""
+        """Run one activity; None when its retries are spent (the caller applies its fallback).
+
+        `isolated`: a failure concerns only this item (one page) and is expected, so it is never
+        fatal and not noted; the caller simply goes on without it.
+        """
         is_llm = activity not in (search.search, search.read_page)
         try:
             result = await workflow.execute_activity(
@@ -559,11 +557,11 @@ class DeepResearchWorkflow:
             if (
                 isinstance(cause, ApplicationError)
                 and cause.non_retryable
-                and fatal_if_non_retryable
+                and not isolated
                 and cause.type not in REPLY_PROBLEMS
             ):
                 raise ApplicationError(f"{role}: {message}", type=cause.type, non_retryable=True) from None
-            if role != "read_page":
+            if not isolated:
                 self._notes.append(f"{role} failed ({message.splitlines()[0][:200]}); a fallback was used.")
             return None
         if is_llm:
@@ -582,6 +580,12 @@ class DeepResearchWorkflow:
         answers = [c.answer for c in self._clarifications if c.answer]
         query = self._request.query.strip()
         return query if not answers else f"{query} (clarified: {'; '.join(answers)})"
+
+    def _step_limits(self) -> tuple[int, int]:
+        """The plan's minimum and maximum step counts: web mode is one step, else the depth's."""
+        if self._request.mode is QueryMode.WEB:
+            return 1, 1
+        return STEP_LIMITS[self._depth if self._depth is not Depth.AUTO else Depth.MEDIUM]
 
     def _next_step(self) -> int | None:
         """Routing priority after a step (seed 003): in-progress, then pending, then done."""
@@ -627,7 +631,7 @@ class DeepResearchWorkflow:
             lines.append(f"**Last reflection:** {last.decision.value}: {last.reasoning[:200]}")
         workflow.set_current_details("\n\n".join(lines))
 
-    def _result(self, report: str, claims: list[Any], started: Any) -> ResearchResult:
+    def _result(self, report: str, claims: list[Claim], started: datetime) -> ResearchResult:
         self._stats.duration_s = round((workflow.now() - started).total_seconds(), 3)
         return ResearchResult(
             query=self._request.query.strip(),
