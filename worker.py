@@ -12,26 +12,15 @@ import sys
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from activities.config import OFFLINE_NOTICE, Settings, settings
+from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.llm import LLM_ACTIVITIES
 from activities.search import SEARCH_ACTIVITIES, check_provider
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
-
-
-async def connect(config: Settings) -> Client:
-    return await Client.connect(
-        config.temporal_address,
-        namespace=config.temporal_namespace,
-        api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
-        tls=bool(config.temporal_api_key),
-        data_converter=pydantic_data_converter,
-    )
 
 
 def build_worker(client: Client, config: Settings) -> Worker:
@@ -56,8 +45,8 @@ async def main() -> int:
     if config.engine_name == "offline":
         print(OFFLINE_NOTICE, file=sys.stderr)
     try:
-        client = await connect(config)
-    except RuntimeError:
+        client = await connect_temporal(config)
+    except (RuntimeError, ValueError):  # refused, or a malformed address
         print(f"error: cannot reach Temporal at {config.temporal_address} (start one with `make dev`)", file=sys.stderr)
         return 2
     worker = build_worker(client, config)

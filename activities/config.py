@@ -6,11 +6,16 @@ they never travel in workflow inputs, results or history.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -64,6 +69,21 @@ class Settings(BaseSettings):
             "complex": self.llm_model_complex,
         }.get(tier)
         return per_tier or self.llm_model or DEFAULT_MODEL
+
+
+async def connect_temporal(config: Settings, connect_timeout: timedelta | None = None) -> Client:
+    """The one way this project reaches Temporal: the pydantic converter on both sides, and TLS
+    switched on by the SDK when an API key is set (Temporal Cloud)."""
+    from temporalio.client import Client
+    from temporalio.contrib.pydantic import pydantic_data_converter
+
+    return await Client.connect(
+        config.temporal_address,
+        namespace=config.temporal_namespace,
+        api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
+        data_converter=pydantic_data_converter,
+        connect_timeout=connect_timeout,
+    )
 
 
 @lru_cache(maxsize=1)

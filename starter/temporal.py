@@ -17,11 +17,10 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio import exceptions as tex
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.config import Settings
+from activities.config import Settings, connect_temporal
 from workflows.models import ResearchResult, ResearchStatus
 
 WORKFLOW_TYPE = "DeepResearchWorkflow"
@@ -49,15 +48,8 @@ class AnswerRefused(Exception):
 
 
 async def connect(cfg: Settings) -> Client:
-    api_key = cfg.temporal_api_key.get_secret_value() if cfg.temporal_api_key else None
     try:
-        return await Client.connect(
-            cfg.temporal_address,
-            namespace=cfg.temporal_namespace,
-            api_key=api_key,
-            data_converter=pydantic_data_converter,
-            connect_timeout=CONNECT_TIMEOUT,
-        )
+        return await connect_temporal(cfg, connect_timeout=CONNECT_TIMEOUT)
     except Exception as err:  # RuntimeError on refusal, ValueError on a malformed address
         raise CliError(
             f"cannot reach Temporal at {cfg.temporal_address} (start one with `make dev`)", 2
