@@ -38,10 +38,28 @@ class Settings(BaseSettings):
 
     #: `local` until the web providers land (see README); INTERFACE.md names duckduckgo as the eventual default.
     search_provider: str = "local"
+    #: `conservative` (the first provider only), `fallback` (the next provider when one fails or
+    #: finds nothing) or `exploratory` (all providers at once, merged). See activities/web_search.
+    search_strategy: str = "fallback"
+    #: Providers tried after SEARCH_PROVIDER by the fallback and exploratory strategies, comma-separated.
+    search_fallback_providers: str = ""
+    search_max_results: int = Field(default=5, ge=1, le=20)
+    searxng_url: str | None = None
+    tavily_api_key: SecretStr | None = None
+    brave_api_key: SecretStr | None = None
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
     research_index_dir: Path = Path(".data/index")
+
+    #: The crawler (activities/crawler.py). Private/loopback addresses only with CRAWL_ALLOW_PRIVATE=1;
+    #: cloud metadata addresses never.
     crawl_allow_private: bool = False
+    crawl_user_agent: str = "DeepResearchBot/0.1 (+https://github.com/deep-research/deep-research)"
+    crawl_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
+    crawl_page_timeout_s: float = Field(default=20.0, gt=0)
+    crawl_concurrency: int = Field(default=8, ge=1)
+    crawl_per_host: int = Field(default=2, ge=1)
+    crawl_host_gap_s: float = Field(default=0.5, ge=0)
 
     langfuse_public_key: str | None = None
     langfuse_secret_key: SecretStr | None = None
