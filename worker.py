@@ -15,6 +15,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from activities import tracing
 from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.llm import LLM_ACTIVITIES
 from activities.search import SEARCH_ACTIVITIES, check_provider
@@ -56,13 +57,16 @@ async def main() -> int:
         loop.add_signal_handler(sig, stop.set)
     print(
         f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
-        f"engine {config.engine_name}, search {config.search_provider}",
+        f"engine {config.engine_name}, search {config.search_provider}, "
+        f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}",
         file=sys.stderr,
         flush=True,
     )
     async with worker:
         await stop.wait()
         print("worker: shutting down", file=sys.stderr, flush=True)
+    # The last Langfuse spans leave now, once, not after every call (bounded if Langfuse is down).
+    await asyncio.to_thread(tracing.flush_all)
     return 0
 
 

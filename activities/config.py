@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     llm_model_simple: str | None = None
     llm_model_analytical: str | None = None
     llm_model_complex: str | None = None
+    #: Seconds one LLM request may take before it counts as a failed (retryable) attempt; default
+    #: per role (60 s, the report 120 s), never above what the workflow gives the activity.
+    llm_request_timeout_s: float | None = Field(default=None, gt=0, le=85)
 
     #: `local` until the web providers land (see README); INTERFACE.md names duckduckgo as the eventual default.
     search_provider: str = "local"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from temporalio import activity
 
@@ -16,13 +16,17 @@ T = TypeVar("T")
 HEARTBEAT_EVERY_S = 5.0
 
 
-async def with_heartbeats(work: Awaitable[T]) -> T:
-    """Await `work` while heartbeating in the background (LLM calls and page reads are long waits)."""
+async def with_heartbeats(work: Awaitable[T], details: Callable[[], Any] | None = None) -> T:
+    """Await `work` while heartbeating in the background (LLM calls and page reads are long waits).
+
+    `details`: what each beat records. Temporal keeps only the latest beat's details, so an
+    activity that carries state in them (the LLM usage meter) must send it with every beat.
+    """
 
     async def beat() -> None:
         while True:
             await asyncio.sleep(HEARTBEAT_EVERY_S)
-            activity.heartbeat()
+            activity.heartbeat(*(() if details is None else (details(),)))
 
     beating = asyncio.create_task(beat())
     try:

@@ -8,18 +8,20 @@ by registering a function under the same activity name.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
-from activities.heartbeats import with_heartbeats
+from activities.usage import metered
 from workflows.models import (
     ClarifyInput,
     ClarifyOutput,
     CoordinateInput,
+    LLMOutput,
     ObserveInput,
     PlanDraft,
     PlanInput,
@@ -34,6 +36,8 @@ from workflows.models import (
     StepFindings,
     SynthesizeInput,
 )
+
+T = TypeVar("T", bound=LLMOutput)
 
 
 @lru_cache(maxsize=1)
@@ -55,44 +59,49 @@ def engine() -> Any:
     )
 
 
+async def _served(call: Awaitable[T]) -> T:
+    """Every role call is metered (tokens and completions over all attempts, see activities.usage)."""
+    return await metered(call, counts_itself=engine().name != "offline")
+
+
 @activity.defn(name="route")
 async def route(inp: RouteInput) -> RouteOutput:
-    return await with_heartbeats(engine().route(inp))
+    return await _served(engine().route(inp))
 
 
 @activity.defn(name="clarify")
 async def clarify(inp: ClarifyInput) -> ClarifyOutput:
-    return await with_heartbeats(engine().clarify(inp))
+    return await _served(engine().clarify(inp))
 
 
 @activity.defn(name="coordinate")
 async def coordinate(inp: CoordinateInput) -> QueryClassification:
-    return await with_heartbeats(engine().coordinate(inp))
+    return await _served(engine().coordinate(inp))
 
 
 @activity.defn(name="write_queries")
 async def write_queries(inp: QueriesInput) -> SearchQueries:
-    return await with_heartbeats(engine().write_queries(inp))
+    return await _served(engine().write_queries(inp))
 
 
 @activity.defn(name="plan")
 async def plan(inp: PlanInput) -> PlanDraft:
-    return await with_heartbeats(engine().plan(inp))
+    return await _served(engine().plan(inp))
 
 
 @activity.defn(name="observe")
 async def observe(inp: ObserveInput) -> StepFindings:
-    return await with_heartbeats(engine().observe(inp))
+    return await _served(engine().observe(inp))
 
 
 @activity.defn(name="reflect")
 async def reflect(inp: ReflectInput) -> ReflectOutput:
-    return await with_heartbeats(engine().reflect(inp))
+    return await _served(engine().reflect(inp))
 
 
 @activity.defn(name="synthesize")
 async def synthesize(inp: SynthesizeInput) -> Report:
-    return await with_heartbeats(engine().synthesize(inp))
+    return await _served(engine().synthesize(inp))
 
 
 LLM_ACTIVITIES = [route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize]

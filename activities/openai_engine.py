@@ -25,11 +25,9 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from enum import Enum
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import openai
@@ -37,7 +35,10 @@ from openai.lib._pydantic import to_strict_json_schema
 from pydantic import BaseModel, create_model
 from temporalio.exceptions import ApplicationError
 
+from activities import tracing
 from activities.config import Settings
+from activities.role_prompts import PromptBook, load_prompt  # noqa: F401 - load_prompt re-exported for tests
+from activities.usage import served
 from workflows.models import (
     OBSERVATION_LIMIT,
     ROUTING_HISTORY,
@@ -59,6 +60,7 @@ from workflows.models import (
     Report,
     RouteInput,
     RouteOutput,
+    RoutingDecision,
     SearchQueries,
     Speaker,
     StepFindings,
@@ -70,8 +72,6 @@ from workflows.models import (
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
-
-PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 #: Model tier per role (seed 002): cheap models route and judge, the strongest one writes the report.
 ROLE_TIER = {
@@ -85,6 +85,9 @@ ROLE_TIER = {
     "agent_reflector": "simple",
     "agent_synthesizer": "complex",
 }
+
+#: The agent each routing decision hands the conversation to.
+NEXT_AGENT = {RoutingDecision.CLARIFICATION: "clarification", RoutingDecision.RESEARCH: "coordinator"}
 
 #: Low for decisions (routing at 0.3 per seed 000), a little higher where variety helps.
 ROLE_TEMPERATURE = {
@@ -112,54 +115,6 @@ NO_KEY = "not-needed"
 #: Features a server rejected, per (base_url, model), for the life of the process. One of
 #: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature".
 _UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
-
-
-# --- prompts ----------------------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """A role's prompt file: the variables its front matter names, and the template below it."""
-
-    role: str
-    variables: tuple[str, ...]
-    template: str
-
-    def render(self, values: dict[str, Any]) -> str:
-        """One pass of `{{name}}` substitution, so text inside a value (a page that happens to
-        contain `{{x}}`) is never substituted again. A placeholder without a value is a bug in the
-        prompt or the engine, not a flaky call: non-retryable."""
-        missing = sorted({m.group(1) for m in _PLACEHOLDER.finditer(self.template)} - set(values))
-        if missing:
-            raise ApplicationError(
-                f"prompt {self.role} uses {', '.join(missing)} but the engine does not supply them",
-                type="PromptError",
-                non_retryable=True,
-            )
-        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template)
-
-
-@lru_cache(maxsize=None)
-def load_prompt(role: str) -> Prompt:
-    """Parse `prompts/<role>.md`: a `---` front matter (role, purpose, variables) and the template.
-
-    The front matter is a small YAML subset read by hand (no YAML dependency): the variables are
-    the `- name: description` lines under `variables:`.
-    """
-    text = (PROMPTS_DIR / f"{role}.md").read_text(encoding="utf-8")
-    variables: list[str] = []
-    template = text
-    if text.startswith("---\n"):
-        front, _, template = text[4:].partition("\n---\n")
-        in_variables = False
-        for line in front.splitlines():
-            if not line.startswith((" ", "-")):
-                in_variables = line.strip() == "variables:"
-            elif in_variables and line.strip().startswith("- "):
-                variables.append(line.strip()[2:].split(":", 1)[0].strip())
-    return Prompt(role=role, variables=tuple(variables), template=template.strip() + "\n")
 
 
 # --- structured replies -------------------------------------------------------------------------------
@@ -474,8 +429,12 @@ class OpenAIEngine:
 
     name = "openai"
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI | None = None) -> None:
+    def __init__(
+        self, settings: Settings, client: openai.AsyncOpenAI | None = None, langfuse: Any | None = None
+    ) -> None:
         self._settings = settings
+        self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
+        self._prompts = PromptBook(self._langfuse)
         self._secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if client is None:
             key = self._secret or (NO_KEY if settings.openai_base_url else "")
@@ -504,6 +463,13 @@ class OpenAIEngine:
             conversation_history=_conversation(inp.messages),
             clarification_count=inp.clarification_count,
             max_clarifications=inp.max_clarifications,
+            # Seed 000's routing metadata: where the conversation goes next, and how far it has come.
+            trace={
+                "agent": "orchestrator",
+                "clarification_count": inp.clarification_count,
+                "iteration": inp.iteration,
+            },
+            describe=lambda r: {"next_agent": NEXT_AGENT[r.decision]},
         )
         return RouteOutput(**dict(reply), usage=usage)
 
@@ -632,41 +598,71 @@ class OpenAIEngine:
 
     # --- the one place that talks to the endpoint --------------------------------------------------------
 
-    async def _ask(self, role: str, reply: type[T], **values: Any) -> tuple[T, Usage]:
-        """Render the role's prompt, call the model, validate the reply.
+    async def _ask(
+        self,
+        role: str,
+        reply: type[T],
+        *,
+        trace: dict[str, Any] | None = None,
+        describe: Callable[[T], dict[str, Any]] | None = None,
+        **values: Any,
+    ) -> tuple[T, Usage]:
+        """Render the role's prompt, call the model, validate the reply; each request is one
+        Langfuse generation (`describe` adds what the reply means to its metadata).
 
         Tries strict structured output first; a server that rejects a feature gets the call again
         without it (remembered per base URL and model, so later calls skip the failed attempt).
         Everything else becomes a classified `ApplicationError`.
         """
         model = self._settings.model_for(ROLE_TIER[role])
-        prompt = load_prompt(role).render(values)
+        prompt, rendered = await self._prompts.get(role, values)
         unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
         while True:
-            content, options = _request(role, prompt, reply, unsupported)
-            try:
-                completion = await self._client.chat.completions.create(
-                    model=model,
-                    messages=[{"role": "user", "content": content}],
-                    timeout=ROLE_TIMEOUT_S[role],
-                    **options,
+            content, options = _request(role, rendered, reply, unsupported)
+            messages = [{"role": "user", "content": content}]
+            with tracing.generation(
+                self._langfuse, role=role, model=model, prompt=prompt, messages=messages,
+                parameters={k: v for k, v in options.items() if k != "response_format"},
+                metadata={"response_format": options.get("response_format", {}).get("type", "none"),
+                          **(trace or {})},
+            ) as generation:
+                try:
+                    completion = await self._client.chat.completions.create(
+                        model=model, messages=messages, timeout=self._timeout(role), **options  # type: ignore[arg-type]
+                    )
+                except openai.APIStatusError as err:
+                    feature = _rejected_feature(err, _features(options))
+                    if feature is None:
+                        failure = self._error(err, model)
+                        generation.failed(failure.message)
+                        raise failure from None
+                    generation.failed(f"the server rejected {feature}; asking again without it")
+                    log.warning(
+                        "%s (model %s) rejected %s: asking without it from now on", self._base_url, model, feature
+                    )
+                    unsupported.add(feature)
+                    continue
+                except openai.OpenAIError as err:
+                    failure = self._error(err, model)
+                    generation.failed(failure.message)
+                    raise failure from None
+                usage = Usage(
+                    prompt_tokens=getattr(completion.usage, "prompt_tokens", 0) or 0,
+                    completion_tokens=getattr(completion.usage, "completion_tokens", 0) or 0,
+                    requests=1,
                 )
-            except openai.APIStatusError as err:
-                feature = _rejected_feature(err, _features(options))
-                if feature is None:
-                    raise self._error(err, model) from None
-                log.warning(
-                    "%s (model %s) rejected %s: asking without it from now on", self._base_url, model, feature
-                )
-                unsupported.add(feature)
-                continue
-            except openai.OpenAIError as err:
-                raise self._error(err, model) from None
-            usage = Usage(
-                prompt_tokens=getattr(completion.usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(completion.usage, "completion_tokens", 0) or 0,
-            )
-            return self._read(completion, reply, model), usage
+                served(usage.prompt_tokens, usage.completion_tokens)
+                try:
+                    parsed = self._read(completion, reply, model)
+                except ApplicationError as failure:
+                    text = completion.choices[0].message.content if completion.choices else None
+                    generation.failed(failure.message, output=text, usage=usage)
+                    raise
+                generation.succeeded(parsed.model_dump(), usage, describe(parsed) if describe else None)
+                return parsed, usage
+
+    def _timeout(self, role: str) -> float:
+        return self._settings.llm_request_timeout_s or ROLE_TIMEOUT_S[role]
 
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)

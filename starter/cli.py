@@ -15,7 +15,7 @@ import sys
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import settings
-from starter import commands, progress
+from starter import commands, progress, prompts
 from starter.progress import say
 from starter.temporal import CliError, one_line
 from workflows.models import Depth, QueryMode
@@ -27,7 +27,6 @@ NOT_YET: dict[str, tuple[str, str]] = {
     "history": ("the research library database", "the research library"),
     "show": ("the research library database", "the research library"),
     "export": ("the research library database and report export", "the research library"),
-    "prompts push": ("Langfuse prompt management", "Langfuse prompts and tracing"),
     "extract": ("the crawler's fetch-and-extract", "the web crawler"),
     "research --follow-up": ("the research library database", "follow-up research"),
 }
@@ -83,6 +82,11 @@ def build_parser() -> Parser:
     p = sub.add_parser("cancel", help="cancel a research (it still returns what it had)")
     p.add_argument("id")
     p.set_defaults(handler=commands.cancel)
+
+    p = sub.add_parser("prompts", help="manage the role prompts in Langfuse")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    push = actions.add_parser("push", help="create or update the prompts in Langfuse from the repository's files")
+    push.set_defaults(handler=prompts.push)
 
     for label in NOT_YET:
         if not label.startswith("research"):

@@ -618,7 +618,7 @@ async def test_the_report_gets_a_sources_list_and_unverified_claims(llm: FakeLLM
 def test_each_prompt_names_exactly_the_variables_it_uses(role: str) -> None:
     prompt = load_prompt(role)
 
-    used = set(openai_engine._PLACEHOLDER.findall(prompt.template))
+    used = prompt.placeholders()
 
     assert prompt.variables, f"{role}.md names no variables in its front matter"
     assert used == set(prompt.variables)

@@ -193,9 +193,21 @@ class LoopBack(BaseModel):
     reason: str
 
 
+class TokenCount(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 class Stats(BaseModel):
+    """What the research cost. LLM figures are what the endpoint served: `llm_calls` counts every
+    completion returned (a reply that failed validation and was asked again counts twice), and
+    `llm_retries` counts the activity attempts after the first, whatever their outcome."""
+
     llm_calls: int = 0
     llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
+    llm_retries: int = 0
+    llm_retries_by_role: dict[str, int] = Field(default_factory=dict)
+    tokens_by_role: dict[str, TokenCount] = Field(default_factory=dict)
     searches: int = 0
     pages_fetched: int = 0
     duration_s: float = 0.0
@@ -247,8 +259,14 @@ class ResearchResult(BaseModel):
 
 
 class Usage(BaseModel):
+    """What one LLM role call cost, over all its activity attempts."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Completions the endpoint returned, including unusable replies that were asked again.
+    requests: int = 0
+    #: The activity attempt that produced the result (1 = no retry).
+    attempt: int = 1
 
 
 class LLMOutput(BaseModel):
@@ -261,6 +279,8 @@ class RouteInput(BaseModel):
     messages: list[Message]
     clarification_count: int
     max_clarifications: int
+    #: How many routing decisions came before this one (seed 000's `iteration`, for tracing).
+    iteration: int = 0
 
 
 class RouteOutput(LLMOutput):

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from activities import llm, search
@@ -63,6 +64,8 @@ with workflow.unsafe.imports_passed_through():
         Speaker,
         Stage,
         Stats,
+        TokenCount,
+        Usage,
         StepFindings,
         StepStatus,
         SynthesizeInput,
@@ -196,6 +199,7 @@ class DeepResearchWorkflow:
                 messages=self._messages[-ROUTING_HISTORY:],
                 clarification_count=len(self._clarifications),
                 max_clarifications=self._request.max_clarifications,
+                iteration=len(self._routes),
             ),
             "route",
         )
@@ -553,6 +557,8 @@ class DeepResearchWorkflow:
             if is_cancelled_exception(err):
                 raise asyncio.CancelledError() from err
             cause = err.cause
+            if is_llm:
+                self._account(role, _usage_of_failure(cause), succeeded=False)
             message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
             if (
                 isinstance(cause, ApplicationError)
@@ -565,13 +571,30 @@ class DeepResearchWorkflow:
                 self._notes.append(f"{role} failed ({message.splitlines()[0][:200]}); a fallback was used.")
             return None
         if is_llm:
-            self._stats.llm_calls += 1
-            self._stats.llm_calls_by_role[role] = self._stats.llm_calls_by_role.get(role, 0) + 1
-            usage = getattr(result, "usage", None)
-            if usage is not None:
-                self._stats.prompt_tokens += usage.prompt_tokens
-                self._stats.completion_tokens += usage.completion_tokens
+            self._account(role, getattr(result, "usage", None), succeeded=True)
         return result
+
+    def _account(self, role: str, usage: Usage | None, *, succeeded: bool) -> None:
+        """Add what one role call cost over all its attempts: completions served, retries, tokens.
+
+        A result without a usage record (an old history, a test double) counts as one call.
+        """
+        stats = self._stats
+        if usage is None:
+            if not succeeded:
+                return
+            usage = Usage(requests=1)
+        stats.llm_calls += usage.requests
+        stats.llm_calls_by_role[role] = stats.llm_calls_by_role.get(role, 0) + usage.requests
+        if usage.attempt > 1:
+            stats.llm_retries += usage.attempt - 1
+            stats.llm_retries_by_role[role] = stats.llm_retries_by_role.get(role, 0) + usage.attempt - 1
+        stats.prompt_tokens += usage.prompt_tokens
+        stats.completion_tokens += usage.completion_tokens
+        if usage.prompt_tokens or usage.completion_tokens:
+            tokens = stats.tokens_by_role.setdefault(role, TokenCount())
+            tokens.prompt_tokens += usage.prompt_tokens
+            tokens.completion_tokens += usage.completion_tokens
 
     # --- bookkeeping ----------------------------------------------------------------------------
 
@@ -706,6 +729,24 @@ class DeepResearchWorkflow:
             ignored_signals=self._ignored_signals,
             notes=self._notes,
         )
+
+
+def _usage_of_failure(cause: BaseException | None) -> Usage | None:
+    """What a failed LLM activity spent: its failure's details (retries ran out or the error was
+    permanent) or, when it timed out, its last heartbeat's."""
+    if isinstance(cause, ApplicationError):
+        details = cause.details
+    elif isinstance(cause, ActivityTimeout):
+        details = cause.last_heartbeat_details
+    else:
+        return None
+    for item in reversed(list(details or ())):
+        if isinstance(item, dict):
+            try:
+                return Usage.model_validate(item)
+            except ValueError:
+                continue
+    return None
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

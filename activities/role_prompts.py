@@ -1,0 +1,200 @@
+"""The role prompts: files in the repository, optionally managed in Langfuse.
+
+The files under `activities/prompts/` are the source of truth for a fresh install and the fallback
+whenever Langfuse is not configured, unreachable or serves something unusable. With Langfuse
+configured, each role's prompt labelled `production` is fetched, cached by the Langfuse client
+(stale copies are served while a background refresh runs), and used instead of the file, so a team
+can tune prompts without a deploy. `python -m starter prompts push` creates or updates them from
+the files.
+
+The fetch is blocking HTTP, so it runs in a thread with a short timeout and no client-side
+retries, and a call waits for it at most `WAIT_S`: a failed or slow fetch means the file is used
+and Langfuse is left alone for `OUTAGE_BACKOFF_S`, so an outage never slows a research down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from temporalio.exceptions import ApplicationError
+
+log = logging.getLogger(__name__)
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+ROLES = tuple(sorted(p.stem for p in PROMPTS_DIR.glob("agent_*.md")))
+
+#: The Langfuse label whose version research uses.
+LABEL = "production"
+#: How long a fetched prompt is fresh; after that it is refreshed in the background.
+CACHE_TTL_S = 60
+#: A research call waits this long for Langfuse's prompt before using the file.
+WAIT_S = 0.5
+#: The fetch itself gives up after this (it may go on in the background after WAIT_S).
+FETCH_TIMEOUT_S = 2
+#: After a failed fetch, Langfuse is not asked again for this long (the files are used).
+OUTAGE_BACKOFF_S = 60.0
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A role's prompt: its template and where it came from (for tracing)."""
+
+    role: str
+    variables: tuple[str, ...]
+    template: str
+    #: Langfuse version when it came from Langfuse; None for the repository file.
+    version: int | None = None
+    #: The Langfuse prompt object, for linking generations to it (None for the file).
+    client: Any = None
+
+    @property
+    def source(self) -> str:
+        return "langfuse" if self.version is not None else "file"
+
+    def placeholders(self) -> set[str]:
+        return {m.group(1) for m in _PLACEHOLDER.finditer(self.template)}
+
+    def render(self, values: dict[str, Any]) -> str:
+        """One pass of `{{name}}` substitution, so text inside a value (a page that happens to
+        contain `{{x}}`) is never substituted again. A placeholder without a value is a bug in the
+        prompt or the engine, not a flaky call: non-retryable."""
+        missing = sorted(self.placeholders() - set(values))
+        if missing:
+            raise ApplicationError(
+                f"prompt {self.role} uses {', '.join(missing)} but the engine does not supply them",
+                type="PromptError",
+                non_retryable=True,
+            )
+        return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template)
+
+
+@lru_cache(maxsize=None)
+def load_prompt(role: str) -> Prompt:
+    """Parse `prompts/<role>.md`: a `---` front matter (role, purpose, variables) and the template.
+
+    The front matter is a small YAML subset read by hand (no YAML dependency): the variables are
+    the `- name: description` lines under `variables:`.
+    """
+    text = (PROMPTS_DIR / f"{role}.md").read_text(encoding="utf-8")
+    variables: list[str] = []
+    template = text
+    if text.startswith("---\n"):
+        front, _, template = text[4:].partition("\n---\n")
+        in_variables = False
+        for line in front.splitlines():
+            if not line.startswith((" ", "-")):
+                in_variables = line.strip() == "variables:"
+            elif in_variables and line.strip().startswith("- "):
+                variables.append(line.strip()[2:].split(":", 1)[0].strip())
+    return Prompt(role=role, variables=tuple(variables), template=template.strip() + "\n")
+
+
+class PromptBook:
+    """Where the engine gets each role's prompt: Langfuse when configured and healthy, else the file."""
+
+    def __init__(self, langfuse: Any | None) -> None:
+        self._langfuse = langfuse
+        self._quiet_until = 0.0
+        self._unusable: set[tuple[str, int | None]] = set()
+        #: Roles Langfuse has no production prompt for, until when (checked again after the TTL).
+        self._unmanaged: dict[str, float] = {}
+        self._fetching: dict[str, asyncio.Future[Any]] = {}
+
+    async def get(self, role: str, values: dict[str, Any]) -> tuple[Prompt, str]:
+        """The prompt and its rendering. A Langfuse prompt that needs values this role does not
+        have is reported once and the file is used, so a bad edit in Langfuse never fails a run."""
+        local = load_prompt(role)
+        managed = await self._fetch(role)
+        if managed is not None:
+            try:
+                return managed, managed.render(values)
+            except ApplicationError as err:
+                if (role, managed.version) not in self._unusable:
+                    self._unusable.add((role, managed.version))
+                    log.warning("Langfuse prompt %s v%s is unusable (%s); using the file", role, managed.version, err.message)
+        return local, local.render(values)
+
+    async def _fetch(self, role: str) -> Prompt | None:
+        """Langfuse's production prompt, if it arrives within WAIT_S. A fetch still running then
+        goes on in its thread (filling Langfuse's cache for later calls) while this call uses the
+        file, and Langfuse is left alone for OUTAGE_BACKOFF_S: a hanging Langfuse costs a worker
+        one WAIT_S per back-off period, never a wait per call."""
+        now = time.monotonic()
+        if self._langfuse is None or now < self._quiet_until or now < self._unmanaged.get(role, 0.0):
+            return None
+        from langfuse.api import NotFoundError
+
+        fetching = self._fetching.get(role)
+        if fetching is None:
+            fetching = asyncio.ensure_future(asyncio.to_thread(
+                self._langfuse.get_prompt, role, label=LABEL, cache_ttl_seconds=CACHE_TTL_S,
+                max_retries=0, fetch_timeout_seconds=FETCH_TIMEOUT_S,
+            ))
+            self._fetching[role] = fetching
+            fetching.add_done_callback(lambda done: self._fetched(role, done))
+        try:
+            fetched = await asyncio.wait_for(asyncio.shield(fetching), WAIT_S)
+        except NotFoundError:  # this role is not managed in Langfuse: the file, without a warning
+            self._unmanaged[role] = time.monotonic() + CACHE_TTL_S
+            return None
+        except Exception as err:  # noqa: BLE001 - slow or failing: use the file for a while
+            self._quiet_until = time.monotonic() + OUTAGE_BACKOFF_S
+            log.warning(
+                "Langfuse prompt %s unavailable (%s); using the repository's prompts for %.0f s",
+                role, type(err).__name__ if str(err) else "no answer in time", OUTAGE_BACKOFF_S,
+            )
+            return None
+        if getattr(fetched, "is_fallback", False) or not isinstance(getattr(fetched, "prompt", None), str):
+            return None
+        return Prompt(role=role, variables=load_prompt(role).variables, template=fetched.prompt,
+                      version=fetched.version, client=fetched)
+
+    def _fetched(self, role: str, done: asyncio.Future[Any]) -> None:
+        if self._fetching.get(role) is done:
+            del self._fetching[role]
+        if not done.cancelled():
+            done.exception()  # retrieved here, so a fetch nobody waited for is not reported as lost
+
+
+# --- prompts push ------------------------------------------------------------------------------------
+
+
+def push_prompts(langfuse: Any) -> list[str]:
+    """Create or update each role's prompt in Langfuse from the files, labelled `production`.
+
+    Idempotent: a prompt whose production text and variables already match the file is left
+    alone, so pushing twice creates no new versions. Returns one line per role.
+    """
+    from langfuse.api import NotFoundError
+
+    lines = []
+    for role in ROLES:
+        local = load_prompt(role)
+        config = {"variables": list(local.variables), "source": f"activities/prompts/{role}.md"}
+        try:
+            current = langfuse.api.prompts.get(role, label=LABEL)
+        except NotFoundError:
+            current = None
+        if current is not None and current.prompt == local.template and (current.config or {}) == config:
+            lines.append(f"{role}: unchanged (version {current.version})")
+            continue
+        created = langfuse.create_prompt(
+            name=role,
+            prompt=local.template,
+            type="text",
+            labels=[LABEL],
+            config=config,
+            commit_message="pushed from the repository's prompt files",
+        )
+        verb = "created" if current is None else "updated to"
+        lines.append(f"{role}: {verb} version {created.version}")
+    return lines

@@ -1,0 +1,45 @@
+"""`python -m starter prompts push`: the repository's role prompts into Langfuse prompt management."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from activities import tracing
+from activities.role_prompts import push_prompts
+from starter.progress import say
+from starter.temporal import CliError, one_line
+
+EXIT_USAGE = 2
+
+
+async def push(args: argparse.Namespace, session: object) -> int:
+    """Each role prompt becomes (or stays) the `production` version in Langfuse; pushing twice
+    creates nothing new. Needs the Langfuse keys; Temporal is not involved."""
+    config = session.cfg  # type: ignore[attr-defined]
+    langfuse = tracing.langfuse_for(config)
+    if langfuse is None:
+        raise CliError(
+            "prompts push needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY "
+            "(and LANGFUSE_HOST for a self-hosted Langfuse)",
+            EXIT_USAGE,
+        )
+    host = config.langfuse_host or "https://cloud.langfuse.com"
+    try:
+        lines = await asyncio.to_thread(push_prompts, langfuse)
+    except Exception as err:  # noqa: BLE001 - every Langfuse failure becomes one line
+        raise CliError(_why(err, host), EXIT_USAGE) from None
+    for line in lines:
+        say(line)
+    return 0
+
+
+def _why(err: Exception, host: str) -> str:
+    import httpx
+    from langfuse.api import AccessDeniedError, UnauthorizedError
+
+    if isinstance(err, (UnauthorizedError, AccessDeniedError)):
+        return f"Langfuse at {host} rejected the keys (check LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY)"
+    if isinstance(err, httpx.HTTPError):
+        return f"cannot reach Langfuse at {host} ({type(err).__name__})"
+    return f"Langfuse at {host}: {one_line(str(err))[:300]}"
