@@ -26,6 +26,7 @@ dev: setup
 
 bench: setup
 	$(PY) -m tests.bench_research
+	$(PY) -m tests.bench_langfuse
 
 worker: setup
 	$(PY) worker.py
