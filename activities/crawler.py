@@ -1,0 +1,511 @@
+"""Fetching web pages for the researcher: politely, safely, within fixed limits.
+
+The URLs come from search engines and from an LLM, so every one is hostile until checked.
+`fetch(url)` returns the page's raw bytes and what is known about them (final URL, content type,
+charset, truncated); turning bytes into text is activities/extraction.py's job.
+
+What one fetch promises:
+- robots.txt of every origin it touches (the page and each redirect hop) is read once per process
+  and obeyed, asked with the same User-Agent as the page (RFC 9309: 4xx means allow all; 5xx or
+  unreachable means disallow all, remembered for a minute only).
+- No loopback, private or cloud metadata address is ever connected to (activities/netguard.py).
+- Redirects are followed by hand, at most 5, each hop checked from scratch.
+- CRAWL_CONCURRENCY pages at once; CRAWL_PER_HOST requests at once to one host, their starts at
+  least CRAWL_HOST_GAP_S apart; CRAWL_PAGE_TIMEOUT_S for the whole fetch (robots.txt, redirects,
+  body), so a server that trickles bytes cannot hold a worker; CRAWL_MAX_BYTES of decoded body.
+- Only documents a researcher can read (HTML, XHTML, plain text, Markdown, PDF), judged by the
+  first bytes as much as by the Content-Type header, which often lies.
+
+Per-page problems raise `CrawlError`: a one-line `reason` for the report and `retryable` for the
+activity (5xx, timeouts and dropped connections are worth a Temporal retry; refusals are not).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import re
+import socket
+import zlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+from protego import Protego
+
+from activities.config import Settings, settings
+from activities.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
+
+T = TypeVar("T")
+#: An origin's robots.txt: the parsed rules, True when there are none (allow all), or why every
+#: path is disallowed (robots.txt unreachable).
+RobotsRules = Protego | bool | str
+
+MAX_REDIRECTS = 5
+ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: parse at least 500 KiB, ignore the rest
+ROBOTS_TTL_S = 24 * 3600.0
+ROBOTS_FAILURE_TTL_S = 60.0
+ROBOTS_CACHE_SIZE = 1024
+SNIFF_BYTES = 1024
+PDF = "application/pdf"
+READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "text/markdown", PDF})
+ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_BINARY_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+    (b"RIFF", "audio/video (RIFF)"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"\xfd7zXZ\x00", "application/x-xz"),
+    (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
+    (b"Rar!\x1a\x07", "application/vnd.rar"),
+    (b"\x7fELF", "application/x-executable"),
+    (b"\x00asm", "application/wasm"),
+    (b"OggS", "audio/ogg"),
+    (b"wOFF", "font/woff"),
+    (b"wOF2", "font/woff2"),
+    (b"\xd0\xcf\x11\xe0", "application/x-ole-storage"),
+)
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    url: str  #: after redirects
+    status: int
+    content_type: str  #: one of READABLE_TYPES, sniffed from the bytes when the header lies
+    body: bytes  #: decoded from gzip/deflate, at most CRAWL_MAX_BYTES
+    charset: str | None  #: the text encoding (None for PDF); `decode_text(body, charset)` reads it
+    truncated: bool = False  #: an HTML or text page longer than CRAWL_MAX_BYTES, cut there
+
+    def text(self) -> str:
+        return decode_text(self.body, self.charset)
+
+
+class CrawlError(Exception):
+    """A page that could not be read: `reason` says why in one line, `retryable` if trying later may help."""
+
+    def __init__(self, reason: str, *, retryable: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+class Crawler:
+    """One HTTP client, the robots.txt cache and the limits of a worker process.
+
+    The module keeps one (`fetch` uses it); tests build their own with their own Settings.
+    Concurrent fetches of the same URL share one request (the workflow already avoids fetching a
+    URL twice in a research; this catches two researches reading the same page at the same time).
+    """
+
+    def __init__(self, config: Settings, *, resolver: Resolver | None = None) -> None:
+        self.config = config
+        self.guard = AddressGuard(config.crawl_allow_private, resolver)
+        self._client: httpx.AsyncClient | None = None
+        self._slots = asyncio.Semaphore(config.crawl_concurrency)
+        self._hosts: dict[str, _HostGate] = {}
+        self._robots: OrderedDict[str, tuple[float, RobotsRules]] = OrderedDict()
+        self._pending_pages: dict[str, asyncio.Future[FetchedPage]] = {}
+        self._pending_robots: dict[str, asyncio.Future[RobotsRules]] = {}
+
+    async def fetch(self, url: str) -> FetchedPage:
+        """The page at `url` (after redirects), or CrawlError saying why not."""
+        try:
+            target = httpx.URL(url).copy_with(fragment=None)
+        except (httpx.InvalidURL, TypeError) as exc:
+            raise CrawlError(f"not a valid URL ({exc})") from None
+        return await _shared(self._pending_pages, str(target), lambda: self._fetch(target))
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def _http(self) -> httpx.AsyncClient:
+        """Created on first use, inside the worker's event loop, then shared by every fetch."""
+        if self._client is None:
+            cfg = self.config
+            limits = httpx.Limits(
+                max_connections=cfg.crawl_concurrency * 2, max_keepalive_connections=cfg.crawl_concurrency
+            )
+            self._client = httpx.AsyncClient(
+                transport=guarded_transport(self.guard, limits),
+                trust_env=False,  # no proxy or netrc from the environment: the guard must see the real target
+                follow_redirects=False,  # each hop is checked by `_follow`
+                timeout=httpx.Timeout(cfg.crawl_page_timeout_s),
+                headers={"User-Agent": cfg.crawl_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"},
+            )
+        return self._client
+
+    async def _fetch(self, url: httpx.URL) -> FetchedPage:
+        timeout = self.config.crawl_page_timeout_s
+        async with self._slots:  # waiting for a free slot does not count against the page's time
+            try:
+                async with asyncio.timeout(timeout):
+                    return await self._follow(url)
+            except (TimeoutError, httpx.TimeoutException):
+                raise CrawlError(f"timed out after {timeout:g} s", retryable=True) from None
+            except Refused as exc:
+                raise CrawlError(exc.reason) from None
+            except socket.gaierror as exc:
+                raise CrawlError(f"could not resolve a host ({exc.strerror})", retryable=True) from None
+            except httpx.TransportError as exc:
+                raise CrawlError(f"connection failed ({type(exc).__name__}: {exc})", retryable=True) from None
+
+    async def _follow(self, url: httpx.URL) -> FetchedPage:
+        seen = {str(url)}
+        for _ in range(MAX_REDIRECTS + 1):
+            await self._admit(url)
+            async with self._request(url) as response:
+                location = _redirect_location(response)
+                if location is None:
+                    return await self._read(url, response)
+            try:
+                url = url.join(location).copy_with(fragment=None)
+            except httpx.InvalidURL:
+                raise CrawlError(f"redirect to an invalid URL ({location[:100]})") from None
+            if str(url) in seen:
+                raise CrawlError(f"redirect loop (back to {url})")
+            seen.add(str(url))
+        raise CrawlError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+    async def _admit(self, url: httpx.URL) -> None:
+        """Refuse before sending anything: scheme, credentials, address, then robots.txt."""
+        check_url(url)
+        try:
+            await self.guard.addresses(url.raw_host.decode("ascii"), _port(url))
+        except socket.gaierror as exc:
+            raise CrawlError(
+                f"could not resolve {url.host} ({exc.strerror})", retryable=exc.errno == socket.EAI_AGAIN
+            ) from None
+        rules = await self._robots_for(url)
+        if isinstance(rules, str):
+            raise CrawlError(f"blocked: {rules}")
+        if isinstance(rules, Protego) and not rules.can_fetch(str(url), self.config.crawl_user_agent):
+            raise CrawlError("blocked by robots.txt")
+
+    @asynccontextmanager
+    async def _request(self, url: httpx.URL) -> AsyncIterator[httpx.Response]:
+        """A streamed GET, inside the host's slot and gap; the body is read (or not) by the caller."""
+        async with self._gate(url.host).slot():
+            client = self._http()
+            response = await client.send(client.build_request("GET", url), stream=True)
+            try:
+                yield response
+            finally:
+                await response.aclose()
+
+    async def _read(self, url: httpx.URL, response: httpx.Response) -> FetchedPage:
+        """The body, counted as it is decoded, typed by its first bytes.
+
+        Over the byte cap an HTML or text page is cut and kept (`truncated`): its main text almost
+        always comes first and lxml reads a cut document; a cut PDF is unreadable (its index sits at
+        the end), so it is refused.
+        """
+        status = response.status_code
+        if not 200 <= status < 300:
+            raise CrawlError(f"HTTP {status}", retryable=status >= 500 or status in (408, 425, 429))
+        declared, charset = _content_type(response.headers.get("content-type"))
+        cap = self.config.crawl_max_bytes
+        too_large = CrawlError(f"larger than {_size(cap)}")
+        length = response.headers.get("content-length", "")
+        if declared == PDF and length.isdigit() and int(length) > cap:
+            raise too_large
+        body, truncated, kind = bytearray(), False, None
+        decoder = _Decoder(response.headers.get("content-encoding"))
+        async for raw in response.aiter_raw():
+            body += decoder.decode(raw, cap + 1 - len(body))
+            if kind is None and len(body) >= SNIFF_BYTES:
+                kind = document_type(bytes(body[:SNIFF_BYTES]), declared)  # junk is refused before it is all read
+            if len(body) > cap:
+                truncated = True
+                break
+        kind = kind or document_type(bytes(body[:SNIFF_BYTES]), declared)
+        if truncated:
+            if kind == PDF:
+                raise too_large
+            del body[cap:]
+        text_charset = None if kind == PDF else detect_charset(bytes(body), charset)
+        return FetchedPage(str(url), status, kind, bytes(body), text_charset, truncated)
+
+    # --- robots.txt ------------------------------------------------------------------------------
+
+    async def _robots_for(self, url: httpx.URL) -> RobotsRules:
+        """The robots.txt of the URL's origin (scheme, host, port), read once and remembered."""
+        origin = f"{url.scheme}://{url.raw_host.decode('ascii')}:{_port(url)}"
+        cached = self._robots.get(origin)
+        if cached and cached[0] > asyncio.get_running_loop().time():
+            return cached[1]
+        robots_url = url.copy_with(raw_path=b"/robots.txt", fragment=None)
+        return await _shared(self._pending_robots, origin, lambda: self._load_robots(origin, robots_url))
+
+    async def _load_robots(self, origin: str, url: httpx.URL) -> RobotsRules:
+        """Read and remember, even when the page that asked has given up meanwhile."""
+        rules, ttl = await self._read_robots(url)
+        self._robots[origin] = (asyncio.get_running_loop().time() + ttl, rules)
+        self._robots.move_to_end(origin)
+        while len(self._robots) > ROBOTS_CACHE_SIZE:
+            self._robots.popitem(last=False)
+        return rules
+
+    async def _read_robots(self, url: httpx.URL) -> tuple[RobotsRules, float]:
+        try:
+            async with asyncio.timeout(self.config.crawl_page_timeout_s):
+                for _ in range(MAX_REDIRECTS + 1):
+                    check_url(url)
+                    async with self._request(url) as response:
+                        location = _redirect_location(response)
+                        if location is None:
+                            return await _robots_rules(response), ROBOTS_TTL_S
+                    url = url.join(location)
+        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL) as exc:
+            reason = exc.reason if isinstance(exc, Refused | CrawlError) else type(exc).__name__
+            return f"robots.txt unreachable ({reason})", ROBOTS_FAILURE_TTL_S
+        return True, ROBOTS_TTL_S  # RFC 9309: after 5 redirects robots.txt counts as unavailable
+
+    def _gate(self, host: str) -> _HostGate:
+        gate = self._hosts.get(host)
+        if gate is None:
+            if len(self._hosts) >= 256:  # forget hosts nobody is waiting on
+                now = asyncio.get_running_loop().time()
+                self._hosts = {h: g for h, g in self._hosts.items() if not g.idle(now)}
+            gate = self._hosts[host] = _HostGate(self.config.crawl_per_host, self.config.crawl_host_gap_s)
+        return gate
+
+
+async def _robots_rules(response: httpx.Response) -> RobotsRules:
+    status = response.status_code
+    if 400 <= status < 500 and status != 429:
+        return True  # no robots.txt: everything is allowed (429 "slow down" is no invitation)
+    if not 200 <= status < 300:
+        return f"robots.txt unreachable (HTTP {status})"
+    body, decoder = bytearray(), _Decoder(response.headers.get("content-encoding"))
+    async for raw in response.aiter_raw():
+        body += decoder.decode(raw, ROBOTS_MAX_BYTES - len(body))
+        if len(body) >= ROBOTS_MAX_BYTES:
+            break
+    return Protego.parse(bytes(body).decode("utf-8", errors="replace"))
+
+
+class _HostGate:
+    """At most `per_host` requests at once to one host, their starts at least `gap_s` apart."""
+
+    def __init__(self, per_host: int, gap_s: float) -> None:
+        self._slots = asyncio.Semaphore(per_host)
+        self._turn = asyncio.Lock()
+        self._gap_s = gap_s
+        self._next_start = 0.0
+        self._users = 0
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        self._users += 1
+        try:
+            async with self._slots:
+                async with self._turn:
+                    loop = asyncio.get_running_loop()
+                    if (delay := self._next_start - loop.time()) > 0:
+                        await asyncio.sleep(delay)
+                    self._next_start = loop.time() + self._gap_s
+                yield
+        finally:
+            self._users -= 1
+
+    def idle(self, now: float) -> bool:
+        return self._users == 0 and self._next_start <= now
+
+
+class _Decoder:
+    """gzip/deflate decoding that never produces more than it is asked for.
+
+    httpx's own decoder inflates each network read whole: 64 KiB of a gzip bomb becomes ~64 MiB in
+    memory before any cap can look at it. Here `zlib` stops at `limit`, so a page never costs more
+    than CRAWL_MAX_BYTES however it is compressed. Only what we ask for (Accept-Encoding) is read.
+    """
+
+    def __init__(self, encoding: str | None) -> None:
+        self._encoding = (encoding or "identity").strip().lower()
+        self._started = False
+        if self._encoding == "identity":
+            self._zlib = None
+        elif self._encoding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif self._encoding == "deflate":
+            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)
+        else:
+            raise CrawlError(f"unsupported content encoding ({self._encoding[:40]})")
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        if self._zlib is None:
+            return data[:limit]
+        try:
+            out = self._zlib.decompress(data, limit)
+        except zlib.error:
+            if self._encoding != "deflate" or self._started:
+                raise CrawlError(f"corrupt {self._encoding} body") from None
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without its zlib header
+            out = self._zlib.decompress(data, limit)
+        self._started = True
+        return out
+
+
+async def _shared(pending: dict[str, asyncio.Future[T]], key: str, start: Callable[[], Awaitable[T]]) -> T:
+    """Run `start()` once for every concurrent caller with the same key; each awaits the same task.
+
+    The task is shielded: one caller cancelled (its activity timed out) does not fail the others.
+    It ends by itself, within its own time limit.
+    """
+    task = pending.get(key)
+    if task is None:
+        task = pending[key] = asyncio.ensure_future(start())
+
+        def forget(done: asyncio.Future[T]) -> None:
+            if pending.get(key) is done:
+                del pending[key]
+            if not done.cancelled():
+                done.exception()  # retrieved, even if every caller has gone
+
+        task.add_done_callback(forget)
+    return await asyncio.shield(task)
+
+
+def _redirect_location(response: httpx.Response) -> str | None:
+    if response.status_code in REDIRECT_STATUSES:
+        return response.headers.get("location") or None
+    return None
+
+
+def _port(url: httpx.URL) -> int:
+    return url.port or (443 if url.scheme == "https" else 80)
+
+
+def _content_type(header: str | None) -> tuple[str | None, str | None]:
+    """(media type, charset) of a Content-Type header, lowercased; None for what is absent."""
+    if not header:
+        return None, None
+    media, _, params = header.partition(";")
+    match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", params, re.IGNORECASE)
+    return media.strip().lower() or None, match.group(1) if match else None
+
+
+def document_type(head: bytes, declared: str | None) -> str:
+    """The readable type of a body from its first bytes and the declared type, or CrawlError.
+
+    Signatures win over the header (servers send PDFs as text/html and images as anything); a
+    page without a readable declared type is read as HTML when it looks like HTML.
+    """
+    pdf_at = head.find(b"%PDF-")
+    if pdf_at != -1 and b"<" not in head[:pdf_at]:  # readers allow junk before the signature, not markup
+        return PDF
+    for magic, name in _BINARY_MAGIC:
+        if head.startswith(magic):
+            raise CrawlError(f"not a readable document type ({name})")
+    if head[4:8] == b"ftyp":
+        raise CrawlError("not a readable document type (video/mp4)")
+    if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise CrawlError(f"not a readable document type ({declared or 'binary data'})")
+    if declared in READABLE_TYPES and declared != PDF:
+        return declared  # a text/plain tutorial about HTML stays plain text
+    lowered = head.lower()
+    if b"<html" in lowered or b"<!doctype html" in lowered:
+        return "text/html"
+    if declared in (None, "application/octet-stream", "binary/octet-stream"):
+        return "text/plain"  # no type and no binary signature: text it is
+    raise CrawlError(f"not a readable document type ({declared}{', but no PDF signature' if declared == PDF else ''})")
+
+
+# --- charsets -----------------------------------------------------------------------------------
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""", re.IGNORECASE)
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def detect_charset(body: bytes, declared: str | None = None) -> str:
+    """The encoding of a text body: a BOM, then the declared (HTTP) charset, then `<meta charset>`
+    or `<meta http-equiv>` (or an XML declaration), then UTF-8 if the bytes are valid UTF-8, then
+    charset_normalizer's guess.
+
+    A BOM comes first because it is proof, where a header is a claim (the WHATWG order, too).
+    A declared charset the bytes do not decode with is passed over: servers often send latin-1
+    labelled UTF-8. Latin-1 and ASCII labels mean windows-1252, as in every browser.
+    """
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    head = body[:4096]
+    in_document = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
+    meta = _codec(in_document.group(1).decode("ascii")) if in_document else None
+    if meta and meta.startswith("utf-16"):
+        meta = "utf-8"  # a tag readable as ASCII cannot be UTF-16 (WHATWG)
+    for codec in (_codec(declared), meta):
+        if codec and _decodes(body, codec):
+            return codec
+    if _decodes(body, "utf-8"):  # valid UTF-8 is almost never an accident
+        return "utf-8"
+    import charset_normalizer  # imported late: it loads a few MB of tables
+
+    best = charset_normalizer.from_bytes(body[:65536]).best()
+    return (best and _codec(best.encoding)) or "utf-8"
+
+
+def decode_text(body: bytes, declared: str | None = None) -> str:
+    """Text from bytes, whatever their encoding (see `detect_charset`); never raises."""
+    return body.decode(detect_charset(body, declared), errors="replace").removeprefix("\ufeff")
+
+
+def _codec(label: str | None) -> str | None:
+    if not label:
+        return None
+    try:
+        name = codecs.lookup(label.strip()).name
+    except LookupError:
+        return None
+    return "cp1252" if name in ("iso8859-1", "ascii") else name
+
+
+def _decodes(body: bytes, codec: str) -> bool:
+    try:
+        body.decode(codec)
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(body) - 3  # only a character cut by truncation, at the very end
+    return True
+
+
+def _size(n: int) -> str:
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.3g} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
+
+
+# --- the worker's crawler -----------------------------------------------------------------------
+
+_default: Crawler | None = None
+
+
+async def fetch(url: str, config: Settings | None = None) -> FetchedPage:
+    """Fetch one page with the process-wide crawler (raises CrawlError).
+
+    `config` defaults to the worker's settings; passing a different Settings object starts a new
+    crawler (fresh caches and limits), which suits scripts, not concurrent callers.
+    """
+    global _default
+    config = config or settings()
+    if _default is None or _default.config is not config:
+        if _default is not None:
+            await _default.aclose()
+        _default = Crawler(config)
+    return await _default.fetch(url)
+
+
+async def reset() -> None:
+    """Close and forget the process-wide crawler (tests)."""
+    global _default
+    if _default is not None:
+        await _default.aclose()
+        _default = None
