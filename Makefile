@@ -27,6 +27,7 @@ dev: setup
 bench: setup
 	$(PY) -m tests.bench_research
 	$(PY) -m tests.bench_langfuse
+	$(PY) -m tests.bench_extraction
 
 worker: setup
 	$(PY) worker.py
