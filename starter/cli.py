@@ -15,7 +15,7 @@ import sys
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import settings
-from starter import commands, progress, prompts
+from starter import commands, extract, progress, prompts
 from starter.progress import say
 from starter.temporal import CliError, one_line
 from workflows.models import Depth, QueryMode
@@ -27,7 +27,6 @@ NOT_YET: dict[str, tuple[str, str]] = {
     "history": ("the research library database", "the research library"),
     "show": ("the research library database", "the research library"),
     "export": ("the research library database and report export", "the research library"),
-    "extract": ("the crawler's fetch-and-extract", "the web crawler"),
     "research --follow-up": ("the research library database", "follow-up research"),
 }
 
@@ -87,6 +86,11 @@ def build_parser() -> Parser:
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     push = actions.add_parser("push", help="create or update the prompts in Langfuse from the repository's files")
     push.set_defaults(handler=prompts.push)
+
+    p = sub.add_parser("extract", help="fetch and extract pages (or local files) as a research would read them")
+    p.add_argument("inputs", nargs="+", metavar="URL_OR_FILE")
+    p.add_argument("--json", action="store_true", help="one JSON object per input per line")
+    p.set_defaults(handler=extract.extract)
 
     for label in NOT_YET:
         if not label.startswith("research"):

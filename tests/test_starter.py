@@ -118,7 +118,6 @@ async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str
 
 
 @pytest.mark.parametrize("args", [["history"], ["show", "x"], ["export", "x", "--format", "md"],
-                                  ["extract", "page.html"],
                                   ["research", GATHER_QUESTION, "--follow-up", "x"]])
 async def test_later_commands_say_they_are_not_available_yet(offline_env: dict[str, str], args: list[str]) -> None:
     run = await starter(*args, env=offline_env)

@@ -1,0 +1,70 @@
+"""Reading one web source the way the researcher does: fetch it politely and safely (crawler),
+keep the article (extraction), then only the passages that matter to the step.
+
+`starter extract` runs the same fetch and extraction, so what it prints is what a research reads
+(before the step's focus trims it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.exceptions import ApplicationError
+
+from activities import crawler
+from activities.extraction import extract
+from activities.text import select_passages, trim
+from workflows.models import PageContent
+
+#: Content types for local files given to `starter extract`, by suffix.
+FILE_TYPES = {".html": "text/html", ".htm": "text/html", ".xhtml": "application/xhtml+xml",
+              ".pdf": "application/pdf", ".md": "text/markdown", ".txt": "text/plain"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    url: str  #: where the text came from (after redirects)
+    title: str
+    text: str  #: the whole main text
+
+
+async def read_url(url: str) -> Reading:
+    """Fetch and extract one page. Raises `crawler.CrawlError` (with `retryable`) or ValueError
+    for a document nobody can read. Extraction runs in a thread: it is CPU work (tens of ms for a
+    page, more for a PDF) and must not stall the worker's event loop."""
+    page = await crawler.fetch(url)
+    extracted = await asyncio.to_thread(extract, page.body, page.content_type, page.url, page.charset)
+    return Reading(url=page.url, title=extracted.title, text=extracted.text)
+
+
+async def read_file(path: Path) -> Reading:
+    """A local file through the same extraction (for `starter extract`)."""
+    body = await asyncio.to_thread(path.read_bytes)
+    content_type = FILE_TYPES.get(path.suffix.lower(), "text/html" if b"<html" in body[:2048].lower() else "text/plain")
+    extracted = await asyncio.to_thread(extract, body, content_type, path.resolve().as_uri(), None)
+    return Reading(url=path.resolve().as_uri(), title=extracted.title, text=extracted.text)
+
+
+async def read_for_step(url: str, focus: str, max_chars: int) -> PageContent:
+    """The page's passages most relevant to `focus`, at most `max_chars`.
+
+    A page that cannot be read comes back with `error` set: retrying a 404, a robots.txt refusal
+    or a refused address cannot help, and one bad page must not fail the step. Trouble that may
+    pass (a 5xx, a timeout) is raised as a retryable error so Temporal tries again.
+    """
+    try:
+        reading = await read_url(url)
+    except crawler.CrawlError as err:
+        if err.retryable:
+            raise ApplicationError(f"{url}: {err.reason}", type="PageUnavailable") from None
+        return PageContent(url=url, error=err.reason)
+    except ValueError as err:
+        return PageContent(url=url, error=f"unreadable document ({err})")
+    if not reading.text.strip():
+        return PageContent(url=url, title=reading.title, error="no readable text")
+    # Extracted text has one paragraph (or PDF line) per line; passages are chosen among them.
+    paragraphs = "\n\n".join(line for line in reading.text.splitlines() if line.strip())
+    text = select_passages(paragraphs, focus or reading.title, max_chars)
+    return PageContent(url=reading.url, title=reading.title or url, text=trim(text, max_chars))
