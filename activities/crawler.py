@@ -95,6 +95,10 @@ class CrawlError(Exception):
         self.retryable = retryable
 
 
+class PageTimeout(CrawlError):
+    """The page did not arrive within the per-page time cap (slow server, or one trickling bytes)."""
+
+
 class Crawler:
     """One HTTP client, the robots.txt cache and the limits of a worker process.
 
@@ -149,7 +153,7 @@ class Crawler:
                 async with asyncio.timeout(timeout):
                     return await self._follow(url)
             except (TimeoutError, httpx.TimeoutException):
-                raise CrawlError(f"timed out after {timeout:g} s", retryable=True) from None
+                raise PageTimeout(f"timed out after {timeout:g} s", retryable=True) from None
             except Refused as exc:
                 raise CrawlError(exc.reason) from None
             except socket.gaierror as exc:

@@ -52,10 +52,14 @@ async def read_for_step(url: str, focus: str, max_chars: int) -> PageContent:
 
     A page that cannot be read comes back with `error` set: retrying a 404, a robots.txt refusal
     or a refused address cannot help, and one bad page must not fail the step. Trouble that may
-    pass (a 5xx, a timeout) is raised as a retryable error so Temporal tries again.
+    pass (a 5xx, a refused connection) is raised as a retryable error so Temporal tries again.
     """
     try:
         reading = await read_url(url)
+    except crawler.PageTimeout as err:
+        # Not retried: a server that trickles bytes will trickle again, and each retry would hold
+        # the whole step for another CRAWL_PAGE_TIMEOUT_S. The step goes on with its other sources.
+        return PageContent(url=url, error=err.reason)
     except crawler.CrawlError as err:
         if err.retryable:
             raise ApplicationError(f"{url}: {err.reason}", type="PageUnavailable") from None
