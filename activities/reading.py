@@ -35,6 +35,8 @@ async def read_url(url: str) -> Reading:
     for a document nobody can read. Extraction runs in a thread: it is CPU work (tens of ms for a
     page, more for a PDF) and must not stall the worker's event loop."""
     page = await crawler.fetch(url)
+    if page.truncated:  # what fits under the cap of a page that big is rarely the article
+        raise crawler.CrawlError(f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit")
     extracted = await asyncio.to_thread(extract, page.body, page.content_type, page.url, page.charset)
     return Reading(url=page.url, title=extracted.title, text=extracted.text)
 
