@@ -18,7 +18,8 @@ from temporalio.worker import Worker
 from activities import tracing
 from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.llm import LLM_ACTIVITIES
-from activities.search import SEARCH_ACTIVITIES, check_provider
+from activities.search import SEARCH_ACTIVITIES
+from activities.web_search import check_search_config
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
@@ -39,7 +40,7 @@ def build_worker(client: Client, config: Settings) -> Worker:
 async def main() -> int:
     config = settings()
     try:
-        check_provider()
+        check_search_config()
     except ApplicationError as err:  # a configuration error: say it once, plainly
         print(f"error: {err.message}", file=sys.stderr)
         return 2
@@ -57,7 +58,7 @@ async def main() -> int:
         loop.add_signal_handler(sig, stop.set)
     print(
         f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
-        f"engine {config.engine_name}, search {config.search_provider}, "
+        f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
         f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}",
         file=sys.stderr,
         flush=True,

@@ -39,8 +39,8 @@ class Settings(BaseSettings):
     #: per role (60 s, the report 120 s), never above what the workflow gives the activity.
     llm_request_timeout_s: float | None = Field(default=None, gt=0, le=85)
 
-    #: `local` until the web providers land (see README); INTERFACE.md names duckduckgo as the eventual default.
-    search_provider: str = "local"
+    #: `duckduckgo` (keyless), `searxng`, `tavily`, `brave` or `local` (a folder of documents).
+    search_provider: str = "duckduckgo"
     #: `conservative` (the first provider only), `fallback` (the next provider when one fails or
     #: finds nothing) or `exploratory` (all providers at once, merged). See activities/web_search.
     search_strategy: str = "fallback"
@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     searxng_url: str | None = None
     tavily_api_key: SecretStr | None = None
     brave_api_key: SecretStr | None = None
+    #: API endpoints, overridable for proxies and for tests that point a worker at a double.
+    tavily_base_url: str = "https://api.tavily.com"
+    brave_base_url: str = "https://api.search.brave.com"
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
     research_index_dir: Path = Path(".data/index")

@@ -1,7 +1,8 @@
 """Search and page reading: the researcher's eyes.
 
-Only the `local` provider (a folder of documents indexed with SQLite FTS5, by default the Python
-interpreter's own documentation) exists so far; web providers plug in here by name.
+Search goes to the web providers or the `local` corpus (a folder of documents indexed with SQLite
+FTS5, by default the Python interpreter's own documentation); pages are read from the web
+(activities/reading.py) or from that corpus (`file://` URLs).
 """
 
 from __future__ import annotations
@@ -10,15 +11,12 @@ import asyncio
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
 from activities.heartbeats import with_heartbeats
 from activities.reading import read_for_step
+from activities.web_search import run_search
 from workflows.models import PAGE_TEXT_LIMIT, PageContent, ReadRequest, SearchRequest, SearchResults
-
-PROVIDERS = ("local",)
-
 
 def local_corpus() -> Any:
     """The process-wide index of the configured corpus (imported lazily: the workflow sandbox
@@ -29,32 +27,11 @@ def local_corpus() -> Any:
     return open_corpus(config.research_corpus_dir, config.research_index_dir)
 
 
-def check_provider() -> str:
-    """The configured provider, or a non-retryable error that says what to set."""
-    config = settings()
-    name = config.search_provider.strip().lower()
-    if name not in PROVIDERS:
-        raise ApplicationError(
-            f"search provider {name!r} is not available; set SEARCH_PROVIDER to one of: {', '.join(PROVIDERS)}",
-            type="ConfigError",
-            non_retryable=True,
-        )
-    corpus_dir = config.research_corpus_dir
-    if name == "local" and corpus_dir is not None and not corpus_dir.is_dir():
-        raise ApplicationError(
-            f"RESEARCH_CORPUS_DIR {str(corpus_dir)!r} is not a folder; point it at your documents or unset it",
-            type="ConfigError",
-            non_retryable=True,
-        )
-    return name
-
-
 @activity.defn(name="search")
 async def search(request: SearchRequest) -> SearchResults:
-    """Idempotent: the same query against the same corpus gives the same hits."""
-    check_provider()
-    hits = await with_heartbeats(asyncio.to_thread(local_corpus().search, request.query, request.max_results))
-    return SearchResults(hits=hits)
+    """The configured providers under the configured strategy (activities/web_search.py).
+    Idempotent: searching again changes nothing anywhere."""
+    return SearchResults(hits=await with_heartbeats(run_search(request.query, request.max_results)))
 
 
 @activity.defn(name="read_page")

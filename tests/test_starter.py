@@ -346,12 +346,18 @@ async def test_attached_research_completes_offline(
     ("env", "message"),
     [
         ({"TEMPORAL_ADDRESS": "127.0.0.1:1"}, "error: cannot reach Temporal at 127.0.0.1:1 (start one with `make dev`)"),
-        ({"SEARCH_PROVIDER": "bing"}, "error: search provider 'bing' is not available; set SEARCH_PROVIDER to one of: local"),
-        ({"RESEARCH_CORPUS_DIR": "/no/such/folder"}, "error: RESEARCH_CORPUS_DIR '/no/such/folder' is not a folder"),
+        ({"SEARCH_PROVIDER": "bing"}, "error: search provider 'bing' does not exist; SEARCH_PROVIDER and "
+                                      "SEARCH_FALLBACK_PROVIDERS take: duckduckgo, searxng, tavily, brave, local"),
+        ({"SEARCH_PROVIDER": "local", "RESEARCH_CORPUS_DIR": "/no/such/folder"},
+         "error: RESEARCH_CORPUS_DIR '/no/such/folder' is not a folder"),
+        ({"SEARCH_PROVIDER": "tavily"}, "error: the tavily provider needs an API key: set TAVILY_API_KEY"),
+        ({"SEARCH_STRATEGY": "wild"}, "error: search strategy 'wild' does not exist; set SEARCH_STRATEGY to one of: "
+                                      "conservative, fallback, exploratory"),
     ],
 )
 def test_the_worker_refuses_a_bad_configuration_with_one_line(env: dict[str, str], message: str) -> None:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SEARCH_", "RESEARCH_"))}
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(("TEMPORAL_", "SEARCH_", "RESEARCH_", "TAVILY_", "BRAVE_", "SEARXNG_"))}
     done = subprocess.run([sys.executable, "worker.py"], cwd=REPO, env={**clean, **env},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2

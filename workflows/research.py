@@ -129,6 +129,8 @@ class DeepResearchWorkflow:
         self._loop_backs: list[LoopBack] = []
         self._sources: list[Source] = []
         self._read_urls: set[str] = set()
+        #: Pages that could not be read: never fetched again, never a source.
+        self._unreadable_urls: set[str] = set()
         self._notes: list[str] = []
         self._stats = Stats()
         self._engine = ""
@@ -502,7 +504,7 @@ class DeepResearchWorkflow:
         """Read the best unread sources concurrently; a page that fails is skipped, never fatal.
         A URL already read in this research is not fetched again: its snippet stands in."""
         fresh = [h for h in hits if h.url not in self._read_urls][:PAGES_PER_STEP]
-        seen_before = [h for h in hits if h.url in self._read_urls][:PAGES_PER_STEP]
+        seen_before = [h for h in hits if h.url in self._read_urls and h.url not in self._unreadable_urls][:PAGES_PER_STEP]
         self._read_urls.update(h.url for h in fresh)
         pages = await asyncio.gather(
             *(
@@ -516,6 +518,7 @@ class DeepResearchWorkflow:
             self._stats.pages_fetched += 1
             if page is None or page.error or not page.text.strip():
                 workflow.logger.info("Skipped %s: %s", hit.url, page.error if page else "read failed")
+                self._unreadable_urls.add(hit.url)
                 continue
             source_id = self._add_source(hit.url, page.title or hit.title, hit.provider)
             passages.append(Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text))
