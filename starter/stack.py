@@ -17,6 +17,8 @@ import time
 import uuid
 from pathlib import Path
 
+from activities.config import Settings
+
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 PORT, UI_PORT = 7233, 8233
@@ -49,7 +51,8 @@ def start_dev_server(db_file: Path | None, log_file: Path) -> subprocess.Popen[b
 
 def start_worker() -> subprocess.Popen[bytes]:
     env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{PORT}", "PYTHONUNBUFFERED": "1"}
-    env.setdefault("SEARCH_PROVIDER", "local")
+    if "search_provider" not in Settings().model_fields_set:  # neither the environment nor .env chose one
+        env["SEARCH_PROVIDER"] = "local"  # the bundled corpus: works offline, as `make demo` promises
     return subprocess.Popen([sys.executable, str(REPO / "worker.py")], cwd=REPO, env=env)
 
 
