@@ -10,11 +10,10 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -22,6 +21,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from tests.http_doubles import local_server, send_json, serving
 
 
 @dataclass
@@ -90,18 +91,12 @@ class FakeLangfuse:
                 return False
 
             def _json(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = local_server(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def add_prompt(self, name: str, prompt: str, labels: list[str] | None = None, config: Any = None,
@@ -133,10 +128,5 @@ class FakeLangfuse:
 @contextmanager
 def running_langfuse(public_key: str = "pk-lf-test", secret_key: str = "sk-lf-test") -> Iterator[FakeLangfuse]:
     fake = FakeLangfuse(public_key, secret_key)
-    thread = threading.Thread(target=fake.server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(fake.server):
         yield fake
-    finally:
-        fake.server.shutdown()
-        fake.server.server_close()

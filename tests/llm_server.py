@@ -15,10 +15,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from activities import openai_engine as engine
+from tests.http_doubles import local_server, send_json, serving
 
 #: The role behind each structured reply the engine asks for.
 ROLE_OF_SCHEMA = {
@@ -112,23 +113,12 @@ class ScriptedLLM:
                 self._send(200, completion(content), {})
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up waiting (the hang test)
+                send_json(self, status, payload, headers)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = local_server(Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def fail_next(self, role: str, *faults: Fault) -> None:
@@ -150,10 +140,5 @@ class ScriptedLLM:
 @contextmanager
 def running_llm() -> Iterator[ScriptedLLM]:
     llm = ScriptedLLM()
-    thread = threading.Thread(target=llm.server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(llm.server):
         yield llm
-    finally:
-        llm.server.shutdown()
-        llm.server.server_close()

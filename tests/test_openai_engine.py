@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from activities import openai_engine
 from activities.config import Settings
 from activities.openai_engine import OpenAIEngine, load_prompt, parse_reply, retry_after
+from tests.http_doubles import local_server, send_json
 from workflows.models import (
     ClarifyInput,
     CoordinateInput,
@@ -88,23 +89,12 @@ class FakeLLM:
                 reply = fake.replies.pop(0) if fake.replies else error(500, "no scripted reply left")
                 status, headers, payload = reply(body) if callable(reply) else reply
                 time.sleep(fake.delay_s)
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout test)
+                send_json(self, status, payload, headers)
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = local_server(Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
 

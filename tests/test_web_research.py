@@ -6,14 +6,12 @@ pages, without ever asking for a disallowed path.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -23,6 +21,7 @@ from temporalio.client import Client
 
 from tests.conftest import REPO
 from tests.hostile_web import BOILERPLATE_MARKERS, HostileWeb
+from tests.http_doubles import local_server, send_json, serving
 from workflows.models import Depth, ResearchRequest, Stage
 from workflows.research import DeepResearchWorkflow
 
@@ -48,18 +47,12 @@ class FakeSearxng:
                 status = 200 if url.path == "/search" and params.get("format") == ["json"] else 403
                 start = 3 * (len(fake.queries) - 1) % len(results)
                 rotated = results[start:] + results[:start]
-                data = json.dumps({"query": params.get("q", [""])[0], "results": rotated}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, {"query": params.get("q", [""])[0], "results": rotated})
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = local_server(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
@@ -75,11 +68,8 @@ def searxng(web: HostileWeb) -> Iterator[FakeSearxng]:
     results = [{"url": web.url(path), "title": f"Result {path}", "content": f"About aqueducts and tide pools {path}"}
                for path in interleaved]
     fake = FakeSearxng(results)
-    thread = threading.Thread(target=fake.server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+    with serving(fake.server):
+        yield fake
 
 
 async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
