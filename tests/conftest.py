@@ -21,7 +21,8 @@ from temporalio.testing import WorkflowEnvironment
 BIN_DIR = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
-RUST_BOOK = SHARED_DATA / "corpus" / "rust-book"
+#: Resolved: the corpus names documents by their real path, even when ../shared is a symlink.
+RUST_BOOK = (SHARED_DATA / "corpus" / "rust-book").resolve()
 
 
 def _binary(name: str) -> str:
