@@ -295,6 +295,7 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
         cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
     )
     elapsed = time.monotonic() - started
+    print(f"a rejected key: the starter exited after {elapsed:.2f} s")
 
     assert run.returncode == 1
     last = run.stderr.strip().splitlines()[-1]
