@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,6 +94,19 @@ def assert_cited_report(result: ResearchResult) -> None:
         assert source.url.startswith(RUST_BOOK.as_uri()), source.url
 
 
+def assert_evidence_backs_the_steps(result: ResearchResult) -> None:
+    """Every cited source has evidence, every piece of evidence is real text of a cited source."""
+    assert result.plan is not None
+    cited = {n for step in result.plan.steps for n in step.source_ids}
+    assert cited and {e.source_id for e in result.evidence} == cited
+    by_id = {s.id: s for s in result.sources}
+    for item in result.evidence:
+        assert 0 < len(item.text) <= 600
+        document = Path(by_id[item.source_id].url.removeprefix("file://")).read_text(encoding="utf-8")
+        words = item.text.rstrip("…").split()[:8]
+        assert " ".join(words) in " ".join(document.split()), item.text
+
+
 async def test_a_research_completes_with_a_report_whose_every_citation_resolves(
     dev_client: Client, worker_env: dict[str, str], workers: Workers
 ) -> None:
@@ -107,6 +121,7 @@ async def test_a_research_completes_with_a_report_whose_every_citation_resolves(
     assert "offline" in result.report_markdown.lower()
     assert result.engine == "offline"
     assert result.stats.searches > 0 and result.stats.pages_fetched > 0 and result.stats.llm_calls > 0
+    assert_evidence_backs_the_steps(result)
     history = await handle.fetch_history()
     size = len(history.to_json())
     assert size < 2_000_000, f"history of a medium research is {size} bytes"

@@ -177,6 +177,15 @@ class Clarification(BaseModel):
     answer: str | None = None
 
 
+class Evidence(BaseModel):
+    """A paragraph of a source that backs a step's observation (see workflows/evidence.py)."""
+
+    source_id: int
+    #: The paragraph's position in the passage read for the step.
+    position: int
+    text: str
+
+
 class Claim(BaseModel):
     text: str
     source_ids: list[int]
@@ -251,6 +260,8 @@ class ResearchResult(BaseModel):
     mode: QueryMode
     engine: str
     loop_backs: list[LoopBack] = Field(default_factory=list)
+    #: What each cited source says in support of the observations that cite it.
+    evidence: list[Evidence] = Field(default_factory=list)
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
 

@@ -26,7 +26,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from activities import llm, search
-    from workflows import citations
+    from workflows import citations, evidence
     from workflows.models import (
         MODE_BUDGET_S,
         OBSERVATION_LIMIT,
@@ -63,6 +63,7 @@ with workflow.unsafe.imports_passed_through():
         Source,
         Speaker,
         Stage,
+        Evidence,
         Stats,
         TokenCount,
         Usage,
@@ -131,6 +132,7 @@ class DeepResearchWorkflow:
         self._read_urls: set[str] = set()
         #: Pages that could not be read: never fetched again, never a source.
         self._unreadable_urls: set[str] = set()
+        self._evidence: list[Evidence] = []
         self._notes: list[str] = []
         self._stats = Stats()
         self._engine = ""
@@ -371,6 +373,9 @@ class DeepResearchWorkflow:
         known = {p.source_id for p in passages}
         step.observation = findings.observation[:OBSERVATION_LIMIT]
         step.source_ids = [n for n in findings.source_ids if n in known]
+        self._evidence = evidence.merge(
+            self._evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
+        )
         step.status = StepStatus.COMPLETED
         return findings
 
@@ -675,6 +680,7 @@ class DeepResearchWorkflow:
             mode=self._request.mode,
             engine=self._engine,
             loop_backs=self._loop_backs,
+            evidence=self._evidence,
             notes=self._notes,
         )
 
