@@ -7,6 +7,7 @@ check shapes on both sides. The module is pure: no I/O, safe to import inside th
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -135,6 +136,11 @@ class ResearchRequest(BaseModel):
     time_budget_s: float | None = Field(default=None, gt=0)
     #: Earlier conversation (a follow-up's history); the orchestrator routes over it.
     history: list[Message] = Field(default_factory=list)
+    #: The workflow id of the research this one follows up (`research --follow-up ID`).
+    follow_up_of: str | None = None
+    #: Verify each cited claim against its evidence and have the critic score the report.
+    #: Off trades trust for speed: claims stay `unverified`.
+    verify: bool = True
 
 
 # --- the research record --------------------------------------------------------------------------
@@ -187,9 +193,45 @@ class Evidence(BaseModel):
 
 
 class Claim(BaseModel):
+    """A cited sentence of the report and what checking it against its evidence found."""
+
     text: str
     source_ids: list[int]
     verdict: Verdict = Verdict.UNVERIFIED
+    #: Why the verdict was given (the judge's reason, or the lexical check's figures).
+    reason: str = ""
+    #: "lexical" (the cheap word-overlap check decided), "judge" (the LLM judge), "" (not checked).
+    checked_by: str = ""
+    #: The sentence as first written, when it was rewritten after an `unsupported` verdict.
+    original: str | None = None
+    #: True when the sentence was taken out of the report (still unsupported after rewriting).
+    removed: bool = False
+
+
+class VerificationSummary(BaseModel):
+    """How many of the report's claims their cited evidence supports (final verdicts)."""
+
+    enabled: bool = True
+    #: "lexical" (offline engine) or "lexical+judge".
+    method: str = ""
+    claims: int = 0
+    supported: int = 0
+    partial: int = 0
+    unsupported: int = 0
+    unverified: int = 0
+    revised: int = 0
+    removed: int = 0
+    #: supported / claims, 0 when there are no claims.
+    share_supported: float = 0.0
+
+
+class Critique(BaseModel):
+    """The critic's scores (seed 004), each 0.0-1.0 with its reason."""
+
+    quality: float = Field(ge=0.0, le=1.0)
+    quality_reason: str
+    hallucination_risk: float = Field(ge=0.0, le=1.0)
+    hallucination_reason: str
 
 
 class LoopBack(BaseModel):
@@ -262,6 +304,11 @@ class ResearchResult(BaseModel):
     loop_backs: list[LoopBack] = Field(default_factory=list)
     #: What each cited source says in support of the observations that cite it.
     evidence: list[Evidence] = Field(default_factory=list)
+    #: Claim verification counts; None when the research predates verification.
+    verification: VerificationSummary | None = None
+    #: The critic's scores; None when verification was off or the critic was unavailable.
+    critique: Critique | None = None
+    follow_up_of: str | None = None
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
 
@@ -398,6 +445,8 @@ class SynthesizeInput(BaseModel):
     #: For a direct answer (simple mode) there is no plan: the background passages stand in.
     passages: list[Passage] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    #: The evidence pool: what the cited sources say, the ground the report must stand on.
+    evidence: list[Evidence] = Field(default_factory=list)
 
 
 class Report(LLMOutput):
@@ -435,3 +484,90 @@ class PageContent(BaseModel):
     text: str = ""
     #: Why the page could not be read (a per-page failure never fails the step).
     error: str | None = None
+
+
+# --- verification and the research library ----------------------------------------------------------
+
+
+class JudgeVerdict(str, Enum):
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+
+
+class ClaimCheck(BaseModel):
+    """One claim sent to the judge or the reviser; `index` ties the answer back to the claim."""
+
+    index: int
+    text: str
+    source_ids: list[int]
+
+
+class VerifyInput(BaseModel):
+    query: str
+    claims: list[ClaimCheck]
+    #: Only the evidence of the sources the claims cite.
+    evidence: list[Evidence]
+    sources: list[Source]
+
+
+class ClaimVerdict(BaseModel):
+    index: int
+    verdict: JudgeVerdict
+    reason: str
+
+
+class VerifyOutput(LLMOutput):
+    verdicts: list[ClaimVerdict]
+    #: How the verdicts were reached: "judge" (an LLM) or "lexical" (the offline engine).
+    checked_by: str = "judge"
+
+
+class ReviseInput(BaseModel):
+    query: str
+    #: Claims judged unsupported, and why (`reasons[i]` belongs to `claims[i]`).
+    claims: list[ClaimCheck]
+    reasons: list[str] = Field(default_factory=list)
+    evidence: list[Evidence]
+
+
+class ClaimRewrite(BaseModel):
+    index: int
+    #: The sentence rewritten to say only what the evidence says, with its [n] citations;
+    #: empty when the evidence supports nothing of it (the sentence is removed).
+    text: str
+
+
+class ReviseOutput(LLMOutput):
+    rewrites: list[ClaimRewrite]
+
+
+class CritiqueInput(BaseModel):
+    query: str
+    report_markdown: str
+    verification: VerificationSummary
+    sources_count: int
+    steps_completed: int
+    steps_planned: int
+
+
+class CritiqueOutput(LLMOutput):
+    quality: float = Field(ge=0.0, le=1.0)
+    quality_reason: str
+    hallucination_risk: float = Field(ge=0.0, le=1.0)
+    hallucination_reason: str
+
+
+class ResearchRecord(BaseModel):
+    """What the `save_research` activity writes: the result and where it came from."""
+
+    workflow_id: str
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    result: ResearchResult
+
+
+class SavedResearch(BaseModel):
+    #: False when this (workflow id, run id) was already stored (a retried activity).
+    created: bool
