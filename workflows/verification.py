@@ -1,0 +1,355 @@
+"""Claim verification's deterministic half: find a report's cited sentences, measure each against
+the evidence of the sources it cites, and edit the report by the verdicts.
+
+Why: the complaint users make most often about research assistants is a citation that does not say
+what its sentence claims. Most such citations are not subtle: the sentence cites a source about
+something else. Word overlap catches those for free, so the LLM judge is paid only for claims that
+share enough words with their evidence to need reading (`lexical_check`). Without an LLM nothing
+better exists, so the offline engine uses the same measure, with stricter bands, as its whole
+verification method (`lexical_verdict`, called by activities/offline_checks.py).
+
+Pure and deterministic (stdlib, activities.text, workflows.models only): it runs inside the
+workflow sandbox, and every edit of the report is replayed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from activities.text import content_terms, split_paragraphs, tokenize
+from workflows.models import Claim, Verdict, VerificationSummary
+
+#: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
+#: Low on purpose: the pre-check must never overrule the judge on a fair paraphrase, which often
+#: keeps only a third of the words; a quarter is what unrelated text shares by chance (names, years).
+UNRELATED_COVERAGE = 0.25
+#: The offline verdict bands: half the words is a partial match, four fifths in one passage (and
+#: every number) is as close to a quote as word overlap can tell.
+PARTIAL_COVERAGE = 0.5
+SUPPORTED_COVERAGE = 0.8
+#: Appended right after a partly supported sentence's last citation, before its final punctuation
+#: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
+PARTIAL_MARK = " *(partly supported)*"
+
+_CITE = re.compile(r"(?<!\\)\[(\d+(?:\s*,\s*\d+)*)\](?!\()")  # `\[7\]` is escaped text, `[1](url)` a link
+#: split_sentences's boundary (end punctuation, space, a capital) plus a citation that ends a
+#: sentence ("... B [1]. C", "... B.[1] C"); applied to the raw line so `text` stays a substring.
+_ENDS = re.compile(r"[.!?][\"”’')*_]*(?:[ \t]*" + _CITE.pattern + r")*(?:" + re.escape(PARTIAL_MARK) + ")?$")
+_GAP = re.compile(r"[ \t]+(?=[A-Z0-9\"'“‘(\[`*_])")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_LEAD = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?")  # indentation and a list marker
+_SOURCES_TITLE = re.compile(r"(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)", re.IGNORECASE)
+_SOURCE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\[(\d+)\]")
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*%?(?![\w%])")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+
+
+# --- the report's cited sentences -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    text: str  # exactly as it appears in the report, with its [n] markers
+    claim: str  # the sentence without citation markers, whitespace-normalized, no list marker
+    source_ids: tuple[int, ...]
+
+
+def cited_sentences(markdown: str) -> list[CitedSentence]:
+    """Every sentence of the report's prose that cites a source, each claim once (first kept).
+
+    Prose is split line by line: a list item or a paragraph written on one line (as reports are)
+    is the unit, so a sentence wrapped over two lines is seen as two pieces.
+    """
+    found: list[CitedSentence] = []
+    seen: set[str] = set()
+    for line in _scan(markdown)[0]:
+        body = markdown[line.body:line.end]
+        for start, end in _sentence_spans(body):
+            text = body[start:end]
+            ids = tuple(dict.fromkeys(int(n) for m in _CITE.finditer(text) for n in m.group(1).split(",")))
+            claim = _claim(text)
+            if ids and claim and claim.lower() not in seen:
+                seen.add(claim.lower())
+                found.append(CitedSentence(text=text, claim=claim, source_ids=ids))
+    return found
+
+
+def _claim(text: str) -> str:
+    text = " ".join(_CITE.sub("", text.replace(PARTIAL_MARK.strip(), "")).split())
+    return re.sub(r"\s+([.!?,;:)])", r"\1", text).strip()
+
+
+def _sentence_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of one line of prose; a citation stays with the sentence before
+    it, even when it follows the full stop ("... valid.[2] They ...")."""
+    spans: list[tuple[int, int]] = []
+    start = len(line) - len(line.lstrip())
+    for gap in _GAP.finditer(line, start):
+        rest = line[gap.end():]
+        if _CITE.match(rest) or rest.startswith(PARTIAL_MARK.strip()) or not _ENDS.search(line, start, gap.start()):
+            continue
+        spans.append((start, gap.start()))
+        start = gap.end()
+    if line[start:].strip():
+        spans.append((start, len(line.rstrip())))
+    return spans
+
+
+@dataclass(frozen=True)
+class _Line:
+    start: int  # where the line starts in the markdown
+    body: int  # where its text starts: after the indentation and any list marker
+    end: int  # where it ends, before the line break
+
+
+def _scan(markdown: str) -> tuple[list[_Line], list[_Line]]:
+    """(prose lines, sources-section lines). Prose is what a reader takes as the report's claims:
+    no headings, code, quotes or tables, and not the sources list, which runs from a heading named
+    Sources, References or Bibliography to the next heading of the same or a higher level. A line
+    holding only such a name ("**Sources:**", as LLMs also write) opens a list any heading ends."""
+    prose: list[_Line] = []
+    sources: list[_Line] = []
+    fence, section, start = "", 0, 0  # section: the sources heading's level while in its list
+    for raw in markdown.split("\n"):
+        line, stripped, begin = raw.rstrip("\r"), raw.strip(), start
+        start, end = start + len(raw) + 1, begin + len(line)
+        if fence:
+            fence = "" if stripped.startswith(fence) and set(stripped) == {fence[0]} else fence
+        elif opening := _FENCE.match(line):
+            fence = opening.group(1)
+        elif (atx := _ATX.match(line)) or _SOURCES_TITLE.fullmatch(stripped.strip("*_:")):
+            level = len(atx.group(1)) if atx else 7
+            section = 0 if level <= section else section
+            title = atx.group(2) if atx else stripped
+            section = level if _SOURCES_TITLE.fullmatch(title.strip(" \t*_:#")) else section
+        elif section:
+            sources.append(_Line(begin, begin, end))
+        elif stripped and not stripped.startswith((">", "|")):
+            prose.append(_Line(begin, begin + _LEAD.match(line).end(), end))  # type: ignore[union-attr]
+    return prose, sources
+
+
+# --- the lexical measure --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LexicalCheck:
+    coverage: float  # share of the claim's content terms found in the cited evidence (0..1)
+    missing_numbers: tuple[str, ...]  # numbers in the claim absent from the evidence
+    verdict: Verdict | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Overlap:
+    found: int
+    total: int
+    missing: tuple[str, ...]
+
+    @property
+    def coverage(self) -> float:
+        return self.found / self.total if self.total else 1.0
+
+    def figures(self) -> str:
+        return f"{self.found} of {self.total} content words ({self.coverage:.0%})"
+
+
+def lexical_check(claim: str, evidence: list[str]) -> LexicalCheck:
+    """The cheap pre-check before the judge: decides only UNSUPPORTED (no evidence, or too few shared
+    words for the citation to be about the claim); anything else is left to the judge (None)."""
+    texts = [t for t in evidence if t.strip()]
+    if not texts:
+        return _no_evidence(claim)
+    union = _overlap(claim, texts)
+    if union.coverage < UNRELATED_COVERAGE:
+        return LexicalCheck(union.coverage, union.missing, Verdict.UNSUPPORTED,
+                            f"shares {union.figures()} with the cited evidence: the citation points at an unrelated source")
+    return LexicalCheck(union.coverage, union.missing, None, f"shares {union.figures()} with the cited evidence")
+
+
+def lexical_verdict(claim: str, evidence: list[str]) -> LexicalCheck:
+    """The offline engine's whole method. SUPPORTED needs SUPPORTED_COVERAGE of the claim's words and
+    all its numbers in ONE evidence paragraph: a supported claim is backed by a passage, not stitched
+    from words scattered over several. PARTIAL and UNSUPPORTED are measured against all the cited
+    evidence together, since partly supported is exactly what a stitched claim is."""
+    paragraphs = [p for text in evidence for p in split_paragraphs(text)]
+    if not paragraphs:
+        return _no_evidence(claim)
+    union = _overlap(claim, paragraphs)
+    best = max((_overlap(claim, [p]) for p in paragraphs),
+               key=lambda o: (o.coverage >= SUPPORTED_COVERAGE and not o.missing, o.found, -len(o.missing)))
+    if best.coverage >= SUPPORTED_COVERAGE and not best.missing:
+        held = f"holds {best.figures()}" if best.total else "has no content words to check"
+        return LexicalCheck(best.coverage, (), Verdict.SUPPORTED, f"one cited passage {held}" if best.total else f"the claim {held}")
+    reason = f"the cited evidence holds {'' if union.coverage >= PARTIAL_COVERAGE else 'only '}{union.figures()}"
+    if union.missing:
+        reason += f" but not {', '.join(union.missing)}"
+    elif union.coverage >= SUPPORTED_COVERAGE:
+        reason += f", spread over several passages: the closest one holds {best.found} ({best.coverage:.0%})"
+    verdict = Verdict.PARTIAL if union.coverage >= PARTIAL_COVERAGE else Verdict.UNSUPPORTED
+    return LexicalCheck(union.coverage, union.missing, verdict, reason)
+
+
+def _no_evidence(claim: str) -> LexicalCheck:
+    return LexicalCheck(0.0, tuple(_numbers(claim).values()), Verdict.UNSUPPORTED,
+                        "no evidence was recorded for the cited sources, so nothing backs the citation")
+
+
+def _overlap(claim: str, evidence: list[str]) -> _Overlap:
+    wanted_words, wanted_numbers = _words(claim), _numbers(claim)
+    words = {w for text in evidence for w in _words(text)}
+    numbers = {n for text in evidence for n in _numbers(text)}
+    numbers |= {_NUMBER_WORDS[t] for text in evidence for t in tokenize(text) if t in _NUMBER_WORDS}
+    words |= {w for w, n in _NUMBER_WORDS.items() if n in numbers}  # "four" in a claim, "4" in a source
+    missing = tuple(shown for key, shown in wanted_numbers.items() if key not in numbers)
+    found = len(wanted_words & words) + len(wanted_numbers) - len(missing)
+    return _Overlap(found, len(wanted_words) + len(wanted_numbers), missing)
+
+
+def _words(text: str) -> set[str]:
+    """Stems of the content words, numbers left to `_numbers`; hyphenated words count by their parts."""
+    terms = content_terms(_CITE.sub(" ", text))
+    parts = [p for t in terms for p in (t.split("-") if "-" in t else [t])]
+    return {_stem(p) for p in parts if len(p) > 1 and not re.fullmatch(r"[\d.,%]+", p)}
+
+
+def _numbers(text: str) -> dict[str, str]:
+    """The numbers of a text by value ("1,000" and "1000", "40%" and "40" are one), as written."""
+    found: dict[str, str] = {}
+    for match in _NUMBER.finditer(_CITE.sub(" ", text)):
+        found.setdefault(match.group(0).rstrip("%").replace(",", ""), match.group(0))
+    return found
+
+
+def _stem(word: str) -> str:
+    """Light suffix stripping, enough for inflections to meet: threads~thread,
+    scheduling~scheduled~schedules~schedule, libraries~library, stopped~stop (not speed~spe)."""
+    word = word[:-2] if word.endswith(("'s", "’s")) else word
+    if len(word) <= 3 or any(c.isdigit() for c in word):
+        return word
+    for suffix, replacement, keep in (("ies", "y", ()), ("ied", "y", ()), ("ing", "", ()), ("ed", "", ("eed",)),
+                                      ("s", "", ("ss", "us", "is"))):
+        stem = word[: -len(suffix)] + replacement
+        if word.endswith(suffix) and not word.endswith(keep) and len(stem) >= 3:
+            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # running~run, stopped~stop, but called~call
+            word = stem
+            break
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+
+
+# --- editing the report -------------------------------------------------------------------------
+
+
+def remove_sentence(markdown: str, sentence_text: str) -> str:
+    """The report without the sentence (every occurrence in the prose: the offline report repeats
+    its top findings in the summary). A list item or paragraph left empty loses its line; headings
+    stay, even over an emptied section."""
+    for line, start, end in reversed(_occurrences(markdown, sentence_text)):
+        before = markdown[line.body:start].rstrip(" \t")
+        after = markdown[end:line.end].lstrip(" \t")
+        if not before.strip() and not after.strip():
+            markdown = _delete_line(markdown, line.start)
+        else:
+            markdown = markdown[:line.body] + before + (" " if before and after else "") + after + markdown[line.end:]
+    return markdown
+
+
+def replace_sentence(markdown: str, old: str, new: str) -> str:
+    """The report with the sentence rewritten (every occurrence); an empty rewrite removes it."""
+    new = " ".join(new.split())
+    return _replace(markdown, old, new) if new else remove_sentence(markdown, old)
+
+
+def mark_partial(markdown: str, sentence_text: str) -> str:
+    """The report with PARTIAL_MARK right after the sentence's last citation (see PARTIAL_MARK),
+    wherever the sentence stands; a sentence already marked is left as it is."""
+    for _, start, end in reversed(_occurrences(markdown, sentence_text)):
+        cites = list(_CITE.finditer(markdown, start, end))
+        at = cites[-1].end() if cites else -1
+        if cites and not markdown.startswith(PARTIAL_MARK, at):
+            markdown = markdown[:at] + PARTIAL_MARK + markdown[at:]
+    return markdown
+
+
+def drop_unused_sources(markdown: str, keep_ids: Iterable[int]) -> str:
+    """The report with the sources list's lines for ids not in `keep_ids` removed, so the list names
+    only sources the prose still cites. Lines without a leading [n] are kept."""
+    keep = set(keep_ids)
+    for line in reversed(_scan(markdown)[1]):
+        listed = _SOURCE_LINE.match(markdown[line.start:line.end])
+        if listed and int(listed.group(1)) not in keep:
+            markdown = _delete_line(markdown, line.start)
+    return markdown
+
+
+def _occurrences(markdown: str, text: str) -> list[tuple[_Line, int, int]]:
+    """Where `text` stands as whole sentences of the prose: starting where a sentence starts and
+    ending where one ends, so "B [1]." is not found inside "A B [1].", nor anything in the sources
+    list or in code. Runs of whitespace match any run (a rewrite may have been normalized)."""
+    found: list[tuple[_Line, int, int]] = []
+    pattern = re.compile(r"[ \t]+".join(re.escape(word) for word in text.split()))
+    for line in _scan(markdown)[0] if text.strip() else []:
+        body = markdown[line.body:line.end]
+        spans = _sentence_spans(body)
+        starts, ends = {start for start, _ in spans}, {end for _, end in spans}
+        found += [(line, line.body + m.start(), line.body + m.end()) for m in pattern.finditer(body)
+                  if m.start() in starts and m.end() in ends]
+    return found
+
+
+def _replace(markdown: str, old: str, new: str) -> str:
+    for _, start, end in reversed(_occurrences(markdown, old)):
+        markdown = markdown[:start] + new + markdown[end:]
+    return markdown
+
+
+def _delete_line(markdown: str, start: int) -> str:
+    """Remove the line at `start` with its line break; where that leaves two blank lines, keep one."""
+    end = markdown.find("\n", start)
+    markdown = markdown[:start] + ("" if end < 0 else markdown[end + 1:])
+    previous_blank = start == 0 or not markdown[markdown.rfind("\n", 0, start - 1) + 1:start].strip()
+    while previous_blank and start < len(markdown):
+        end = markdown.find("\n", start)
+        if end < 0 or markdown[start:end].strip():
+            break
+        markdown = markdown[:start] + markdown[end + 1:]
+    return markdown
+
+
+# --- the summary ------------------------------------------------------------------------------------
+
+
+def summarize(claims: list[Claim], *, method: str, enabled: bool = True) -> VerificationSummary:
+    """Counts by final verdict; a removed claim counts under its verdict and in `removed`."""
+    count = {v: sum(1 for c in claims if c.verdict is v) for v in Verdict}
+    return VerificationSummary(
+        enabled=enabled, method=method, claims=len(claims),
+        supported=count[Verdict.SUPPORTED], partial=count[Verdict.PARTIAL],
+        unsupported=count[Verdict.UNSUPPORTED], unverified=count[Verdict.UNVERIFIED],
+        revised=sum(1 for c in claims if c.original is not None), removed=sum(1 for c in claims if c.removed),
+        share_supported=round(count[Verdict.SUPPORTED] / len(claims), 4) if claims else 0.0,
+    )
+
+
+def verification_note(summary: VerificationSummary) -> str:
+    """One italic markdown line for the end of the report: what the reader can trust."""
+    if not summary.enabled:  # the workflow puts why in `method` ("the research was cancelled")
+        why = summary.method if " " in summary.method else "verification was turned off"
+        return f"*Claims were not verified ({why}).*"
+    if not summary.claims:
+        return "*Verification: the report makes no cited claims.*"
+    s = summary
+    noun, verb = ("claim" if s.claims == 1 else "claims"), ("is" if s.supported == 1 else "are")
+    parts = [f"{s.supported} of {s.claims} {noun} {verb} supported by their cited sources"]
+    standing_unsupported = max(0, s.unsupported - s.removed)
+    for n, words in ((s.partial, 'partly (marked "partly supported")'), (standing_unsupported, "unsupported"),
+                     (s.unverified, "not checked"), (s.removed, "removed as unsupported"),
+                     (s.revised, "rewritten to match the sources")):
+        if n:
+            parts.append(f"{n} {words}")
+    return f"*Verification: {'; '.join(parts)}.*"
