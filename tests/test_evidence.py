@@ -35,3 +35,25 @@ def test_evidence_is_trimmed_and_merged_without_repeats() -> None:
     pool = merge(first, supporting_evidence("aqueduct", [3], [long]))
 
     assert len(pool) == 1 and len(pool[0].text) <= EVIDENCE_CHARS
+
+
+def test_each_cited_sentence_keeps_the_paragraph_it_came_from() -> None:
+    """Three findings from three paragraphs of one source: all three paragraphs are kept, so a
+    verifier can check every sentence, not only the two closest to the observation as a whole."""
+    observation = (
+        "Rome had eleven aqueducts by the third century [1]. "
+        "Settling tanks let sand fall out of the flow [1]. "
+        "Most channels ran underground [1]."
+    )
+    pool = supporting_evidence(observation, [1], [AQUEDUCTS])
+
+    assert [e.position for e in pool] == [0, 1, 2]
+
+
+def test_a_long_paragraph_is_cut_around_the_finding_not_at_its_start() -> None:
+    filler = " ".join(f"Filler sentence number {i} says nothing." for i in range(40))
+    passage = Passage(source_id=4, title="Long", url="u", text=f"{filler} The gauge of the channel was one foot. {filler}")
+    pool = supporting_evidence("The channel gauge was one foot [4].", [4], [passage])
+
+    assert len(pool) == 1 and len(pool[0].text) <= EVIDENCE_CHARS
+    assert "The gauge of the channel was one foot." in pool[0].text
