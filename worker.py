@@ -17,12 +17,15 @@ from temporalio.worker import Worker
 
 from activities import tracing
 from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
+from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.search import SEARCH_ACTIVITIES
 from activities.web_search import check_search_config
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
+#: Every activity the research workflow schedules.
+ACTIVITIES = [*LLM_ACTIVITIES, *SEARCH_ACTIVITIES, save_research]
 
 
 def build_worker(client: Client, config: Settings) -> Worker:
@@ -30,7 +33,7 @@ def build_worker(client: Client, config: Settings) -> Worker:
         client,
         task_queue=config.temporal_task_queue,
         workflows=[DeepResearchWorkflow],
-        activities=[*LLM_ACTIVITIES, *SEARCH_ACTIVITIES],
+        activities=ACTIVITIES,
         max_concurrent_activities=config.max_concurrent_activities,
         max_concurrent_workflow_tasks=config.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,

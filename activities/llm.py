@@ -21,6 +21,8 @@ from workflows.models import (
     ClarifyInput,
     ClarifyOutput,
     CoordinateInput,
+    CritiqueInput,
+    CritiqueOutput,
     LLMOutput,
     ObserveInput,
     PlanDraft,
@@ -30,11 +32,15 @@ from workflows.models import (
     ReflectInput,
     ReflectOutput,
     Report,
+    ReviseInput,
+    ReviseOutput,
     RouteInput,
     RouteOutput,
     SearchQueries,
     StepFindings,
     SynthesizeInput,
+    VerifyInput,
+    VerifyOutput,
 )
 
 T = TypeVar("T", bound=LLMOutput)
@@ -104,4 +110,22 @@ async def synthesize(inp: SynthesizeInput) -> Report:
     return await _served(engine().synthesize(inp))
 
 
-LLM_ACTIVITIES = [route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize]
+@activity.defn(name="verify_claims")
+async def verify_claims(inp: VerifyInput) -> VerifyOutput:
+    return await _served(engine().verify_claims(inp))
+
+
+@activity.defn(name="revise_claims")
+async def revise_claims(inp: ReviseInput) -> ReviseOutput:
+    return await _served(engine().revise_claims(inp))
+
+
+@activity.defn(name="critique")
+async def critique(inp: CritiqueInput) -> CritiqueOutput:
+    return await _served(engine().critique(inp))
+
+
+LLM_ACTIVITIES = [
+    route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize,
+    verify_claims, revise_claims, critique,
+]

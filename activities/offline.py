@@ -41,6 +41,7 @@ from activities.text import (
     trim,
     unique,
 )
+from activities import offline_checks
 from workflows.models import (
     OBSERVATION_LIMIT,
     Claim,
@@ -48,6 +49,8 @@ from workflows.models import (
     ClarifyOutput,
     Complexity,
     CoordinateInput,
+    CritiqueInput,
+    CritiqueOutput,
     Depth,
     Message,
     ObserveInput,
@@ -61,6 +64,8 @@ from workflows.models import (
     ReflectionDecision,
     ReflectOutput,
     Report,
+    ReviseInput,
+    ReviseOutput,
     RouteInput,
     RouteOutput,
     RoutingDecision,
@@ -71,6 +76,8 @@ from workflows.models import (
     StepStatus,
     SynthesizeInput,
     Verdict,
+    VerifyInput,
+    VerifyOutput,
 )
 
 # --- vocabulary -----------------------------------------------------------------------------------
@@ -250,6 +257,15 @@ class OfflineEngine:
 
     async def synthesize(self, inp: SynthesizeInput) -> Report:
         return write_report(inp)
+
+    async def verify_claims(self, inp: VerifyInput) -> VerifyOutput:
+        return offline_checks.verify(inp)
+
+    async def revise_claims(self, inp: ReviseInput) -> ReviseOutput:
+        return offline_checks.revise(inp)
+
+    async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
+        return offline_checks.critique(inp)
 
 
 # --- words ------------------------------------------------------------------------------------------
@@ -537,13 +553,25 @@ def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
     )
 
 
-def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
-    """A pronoun in a message that names nothing else points outside it ("Tell me more about it")."""
+def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | str | None:
+    """A pronoun in a message that names nothing else points outside it ("Tell me more about it").
+
+    In a follow-up (an earlier question of the user's that was answered) the pronoun refers to
+    that question's subject, and the message is clear; returns the RESEARCH reasoning then. An
+    assistant message alone (seed 000's "Tell me more about it" after a remark on RAG) is no
+    antecedent: the user never said what they were asking about.
+    """
     if specific:
         return None
     pronoun = next((t for t in tokenize(text) if t in PRONOUNS), None)
     if pronoun is None:
         return None
+    antecedent = _answered_subject(earlier)
+    if antecedent:
+        return (
+            f'Pronoun "{pronoun}" refers to "{antecedent}", the subject of the earlier question '
+            "that the previous answer covered."
+        )
     return Ambiguity(
         rule="pronoun",
         trigger=pronoun,
@@ -553,6 +581,16 @@ def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
             "and which aspect of it would you like to know more about?"
         ),
     )
+
+
+def _answered_subject(earlier: list[Message]) -> str:
+    """The subject of the latest user question in `earlier` that an assistant message answered."""
+    for i in range(len(earlier) - 1, -1, -1):
+        message = earlier[i]
+        if message.role is Speaker.USER and _specific_terms(message.content):
+            answered = any(m.role is Speaker.ASSISTANT for m in earlier[i + 1:])
+            return subject_of(message.content) if answered else ""
+    return ""
 
 
 def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:

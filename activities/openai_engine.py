@@ -46,6 +46,9 @@ from workflows.models import (
     ClarifyInput,
     ClarifyOutput,
     CoordinateInput,
+    CritiqueInput,
+    CritiqueOutput,
+    Evidence,
     Message,
     ObserveInput,
     Passage,
@@ -58,6 +61,8 @@ from workflows.models import (
     ReflectInput,
     ReflectOutput,
     Report,
+    ReviseInput,
+    ReviseOutput,
     RouteInput,
     RouteOutput,
     RoutingDecision,
@@ -67,6 +72,8 @@ from workflows.models import (
     StepStatus,
     SynthesizeInput,
     Usage,
+    VerifyInput,
+    VerifyOutput,
 )
 
 log = logging.getLogger(__name__)
@@ -84,6 +91,10 @@ ROLE_TIER = {
     "agent_researcher": "analytical",
     "agent_reflector": "simple",
     "agent_synthesizer": "complex",
+    # Judging a claim against a passage is a reading task; rewriting one is close to it.
+    "agent_verifier": "analytical",
+    "agent_reviser": "analytical",
+    "agent_critic": "analytical",
 }
 
 #: The agent each routing decision hands the conversation to.
@@ -100,6 +111,9 @@ ROLE_TEMPERATURE = {
     "agent_researcher": 0.2,
     "agent_reflector": 0.2,
     "agent_synthesizer": 0.3,
+    "agent_verifier": 0.0,
+    "agent_reviser": 0.2,
+    "agent_critic": 0.0,
 }
 
 #: Seconds one HTTP call may take. Kept below the activity start-to-close timeouts the workflow sets
@@ -380,6 +394,19 @@ def _findings(plan: Plan | None) -> str:
     return "\n\n".join(blocks) or NONE
 
 
+def _evidence(evidence: list[Evidence]) -> str:
+    """The evidence pool grouped by source, each paragraph under its source id."""
+    by_source: dict[int, list[str]] = {}
+    for item in evidence:
+        by_source.setdefault(item.source_id, []).append(item.text.strip())
+    blocks = [f"[{n}]\n" + "\n".join(f"- {t}" for t in texts) for n, texts in sorted(by_source.items())]
+    return "\n\n".join(blocks) or NONE
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(f"[{n}]" for n in ids) or NONE
+
+
 def _cited(markdown: str) -> list[int]:
     ids: list[int] = []
     for match in _CITATION.finditer(markdown):
@@ -406,6 +433,9 @@ QueriesReply = reply_model(SearchQueries)
 PlanReply = reply_model(PlanDraft)
 FindingsReply = reply_model(StepFindings)
 ReflectReply = reply_model(ReflectOutput)
+VerifyReply = reply_model(VerifyOutput, exclude=frozenset({"usage", "checked_by"}))
+ReviseReply = reply_model(ReviseOutput)
+CritiqueReply = reply_model(CritiqueOutput)
 
 
 class ClaimReply(BaseModel):
@@ -586,6 +616,7 @@ class OpenAIEngine:
             passages=_passages(inp.passages),
             sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
             notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
+            evidence=_evidence(inp.evidence),
         )
         markdown = reply.markdown.strip()
         by_id = {s.id: s for s in inp.sources}
@@ -595,6 +626,57 @@ class OpenAIEngine:
             markdown += f"\n\n## Sources\n\n{listing}"
         claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
         return Report(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
+
+    async def verify_claims(self, inp: VerifyInput) -> VerifyOutput:
+        """The judge's verdict per claim; a claim the model skipped stays out of the answer and
+        the workflow keeps it `unverified` rather than guessing."""
+        asked = {c.index for c in inp.claims}
+        reply, usage = await self._ask(
+            "agent_verifier",
+            VerifyReply,
+            query=inp.query,
+            claims="\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
+            evidence=_evidence(inp.evidence),
+        )
+        verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
+        return VerifyOutput(verdicts=list(verdicts.values()), usage=usage)
+
+    async def revise_claims(self, inp: ReviseInput) -> ReviseOutput:
+        """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
+        allowed = {c.index: set(c.source_ids) for c in inp.claims}
+        reasons = dict(zip((c.index for c in inp.claims), inp.reasons))
+        reply, usage = await self._ask(
+            "agent_reviser",
+            ReviseReply,
+            query=inp.query,
+            claims="\n".join(
+                f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
+                for c in inp.claims
+            ),
+            evidence=_evidence(inp.evidence),
+        )
+        rewrites = [
+            r.model_copy(update={"text": _only_known_citations(r.text, allowed[r.index]).strip()})
+            for r in reply.rewrites
+            if r.index in allowed
+        ]
+        return ReviseOutput(rewrites=rewrites, usage=usage)
+
+    async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
+        v = inp.verification
+        reply, usage = await self._ask(
+            "agent_critic",
+            CritiqueReply,
+            query=inp.query,
+            report=_cut(inp.report_markdown, 12000),
+            verification=(
+                f"{v.claims} claims: {v.supported} supported, {v.partial} partly supported, "
+                f"{v.unsupported} unsupported ({v.removed} removed, {v.revised} rewritten), {v.unverified} unverified"
+            ),
+            sources_count=inp.sources_count,
+            steps=f"{inp.steps_completed} of {inp.steps_planned} planned steps researched",
+        )
+        return CritiqueOutput(**dict(reply), usage=usage)
 
     # --- the one place that talks to the endpoint --------------------------------------------------------
 

@@ -45,8 +45,7 @@ async def bench_research(tmp: Path) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from activities.llm import LLM_ACTIVITIES
-    from activities.search import SEARCH_ACTIVITIES
+    from worker import ACTIVITIES
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
 
@@ -55,7 +54,7 @@ async def bench_research(tmp: Path) -> None:
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
     )
     async with env, Worker(env.client, task_queue="bench", workflows=[DeepResearchWorkflow],
-                           activities=[*LLM_ACTIVITIES, *SEARCH_ACTIVITIES]):
+                           activities=ACTIVITIES):
         for depth in (Depth.MEDIUM, Depth.EXTENDED):
             for question in QUESTIONS:
                 started = time.perf_counter()

@@ -82,6 +82,7 @@ def subprocess_env(dev_address: str, tmp_path: Path) -> dict[str, str]:
         LLM_PROVIDER="offline",
         SEARCH_PROVIDER="local",
         RESEARCH_INDEX_DIR=str(tmp_path / "index"),
+        RESEARCH_DB_URL=f"sqlite:///{tmp_path / 'library.sqlite'}",
         PYTHONUNBUFFERED="1",
     )
     return env

@@ -17,11 +17,15 @@ from typing import Any
 from temporalio import activity
 
 from workflows.models import (
+    ClaimVerdict,
     ClarifyInput,
     ClarifyOutput,
     Complexity,
     CoordinateInput,
+    CritiqueInput,
+    CritiqueOutput,
     Depth,
+    JudgeVerdict,
     ObserveInput,
     PageContent,
     PlanDraft,
@@ -33,6 +37,9 @@ from workflows.models import (
     ReflectionDecision,
     ReflectOutput,
     Report,
+    ResearchRecord,
+    ReviseInput,
+    ReviseOutput,
     RouteInput,
     RouteOutput,
     RoutingDecision,
@@ -42,7 +49,10 @@ from workflows.models import (
     SearchResults,
     StepDraft,
     StepFindings,
+    SavedResearch,
     SynthesizeInput,
+    VerifyInput,
+    VerifyOutput,
 )
 
 
@@ -107,6 +117,24 @@ def default_synthesize(inp: SynthesizeInput) -> Report:
     return Report(markdown="\n\n".join(lines), engine="double")
 
 
+def default_verify(inp: VerifyInput) -> VerifyOutput:
+    return VerifyOutput(verdicts=[
+        ClaimVerdict(index=c.index, verdict=JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
+    ])
+
+
+def default_revise(inp: ReviseInput) -> ReviseOutput:
+    return ReviseOutput(rewrites=[])
+
+
+def default_critique(inp: CritiqueInput) -> CritiqueOutput:
+    return CritiqueOutput(quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double")
+
+
+def default_save(record: ResearchRecord) -> SavedResearch:
+    return SavedResearch(created=True)
+
+
 ROLES: dict[str, tuple[Callable[..., Any], type, type]] = {
     "route": (default_route, RouteInput, RouteOutput),
     "clarify": (default_clarify, ClarifyInput, ClarifyOutput),
@@ -118,6 +146,10 @@ ROLES: dict[str, tuple[Callable[..., Any], type, type]] = {
     "observe": (default_observe, ObserveInput, StepFindings),
     "reflect": (default_reflect, ReflectInput, ReflectOutput),
     "synthesize": (default_synthesize, SynthesizeInput, Report),
+    "verify_claims": (default_verify, VerifyInput, VerifyOutput),
+    "revise_claims": (default_revise, ReviseInput, ReviseOutput),
+    "critique": (default_critique, CritiqueInput, CritiqueOutput),
+    "save_research": (default_save, ResearchRecord, SavedResearch),
 }
 
 

@@ -31,6 +31,9 @@ ROLE_OF_SCHEMA = {
     engine.FindingsReply.__name__: "observe",
     engine.ReflectReply.__name__: "reflect",
     engine.ReportReply.__name__: "synthesize",
+    engine.VerifyReply.__name__: "verify_claims",
+    engine.ReviseReply.__name__: "revise_claims",
+    engine.CritiqueReply.__name__: "critique",
 }
 
 USAGE = (120, 30)  # prompt and completion tokens of every completion served
@@ -59,6 +62,7 @@ class Fault:
 
 def answer(role: str, prompt: str) -> dict[str, Any]:
     ids = [int(n) for n in re.findall(r"^\[(\d+)\]", prompt, re.M)] or [1]
+    claims = [int(n) for n in re.findall(r"^(\d+)\. .*\(cites ", prompt, re.M)]
     return {
         "route": {"decision": "RESEARCH", "reasoning": "The question is specific."},
         "clarify": {"question": "Which aspect matters most to you?"},
@@ -73,6 +77,11 @@ def answer(role: str, prompt: str) -> dict[str, Any]:
         "reflect": {"decision": "CONTINUE", "reasoning": "The plan is on track.", "suggested_changes": []},
         "synthesize": {"markdown": f"# The with statement\n\nIt calls __enter__ and __exit__ [{ids[0]}].\n",
                        "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}]},
+        "verify_claims": {"verdicts": [{"index": i, "verdict": "supported", "reason": "The evidence says so."}
+                                       for i in claims]},
+        "revise_claims": {"rewrites": [{"index": i, "text": ""} for i in claims]},
+        "critique": {"quality": 0.7, "quality_reason": "Short but sourced.",
+                     "hallucination_risk": 0.1, "hallucination_reason": "Every claim is verified."},
     }[role]
 
 

@@ -68,6 +68,7 @@ def worker_env(dev_env: WorkflowEnvironment, folder: Path, llm: ScriptedLLM, **e
         LLM_REQUEST_TIMEOUT_S="1.5",
         SEARCH_PROVIDER="local",
         RESEARCH_INDEX_DIR=str(folder / "index"),
+        RESEARCH_DB_URL=f"sqlite:///{folder / 'library.sqlite'}",
         LANGFUSE_FLUSH_INTERVAL="0.3",
         PYTHONUNBUFFERED="1",
     )

@@ -331,9 +331,10 @@ async def test_every_citation_in_the_report_resolves_to_a_source(time_skipping_e
         return Report(markdown="Claim one [1]. Claim two [99]. Both [1, 42].", engine="double")
 
     result, _ = await run_research(
-        time_skipping_env.client, Script(synthesize=synthesize), ResearchRequest(query="How do Rust lifetimes work?")
+        time_skipping_env.client, Script(synthesize=synthesize),
+        ResearchRequest(query="How do Rust lifetimes work?", verify=False),  # keep every sentence
     )
-    assert result.report_markdown == "Claim one [1]. Claim two . Both [1]."
+    assert result.report_markdown.splitlines()[0] == "Claim one [1]. Claim two . Both [1]."
     assert any("[99], [42]" in note for note in result.notes)
 
 

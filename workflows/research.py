@@ -25,8 +25,8 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
-    from activities import llm, search
-    from workflows import citations, evidence
+    from activities import library, llm, search
+    from workflows import citations, evidence, verification
     from workflows.models import (
         MODE_BUDGET_S,
         OBSERVATION_LIMIT,
@@ -36,9 +36,12 @@ with workflow.unsafe.imports_passed_through():
         STEP_LIMITS,
         ANSWER_MAX_CHARS,
         Claim,
+        ClaimCheck,
         Clarification,
         ClarifyInput,
         CoordinateInput,
+        Critique,
+        CritiqueInput,
         Depth,
         LoopBack,
         Message,
@@ -53,8 +56,10 @@ with workflow.unsafe.imports_passed_through():
         Reflection,
         ReflectionDecision,
         ReflectInput,
+        ResearchRecord,
         ResearchRequest,
         ResearchResult,
+        ReviseInput,
         ResearchStatus,
         RouteInput,
         RoutingDecision,
@@ -71,6 +76,9 @@ with workflow.unsafe.imports_passed_through():
         StepStatus,
         SynthesizeInput,
         Complexity,
+        Verdict,
+        VerificationSummary,
+        VerifyInput,
     )
     from workflows.routing import Route, route_without_llm
     from workflows.stages import RESEARCH_STAGES, check_transition
@@ -81,6 +89,11 @@ LOOP_BACK_AGENTS = frozenset({"researcher"})
 #: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
 #: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
 REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused"})
+#: Patch ids (workflow.patched): histories recorded before these features replay without them.
+VERIFICATION_PATCH = "claim-verification"
+LIBRARY_PATCH = "research-library"
+#: Claims per judge call: enough to batch, few enough that one verdict list stays short.
+CLAIMS_PER_JUDGE = 12
 SEARCH_QUERIES_PER_STEP = 2
 HITS_PER_QUERY = 5
 PAGES_PER_STEP = 3
@@ -101,6 +114,13 @@ SEARCH_RETRY = RetryPolicy(
 LLM_TIMEOUT = timedelta(seconds=90)
 SYNTHESIS_TIMEOUT = timedelta(seconds=180)
 SEARCH_TIMEOUT = timedelta(seconds=30)
+SAVE_TIMEOUT = timedelta(seconds=60)
+SAVE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=6,
+)
 READ_TIMEOUT = timedelta(seconds=45)
 #: Activities heartbeat every 5 s while they wait (activities/heartbeats.py): a worker that dies mid-call
 #: is noticed after this long instead of after the call's whole start-to-close timeout.
@@ -133,6 +153,8 @@ class DeepResearchWorkflow:
         #: Pages that could not be read: never fetched again, never a source.
         self._unreadable_urls: set[str] = set()
         self._evidence: list[Evidence] = []
+        self._verification: VerificationSummary | None = None
+        self._critique: Critique | None = None
         self._notes: list[str] = []
         self._stats = Stats()
         self._engine = ""
@@ -165,8 +187,13 @@ class DeepResearchWorkflow:
                 return self._result(f"# {query}\n\nThe research was cancelled before it began.\n", [], started)
             cancelled = True
         report, claims = await self._synthesize()
+        if workflow.patched(VERIFICATION_PATCH):
+            report, claims = await self._check(report, claims, cancelled)
         self._enter(Stage.CANCELLED if cancelled else Stage.COMPLETED)
-        return self._result(report, claims, started)
+        result = self._result(report, claims, started)
+        if workflow.patched(LIBRARY_PATCH):
+            await self._save(result, started)
+        return result
 
     async def _converse(self) -> None:
         """Orchestrator routing: ask back while the question is too vague, within the limit."""
@@ -462,6 +489,7 @@ class DeepResearchWorkflow:
                     sources=self._sources,
                     passages=self._background if self._plan is None else [],
                     notes=self._notes,
+                    evidence=self._evidence,
                 ),
                 "synthesize",
                 timeout=SYNTHESIS_TIMEOUT,
@@ -477,6 +505,141 @@ class DeepResearchWorkflow:
         if dropped:
             self._notes.append(f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}.")
         return markdown, citations.keep_resolved_claims(report.claims, self._sources)
+
+    # --- trust: verified claims, the critic, the library --------------------------------------
+
+    async def _check(self, report: str, claims: list[Claim], cancelled: bool) -> tuple[str, list[Claim]]:
+        """Verify every cited sentence against its evidence, then let the critic score the report.
+
+        A cancelled research ends now rather than paying for checks; its claims stay unverified.
+        """
+        if not self._request.verify or cancelled:
+            why = "verification was turned off" if not self._request.verify else "the research was cancelled"
+            self._verification = VerificationSummary(enabled=False, method=why, claims=len(claims),
+                                                     unverified=len(claims))
+            return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
+        report, claims = await self._verify(report)
+        self._critique = await self._critic(report)
+        return report, claims
+
+    async def _verify(self, report: str) -> tuple[str, list[Claim]]:
+        """Seed 002's citation-aware synthesis, second half: each cited sentence becomes a claim;
+        a cheap lexical check catches citations pointing at unrelated sources, the judge decides
+        the rest; unsupported sentences are rewritten once and re-checked, and what is still
+        unsupported leaves the report. Partly supported sentences stay, marked."""
+        sentences = verification.cited_sentences(report)
+        texts = [s.text for s in sentences]
+        claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
+        method = await self._judge(claims, range(len(claims)))
+        unsupported = [i for i, c in enumerate(claims) if c.verdict is Verdict.UNSUPPORTED]
+        if unsupported:
+            rewrites = await self._revise(claims, unsupported)
+            for i, sentence in rewrites.items():
+                report = verification.replace_sentence(report, texts[i], sentence)
+                texts[i] = sentence
+            await self._judge(claims, list(rewrites))
+        for i, claim in enumerate(claims):
+            if claim.verdict is Verdict.UNSUPPORTED:
+                report = verification.remove_sentence(report, texts[i])
+                claim.removed = True
+            elif claim.verdict is Verdict.PARTIAL:
+                report = verification.mark_partial(report, texts[i])
+        still_cited = {n for sentence in verification.cited_sentences(report) for n in sentence.source_ids}
+        report = verification.drop_unused_sources(report, still_cited)
+        self._verification = verification.summarize(claims, method=method)
+        return report.rstrip() + "\n\n" + verification.verification_note(self._verification) + "\n", claims
+
+    async def _judge(self, claims: list[Claim], which: Any) -> str:
+        """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
+        Returns the method, as the summary names it."""
+        pool = self._evidence_pool()
+        undecided: list[int] = []
+        for i in which:
+            claim = claims[i]
+            check = verification.lexical_check(claim.text, [e.text for e in pool if e.source_id in claim.source_ids])
+            if check.verdict is Verdict.UNSUPPORTED:
+                claims[i] = claim.model_copy(update={"verdict": Verdict.UNSUPPORTED, "reason": check.reason,
+                                                     "checked_by": "lexical"})
+            else:
+                undecided.append(i)
+        batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
+        answers = await asyncio.gather(*(
+            self._call(llm.verify_claims, VerifyInput(
+                query=self._research_query(),
+                claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
+                evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
+                sources=[s for s in self._sources if any(s.id in claims[i].source_ids for i in batch)],
+            ), "verify_claims")
+            for batch in batches
+        ))
+        method = "lexical"
+        for answer in answers:
+            if answer is None:
+                continue
+            method = "lexical" if answer.checked_by == "lexical" else "lexical+judge"
+            for verdict in answer.verdicts:
+                claims[verdict.index] = claims[verdict.index].model_copy(update={
+                    "verdict": Verdict(verdict.verdict.value), "reason": verdict.reason[:500],
+                    "checked_by": answer.checked_by})
+        return method
+
+    async def _revise(self, claims: list[Claim], which: list[int]) -> dict[int, str]:
+        """Rewrite unsupported sentences once (bounded: a rewrite is checked, never rewritten again).
+        A rewrite must be one sentence citing only what the claim cited. Updates `claims`;
+        returns the new sentence per rewritten claim."""
+        pool = self._evidence_pool()
+        answer = await self._call(llm.revise_claims, ReviseInput(
+            query=self._research_query(),
+            claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
+            reasons=[claims[i].reason for i in which],
+            evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in which)],
+        ), "revise_claims")
+        rewritten: dict[int, str] = {}
+        for rewrite in answer.rewrites if answer else []:
+            parsed = verification.cited_sentences(rewrite.text)
+            i = rewrite.index
+            if i not in which or i in rewritten or len(parsed) != 1:
+                continue
+            if not set(parsed[0].source_ids) <= set(claims[i].source_ids):
+                continue
+            claims[i] = Claim(text=parsed[0].claim, source_ids=list(parsed[0].source_ids), original=claims[i].text)
+            rewritten[i] = rewrite.text.strip()
+        return rewritten
+
+    async def _critic(self, report: str) -> Critique | None:
+        assert self._verification is not None
+        steps = self._plan.steps if self._plan else []
+        scored = await self._call(llm.critique, CritiqueInput(
+            query=self._research_query(),
+            report_markdown=report,
+            verification=self._verification,
+            sources_count=len(self._sources),
+            steps_completed=sum(1 for s in steps if s.status is StepStatus.COMPLETED),
+            steps_planned=len(steps),
+        ), "critique")
+        if scored is None:
+            return None
+        return Critique(quality=scored.quality, quality_reason=scored.quality_reason,
+                        hallucination_risk=scored.hallucination_risk,
+                        hallucination_reason=scored.hallucination_reason)
+
+    def _evidence_pool(self) -> list[Evidence]:
+        """The evidence a claim may rest on: the pool gathered by the steps, and for a direct answer
+        (no plan) the search snippets that were its sources."""
+        direct = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in self._background if p.source_id]
+        return [*self._evidence, *direct]
+
+    async def _save(self, result: ResearchResult, started: datetime) -> None:
+        """Keep the research in the library. A library that cannot be reached costs the user the
+        stored copy, not the research: the result still returns, with a note."""
+        info = workflow.info()
+        saved = await self._call(library.save_research, ResearchRecord(
+            workflow_id=info.workflow_id, run_id=info.run_id, started_at=started,
+            finished_at=workflow.now(), result=result,
+        ), "save_research", timeout=SAVE_TIMEOUT, retry=SAVE_RETRY, isolated=True)
+        if saved is None:
+            result.notes.append("The research could not be saved to the research library; "
+                                "`python -m starter result ID` still shows it while Temporal keeps it.")
 
     # --- research tools -------------------------------------------------------------------------
 
@@ -555,7 +718,7 @@ class DeepResearchWorkflow:
         `isolated`: a failure concerns only this item (one page) and is expected, so it is never
         fatal and not noted; the caller simply goes on without it.
         """
-        is_llm = activity not in (search.search, search.read_page)
+        is_llm = activity in llm.LLM_ACTIVITIES
         try:
             result = await workflow.execute_activity(
                 activity, arg, start_to_close_timeout=timeout, heartbeat_timeout=HEARTBEAT_TIMEOUT,
@@ -607,9 +770,13 @@ class DeepResearchWorkflow:
     # --- bookkeeping ----------------------------------------------------------------------------
 
     def _research_query(self) -> str:
-        """The question with the user's clarifications, which is what the research is about."""
+        """The question with what it refers to (a follow-up's earlier question) and the user's
+        clarifications: what the research is about."""
         answers = [c.answer for c in self._clarifications if c.answer]
         query = self._request.query.strip()
+        earlier = next((m.content for m in self._request.history if m.role is Speaker.USER), "").strip()
+        if earlier:
+            query = f"{query} (follow-up to: {' '.join(earlier.split())[:300]})"
         return query if not answers else f"{query} (clarified: {'; '.join(answers)})"
 
     def _step_limits(self) -> tuple[int, int]:
@@ -681,6 +848,9 @@ class DeepResearchWorkflow:
             engine=self._engine,
             loop_backs=self._loop_backs,
             evidence=self._evidence,
+            verification=self._verification,
+            critique=self._critique,
+            follow_up_of=self._request.follow_up_of,
             notes=self._notes,
         )
 

@@ -61,8 +61,7 @@ async def record(out_dir: Path) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from activities.llm import LLM_ACTIVITIES
-    from activities.search import SEARCH_ACTIVITIES
+    from worker import ACTIVITIES
     from workflows.models import Depth, QueryMode, ResearchRequest, Stage
     from workflows.research import DeepResearchWorkflow
 
@@ -85,7 +84,7 @@ async def record(out_dir: Path) -> None:
         env.client,
         task_queue="record",
         workflows=[DeepResearchWorkflow],
-        activities=[*LLM_ACTIVITIES, *SEARCH_ACTIVITIES],
+        activities=ACTIVITIES,
     ):
         for name in SCENARIOS:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(

@@ -1,0 +1,91 @@
+"""The offline engine's verifier, reviser and critic: word overlap instead of a judge model.
+
+Without an LLM nothing can read a claim the way a person would, so the offline engine says only
+what word overlap can honestly tell: a claim whose content words (and numbers) all appear in one
+paragraph of its cited evidence is supported, one that shares half of them is partly supported,
+anything less is not (workflows/verification.py holds the measure, shared with the workflow's
+cheap pre-check). Rewriting an unsupported claim means replacing it with the evidence sentence
+closest to it, quoted and cited, so the rewrite says what the source says and nothing more.
+"""
+
+from __future__ import annotations
+
+from activities.text import content_terms, split_sentences
+from workflows import verification
+from workflows.models import (
+    ClaimRewrite,
+    ClaimVerdict,
+    CritiqueInput,
+    CritiqueOutput,
+    Evidence,
+    JudgeVerdict,
+    ReviseInput,
+    ReviseOutput,
+    VerifyInput,
+    VerifyOutput,
+)
+
+#: A rewrite must share at least this many content words with the claim it replaces: below that
+#: the nearest evidence sentence is about something else, and the claim is dropped instead.
+REWRITE_MIN_SHARED = 2
+
+
+def verify(inp: VerifyInput) -> VerifyOutput:
+    verdicts = []
+    for claim in inp.claims:
+        check = verification.lexical_verdict(claim.text, _texts(inp.evidence, claim.source_ids))
+        verdict = JudgeVerdict(check.verdict.value) if check.verdict else JudgeVerdict.UNSUPPORTED
+        verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason=check.reason))
+    return VerifyOutput(verdicts=verdicts, checked_by="lexical")
+
+
+def revise(inp: ReviseInput) -> ReviseOutput:
+    rewrites = []
+    for claim in inp.claims:
+        wanted = set(content_terms(claim.text))
+        best: tuple[int, str, int] | None = None
+        for item in inp.evidence:
+            if item.source_id not in claim.source_ids:
+                continue
+            for sentence in split_sentences(item.text):
+                shared = len(wanted & set(content_terms(sentence)))
+                if shared >= REWRITE_MIN_SHARED and (best is None or shared > best[0]):
+                    best = (shared, sentence.strip(), item.source_id)
+        text = "" if best is None else f"{_without_end(best[1])} [{best[2]}]."
+        rewrites.append(ClaimRewrite(index=claim.index, text=text))
+    return ReviseOutput(rewrites=rewrites)
+
+
+def critique(inp: CritiqueInput) -> CritiqueOutput:
+    """Quality from what the research covered and how much of it holds up; risk from what still
+    stands in the report without full support."""
+    v = inp.verification
+    standing = max(0, v.claims - v.removed)
+    coverage = inp.steps_completed / inp.steps_planned if inp.steps_planned else (1.0 if standing else 0.0)
+    breadth = min(1.0, inp.sources_count / max(2, 2 * max(1, inp.steps_completed)))
+    supported = v.supported / standing if standing else 0.0
+    quality = round((supported + coverage + breadth) / 3, 2)
+    doubtful = v.partial * 0.5 + v.unverified * 0.5 + max(0, v.unsupported - v.removed)
+    risk = round(min(1.0, doubtful / standing), 2) if standing else 0.0
+    return CritiqueOutput(
+        quality=quality,
+        quality_reason=(
+            f"{v.supported} of {standing} claims in the report are supported by their sources; "
+            f"{inp.steps_completed} of {inp.steps_planned} planned steps were researched; "
+            f"{inp.sources_count} sources were cited."
+        ),
+        hallucination_risk=risk,
+        hallucination_reason=(
+            f"{v.partial} claims are only partly supported and {v.removed} unsupported claims were removed; "
+            "the offline engine quotes its sources, so it states nothing they do not say, "
+            "but word overlap cannot judge meaning."
+        ),
+    )
+
+
+def _texts(evidence: list[Evidence], source_ids: list[int]) -> list[str]:
+    return [e.text for e in evidence if e.source_id in source_ids]
+
+
+def _without_end(sentence: str) -> str:
+    return sentence.rstrip().rstrip(".!?").rstrip()
