@@ -2,7 +2,7 @@
 
 Exit codes: 0 research completed (or the command did what it said), 1 research cancelled or
 failed / Temporal trouble, 2 bad input (unknown id, duplicate id, refused answer, unreachable
-Temporal, a command not available yet), 3 a question waits for an answer and there is no terminal,
+Temporal, an unknown stored research), 3 a question waits for an answer and there is no terminal,
 130 interrupted (the research keeps running).
 """
 
@@ -15,21 +15,12 @@ import sys
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import settings
-from starter import commands, extract, progress, prompts
+from starter import commands, extract, library, progress, prompts
 from starter.progress import say
 from starter.temporal import CliError, one_line
 from workflows.models import Depth, QueryMode
 
 PROG = "python -m starter"
-
-#: Parts of the public interface that arrive with later work: command -> (what it needs, issue).
-NOT_YET: dict[str, tuple[str, str]] = {
-    "history": ("the research library database", "the research library"),
-    "show": ("the research library database", "the research library"),
-    "export": ("the research library database and report export", "the research library"),
-    "research --follow-up": ("the research library database", "follow-up research"),
-}
-
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not usage + message
@@ -54,7 +45,10 @@ def build_parser() -> Parser:
                    help="research time before synthesis (default: the mode's budget)")
     p.add_argument("--id", help="workflow id (default research-<short uuid>)")
     p.add_argument("--detach", action="store_true", help="print the workflow id and exit")
-    p.add_argument("--follow-up", metavar="ID", help=argparse.SUPPRESS)
+    p.add_argument("--follow-up", metavar="ID",
+                   help="a follow-up to research ID: its question, clarifications and report are the conversation")
+    p.add_argument("--no-verify", action="store_true",
+                   help="skip claim verification and the critic (faster; claims stay unverified)")
     _output_flags(p)
     p.set_defaults(handler=commands.research)
 
@@ -92,11 +86,23 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true", help="one JSON object per input per line")
     p.set_defaults(handler=extract.extract)
 
-    for label in NOT_YET:
-        if not label.startswith("research"):
-            p = sub.add_parser(label.split()[0], help="not available yet")
-            p.add_argument("rest", nargs=argparse.REMAINDER)
-            p.set_defaults(handler=None, not_yet=label)
+    p = sub.add_parser("history", help="finished research from the library, newest first")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--filter", metavar="TEXT", help="only research whose question contains TEXT")
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(handler=library.history)
+
+    p = sub.add_parser("show", help="a stored research's report (works after Temporal forgot it)")
+    p.add_argument("id")
+    _output_flags(p)
+    p.set_defaults(handler=library.show)
+
+    p = sub.add_parser("export", help="a standalone report file with its sources (md or html)")
+    p.add_argument("id")
+    p.add_argument("--format", choices=["md", "html"], required=True)
+    p.add_argument("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)")
+    p.set_defaults(handler=library.export)
+
     return parser
 
 
@@ -107,12 +113,6 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    label = getattr(args, "not_yet", None) or (
-        "research --follow-up" if getattr(args, "follow_up", None) else None)
-    if label:
-        needs, issue = NOT_YET[label]
-        say(f"not available yet: {label} needs {needs} (tracked in the issue for {issue})")
-        return 2
     session: commands.Session | None = None
     try:
         session = commands.Session(settings())

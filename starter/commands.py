@@ -18,7 +18,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import OFFLINE_NOTICE, Settings
-from starter import progress
+from starter import followup, progress
 from starter.progress import say
 from starter.temporal import (
     WORKFLOW_TYPE,
@@ -77,6 +77,7 @@ def build_request(args: argparse.Namespace) -> ResearchRequest:
             **({"clarification_timeout_s": args.clarification_timeout}
                if args.clarification_timeout is not None else {}),
             time_budget_s=args.time_budget,
+            verify=not args.no_verify,
         )
     except ValidationError as err:
         first = err.errors()[0]
@@ -93,6 +94,11 @@ def summary_line(request: ResearchRequest) -> str:
 
 async def research(args: argparse.Namespace, session: Session) -> int:
     request = build_request(args)
+    if args.follow_up:
+        earlier = await followup.earlier_research(args.follow_up, session)
+        request = request.model_copy(
+            update={"history": followup.conversation(earlier), "follow_up_of": args.follow_up}
+        )
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()

@@ -4,6 +4,7 @@ corpus (the Rust book in ../shared/data, read in place)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from tests.conftest import BIN_DIR, REPO, RUST_BOOK
 from workflows.citations import cited_ids
-from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus
+from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus, Verdict
 from workflows.research import DeepResearchWorkflow
 
 pytestmark = pytest.mark.e2e
@@ -178,3 +179,39 @@ async def test_a_worker_killed_mid_research_is_replaced_and_nothing_completed_is
     assert counts == calm_counts, "the crash changed which activities ran"
     assert completed == calm_completed == sum(counts.values()), "an activity was scheduled twice"
     assert max_attempts <= 2  # at most the one activity that was running when the worker died
+
+
+async def test_a_finished_research_is_verified_kept_in_the_library_and_can_be_followed_up(
+    dev_client: Client, worker_env: dict[str, str], workers: Workers
+) -> None:
+    """The offline engine's lexical verification on the real corpus, the library written by the
+    worker and read by the starter, and a follow-up whose pronoun the earlier report resolves."""
+    workers.start()
+    handle = await start(dev_client, worker_env, ResearchRequest(query=QUESTION, depth=Depth.LIGHT))
+    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=120)
+
+    summary = result.verification
+    assert summary is not None and summary.method == "lexical" and summary.claims > 0
+    assert summary.claims == len(result.claims) and summary.share_supported >= 0.5
+    assert all(c.verdict is not Verdict.UNVERIFIED and c.checked_by for c in result.claims)
+    assert result.critique is not None and 0 <= result.critique.quality <= 1
+    assert_cited_report(result)
+
+    def starter(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "starter", *args], cwd=REPO, env=worker_env,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    shown = starter("show", handle.id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert ResearchResult.model_validate(json.loads(shown.stdout)["result"]) == result
+
+    follow = starter("research", "What are its limitations?", "--follow-up", handle.id, "--depth", "light", "--json")
+    assert follow.returncode == 0, follow.stderr  # 3 would mean it asked back
+    later = ResearchResult.model_validate_json(follow.stdout)
+    assert later.follow_up_of == handle.id and Stage.CLARIFYING not in later.stage_history
+    listed = starter("history", "--json")
+    assert [e["workflow_id"] for e in json.loads(listed.stdout)][1] == handle.id
+
+    unknown = starter("research", "What are its limitations?", "--follow-up", "research-nope")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip().splitlines()[-1] == "error: no research with id research-nope in the library or in Temporal"

@@ -117,14 +117,6 @@ async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str
     assert error_line(run).startswith("error: invalid --max-clarifications")
 
 
-@pytest.mark.parametrize("args", [["history"], ["show", "x"], ["export", "x", "--format", "md"],
-                                  ["research", GATHER_QUESTION, "--follow-up", "x"]])
-async def test_later_commands_say_they_are_not_available_yet(offline_env: dict[str, str], args: list[str]) -> None:
-    run = await starter(*args, env=offline_env)
-    assert run.code == 2
-    assert run.err.startswith("not available yet: ") and run.err.count("\n") == 1, run.err
-
-
 # --- against the dev server, no worker needed ---------------------------------------------------
 
 

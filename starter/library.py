@@ -1,0 +1,172 @@
+"""`history`, `show`, `export`: the research library from the terminal, no Temporal needed.
+
+The library is the database every finished research is written to (activities/library.py), so
+these commands work after the Temporal server has forgotten the workflow, and on a machine that
+only has the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from markdown_it import MarkdownIt
+
+from activities import library
+from starter.progress import say
+from starter.temporal import CliError
+from workflows import verification
+from workflows.models import ResearchResult
+
+if TYPE_CHECKING:
+    from starter.commands import Session
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+async def history(args: argparse.Namespace, session: Session) -> int:
+    url = session.cfg.research_db_url
+    entries = _read(lambda: library.list_research(url, contains=args.filter, limit=args.limit))
+    if args.json:
+        print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
+        return EXIT_OK
+    if not entries:
+        say(f"no research stored yet in {_where(url)}" if not args.filter
+            else f"no stored research matches {args.filter!r}")
+        return EXIT_OK
+    for e in entries:
+        checked = f"supported {e.supported}/{e.claims}" if e.supported is not None else f"{e.claims} claims"
+        query = " ".join(e.query.split())
+        print(f"{e.finished_at:%Y-%m-%d %H:%M}  {e.workflow_id}  {e.outcome:9}  {e.sources:2} sources  "
+              f"{checked:15}  {query[:69] + '…' if len(query) > 70 else query}")
+    return EXIT_OK
+
+
+async def show(args: argparse.Namespace, session: Session) -> int:
+    stored = _stored(session, args.id)
+    text = stored.model_dump_json(indent=2) if args.json else stored.result.report_markdown
+    print(text)
+    if args.out:
+        _write(Path(args.out), text + ("\n" if args.json else ""))
+    return EXIT_OK
+
+
+async def export(args: argparse.Namespace, session: Session) -> int:
+    stored = _stored(session, args.id)
+    out = Path(args.out or f"{args.id}.{args.format}")
+    text = to_html(stored.result) if args.format == "html" else to_markdown(stored.result)
+    _write(out, text)
+    print(out)
+    return EXIT_OK
+
+
+# --- standalone reports ---------------------------------------------------------------------------
+
+
+def to_markdown(result: ResearchResult) -> str:
+    """The report as it was delivered, with a sources list when the report has none."""
+    report = result.report_markdown.rstrip()
+    if result.sources and not re.search(r"^#+\s*(Sources|References)\b", report, re.M | re.I):
+        report += "\n\n## Sources\n\n" + "\n".join(f"- [{s.id}] {s.title} — {s.url}" for s in result.sources)
+    return report + "\n"
+
+
+def to_html(result: ResearchResult) -> str:
+    """One self-contained page: no scripts, no external resources, every `[n]` a link to its source.
+
+    Raw HTML in the markdown is escaped, never rendered: a report quotes the web, and a page's
+    `<script>` must reach the reader as text.
+    """
+    known = {s.id for s in result.sources}
+    body = MarkdownIt("commonmark", {"html": False}).render(_without_sources_section(result.report_markdown))
+    body = re.sub(r"\[(\d+(?:\s*,\s*\d+)*)\]", lambda m: _links(m.group(1), known), body)
+    items = "\n".join(
+        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)}<br>{_url(s.url)}</li>' for s in result.sources
+    )
+    claims = ""
+    if result.claims:
+        rows = "\n".join(
+            f"<tr><td>{html.escape(c.text)}</td><td>{html.escape(', '.join(f'[{n}]' for n in c.source_ids))}</td>"
+            f"<td>{c.verdict.value}{' (removed)' if c.removed else ''}</td><td>{html.escape(c.reason)}</td></tr>"
+            for c in result.claims
+        )
+        claims = ("<h2>Claims</h2>\n<table><tr><th>Claim</th><th>Sources</th><th>Verdict</th><th>Why</th></tr>\n"
+                  f"{rows}\n</table>")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(result.query)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 48rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
+a {{ color: #1a5fb4; }} li {{ margin: .4rem 0; }} table {{ border-collapse: collapse; }}
+td, th {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; text-align: left; }}
+</style>
+</head>
+<body>
+{body}
+<h2>Sources</h2>
+<ol class="sources">
+{items}
+</ol>
+{claims}
+</body>
+</html>
+"""
+
+
+def _without_sources_section(markdown: str) -> str:
+    """The report's own sources list goes: the page lists the sources itself, with anchors."""
+    return verification.drop_unused_sources(markdown, set()).replace("\n## Sources\n", "\n").rstrip() + "\n"
+
+
+def _links(ids: str, known: set[int]) -> str:
+    parts = [int(n) for n in ids.split(",")]
+    return "[" + ", ".join(f'<a href="#source-{n}">{n}</a>' if n in known else str(n) for n in parts) + "]"
+
+
+def _url(url: str) -> str:
+    """Only web and file addresses become links; anything else (javascript:, data:) stays text."""
+    escaped = html.escape(url)
+    return f'<a href="{escaped}">{escaped}</a>' if re.match(r"(?i)^(https?|file)://", url) else escaped
+
+
+# --- plumbing -----------------------------------------------------------------------------------
+
+
+def _stored(session: Session, research_id: str) -> library.StoredResearch:
+    url = session.cfg.research_db_url
+    stored = _read(lambda: library.load_research(url, research_id))
+    if stored is None:
+        raise CliError(f"no stored research with id {research_id} in {_where(url)}", EXIT_USAGE)
+    return stored
+
+
+def _read(query):  # type: ignore[no-untyped-def]
+    from temporalio.exceptions import ApplicationError
+
+    try:
+        return query()
+    except ApplicationError as err:
+        raise CliError(err.message, EXIT_USAGE) from None
+
+
+def _where(url: str) -> str:
+    try:
+        return library.safe(library.database_url(url))
+    except Exception:  # noqa: BLE001 - only for a message
+        return "RESEARCH_DB_URL"
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise CliError(f"cannot write {path}: {err.strerror or err}", EXIT_USAGE) from None
+    say(f"wrote {path}")
