@@ -28,6 +28,7 @@ bench: setup
 	$(PY) -m tests.bench_research
 	$(PY) -m tests.bench_langfuse
 	$(PY) -m tests.bench_extraction
+	$(PY) -m tests.bench_verification
 
 worker: setup
 	$(PY) worker.py
