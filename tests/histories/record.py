@@ -1,7 +1,7 @@
 """Record the histories that tests/test_replay.py replays: real runs of the real workflow and
 activities (offline engine, local provider) on a Temporal dev server.
 
-    .venv/bin/python -m tests.histories.record
+    .venv/bin/python -m tests.histories.record [SCENARIO...]   # all, or only the ones named
 
 The corpus is a handful of short notes written here, in our own words, so the recorded page
 passages are ours too (no third-party text enters the repository). Re-record only on purpose:
@@ -52,17 +52,21 @@ Store trimmed text, not raw pages, and keep activity inputs and outputs small.
 """,
 }
 
-SCENARIOS = ["deep-medium", "clarified-by-signal", "simple-mode", "cancelled-mid-research"]
+SCENARIOS = [
+    "deep-medium", "clarified-by-signal", "simple-mode", "cancelled-mid-research",
+    # Recorded after claim verification and the research library (their workflow.patched markers).
+    "verified-follow-up", "verification-off",
+]
 
 
-async def record(out_dir: Path) -> None:
+async def record(out_dir: Path, names: list[str]) -> None:
     from temporalio.client import WorkflowHandle
     from temporalio.contrib.pydantic import pydantic_data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
     from worker import ACTIVITIES
-    from workflows.models import Depth, QueryMode, ResearchRequest, Stage
+    from workflows.models import Depth, Message, QueryMode, ResearchRequest, Speaker, Stage
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
@@ -79,6 +83,12 @@ async def record(out_dir: Path) -> None:
         "cancelled-mid-research": ResearchRequest(
             query="How do signals, queries and updates reach a running workflow?", depth=Depth.EXTENDED
         ),
+        "verified-follow-up": ResearchRequest(
+            query="What are its limits?", depth=Depth.LIGHT, follow_up_of="earlier-research",
+            history=[Message(role=Speaker.USER, content="How does the event history of a workflow grow?"),
+                     Message(role=Speaker.ASSISTANT, content="# Event history\n\n- Every step is recorded [1].")],
+        ),
+        "verification-off": ResearchRequest(query="How do workers share a task queue?", depth=Depth.LIGHT, verify=False),
     }
     async with env, Worker(
         env.client,
@@ -86,7 +96,7 @@ async def record(out_dir: Path) -> None:
         workflows=[DeepResearchWorkflow],
         activities=ACTIVITIES,
     ):
-        for name in SCENARIOS:
+        for name in names:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
                 DeepResearchWorkflow.run, requests[name], id=f"{name}-{uuid.uuid4().hex[:6]}", task_queue="record"
             )
@@ -115,8 +125,13 @@ def main() -> None:
         os.environ.update(
             LLM_PROVIDER="offline", SEARCH_PROVIDER="local",
             RESEARCH_CORPUS_DIR=str(corpus), RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
+            RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}",
         )
-        asyncio.run(record(Path(__file__).parent))
+        names = sys.argv[1:] or SCENARIOS
+        unknown = sorted(set(names) - set(SCENARIOS))
+        if unknown:
+            sys.exit(f"error: unknown scenario {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+        asyncio.run(record(Path(__file__).parent, names))
 
 
 if __name__ == "__main__":
