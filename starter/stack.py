@@ -87,7 +87,10 @@ def demo() -> int:
             f"\ndemo: finished in {time.monotonic() - started:.0f} s (exit {code}).\n"
             f"demo: in the Web UI, http://localhost:{UI_PORT}/namespaces/default/workflows/{research_id} shows the "
             "summary and current details (User Metadata), every activity in the event history, and the "
-            "clarification_answer signal under More Actions → Send a Signal.",
+            "clarification_answer signal under More Actions → Send a Signal.\n"
+            f"demo: the research is kept in the library (.data/research.sqlite): `.venv/bin/python -m starter show "
+            f"{research_id}`, `... export {research_id} --format html`, or ask a follow-up with "
+            f"`... research \"Tell me more about the second point\" --follow-up {research_id}`.",
             file=sys.stderr,
         )
         if server is not None and sys.stdin.isatty():
