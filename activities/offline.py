@@ -185,6 +185,7 @@ _QUALIFIER_PREPS = frozenset("of in on from by for called named about titled at 
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
 _CLARIFIED = re.compile(r"\s*\(clarified:\s*(.*)\)\s*$", re.S)
+_FOLLOW_UP = re.compile(r"\s*\(follow-up to:\s*(.*)\)\s*$", re.S)
 _SIGNATURE = re.compile(r"^((?:async\s+|class\s+)?[A-Za-z_][\w.]*(?:\([^`]*?\))?)\s+[—–-]{1,2}\s+(\S.*)$")
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _CITED_END = re.compile(r"\[\d+(?:\s*,\s*\d+)*\][.!?]+[\"”')]*(?=\s|$)")
@@ -369,11 +370,23 @@ def _quote(items: Iterable[str]) -> str:
 
 
 def _split_clarified(query: str) -> tuple[str, str]:
-    """(question, clarification answers): the workflow appends answers as `(clarified: ...)`."""
+    """(question, what qualifies it): the workflow appends the clarification answers as
+    `(clarified: ...)` and, for a follow-up, what it refers to as `(follow-up to: ...)` before
+    them. Both narrow the question the same way, so both come back as its qualifiers."""
+    question, clarified, follow_up = _parts(query)
+    return question, " ".join(p for p in (follow_up, clarified) if p)
+
+
+def _parts(query: str) -> tuple[str, str, str]:
+    """(question, clarification answers, follow-up context)."""
+    clarified = follow_up = ""
     match = _CLARIFIED.search(query)
-    if not match:
-        return query.strip(), ""
-    return query[: match.start()].strip(), match.group(1).strip()
+    if match:
+        query, clarified = query[: match.start()], match.group(1).strip()
+    match = _FOLLOW_UP.search(query)
+    if match:
+        query, follow_up = query[: match.start()], match.group(1).strip()
+    return query.strip(), clarified, follow_up
 
 
 def _clean_clause(text: str) -> str:
@@ -472,7 +485,7 @@ def _focus(query: str, background: str = "") -> tuple[str, bool]:
     """
     question, answers = _split_clarified(query)
     subject = subject_of(question, background)
-    if not subject and answers:
+    if answers and (not subject or not _specific_terms(question)):
         return subject_of(answers, background) or _clean_clause(answers), True
     return subject or " ".join(_specific_terms(question)[:3]) or _clean_clause(question), False
 
@@ -1470,9 +1483,11 @@ class _Sentence:
 
 def write_report(inp: SynthesizeInput) -> Report:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
-    question, answers = _split_clarified(inp.query)
+    question, answers, follow_up = _parts(inp.query)
     known = {s.id for s in inp.sources}
     lines = [f"# {_escape_citations(' '.join(question.split())) or 'Research report'}", ""]
+    if follow_up:
+        lines += [f"*Follow-up to: {_escape_citations(follow_up)}*", ""]
     if answers:
         lines += [f"*Clarified: {_escape_citations(answers)}*", ""]
     if inp.notes:

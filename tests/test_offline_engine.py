@@ -133,6 +133,8 @@ OTHER_DECISIONS = [
     ("Tell me more about the fifth point", [THREE_OPTIONS], CLARIFICATION, "only 3 items"),
     ("How does that work", [], CLARIFICATION, 'Pronoun "that"'),
     ("What are its limitations?", [], CLARIFICATION, 'Pronoun "its"'),
+    # A follow-up: the earlier question, answered, is the pronoun's antecedent.
+    ("What are its limitations?", [user("How does BM25 ranking work?"), A_REPORT], RESEARCH, '"its" refers to'),
     ("Summarize the paper", [], CLARIFICATION, '"the paper"'),
     ("Summarize the paper", [user("I read the paper 'Attention is all you need'")], RESEARCH, "Specific"),
     ("Why does the code fail?", [], CLARIFICATION, '"the code"'),

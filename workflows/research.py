@@ -26,7 +26,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 with workflow.unsafe.imports_passed_through():
     from activities import library, llm, search
-    from workflows import citations, evidence, verification
+    from workflows import citations, evidence, followup, verification
     from workflows.models import (
         MODE_BUDGET_S,
         OBSERVATION_LIMIT,
@@ -774,9 +774,9 @@ class DeepResearchWorkflow:
         clarifications: what the research is about."""
         answers = [c.answer for c in self._clarifications if c.answer]
         query = self._request.query.strip()
-        earlier = next((m.content for m in self._request.history if m.role is Speaker.USER), "").strip()
-        if earlier:
-            query = f"{query} (follow-up to: {' '.join(earlier.split())[:300]})"
+        about = followup.context(query, self._request.history)
+        if about:
+            query = f"{query} (follow-up to: {about})"
         return query if not answers else f"{query} (clarified: {'; '.join(answers)})"
 
     def _step_limits(self) -> tuple[int, int]:
