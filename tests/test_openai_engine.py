@@ -24,9 +24,15 @@ from activities.config import Settings
 from activities.openai_engine import OpenAIEngine, load_prompt, parse_reply, retry_after
 from tests.http_doubles import local_server, send_json
 from workflows.models import (
+    ClaimCheck,
     ClarifyInput,
     CoordinateInput,
+    CritiqueInput,
     Depth,
+    Evidence,
+    ReviseInput,
+    VerificationSummary,
+    VerifyInput,
     Message,
     ObserveInput,
     Passage,
@@ -599,6 +605,55 @@ async def test_the_report_gets_a_sources_list_and_unverified_claims(llm: FakeLLM
     assert "- Budget ran out." in prompt
     schema = llm.requests[0]["json"]["response_format"]["json_schema"]["schema"]
     assert set(schema["properties"]) == {"markdown", "claims"}  # no usage, no engine, no verdicts
+
+
+async def test_the_judge_reads_each_claim_against_the_evidence_of_its_sources(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [completion({"verdicts": [
+        {"index": 4, "verdict": "partial", "reason": "The evidence says one owner, not two."},
+        {"index": 9, "verdict": "supported", "reason": "A claim that was never asked about."},
+    ]})]
+    out = await engine.verify_claims(VerifyInput(
+        query="How does ownership work?",
+        claims=[ClaimCheck(index=4, text="Every value has two owners.", source_ids=[1]),
+                ClaimCheck(index=5, text="Borrowing is free.", source_ids=[2])],
+        evidence=[Evidence(source_id=1, position=0, text="Each value in Rust has an owner."),
+                  Evidence(source_id=2, position=3, text="References borrow a value.")],
+        sources=[],
+    ))
+
+    # Claim 5, skipped by the model, is not guessed; a verdict for an unasked index is dropped.
+    assert [(v.index, v.verdict.value) for v in out.verdicts] == [(4, "partial")]
+    assert out.checked_by == "judge" and out.usage.requests == 1
+    prompt = llm.prompts[0]
+    assert "4. Every value has two owners. (cites [1])" in prompt
+    assert "[1]\n- Each value in Rust has an owner." in prompt and "[2]\n- References borrow a value." in prompt
+    schema = llm.requests[0]["json"]["response_format"]["json_schema"]["schema"]
+    assert set(schema["properties"]) == {"verdicts"}
+
+
+async def test_a_rewrite_may_narrow_a_claim_but_never_cite_another_source(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    llm.replies = [completion({"rewrites": [{"index": 0, "text": "Each value has an owner [1][3]."}]})]
+    out = await engine.revise_claims(ReviseInput(
+        query="q", claims=[ClaimCheck(index=0, text="Every value has two owners.", source_ids=[1])],
+        reasons=["The evidence says one owner."], evidence=[Evidence(source_id=1, position=0, text="One owner.")],
+    ))
+
+    assert [r.text for r in out.rewrites] == ["Each value has an owner [1]."]
+    assert "judged unsupported: The evidence says one owner." in llm.prompts[0]
+
+
+async def test_the_critic_scores_with_the_verification_figures(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    llm.replies = [completion({"quality": 0.6, "quality_reason": "Thin.", "hallucination_risk": 0.3,
+                               "hallucination_reason": "Two partial claims."})]
+    out = await engine.critique(CritiqueInput(
+        query="q", report_markdown="# R", sources_count=3, steps_completed=2, steps_planned=3,
+        verification=VerificationSummary(claims=5, supported=3, partial=2),
+    ))
+
+    assert (out.quality, out.hallucination_risk) == (0.6, 0.3)
+    assert "5 claims: 3 supported, 2 partly supported" in llm.prompts[0] and "2 of 3 planned steps" in llm.prompts[0]
 
 
 # --- the prompt files ---------------------------------------------------------------------------------
