@@ -551,11 +551,8 @@ class CritiqueInput(BaseModel):
     steps_planned: int
 
 
-class CritiqueOutput(LLMOutput):
-    quality: float = Field(ge=0.0, le=1.0)
-    quality_reason: str
-    hallucination_risk: float = Field(ge=0.0, le=1.0)
-    hallucination_reason: str
+class CritiqueOutput(Critique, LLMOutput):
+    """The critic's scores and what asking for them cost."""
 
 
 class ResearchRecord(BaseModel):

@@ -619,9 +619,7 @@ class DeepResearchWorkflow:
         ), "critique")
         if scored is None:
             return None
-        return Critique(quality=scored.quality, quality_reason=scored.quality_reason,
-                        hallucination_risk=scored.hallucination_risk,
-                        hallucination_reason=scored.hallucination_reason)
+        return Critique.model_validate(scored.model_dump(exclude={"usage"}))
 
     def _evidence_pool(self) -> list[Evidence]:
         """The evidence a claim may rest on: the pool gathered by the steps, and for a direct answer
