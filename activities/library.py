@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, func, select
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, SQLAlchemyError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, selectinload
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -190,7 +190,12 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> 
     """Finished research, newest first; `contains` filters on the question (case-insensitive)."""
     db = database_url(url)
     with _failures_classified(db), Session(engine_for(db)) as session:
-        query = select(ResearchRow).order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc()).limit(limit)
+        query = (
+            select(ResearchRow)
+            .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))  # counted below
+            .order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc())
+            .limit(limit)
+        )
         if contains:
             query = query.where(func.lower(ResearchRow.query).contains(contains.lower(), autoescape=True))
         return [

@@ -11,10 +11,12 @@ import argparse
 import html
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from markdown_it import MarkdownIt
+from temporalio.exceptions import ApplicationError
 
 from activities import library
 from starter.progress import say
@@ -25,6 +27,7 @@ from workflows.models import ResearchResult
 if TYPE_CHECKING:
     from starter.commands import Session
 
+T = TypeVar("T")
 EXIT_OK = 0
 EXIT_USAGE = 2
 
@@ -148,9 +151,8 @@ def _stored(session: Session, research_id: str) -> library.StoredResearch:
     return stored
 
 
-def _read(query):  # type: ignore[no-untyped-def]
-    from temporalio.exceptions import ApplicationError
-
+def _read(query: Callable[[], T]) -> T:
+    """Run a library read; its classified errors become the CLI's one line, exit 2."""
     try:
         return query()
     except ApplicationError as err:

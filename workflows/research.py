@@ -15,6 +15,7 @@ Failure policy, in one place (`_call`):
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -549,7 +550,7 @@ class DeepResearchWorkflow:
         self._verification = verification.summarize(claims, method=method)
         return report.rstrip() + "\n\n" + verification.verification_note(self._verification) + "\n", claims
 
-    async def _judge(self, claims: list[Claim], which: Any) -> str:
+    async def _judge(self, claims: list[Claim], which: Iterable[int]) -> str:
         """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
         Returns the method, as the summary names it."""
         pool = self._evidence_pool()
