@@ -39,7 +39,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from activities.text import (
+from workflows.text import (
     bm25_scores,
     content_terms,
     select_passages,
@@ -48,7 +48,8 @@ from activities.text import (
     tokenize,
     trim,
 )
-from workflows.models import SNIPPET_LIMIT, PageContent, SearchHit
+from workflows.models import SNIPPET_LIMIT
+from workflows.activity_models import ReadPageOutput, SearchHit
 
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
@@ -172,7 +173,7 @@ class LocalCorpus:
             con.execute("COMMIT")
         return hits
 
-    def read(self, url: str, focus: str, max_chars: int) -> PageContent | None:
+    def read(self, url: str, focus: str, max_chars: int) -> ReadPageOutput | None:
         """The document's title and its passages most relevant to `focus`, at most max_chars.
 
         None if `url` is not a document of this corpus: the text comes from the index, so a URL
@@ -191,7 +192,7 @@ class LocalCorpus:
             return None
         doc_url, title, body = row
         text = select_passages(body, focus or title, max_chars) if max_chars > 0 else ""
-        return PageContent(url=doc_url, title=title, text=trim(text, max(0, max_chars)))
+        return ReadPageOutput(url=doc_url, title=title, text=trim(text, max(0, max_chars)))
 
     @property
     def description(self) -> str:

@@ -39,13 +39,12 @@ from workflows.models import (
     LoopBack,
     Plan,
     Reflection,
-    ResearchRecord,
     ResearchResult,
-    SavedResearch,
     Source,
     Stats,
     VerificationSummary,
 )
+from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -161,12 +160,12 @@ class LibraryEntry(BaseModel):
 
 
 @activity.defn(name="save_research")
-async def save_research(record: ResearchRecord) -> SavedResearch:
+async def save_research(record: SaveResearchInput) -> SaveResearchOutput:
     """Write the research once; blocking database work runs in a thread, off the event loop."""
     return await asyncio.to_thread(write, record)
 
 
-def write(record: ResearchRecord, url_text: str | None = None) -> SavedResearch:
+def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearchOutput:
     """One transaction: the research row and all its children, or nothing. `url_text` defaults
     to RESEARCH_DB_URL."""
     url = database_url(url_text or _configured_url())
@@ -176,14 +175,14 @@ def write(record: ResearchRecord, url_text: str | None = None) -> SavedResearch:
             exists = session.scalar(select(ResearchRow.id).where(
                 ResearchRow.workflow_id == record.workflow_id, ResearchRow.run_id == record.run_id))
             if exists is not None:
-                return SavedResearch(created=False)
+                return SaveResearchOutput(created=False)
             session.add(_row(record))
             try:
                 session.commit()
             except IntegrityError:  # a concurrent attempt won the race: it wrote the same research
                 session.rollback()
-                return SavedResearch(created=False)
-    return SavedResearch(created=True)
+                return SaveResearchOutput(created=False)
+    return SaveResearchOutput(created=True)
 
 
 def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> list[LibraryEntry]:
@@ -312,7 +311,7 @@ def _one_line(err: BaseException) -> str:
 # --- rows <-> research --------------------------------------------------------------------------
 
 
-def _row(record: ResearchRecord) -> ResearchRow:
+def _row(record: SaveResearchInput) -> ResearchRow:
     r = record.result
     return ResearchRow(
         workflow_id=record.workflow_id, run_id=record.run_id, query=r.query, outcome=r.outcome.value,

@@ -17,30 +17,30 @@ from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
 from activities.usage import metered
-from workflows.models import (
+from workflows.activity_models import (
     ClarifyInput,
     ClarifyOutput,
     CoordinateInput,
+    CoordinateOutput,
     CritiqueInput,
     CritiqueOutput,
     LLMOutput,
     ObserveInput,
-    PlanDraft,
+    ObserveOutput,
     PlanInput,
-    QueriesInput,
-    QueryClassification,
+    PlanOutput,
     ReflectInput,
     ReflectOutput,
-    Report,
-    ReviseInput,
-    ReviseOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
     RouteInput,
     RouteOutput,
-    SearchQueries,
-    StepFindings,
     SynthesizeInput,
-    VerifyInput,
-    VerifyOutput,
+    SynthesizeOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
+    WriteQueriesInput,
+    WriteQueriesOutput,
 )
 
 T = TypeVar("T", bound=LLMOutput)
@@ -81,22 +81,22 @@ async def clarify(inp: ClarifyInput) -> ClarifyOutput:
 
 
 @activity.defn(name="coordinate")
-async def coordinate(inp: CoordinateInput) -> QueryClassification:
+async def coordinate(inp: CoordinateInput) -> CoordinateOutput:
     return await _served(engine().coordinate(inp))
 
 
 @activity.defn(name="write_queries")
-async def write_queries(inp: QueriesInput) -> SearchQueries:
+async def write_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
     return await _served(engine().write_queries(inp))
 
 
 @activity.defn(name="plan")
-async def plan(inp: PlanInput) -> PlanDraft:
+async def plan(inp: PlanInput) -> PlanOutput:
     return await _served(engine().plan(inp))
 
 
 @activity.defn(name="observe")
-async def observe(inp: ObserveInput) -> StepFindings:
+async def observe(inp: ObserveInput) -> ObserveOutput:
     return await _served(engine().observe(inp))
 
 
@@ -106,17 +106,17 @@ async def reflect(inp: ReflectInput) -> ReflectOutput:
 
 
 @activity.defn(name="synthesize")
-async def synthesize(inp: SynthesizeInput) -> Report:
+async def synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     return await _served(engine().synthesize(inp))
 
 
 @activity.defn(name="verify_claims")
-async def verify_claims(inp: VerifyInput) -> VerifyOutput:
+async def verify_claims(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     return await _served(engine().verify_claims(inp))
 
 
 @activity.defn(name="revise_claims")
-async def revise_claims(inp: ReviseInput) -> ReviseOutput:
+async def revise_claims(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
     return await _served(engine().revise_claims(inp))
 
 

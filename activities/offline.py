@@ -6,7 +6,7 @@ It is an honest baseline, not a pretend LLM:
 - **Rules, stated.** Each decision (route, coordinate, reflect) comes from a small rule over the
   words of the input, and its `reasoning` names the rule and the word or figure that fired it.
 - **Extraction, not writing.** Observations and reports are sentences quoted from the sources read,
-  ranked by BM25 (`activities.text.bm25_scores`) and cited `[n]` with the source's id. Nothing is
+  ranked by BM25 (`workflows.text.bm25_scores`) and cited `[n]` with the source's id. Nothing is
   paraphrased, so nothing can be made up; the report says it was made offline, by extraction.
 - **Pure.** Every method is a function of its input: no I/O, no clock, no randomness, and no
   iteration over sets where order reaches the output (string hashing differs between processes).
@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from activities.text import (
+from workflows.text import (
     STOPWORDS,
     bm25_scores,
     content_terms,
@@ -45,39 +45,41 @@ from activities import offline_checks
 from workflows.models import (
     OBSERVATION_LIMIT,
     Claim,
-    ClarifyInput,
-    ClarifyOutput,
     Complexity,
-    CoordinateInput,
-    CritiqueInput,
-    CritiqueOutput,
     Depth,
     Message,
-    ObserveInput,
     Passage,
-    PlanDraft,
-    PlanInput,
     PlanStep,
-    QueriesInput,
-    QueryClassification,
-    ReflectInput,
     ReflectionDecision,
+    RoutingDecision,
+    Speaker,
+    StepStatus,
+    Verdict,
+)
+from workflows.activity_models import (
+    ClarifyInput,
+    ClarifyOutput,
+    CoordinateInput,
+    CoordinateOutput,
+    CritiqueInput,
+    CritiqueOutput,
+    ObserveInput,
+    ObserveOutput,
+    PlanInput,
+    PlanOutput,
+    ReflectInput,
     ReflectOutput,
-    Report,
-    ReviseInput,
-    ReviseOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
     RouteInput,
     RouteOutput,
-    RoutingDecision,
-    SearchQueries,
-    Speaker,
     StepDraft,
-    StepFindings,
-    StepStatus,
     SynthesizeInput,
-    Verdict,
-    VerifyInput,
-    VerifyOutput,
+    SynthesizeOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
+    WriteQueriesInput,
+    WriteQueriesOutput,
 )
 
 # --- vocabulary -----------------------------------------------------------------------------------
@@ -241,28 +243,28 @@ class OfflineEngine:
             question=f"What exactly would you like to know{about}: which aspect, and for what purpose?"
         )
 
-    async def coordinate(self, inp: CoordinateInput) -> QueryClassification:
+    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
         return classify(inp.query)
 
-    async def write_queries(self, inp: QueriesInput) -> SearchQueries:
-        return SearchQueries(queries=search_queries(inp.query, inp.step, inp.max_queries))
+    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
+        return WriteQueriesOutput(queries=search_queries(inp.query, inp.step, inp.max_queries))
 
-    async def plan(self, inp: PlanInput) -> PlanDraft:
+    async def plan(self, inp: PlanInput) -> PlanOutput:
         return make_plan(inp)
 
-    async def observe(self, inp: ObserveInput) -> StepFindings:
+    async def observe(self, inp: ObserveInput) -> ObserveOutput:
         return observe_step(inp.query, inp.step, inp.passages)
 
     async def reflect(self, inp: ReflectInput) -> ReflectOutput:
         return reflect_on(inp)
 
-    async def synthesize(self, inp: SynthesizeInput) -> Report:
+    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
         return write_report(inp)
 
-    async def verify_claims(self, inp: VerifyInput) -> VerifyOutput:
+    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         return offline_checks.verify(inp)
 
-    async def revise_claims(self, inp: ReviseInput) -> ReviseOutput:
+    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput:
         return offline_checks.revise(inp)
 
     async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
@@ -784,7 +786,7 @@ _EXPLANATION = re.compile(r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|expla
 DEPTH_FOR = {Complexity.SIMPLE: Depth.LIGHT, Complexity.MODERATE: Depth.MEDIUM, Complexity.COMPLEX: Depth.EXTENDED}
 
 
-def classify(query: str) -> QueryClassification:
+def classify(query: str) -> CoordinateOutput:
     """Complexity from the number of aspects, comparisons, questions and length.
 
     - simple: one aspect, at most 8 content words, not a how/why explanation;
@@ -816,7 +818,7 @@ def classify(query: str) -> QueryClassification:
         + f" → {complexity.value}, depth {depth.value}"
         + ("; answered directly from a quick search." if is_simple else ".")
     )
-    return QueryClassification(complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning)
+    return CoordinateOutput(complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning)
 
 
 def decompose(question: str) -> Decomposition:
@@ -1014,7 +1016,7 @@ _TASK = re.compile(r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 
 
-def make_plan(inp: PlanInput) -> PlanDraft:
+def make_plan(inp: PlanInput) -> PlanOutput:
     """First plan: one step per aspect, then templates up to the minimum. Replan: only new steps,
     for the feedback's uncovered terms first, never repeating a completed step's title."""
     question, _ = _split_clarified(inp.query)
@@ -1030,7 +1032,7 @@ def make_plan(inp: PlanInput) -> PlanDraft:
             f"Rule-based decomposition: {how}; "
             f"{sum(c.origin == 'template' for c in steps)} template step(s) added to reach the minimum of {inp.min_steps}."
         )
-        return PlanDraft(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+        return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
     return _replan(inp, candidates, room, wanted)
 
 
@@ -1167,7 +1169,7 @@ def _related_terms(background: str, query: str, limit: int = 3) -> list[str]:
     return [t for t, n in counts.most_common() if n >= 2][:limit]
 
 
-def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int) -> PlanDraft:
+def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int) -> PlanOutput:
     """New steps only: those covering the feedback first, then unused aspects and templates."""
     question, _ = _split_clarified(inp.query)
     done_titles = {s.title.strip().lower() for s in inp.completed_steps}
@@ -1210,7 +1212,7 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
         f"Replanning (iteration {inp.iteration}): {len(drafts)} new step(s) for {why}; "
         f"the {len(inp.completed_steps)} completed step(s) are kept and not repeated."
     )
-    return PlanDraft(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+    return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
 
 
 _FEEDBACK_FILLER = frozenset("step steps uncovered aspects aspect query term terms".split())
@@ -1234,7 +1236,7 @@ def _feedback_terms(feedback: list[str]) -> list[str]:
 # --- researcher -------------------------------------------------------------------------------------
 
 
-def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> StepFindings:
+def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> ObserveOutput:
     """The step's best sentences, each cited with its source id; a loop-back request (seed 003)
     when fewer than two relevant sentences were found, asking the researcher for a broader step.
 
@@ -1248,7 +1250,7 @@ def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> StepFin
     """
     broader = _broader(step, query)
     if not passages:
-        return StepFindings(
+        return ObserveOutput(
             observation=f'No sources were found for "{step.title}".',
             source_ids=[],
             needs_more=True,
@@ -1291,7 +1293,7 @@ def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> StepFin
         length += len(cited) + 1
     if not chosen:
         read = _quote(unique(p.title for p in passages)[:3])
-        return StepFindings(
+        return ObserveOutput(
             observation=(
                 f"The {len(passages)} source(s) read for this step ({read}) have no sentence with "
                 f"{'two of ' if needed == 2 else ''}its terms ({_quote(_Matcher(core).terms[:6])})."
@@ -1302,7 +1304,7 @@ def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> StepFin
             suggested_query=broader,
         )
     observation = " ".join(_cite(s, n) for n, s in chosen)
-    return StepFindings(
+    return ObserveOutput(
         observation=observation,
         source_ids=list(dict.fromkeys(n for n, _ in chosen)),
         needs_more=relevant < 2,
@@ -1481,7 +1483,7 @@ class _Sentence:
     ids: tuple[int, ...]
 
 
-def write_report(inp: SynthesizeInput) -> Report:
+def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
     question, answers, follow_up = _parts(inp.query)
     known = {s.id for s in inp.sources}
@@ -1507,7 +1509,7 @@ def write_report(inp: SynthesizeInput) -> Report:
         lines.append("")
     lines += ["---", "", DISCLAIMER]
     claims = _claims(cited)
-    return Report(markdown="\n".join(lines).rstrip() + "\n", claims=claims, engine=OfflineEngine.name)
+    return SynthesizeOutput(markdown="\n".join(lines).rstrip() + "\n", claims=claims, engine=OfflineEngine.name)
 
 
 def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], list[_Sentence]]:

@@ -10,19 +10,19 @@ closest to it, quoted and cited, so the rewrite says what the source says and no
 
 from __future__ import annotations
 
-from activities.text import content_terms, split_sentences
+from workflows.text import content_terms, split_sentences
 from workflows import verification
-from workflows.models import (
+from workflows.models import Evidence
+from workflows.activity_models import (
     ClaimRewrite,
     ClaimVerdict,
     CritiqueInput,
     CritiqueOutput,
-    Evidence,
     JudgeVerdict,
-    ReviseInput,
-    ReviseOutput,
-    VerifyInput,
-    VerifyOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
 )
 
 #: A rewrite must share at least this many content words with the claim it replaces: below that
@@ -30,16 +30,16 @@ from workflows.models import (
 REWRITE_MIN_SHARED = 2
 
 
-def verify(inp: VerifyInput) -> VerifyOutput:
+def verify(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     verdicts = []
     for claim in inp.claims:
         check = verification.lexical_verdict(claim.text, _texts(inp.evidence, claim.source_ids))
         verdict = JudgeVerdict(check.verdict.value) if check.verdict else JudgeVerdict.UNSUPPORTED
         verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason=check.reason))
-    return VerifyOutput(verdicts=verdicts, checked_by="lexical")
+    return VerifyClaimsOutput(verdicts=verdicts, checked_by="lexical")
 
 
-def revise(inp: ReviseInput) -> ReviseOutput:
+def revise(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
     rewrites = []
     for claim in inp.claims:
         wanted = set(content_terms(claim.text))
@@ -53,7 +53,7 @@ def revise(inp: ReviseInput) -> ReviseOutput:
                     best = (shared, sentence.strip(), item.source_id)
         text = "" if best is None else f"{_without_end(best[1])} [{best[2]}]."
         rewrites.append(ClaimRewrite(index=claim.index, text=text))
-    return ReviseOutput(rewrites=rewrites)
+    return ReviseClaimsOutput(rewrites=rewrites)
 
 
 def critique(inp: CritiqueInput) -> CritiqueOutput:

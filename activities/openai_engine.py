@@ -43,37 +43,39 @@ from workflows.models import (
     OBSERVATION_LIMIT,
     ROUTING_HISTORY,
     Claim,
+    Evidence,
+    Message,
+    Passage,
+    Plan,
+    PlanStep,
+    RoutingDecision,
+    Speaker,
+    StepStatus,
+)
+from workflows.activity_models import (
     ClarifyInput,
     ClarifyOutput,
     CoordinateInput,
+    CoordinateOutput,
     CritiqueInput,
     CritiqueOutput,
-    Evidence,
-    Message,
     ObserveInput,
-    Passage,
-    Plan,
-    PlanDraft,
+    ObserveOutput,
     PlanInput,
-    PlanStep,
-    QueriesInput,
-    QueryClassification,
+    PlanOutput,
     ReflectInput,
     ReflectOutput,
-    Report,
-    ReviseInput,
-    ReviseOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
     RouteInput,
     RouteOutput,
-    RoutingDecision,
-    SearchQueries,
-    Speaker,
-    StepFindings,
-    StepStatus,
     SynthesizeInput,
+    SynthesizeOutput,
     Usage,
-    VerifyInput,
-    VerifyOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
+    WriteQueriesInput,
+    WriteQueriesOutput,
 )
 
 log = logging.getLogger(__name__)
@@ -428,13 +430,13 @@ def _only_known_citations(text: str, known: set[int]) -> str:
 
 RouteReply = reply_model(RouteOutput)
 ClarifyReply = reply_model(ClarifyOutput)
-ClassificationReply = reply_model(QueryClassification)
-QueriesReply = reply_model(SearchQueries)
-PlanReply = reply_model(PlanDraft)
-FindingsReply = reply_model(StepFindings)
+ClassificationReply = reply_model(CoordinateOutput)
+QueriesReply = reply_model(WriteQueriesOutput)
+PlanReply = reply_model(PlanOutput)
+FindingsReply = reply_model(ObserveOutput)
 ReflectReply = reply_model(ReflectOutput)
-VerifyReply = reply_model(VerifyOutput, exclude=frozenset({"usage", "checked_by"}))
-ReviseReply = reply_model(ReviseOutput)
+VerifyReply = reply_model(VerifyClaimsOutput, exclude=frozenset({"usage", "checked_by"}))
+ReviseReply = reply_model(ReviseClaimsOutput)
 CritiqueReply = reply_model(CritiqueOutput)
 
 
@@ -509,16 +511,16 @@ class OpenAIEngine:
         )
         return ClarifyOutput(question=reply.question.strip(), usage=usage)
 
-    async def coordinate(self, inp: CoordinateInput) -> QueryClassification:
+    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
         reply, usage = await self._ask(
             "agent_coordinator",
             ClassificationReply,
             query=inp.query,
             conversation_history=_conversation(inp.messages),
         )
-        return QueryClassification(**dict(reply), usage=usage)
+        return CoordinateOutput(**dict(reply), usage=usage)
 
-    async def write_queries(self, inp: QueriesInput) -> SearchQueries:
+    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
         """Background queries (no step) or one step's queries; cleaned, de-duplicated, capped."""
         limit = max(1, inp.max_queries)
         if inp.step is None:
@@ -539,9 +541,9 @@ class OpenAIEngine:
             query = " ".join(query.split()).strip("\"'")
             if query and query.lower() not in {q.lower() for q in queries}:
                 queries.append(query)
-        return SearchQueries(queries=queries[:limit], usage=usage)
+        return WriteQueriesOutput(queries=queries[:limit], usage=usage)
 
-    async def plan(self, inp: PlanInput) -> PlanDraft:
+    async def plan(self, inp: PlanInput) -> PlanOutput:
         """New steps only. `min_steps`/`max_steps` count new steps (the workflow subtracts the
         completed ones); at least one is asked for whenever there is room, since a replan that
         adds nothing would leave the research with nothing to do."""
@@ -559,13 +561,13 @@ class OpenAIEngine:
             max_steps=most,
         )
         steps = [s for s in reply.steps if s.title.strip()]
-        return PlanDraft(title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage)
+        return PlanOutput(title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage)
 
-    async def observe(self, inp: ObserveInput) -> StepFindings:
+    async def observe(self, inp: ObserveInput) -> ObserveOutput:
         """The step's observation, citing only the passages given. Citations of other ids are
         removed, and `source_ids` is what the text cites plus what the model listed, all known."""
         if not inp.passages:
-            return StepFindings(observation="No sources could be read for this step.", source_ids=[])
+            return ObserveOutput(observation="No sources could be read for this step.", source_ids=[])
         known = [p.source_id for p in inp.passages]
         reply, usage = await self._ask(
             "agent_researcher",
@@ -578,7 +580,7 @@ class OpenAIEngine:
         )
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
         source_ids = [n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known]
-        return StepFindings(
+        return ObserveOutput(
             observation=observation,
             source_ids=source_ids,
             needs_more=reply.needs_more,
@@ -604,7 +606,7 @@ class OpenAIEngine:
         )
         return ReflectOutput(**dict(reply), usage=usage)
 
-    async def synthesize(self, inp: SynthesizeInput) -> Report:
+    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
         """The report in markdown with `[n]` citations; a Sources list is appended if the model
         left it out, so every report says where its citations lead."""
         model = self._settings.model_for(ROLE_TIER["agent_synthesizer"])
@@ -625,9 +627,9 @@ class OpenAIEngine:
             listing = "\n".join(f"[{s.id}] {s.title} - {s.url}" for s in sorted(cited, key=lambda s: s.id))
             markdown += f"\n\n## Sources\n\n{listing}"
         claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
-        return Report(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
+        return SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
 
-    async def verify_claims(self, inp: VerifyInput) -> VerifyOutput:
+    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         """The judge's verdict per claim; a claim the model skipped stays out of the answer and
         the workflow keeps it `unverified` rather than guessing."""
         asked = {c.index for c in inp.claims}
@@ -639,9 +641,9 @@ class OpenAIEngine:
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
-        return VerifyOutput(verdicts=list(verdicts.values()), usage=usage)
+        return VerifyClaimsOutput(verdicts=list(verdicts.values()), usage=usage)
 
-    async def revise_claims(self, inp: ReviseInput) -> ReviseOutput:
+    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput:
         """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
         allowed = {c.index: set(c.source_ids) for c in inp.claims}
         reasons = dict(zip((c.index for c in inp.claims), inp.reasons))
@@ -660,7 +662,7 @@ class OpenAIEngine:
             for r in reply.rewrites
             if r.index in allowed
         ]
-        return ReviseOutput(rewrites=rewrites, usage=usage)
+        return ReviseClaimsOutput(rewrites=rewrites, usage=usage)
 
     async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
         v = inp.verification

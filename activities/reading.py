@@ -15,8 +15,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities import crawler
 from activities.extraction import extract
-from activities.text import select_passages, trim
-from workflows.models import PageContent
+from workflows.text import select_passages, trim
+from workflows.activity_models import ReadPageOutput
 
 #: Content types for local files given to `starter extract`, by suffix.
 FILE_TYPES = {".html": "text/html", ".htm": "text/html", ".xhtml": "application/xhtml+xml",
@@ -49,7 +49,7 @@ async def read_file(path: Path) -> Reading:
     return Reading(url=path.resolve().as_uri(), title=extracted.title, text=extracted.text)
 
 
-async def read_for_step(url: str, focus: str, max_chars: int) -> PageContent:
+async def read_for_step(url: str, focus: str, max_chars: int) -> ReadPageOutput:
     """The page's passages most relevant to `focus`, at most `max_chars`.
 
     A page that cannot be read comes back with `error` set: retrying a 404, a robots.txt refusal
@@ -61,16 +61,16 @@ async def read_for_step(url: str, focus: str, max_chars: int) -> PageContent:
     except crawler.PageTimeout as err:
         # Not retried: a server that trickles bytes will trickle again, and each retry would hold
         # the whole step for another CRAWL_PAGE_TIMEOUT_S. The step goes on with its other sources.
-        return PageContent(url=url, error=err.reason)
+        return ReadPageOutput(url=url, error=err.reason)
     except crawler.CrawlError as err:
         if err.retryable:
             raise ApplicationError(f"{url}: {err.reason}", type="PageUnavailable") from None
-        return PageContent(url=url, error=err.reason)
+        return ReadPageOutput(url=url, error=err.reason)
     except ValueError as err:
-        return PageContent(url=url, error=f"unreadable document ({err})")
+        return ReadPageOutput(url=url, error=f"unreadable document ({err})")
     if not reading.text.strip():
-        return PageContent(url=url, title=reading.title, error="no readable text")
+        return ReadPageOutput(url=url, title=reading.title, error="no readable text")
     # Extracted text has one paragraph (or PDF line) per line; passages are chosen among them.
     paragraphs = "\n\n".join(line for line in reading.text.splitlines() if line.strip())
     text = select_passages(paragraphs, focus or reading.title, max_chars)
-    return PageContent(url=reading.url, title=reading.title or url, text=trim(text, max_chars))
+    return ReadPageOutput(url=reading.url, title=reading.title or url, text=trim(text, max_chars))

@@ -16,7 +16,13 @@ from activities.config import settings
 from activities.heartbeats import with_heartbeats
 from activities.reading import read_for_step
 from activities.web_search import run_search
-from workflows.models import PAGE_TEXT_LIMIT, PageContent, ReadRequest, SearchRequest, SearchResults
+from workflows.models import PAGE_TEXT_LIMIT
+from workflows.activity_models import (
+    ReadPageInput,
+    ReadPageOutput,
+    SearchInput,
+    SearchOutput,
+)
 
 def local_corpus() -> Any:
     """The process-wide index of the configured corpus (imported lazily: the workflow sandbox
@@ -28,14 +34,14 @@ def local_corpus() -> Any:
 
 
 @activity.defn(name="search")
-async def search(request: SearchRequest) -> SearchResults:
+async def search(request: SearchInput) -> SearchOutput:
     """The configured providers under the configured strategy (activities/web_search.py).
     Idempotent: searching again changes nothing anywhere."""
-    return SearchResults(hits=await with_heartbeats(run_search(request.query, request.max_results)))
+    return SearchOutput(hits=await with_heartbeats(run_search(request.query, request.max_results)))
 
 
 @activity.defn(name="read_page")
-async def read_page(request: ReadRequest) -> PageContent:
+async def read_page(request: ReadPageInput) -> ReadPageOutput:
     """The page trimmed to the passages that matter to the step (at most PAGE_TEXT_LIMIT chars).
 
     One activity per page, run concurrently by the workflow, rather than one per step with its own
@@ -57,11 +63,11 @@ async def read_page(request: ReadRequest) -> PageContent:
     if request.url.startswith("file://"):
         page = await with_heartbeats(asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars))
         if page is None:
-            return PageContent(url=request.url, error="not a document of the research corpus")
+            return ReadPageOutput(url=request.url, error="not a document of the research corpus")
         return page
     if request.url.startswith(("http://", "https://")):
         return await with_heartbeats(read_for_step(request.url, request.focus, max_chars))
-    return PageContent(url=request.url, error="not a web page or a document of the research corpus")
+    return ReadPageOutput(url=request.url, error="not a web page or a document of the research corpus")
 
 
 SEARCH_ACTIVITIES = [search, read_page]

@@ -22,7 +22,7 @@ from temporalio import activity
 
 from activities.config import Settings
 from activities.role_prompts import Prompt
-from workflows.models import Usage
+from workflows.activity_models import Usage
 
 log = logging.getLogger(__name__)
 

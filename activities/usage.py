@@ -17,7 +17,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.heartbeats import with_heartbeats
-from workflows.models import LLMOutput, Usage
+from workflows.activity_models import LLMOutput, Usage
 
 T = TypeVar("T", bound=LLMOutput)
 

@@ -37,8 +37,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.config import Settings, settings
-from activities.text import trim
-from workflows.models import SNIPPET_LIMIT, SearchHit
+from workflows.text import trim
+from workflows.models import SNIPPET_LIMIT
+from workflows.activity_models import SearchHit
 
 PROVIDERS = ("duckduckgo", "searxng", "tavily", "brave", "local")
 TAVILY_URL = "https://api.tavily.com"

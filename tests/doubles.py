@@ -17,42 +17,44 @@ from typing import Any
 from temporalio import activity
 
 from workflows.models import (
+    Complexity,
+    Depth,
+    ReflectionDecision,
+    RoutingDecision,
+)
+from workflows.activity_models import (
     ClaimVerdict,
     ClarifyInput,
     ClarifyOutput,
-    Complexity,
     CoordinateInput,
+    CoordinateOutput,
     CritiqueInput,
     CritiqueOutput,
-    Depth,
     JudgeVerdict,
     ObserveInput,
-    PageContent,
-    PlanDraft,
+    ObserveOutput,
     PlanInput,
-    QueriesInput,
-    QueryClassification,
-    ReadRequest,
+    PlanOutput,
+    ReadPageInput,
+    ReadPageOutput,
     ReflectInput,
-    ReflectionDecision,
     ReflectOutput,
-    Report,
-    ResearchRecord,
-    ReviseInput,
-    ReviseOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
     RouteInput,
     RouteOutput,
-    RoutingDecision,
+    SaveResearchInput,
+    SaveResearchOutput,
     SearchHit,
-    SearchQueries,
-    SearchRequest,
-    SearchResults,
+    SearchInput,
+    SearchOutput,
     StepDraft,
-    StepFindings,
-    SavedResearch,
     SynthesizeInput,
-    VerifyInput,
-    VerifyOutput,
+    SynthesizeOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
+    WriteQueriesInput,
+    WriteQueriesOutput,
 )
 
 
@@ -64,49 +66,49 @@ def default_clarify(inp: ClarifyInput) -> ClarifyOutput:
     return ClarifyOutput(question=f"What exactly do you mean by {inp.messages[-1].content!r}?")
 
 
-def default_coordinate(inp: CoordinateInput) -> QueryClassification:
-    return QueryClassification(
+def default_coordinate(inp: CoordinateInput) -> CoordinateOutput:
+    return CoordinateOutput(
         complexity=Complexity.MODERATE, is_simple=False, recommended_depth=Depth.LIGHT, reasoning="moderate"
     )
 
 
-def default_queries(inp: QueriesInput) -> SearchQueries:
+def default_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
     topic = inp.step.title if inp.step else inp.query
-    return SearchQueries(queries=[topic])
+    return WriteQueriesOutput(queries=[topic])
 
 
-def default_plan(inp: PlanInput) -> PlanDraft:
+def default_plan(inp: PlanInput) -> PlanOutput:
     count = max(inp.min_steps, 1)
     base = len(inp.completed_steps)
     steps = [
         StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
         for i in range(min(count, inp.max_steps))
     ]
-    return PlanDraft(title=f"Plan for {inp.query}", thought="split by aspect", steps=steps)
+    return PlanOutput(title=f"Plan for {inp.query}", thought="split by aspect", steps=steps)
 
 
-def default_search(req: SearchRequest) -> SearchResults:
+def default_search(req: SearchInput) -> SearchOutput:
     slug = "".join(ch if ch.isalnum() else "-" for ch in req.query.lower())[:40]
-    return SearchResults(
+    return SearchOutput(
         hits=[SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local")]
     )
 
 
-def default_read(req: ReadRequest) -> PageContent:
-    return PageContent(url=req.url, title="A page", text=f"Facts about {req.focus[:60]}.")
+def default_read(req: ReadPageInput) -> ReadPageOutput:
+    return ReadPageOutput(url=req.url, title="A page", text=f"Facts about {req.focus[:60]}.")
 
 
-def default_observe(inp: ObserveInput) -> StepFindings:
+def default_observe(inp: ObserveInput) -> ObserveOutput:
     ids = [p.source_id for p in inp.passages]
     cited = "".join(f" [{n}]" for n in ids)
-    return StepFindings(observation=f"Found facts for {inp.step.title}.{cited}", source_ids=ids)
+    return ObserveOutput(observation=f"Found facts for {inp.step.title}.{cited}", source_ids=ids)
 
 
 def default_reflect(inp: ReflectInput) -> ReflectOutput:
     return ReflectOutput(decision=ReflectionDecision.CONTINUE, reasoning="keep going")
 
 
-def default_synthesize(inp: SynthesizeInput) -> Report:
+def default_synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     lines = [f"# {inp.query}"]
     for step in inp.plan.steps if inp.plan else []:
         if step.observation:
@@ -114,42 +116,42 @@ def default_synthesize(inp: SynthesizeInput) -> Report:
     for passage in inp.passages:
         lines.append(f"{passage.text} [{passage.source_id}]")
     lines += [f"> Note: {n}" for n in inp.notes]
-    return Report(markdown="\n\n".join(lines), engine="double")
+    return SynthesizeOutput(markdown="\n\n".join(lines), engine="double")
 
 
-def default_verify(inp: VerifyInput) -> VerifyOutput:
-    return VerifyOutput(verdicts=[
+def default_verify(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+    return VerifyClaimsOutput(verdicts=[
         ClaimVerdict(index=c.index, verdict=JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
     ])
 
 
-def default_revise(inp: ReviseInput) -> ReviseOutput:
-    return ReviseOutput(rewrites=[])
+def default_revise(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+    return ReviseClaimsOutput(rewrites=[])
 
 
 def default_critique(inp: CritiqueInput) -> CritiqueOutput:
     return CritiqueOutput(quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double")
 
 
-def default_save(record: ResearchRecord) -> SavedResearch:
-    return SavedResearch(created=True)
+def default_save(record: SaveResearchInput) -> SaveResearchOutput:
+    return SaveResearchOutput(created=True)
 
 
 ROLES: dict[str, tuple[Callable[..., Any], type, type]] = {
     "route": (default_route, RouteInput, RouteOutput),
     "clarify": (default_clarify, ClarifyInput, ClarifyOutput),
-    "coordinate": (default_coordinate, CoordinateInput, QueryClassification),
-    "write_queries": (default_queries, QueriesInput, SearchQueries),
-    "plan": (default_plan, PlanInput, PlanDraft),
-    "search": (default_search, SearchRequest, SearchResults),
-    "read_page": (default_read, ReadRequest, PageContent),
-    "observe": (default_observe, ObserveInput, StepFindings),
+    "coordinate": (default_coordinate, CoordinateInput, CoordinateOutput),
+    "write_queries": (default_queries, WriteQueriesInput, WriteQueriesOutput),
+    "plan": (default_plan, PlanInput, PlanOutput),
+    "search": (default_search, SearchInput, SearchOutput),
+    "read_page": (default_read, ReadPageInput, ReadPageOutput),
+    "observe": (default_observe, ObserveInput, ObserveOutput),
     "reflect": (default_reflect, ReflectInput, ReflectOutput),
-    "synthesize": (default_synthesize, SynthesizeInput, Report),
-    "verify_claims": (default_verify, VerifyInput, VerifyOutput),
-    "revise_claims": (default_revise, ReviseInput, ReviseOutput),
+    "synthesize": (default_synthesize, SynthesizeInput, SynthesizeOutput),
+    "verify_claims": (default_verify, VerifyClaimsInput, VerifyClaimsOutput),
+    "revise_claims": (default_revise, ReviseClaimsInput, ReviseClaimsOutput),
     "critique": (default_critique, CritiqueInput, CritiqueOutput),
-    "save_research": (default_save, ResearchRecord, SavedResearch),
+    "save_research": (default_save, SaveResearchInput, SaveResearchOutput),
 }
 
 

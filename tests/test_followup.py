@@ -6,7 +6,13 @@ from activities.offline import write_report
 from starter.followup import REPORT_CHARS, conversation
 from tests.test_library import rich_result
 from workflows.followup import context, referent
-from workflows.models import Clarification, Message, Source, Speaker, SynthesizeInput
+from workflows.models import (
+    Clarification,
+    Message,
+    Source,
+    Speaker,
+)
+from workflows.activity_models import SynthesizeInput
 
 REPORT = """# Retrieval for RAG
 

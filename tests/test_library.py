@@ -19,10 +19,28 @@ from tests.doubles import Script
 from tests.postgres import postgres_cluster
 from tests.test_workflow import run_research
 from workflows.models import (
-    Claim, Clarification, Critique, Depth, Evidence, LoopBack, Plan, PlanStep, QueryMode, Reflection,
-    ReflectionDecision, ResearchRecord, ResearchRequest, ResearchResult, Source, Stage, Stats, StepStatus,
-    TokenCount, Verdict, VerificationSummary,
+    Claim,
+    Clarification,
+    Critique,
+    Depth,
+    Evidence,
+    LoopBack,
+    Plan,
+    PlanStep,
+    QueryMode,
+    Reflection,
+    ReflectionDecision,
+    ResearchRequest,
+    ResearchResult,
+    Source,
+    Stage,
+    Stats,
+    StepStatus,
+    TokenCount,
+    Verdict,
+    VerificationSummary,
 )
+from workflows.activity_models import SaveResearchInput
 
 T0 = datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc)
 
@@ -58,8 +76,8 @@ def rich_result(query: str = "How did Roman aqueducts keep water clean?") -> Res
     )
 
 
-def record(workflow_id: str = "research-1", run_id: str = "run-1", finished: datetime = T0, **kw: Any) -> ResearchRecord:
-    return ResearchRecord(workflow_id=workflow_id, run_id=run_id, started_at=finished - timedelta(minutes=3),
+def record(workflow_id: str = "research-1", run_id: str = "run-1", finished: datetime = T0, **kw: Any) -> SaveResearchInput:
+    return SaveResearchInput(workflow_id=workflow_id, run_id=run_id, started_at=finished - timedelta(minutes=3),
                           finished_at=finished, result=rich_result(**kw))
 
 
@@ -153,7 +171,7 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     outcomes: list[bool] = []
 
-    def save(rec: ResearchRecord) -> Any:
+    def save(rec: SaveResearchInput) -> Any:
         saved = library.write(rec, url)
         outcomes.append(saved.created)
         if activity.info().attempt == 1:

@@ -20,26 +20,28 @@ from activities.offline import DISCLAIMER, OfflineEngine
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,
-    ClarifyInput,
     Complexity,
-    CoordinateInput,
     Depth,
     Message,
-    ObserveInput,
     Passage,
     Plan,
-    PlanInput,
     PlanStep,
-    QueriesInput,
-    ReflectInput,
     ReflectionDecision,
-    RouteInput,
     RoutingDecision,
     Source,
     Speaker,
     StepStatus,
-    SynthesizeInput,
     Verdict,
+)
+from workflows.activity_models import (
+    ClarifyInput,
+    CoordinateInput,
+    ObserveInput,
+    PlanInput,
+    ReflectInput,
+    RouteInput,
+    SynthesizeInput,
+    WriteQueriesInput,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -214,16 +216,16 @@ async def test_complexity_follows_the_number_of_aspects(
 
 async def test_background_search_uses_the_question_and_its_keywords() -> None:
     query = "How does asyncio.gather run tasks concurrently?"
-    out = await engine.write_queries(QueriesInput(query=query, max_queries=2))
+    out = await engine.write_queries(WriteQueriesInput(query=query, max_queries=2))
     assert out.queries == [query, "asyncio.gather run tasks concurrently"]
-    one = await engine.write_queries(QueriesInput(query=query, max_queries=1))
+    one = await engine.write_queries(WriteQueriesInput(query=query, max_queries=1))
     assert one.queries == [query]
 
 
 async def test_step_queries_combine_the_step_with_the_question() -> None:
     step = PlanStep(title="Limitations and pitfalls of asyncio.gather", description="Known limitations and errors.")
     out = await engine.write_queries(
-        QueriesInput(query="How does asyncio.gather run tasks concurrently?", step=step, max_queries=3)
+        WriteQueriesInput(query="How does asyncio.gather run tasks concurrently?", step=step, max_queries=3)
     )
     assert 1 <= len(out.queries) <= 3
     assert len({q.lower() for q in out.queries}) == len(out.queries)
@@ -599,7 +601,7 @@ async def run_every_role() -> dict[str, object]:
         await engine.route(RouteInput(messages=history, clarification_count=0, max_clarifications=2)),
         await engine.clarify(ClarifyInput(messages=history)),
         await engine.coordinate(CoordinateInput(query=query, messages=[user(query)])),
-        await engine.write_queries(QueriesInput(query=query, step=GATHER_STEP)),
+        await engine.write_queries(WriteQueriesInput(query=query, step=GATHER_STEP)),
         await engine.plan(PlanInput(query=query, background=f"- {GATHER.title}: {GATHER.text}", completed_steps=[],
                                     min_steps=5, max_steps=10, iteration=1)),
         await engine.observe(ObserveInput(query=query, step=GATHER_STEP, passages=[GATHER, WAIT])),

@@ -24,30 +24,32 @@ from activities.config import Settings
 from activities.openai_engine import OpenAIEngine, load_prompt, parse_reply, retry_after
 from tests.http_doubles import local_server, send_json
 from workflows.models import (
-    ClaimCheck,
-    ClarifyInput,
-    CoordinateInput,
-    CritiqueInput,
     Depth,
     Evidence,
-    ReviseInput,
-    VerificationSummary,
-    VerifyInput,
     Message,
-    ObserveInput,
     Passage,
     Plan,
-    PlanInput,
     PlanStep,
-    QueriesInput,
-    ReflectInput,
     ReflectionDecision,
-    RouteInput,
     RoutingDecision,
     Source,
     Speaker,
     StepStatus,
+    VerificationSummary,
+)
+from workflows.activity_models import (
+    ClaimCheck,
+    ClarifyInput,
+    CoordinateInput,
+    CritiqueInput,
+    ObserveInput,
+    PlanInput,
+    ReflectInput,
+    ReviseClaimsInput,
+    RouteInput,
     SynthesizeInput,
+    VerifyClaimsInput,
+    WriteQueriesInput,
 )
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
@@ -457,8 +459,8 @@ async def test_each_role_uses_its_tier_model(llm: FakeLLM, clean_env: None) -> N
     llm.replies = [queries, queries, report]
     step = PlanStep(title="Ownership rules", description="What moves and what copies")
 
-    await engine.write_queries(QueriesInput(query="How does Rust ownership work?"))
-    await engine.write_queries(QueriesInput(query="How does Rust ownership work?", step=step))
+    await engine.write_queries(WriteQueriesInput(query="How does Rust ownership work?"))
+    await engine.write_queries(WriteQueriesInput(query="How does Rust ownership work?", step=step))
     out = await engine.synthesize(SynthesizeInput(query="q", plan=None, sources=[]))
 
     assert [r["json"]["model"] for r in llm.requests] == ["small", "medium", "large"]
@@ -473,7 +475,7 @@ async def test_each_role_uses_its_tier_model(llm: FakeLLM, clean_env: None) -> N
 async def test_queries_are_cleaned_and_capped(llm: FakeLLM, engine: OpenAIEngine) -> None:
     llm.replies = [completion({"queries": ['  "rust ownership" ', "Rust Ownership", "", "borrowing", "lifetimes"]})]
 
-    out = await engine.write_queries(QueriesInput(query="How does Rust ownership work?", max_queries=2))
+    out = await engine.write_queries(WriteQueriesInput(query="How does Rust ownership work?", max_queries=2))
 
     assert out.queries == ["rust ownership", "borrowing"]
     assert "at most 2 search queries" in llm.prompts[0]
@@ -614,7 +616,7 @@ async def test_the_judge_reads_each_claim_against_the_evidence_of_its_sources(
         {"index": 4, "verdict": "partial", "reason": "The evidence says one owner, not two."},
         {"index": 9, "verdict": "supported", "reason": "A claim that was never asked about."},
     ]})]
-    out = await engine.verify_claims(VerifyInput(
+    out = await engine.verify_claims(VerifyClaimsInput(
         query="How does ownership work?",
         claims=[ClaimCheck(index=4, text="Every value has two owners.", source_ids=[1]),
                 ClaimCheck(index=5, text="Borrowing is free.", source_ids=[2])],
@@ -635,7 +637,7 @@ async def test_the_judge_reads_each_claim_against_the_evidence_of_its_sources(
 
 async def test_a_rewrite_may_narrow_a_claim_but_never_cite_another_source(llm: FakeLLM, engine: OpenAIEngine) -> None:
     llm.replies = [completion({"rewrites": [{"index": 0, "text": "Each value has an owner [1][3]."}]})]
-    out = await engine.revise_claims(ReviseInput(
+    out = await engine.revise_claims(ReviseClaimsInput(
         query="q", claims=[ClaimCheck(index=0, text="Every value has two owners.", source_ids=[1])],
         reasons=["The evidence says one owner."], evidence=[Evidence(source_id=1, position=0, text="One owner.")],
     ))

@@ -170,7 +170,8 @@ async def doubles_worker(client: Client, task_queue: str, **behaviour: Any) -> A
 
 
 def always_clarify(inp: Any) -> Any:
-    from workflows.models import RouteOutput, RoutingDecision
+    from workflows.models import RoutingDecision
+    from workflows.activity_models import RouteOutput
 
     return RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning="vague")
 

@@ -310,12 +310,18 @@ def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
     imported = {n.module if isinstance(n, ast.ImportFrom) else a.name
                 for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
                 for a in (n.names if isinstance(n, ast.Import) else [n])}
-    assert imported <= {"__future__", "re", "collections.abc", "dataclasses", "activities.text", "workflows.models"}
+    assert imported <= {"__future__", "re", "collections.abc", "dataclasses", "workflows.text", "workflows.models"}
 
 
 def test_the_offline_engines_own_claims_are_the_reports_cited_sentences() -> None:
     from activities.offline import write_report
-    from workflows.models import Plan, PlanStep, Source, StepStatus, SynthesizeInput
+    from workflows.models import (
+        Plan,
+        PlanStep,
+        Source,
+        StepStatus,
+    )
+    from workflows.activity_models import SynthesizeInput
 
     steps = [
         PlanStep(title="Kilns", status=StepStatus.COMPLETED, source_ids=[1, 2], observation=(

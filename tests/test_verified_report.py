@@ -15,23 +15,25 @@ from tests.doubles import Script
 from tests.test_workflow import offline_router_script, run_research
 from workflows.citations import cited_ids
 from workflows.models import (
-    ClaimRewrite,
-    ClaimVerdict,
     Depth,
-    JudgeVerdict,
     Message,
-    PageContent,
-    Report,
-    ResearchRecord,
     ResearchRequest,
-    ReviseInput,
-    ReviseOutput,
     Speaker,
     Stage,
-    StepFindings,
     Verdict,
-    VerifyInput,
-    VerifyOutput,
+)
+from workflows.activity_models import (
+    ClaimRewrite,
+    ClaimVerdict,
+    JudgeVerdict,
+    ObserveOutput,
+    ReadPageOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
+    SaveResearchInput,
+    SynthesizeOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
 )
 
 PAGE = (
@@ -48,7 +50,7 @@ UNRELATED = "Tokio schedules async tasks cooperatively on worker threads [1]."
 REPORT = f"# Aqueducts\n\n{SUPPORTED} {PARTLY}\n\n- {INVENTED}\n- {NARROWED}\n- {UNRELATED}\n\n## Sources\n\n- [1] A page — file:///docs/aqueducts.md\n"
 
 
-def judge(inp: VerifyInput) -> VerifyOutput:
+def judge(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     verdicts = []
     for claim in inp.claims:
         if "largest" in claim.text:
@@ -58,20 +60,20 @@ def judge(inp: VerifyInput) -> VerifyOutput:
         else:
             verdict = JudgeVerdict.SUPPORTED
         verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason=f"judged {verdict.value}"))
-    return VerifyOutput(verdicts=verdicts)
+    return VerifyClaimsOutput(verdicts=verdicts)
 
 
-def reviser(inp: ReviseInput) -> ReviseOutput:
-    return ReviseOutput(rewrites=[
+def reviser(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+    return ReviseClaimsOutput(rewrites=[
         ClaimRewrite(index=c.index, text=NARROWED_REWRITE if "limestone" in c.text else "") for c in inp.claims
     ])
 
 
 def aqueduct_script(**overrides: Any) -> Script:
     behaviour: dict[str, Any] = {
-        "read_page": lambda req: PageContent(url=req.url, title="A page", text=PAGE),
-        "observe": lambda inp: StepFindings(observation=f"{SUPPORTED} Most channels ran underground [1].", source_ids=[1]),
-        "synthesize": lambda inp: Report(markdown=REPORT, engine="double"),
+        "read_page": lambda req: ReadPageOutput(url=req.url, title="A page", text=PAGE),
+        "observe": lambda inp: ObserveOutput(observation=f"{SUPPORTED} Most channels ran underground [1].", source_ids=[1]),
+        "synthesize": lambda inp: SynthesizeOutput(markdown=REPORT, engine="double"),
         "verify_claims": judge,
         "revise_claims": reviser,
     }
@@ -119,13 +121,13 @@ async def test_each_claim_is_verified_and_what_the_evidence_does_not_support_lea
 async def test_the_revision_is_bounded_a_rewrite_is_checked_once_and_never_rewritten_again(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    def harsh(inp: VerifyInput) -> VerifyOutput:
-        return VerifyOutput(verdicts=[
+    def harsh(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+        return VerifyClaimsOutput(verdicts=[
             ClaimVerdict(index=c.index, verdict=JudgeVerdict.UNSUPPORTED, reason="no") for c in inp.claims
         ])
 
-    def stubborn(inp: ReviseInput) -> ReviseOutput:
-        return ReviseOutput(rewrites=[ClaimRewrite(index=c.index, text=NARROWED_REWRITE) for c in inp.claims])
+    def stubborn(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+        return ReviseClaimsOutput(rewrites=[ClaimRewrite(index=c.index, text=NARROWED_REWRITE) for c in inp.claims])
 
     script = aqueduct_script(verify_claims=harsh, revise_claims=stubborn)
     result, _ = await run_research(time_skipping_env.client, script, QUESTION)
@@ -152,7 +154,7 @@ async def test_the_finished_research_is_saved_once_with_its_result(time_skipping
     result, _ = await run_research(time_skipping_env.client, script, QUESTION)
 
     [record] = script.calls["save_research"]
-    assert isinstance(record, ResearchRecord)
+    assert isinstance(record, SaveResearchInput)
     assert record.result == result and record.workflow_id.startswith("wf-")
     assert record.finished_at >= record.started_at
 
@@ -160,7 +162,7 @@ async def test_the_finished_research_is_saved_once_with_its_result(time_skipping
 async def test_a_library_that_cannot_be_written_costs_the_stored_copy_not_the_research(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    def broken(record: ResearchRecord) -> Any:
+    def broken(record: SaveResearchInput) -> Any:
         raise ApplicationError("unknown database dialect", type="LibraryConfigError", non_retryable=True)
 
     result, _ = await run_research(time_skipping_env.client, aqueduct_script(save_research=broken), QUESTION)

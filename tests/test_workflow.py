@@ -23,17 +23,15 @@ from workflows.models import (
     Message,
     QueryMode,
     ReflectionDecision,
-    ReflectOutput,
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
     RoutingDecision,
-    RouteOutput,
     Speaker,
     Stage,
-    StepFindings,
     StepStatus,
 )
+from workflows.activity_models import ObserveOutput, ReflectOutput, RouteOutput
 from workflows.research import DeepResearchWorkflow
 from workflows.stages import IllegalTransition, check_transition
 
@@ -304,10 +302,10 @@ async def test_a_step_that_needs_more_work_gets_a_new_step_and_unknown_agents_ar
 ) -> None:
     requests = iter([("researcher", "borrow checker error messages"), ("fixer", "fix the code")])
 
-    def observe(inp: Any) -> StepFindings:
+    def observe(inp: Any) -> ObserveOutput:
         agent, query = next(requests, (None, None))
         ids = [p.source_id for p in inp.passages]
-        return StepFindings(
+        return ObserveOutput(
             observation=f"thin findings [{ids[0]}]", source_ids=ids,
             needs_more=agent is not None, suggested_agent=agent, suggested_query=query,
         )
@@ -326,9 +324,9 @@ async def test_a_step_that_needs_more_work_gets_a_new_step_and_unknown_agents_ar
 
 async def test_every_citation_in_the_report_resolves_to_a_source(time_skipping_env: WorkflowEnvironment) -> None:
     def synthesize(inp: Any) -> Any:
-        from workflows.models import Report
+        from workflows.activity_models import SynthesizeOutput
 
-        return Report(markdown="Claim one [1]. Claim two [99]. Both [1, 42].", engine="double")
+        return SynthesizeOutput(markdown="Claim one [1]. Claim two [99]. Both [1, 42].", engine="double")
 
     result, _ = await run_research(
         time_skipping_env.client, Script(synthesize=synthesize),

@@ -16,25 +16,27 @@ from temporalio.worker import Worker
 from tests.doubles import Script, default_plan, default_read
 from workflows.models import (
     Depth,
-    PlanDraft,
-    ReadRequest,
     ResearchRequest,
     ResearchResult,
-    RouteOutput,
     RoutingDecision,
     Stage,
-    StepDraft,
     StepStatus,
+)
+from workflows.activity_models import (
+    PlanOutput,
+    ReadPageInput,
+    RouteOutput,
+    StepDraft,
 )
 from workflows.research import DeepResearchWorkflow
 
 
-def three_steps(inp: Any) -> PlanDraft:
+def three_steps(inp: Any) -> PlanOutput:
     steps = [StepDraft(title=f"Aspect {i}", description="look it up") for i in (1, 2, 3)]
-    return PlanDraft(title="three aspects", thought="", steps=steps) if not inp.completed_steps else default_plan(inp)
+    return PlanOutput(title="three aspects", thought="", steps=steps) if not inp.completed_steps else default_plan(inp)
 
 
-async def slow_after_first_step(req: ReadRequest) -> Any:
+async def slow_after_first_step(req: ReadPageInput) -> Any:
     if "Aspect 1" not in req.focus:
         await asyncio.sleep(20)
     return default_read(req)

@@ -29,57 +29,59 @@ with workflow.unsafe.imports_passed_through():
     from activities import library, llm, search
     from workflows import citations, evidence, followup, verification
     from workflows.models import (
+        ANSWER_MAX_CHARS,
         MODE_BUDGET_S,
         OBSERVATION_LIMIT,
         QUERY_MAX_CHARS,
         QUERY_MIN_CHARS,
         ROUTING_HISTORY,
         STEP_LIMITS,
-        ANSWER_MAX_CHARS,
         Claim,
-        ClaimCheck,
         Clarification,
-        ClarifyInput,
-        CoordinateInput,
+        Complexity,
         Critique,
-        CritiqueInput,
         Depth,
+        Evidence,
         LoopBack,
         Message,
-        ObserveInput,
         Passage,
         Plan,
-        PlanInput,
         PlanStep,
-        QueriesInput,
         QueryMode,
-        ReadRequest,
         Reflection,
         ReflectionDecision,
-        ReflectInput,
-        ResearchRecord,
         ResearchRequest,
         ResearchResult,
-        ReviseInput,
         ResearchStatus,
-        RouteInput,
         RoutingDecision,
-        SearchHit,
-        SearchRequest,
         Source,
         Speaker,
         Stage,
-        Evidence,
         Stats,
-        TokenCount,
-        Usage,
-        StepFindings,
         StepStatus,
-        SynthesizeInput,
-        Complexity,
+        TokenCount,
         Verdict,
         VerificationSummary,
-        VerifyInput,
+    )
+    from workflows.activity_models import (
+        ClaimCheck,
+        ClarifyInput,
+        CoordinateInput,
+        CritiqueInput,
+        ObserveInput,
+        ObserveOutput,
+        PlanInput,
+        ReadPageInput,
+        ReflectInput,
+        ReviseClaimsInput,
+        RouteInput,
+        SaveResearchInput,
+        SearchHit,
+        SearchInput,
+        SynthesizeInput,
+        Usage,
+        VerifyClaimsInput,
+        WriteQueriesInput,
     )
     from workflows.routing import Route, route_without_llm
     from workflows.stages import RESEARCH_STAGES, check_transition
@@ -343,7 +345,7 @@ class DeepResearchWorkflow:
 
     async def _investigate_background(self, as_sources: bool) -> None:
         """A quick search before planning (no page reads). For a direct answer, its hits are the sources."""
-        queries = await self._queries(QueriesInput(query=self._research_query(), max_queries=2))
+        queries = await self._queries(WriteQueriesInput(query=self._research_query(), max_queries=2))
         hits = await self._search_all(queries)
         self._background = []
         for hit in hits[:PAGES_PER_STEP * 2]:
@@ -384,20 +386,20 @@ class DeepResearchWorkflow:
             steps=[*completed, *new_steps],
         )
 
-    async def _research_step(self, index: int) -> StepFindings:
+    async def _research_step(self, index: int) -> ObserveOutput:
         assert self._plan is not None
         step = self._plan.steps[index]
         step.status = StepStatus.IN_PROGRESS
         self._current_step_index = index
         self._show_progress()
-        queries = await self._queries(QueriesInput(query=self._research_query(), step=step, max_queries=SEARCH_QUERIES_PER_STEP))
+        queries = await self._queries(WriteQueriesInput(query=self._research_query(), step=step, max_queries=SEARCH_QUERIES_PER_STEP))
         hits = await self._search_all(queries)
         passages = await self._read_best(hits, focus=f"{step.title}. {step.description} {self._research_query()}")
         findings = await self._call(
             llm.observe, ObserveInput(query=self._research_query(), step=step, passages=passages), "observe"
         )
         if findings is None:
-            findings = StepFindings(observation="The researcher could not write an observation for this step.", source_ids=[])
+            findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
         known = {p.source_id for p in passages}
         step.observation = findings.observation[:OBSERVATION_LIMIT]
         step.source_ids = [n for n in findings.source_ids if n in known]
@@ -407,7 +409,7 @@ class DeepResearchWorkflow:
         step.status = StepStatus.COMPLETED
         return findings
 
-    def _handle_loop_back(self, index: int, findings: StepFindings) -> None:
+    def _handle_loop_back(self, index: int, findings: ObserveOutput) -> None:
         """A step that needs more work asks for it (seed 003). The request lives only in this
         step's findings, so it is cleared by construction once handled."""
         if not findings.needs_more or self._plan is None:
@@ -565,7 +567,7 @@ class DeepResearchWorkflow:
                 undecided.append(i)
         batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
         answers = await asyncio.gather(*(
-            self._call(llm.verify_claims, VerifyInput(
+            self._call(llm.verify_claims, VerifyClaimsInput(
                 query=self._research_query(),
                 claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
                 evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
@@ -589,7 +591,7 @@ class DeepResearchWorkflow:
         A rewrite must be one sentence citing only what the claim cited. Updates `claims`;
         returns the new sentence per rewritten claim."""
         pool = self._evidence_pool()
-        answer = await self._call(llm.revise_claims, ReviseInput(
+        answer = await self._call(llm.revise_claims, ReviseClaimsInput(
             query=self._research_query(),
             claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
             reasons=[claims[i].reason for i in which],
@@ -632,7 +634,7 @@ class DeepResearchWorkflow:
         """Keep the research in the library. A library that cannot be reached costs the user the
         stored copy, not the research: the result still returns, with a note."""
         info = workflow.info()
-        saved = await self._call(library.save_research, ResearchRecord(
+        saved = await self._call(library.save_research, SaveResearchInput(
             workflow_id=info.workflow_id, run_id=info.run_id, started_at=started,
             finished_at=workflow.now(), result=result,
         ), "save_research", timeout=SAVE_TIMEOUT, retry=SAVE_RETRY, isolated=True)
@@ -642,7 +644,7 @@ class DeepResearchWorkflow:
 
     # --- research tools -------------------------------------------------------------------------
 
-    async def _queries(self, request: QueriesInput) -> list[str]:
+    async def _queries(self, request: WriteQueriesInput) -> list[str]:
         written = await self._call(llm.write_queries, request, "write_queries")
         queries = [q.strip() for q in (written.queries if written else []) if q.strip()]
         fallback = f"{request.step.title} {request.query}" if request.step else request.query
@@ -652,7 +654,7 @@ class DeepResearchWorkflow:
         """Search every query concurrently; hits merged in rank order, one per URL."""
         results = await asyncio.gather(
             *(
-                self._call(search.search, SearchRequest(query=q, max_results=HITS_PER_QUERY), "search",
+                self._call(search.search, SearchInput(query=q, max_results=HITS_PER_QUERY), "search",
                            timeout=SEARCH_TIMEOUT, retry=SEARCH_RETRY)
                 for q in queries
             )
@@ -675,7 +677,7 @@ class DeepResearchWorkflow:
         self._read_urls.update(h.url for h in fresh)
         pages = await asyncio.gather(
             *(
-                self._call(search.read_page, ReadRequest(url=h.url, focus=focus[:1000]), "read_page",
+                self._call(search.read_page, ReadPageInput(url=h.url, focus=focus[:1000]), "read_page",
                            timeout=READ_TIMEOUT, retry=SEARCH_RETRY, isolated=True)
                 for h in fresh
             )

@@ -8,7 +8,7 @@ share enough words with their evidence to need reading (`lexical_check`). Withou
 better exists, so the offline engine uses the same measure, with stricter bands, as its whole
 verification method (`lexical_verdict`, called by activities/offline_checks.py).
 
-Pure and deterministic (stdlib, activities.text, workflows.models only): it runs inside the
+Pure and deterministic (stdlib, workflows.text, workflows.models only): it runs inside the
 workflow sandbox, and every edit of the report is replayed.
 """
 
@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from activities.text import content_terms, split_paragraphs, tokenize
+from workflows.text import content_terms, split_paragraphs, tokenize
 from workflows.models import Claim, Verdict, VerificationSummary
 
 #: Below this share of its content words in the cited evidence, a claim cites an unrelated source.

@@ -1,0 +1,277 @@
+"""What crosses an activity boundary: one input and one output model per role, named
+`<Role>Input` / `<Role>Output` after the activity (see workflows/roles.py, the table of roles).
+
+Pure pydantic, safe inside the workflow sandbox; the research vocabulary they are made of
+(plans, steps, sources, claims) is in workflows/models.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+from workflows.models import (
+    PAGE_TEXT_LIMIT,
+    Claim,
+    Complexity,
+    Critique,
+    Depth,
+    Evidence,
+    Message,
+    Passage,
+    Plan,
+    PlanStep,
+    ReflectionDecision,
+    ResearchResult,
+    RoutingDecision,
+    Source,
+    VerificationSummary,
+)
+
+
+
+class Usage(BaseModel):
+    """What one LLM role call cost, over all its activity attempts."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: Completions the endpoint returned, including unusable replies that were asked again.
+    requests: int = 0
+    #: The activity attempt that produced the result (1 = no retry).
+    attempt: int = 1
+
+
+class LLMOutput(BaseModel):
+    """Every LLM role's reply carries what the call cost, so the workflow can account for it."""
+
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RouteInput(BaseModel):
+    messages: list[Message]
+    clarification_count: int
+    max_clarifications: int
+    #: How many routing decisions came before this one (seed 000's `iteration`, for tracing).
+    iteration: int = 0
+
+
+class RouteOutput(LLMOutput):
+    decision: RoutingDecision
+    reasoning: str
+
+
+class ClarifyInput(BaseModel):
+    messages: list[Message]
+
+
+class ClarifyOutput(LLMOutput):
+    question: str
+
+
+class CoordinateInput(BaseModel):
+    query: str
+    messages: list[Message]
+
+
+class CoordinateOutput(LLMOutput):
+    complexity: Complexity
+    is_simple: bool
+    recommended_depth: Depth
+    reasoning: str
+
+
+class WriteQueriesInput(BaseModel):
+    """Ask for search queries: for the background investigation or for one plan step."""
+
+    query: str
+    step: PlanStep | None = None
+    max_queries: int = 2
+
+
+class WriteQueriesOutput(LLMOutput):
+    queries: list[str]
+
+
+class PlanInput(BaseModel):
+    query: str
+    background: str
+    completed_steps: list[PlanStep]
+    feedback: list[str] = Field(default_factory=list)
+    min_steps: int
+    max_steps: int
+    iteration: int
+
+
+class StepDraft(BaseModel):
+    title: str
+    description: str
+
+
+class PlanOutput(LLMOutput):
+    title: str
+    thought: str
+    #: New steps only: the workflow keeps the completed ones itself.
+    steps: list[StepDraft]
+
+
+class ObserveInput(BaseModel):
+    query: str
+    step: PlanStep
+    passages: list[Passage]
+
+
+class ObserveOutput(LLMOutput):
+    observation: str
+    source_ids: list[int]
+    #: Loop-back request (seed 003): this step needs more work by `suggested_agent`.
+    needs_more: bool = False
+    suggested_agent: str | None = None
+    suggested_query: str | None = None
+
+
+class ReflectInput(BaseModel):
+    query: str
+    plan: Plan
+    completed_steps: int
+    min_steps: int
+    sources_count: int
+
+
+class ReflectOutput(LLMOutput):
+    decision: ReflectionDecision
+    reasoning: str
+    suggested_changes: list[str] = Field(default_factory=list)
+
+
+class SynthesizeInput(BaseModel):
+    query: str
+    plan: Plan | None
+    sources: list[Source]
+    #: For a direct answer (simple mode) there is no plan: the background passages stand in.
+    passages: list[Passage] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    #: The evidence pool: what the cited sources say, the ground the report must stand on.
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class SynthesizeOutput(LLMOutput):
+    markdown: str
+    claims: list[Claim] = Field(default_factory=list)
+    engine: str = ""
+
+
+class SearchInput(BaseModel):
+    query: str
+    max_results: int = 5
+
+
+class SearchHit(BaseModel):
+    url: str
+    title: str
+    snippet: str
+    provider: str
+
+
+class SearchOutput(BaseModel):
+    hits: list[SearchHit]
+
+
+class ReadPageInput(BaseModel):
+    url: str
+    #: What the step is about: the page is trimmed to the passages that best match it.
+    focus: str
+    max_chars: int = PAGE_TEXT_LIMIT
+
+
+class ReadPageOutput(BaseModel):
+    url: str
+    title: str = ""
+    text: str = ""
+    #: Why the page could not be read (a per-page failure never fails the step).
+    error: str | None = None
+
+
+# --- verification and the research library ----------------------------------------------------------
+
+
+class JudgeVerdict(str, Enum):
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+
+
+class ClaimCheck(BaseModel):
+    """One claim sent to the judge or the reviser; `index` ties the answer back to the claim."""
+
+    index: int
+    text: str
+    source_ids: list[int]
+
+
+class VerifyClaimsInput(BaseModel):
+    query: str
+    claims: list[ClaimCheck]
+    #: Only the evidence of the sources the claims cite.
+    evidence: list[Evidence]
+    sources: list[Source]
+
+
+class ClaimVerdict(BaseModel):
+    index: int
+    verdict: JudgeVerdict
+    reason: str
+
+
+class VerifyClaimsOutput(LLMOutput):
+    verdicts: list[ClaimVerdict]
+    #: How the verdicts were reached: "judge" (an LLM) or "lexical" (the offline engine).
+    checked_by: str = "judge"
+
+
+class ReviseClaimsInput(BaseModel):
+    query: str
+    #: Claims judged unsupported, and why (`reasons[i]` belongs to `claims[i]`).
+    claims: list[ClaimCheck]
+    reasons: list[str] = Field(default_factory=list)
+    evidence: list[Evidence]
+
+
+class ClaimRewrite(BaseModel):
+    index: int
+    #: The sentence rewritten to say only what the evidence says, with its [n] citations;
+    #: empty when the evidence supports nothing of it (the sentence is removed).
+    text: str
+
+
+class ReviseClaimsOutput(LLMOutput):
+    rewrites: list[ClaimRewrite]
+
+
+class CritiqueInput(BaseModel):
+    query: str
+    report_markdown: str
+    verification: VerificationSummary
+    sources_count: int
+    steps_completed: int
+    steps_planned: int
+
+
+class CritiqueOutput(Critique, LLMOutput):
+    """The critic's scores and what asking for them cost."""
+
+
+class SaveResearchInput(BaseModel):
+    """What the `save_research` activity writes: the result and where it came from."""
+
+    workflow_id: str
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    result: ResearchResult
+
+
+class SaveResearchOutput(BaseModel):
+    #: False when this (workflow id, run id) was already stored (a retried activity).
+    created: bool
