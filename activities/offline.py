@@ -244,16 +244,16 @@ class OfflineEngine:
         )
 
     async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
-        return classify(inp.query)
+        return classify(inp.topic_text())
 
     async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
-        return WriteQueriesOutput(queries=search_queries(inp.query, inp.step, inp.max_queries))
+        return WriteQueriesOutput(queries=search_queries(inp.topic_text(), inp.step, inp.max_queries))
 
     async def plan(self, inp: PlanInput) -> PlanOutput:
         return make_plan(inp)
 
     async def observe(self, inp: ObserveInput) -> ObserveOutput:
-        return observe_step(inp.query, inp.step, inp.passages)
+        return observe_step(inp.topic_text(), inp.step, inp.passages)
 
     async def reflect(self, inp: ReflectInput) -> ReflectOutput:
         return reflect_on(inp)
@@ -1019,10 +1019,10 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 def make_plan(inp: PlanInput) -> PlanOutput:
     """First plan: one step per aspect, then templates up to the minimum. Replan: only new steps,
     for the feedback's uncovered terms first, never repeating a completed step's title."""
-    question, _ = _split_clarified(inp.query)
+    question, _ = _split_clarified(inp.topic_text())
     room = max(0, inp.max_steps)
     wanted = min(max(1, inp.min_steps), room) if room else 0
-    candidates, how = _candidate_steps(inp.query, inp.background)
+    candidates, how = _candidate_steps(inp.topic_text(), inp.background)
     if not inp.completed_steps:
         steps = _fit([c for c in candidates if c.origin == "aspect"], room)
         templates = [c for c in candidates if c.origin == "template"]
@@ -1171,7 +1171,7 @@ def _related_terms(background: str, query: str, limit: int = 3) -> list[str]:
 
 def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int) -> PlanOutput:
     """New steps only: those covering the feedback first, then unused aspects and templates."""
-    question, _ = _split_clarified(inp.query)
+    question, _ = _split_clarified(inp.topic_text())
     done_titles = {s.title.strip().lower() for s in inp.completed_steps}
     done_terms = [{_stem(t) for t in content_terms(s.title)} for s in inp.completed_steps]
     focus = _feedback_terms(inp.feedback)
@@ -1415,7 +1415,7 @@ def reflect_on(inp: ReflectInput) -> ReflectOutput:
     pending = [s for s in steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS)]
     done = inp.completed_steps
     evidence = [s for s in completed if _is_evidence(s)]
-    terms = _key_terms(inp.query, limit=12)
+    terms = _key_terms(inp.topic_text(), limit=12)
     matcher = _Matcher(terms)
     covered = matcher.found(" ".join(_uncited(s.observation or "") for s in evidence))
     uncovered = [t for t in matcher.terms if t not in covered]
@@ -1485,7 +1485,7 @@ class _Sentence:
 
 def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
-    question, answers, follow_up = _parts(inp.query)
+    question, answers, follow_up = _parts(inp.topic_text())
     known = {s.id for s in inp.sources}
     lines = [f"# {_escape_citations(' '.join(question.split())) or 'Research report'}", ""]
     if follow_up:
@@ -1496,7 +1496,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
         lines += ["\n>\n".join(f"> **Note:** {_escape_citations(n)}" for n in inp.notes), ""]
     cited: list[_Sentence] = []
     if inp.plan is None:
-        body, cited = _direct_answer(inp.query, inp.passages, known)
+        body, cited = _direct_answer(inp.topic_text(), inp.passages, known)
         lines += body
     else:
         body, cited = _plan_sections(inp, known)
@@ -1532,7 +1532,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
             sections.append(f"_No cited findings for this step. {said}_")
         sections.append("")
         everything += fresh
-    summary = _top_sentences(inp.query, everything, SUMMARY_SENTENCES, require_match=False)
+    summary = _top_sentences(inp.topic_text(), everything, SUMMARY_SENTENCES, require_match=False)
     lines = ["## Summary", ""]
     if summary:
         lines += [" ".join(s.text for s in summary), ""]

@@ -515,7 +515,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_coordinator",
             ClassificationReply,
-            query=inp.query,
+            query=inp.topic_text(),
             conversation_history=_conversation(inp.messages),
         )
         return CoordinateOutput(**dict(reply), usage=usage)
@@ -525,13 +525,13 @@ class OpenAIEngine:
         limit = max(1, inp.max_queries)
         if inp.step is None:
             reply, usage = await self._ask(
-                "agent_background", QueriesReply, query=inp.query, max_queries=limit
+                "agent_background", QueriesReply, query=inp.topic_text(), max_queries=limit
             )
         else:
             reply, usage = await self._ask(
                 "agent_researcher_queries",
                 QueriesReply,
-                query=inp.query,
+                query=inp.topic_text(),
                 step_title=inp.step.title,
                 step_description=inp.step.description or NONE,
                 max_queries=limit,
@@ -552,7 +552,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_planner",
             PlanReply,
-            query=inp.query,
+            query=inp.topic_text(),
             background=inp.background.strip() or NONE,
             completed_steps=_completed_steps(inp.completed_steps),
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
@@ -572,7 +572,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_researcher",
             FindingsReply,
-            query=inp.query,
+            query=inp.topic_text(),
             step_title=inp.step.title,
             step_description=inp.step.description or NONE,
             sources=_passages(inp.passages),
@@ -596,7 +596,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_reflector",
             ReflectReply,
-            query=inp.query,
+            query=inp.topic_text(),
             plan=_plan(inp.plan),
             completed_steps=inp.completed_steps,
             total_steps=len(inp.plan.steps),
@@ -613,7 +613,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_synthesizer",
             ReportReply,
-            query=inp.query,
+            query=inp.topic_text(),
             findings=_findings(inp.plan),
             passages=_passages(inp.passages),
             sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
@@ -636,7 +636,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_verifier",
             VerifyReply,
-            query=inp.query,
+            query=inp.topic_text(),
             claims="\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
             evidence=_evidence(inp.evidence),
         )
@@ -650,7 +650,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_reviser",
             ReviseReply,
-            query=inp.query,
+            query=inp.topic_text(),
             claims="\n".join(
                 f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
                 for c in inp.claims
@@ -669,7 +669,7 @@ class OpenAIEngine:
         reply, usage = await self._ask(
             "agent_critic",
             CritiqueReply,
-            query=inp.query,
+            query=inp.topic_text(),
             report=_cut(inp.report_markdown, 12000),
             verification=(
                 f"{v.claims} claims: {v.supported} supported, {v.partial} partly supported, "

@@ -73,7 +73,7 @@ def default_coordinate(inp: CoordinateInput) -> CoordinateOutput:
 
 
 def default_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
-    topic = inp.step.title if inp.step else inp.query
+    topic = inp.step.title if inp.step else inp.topic_text()
     return WriteQueriesOutput(queries=[topic])
 
 
@@ -84,7 +84,7 @@ def default_plan(inp: PlanInput) -> PlanOutput:
         StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
         for i in range(min(count, inp.max_steps))
     ]
-    return PlanOutput(title=f"Plan for {inp.query}", thought="split by aspect", steps=steps)
+    return PlanOutput(title=f"Plan for {inp.topic_text()}", thought="split by aspect", steps=steps)
 
 
 def default_search(req: SearchInput) -> SearchOutput:
@@ -109,7 +109,7 @@ def default_reflect(inp: ReflectInput) -> ReflectOutput:
 
 
 def default_synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
-    lines = [f"# {inp.query}"]
+    lines = [f"# {inp.topic_text()}"]
     for step in inp.plan.steps if inp.plan else []:
         if step.observation:
             lines.append(step.observation)

@@ -190,7 +190,7 @@ async def test_a_follow_up_pronoun_is_resolved_by_the_earlier_research_not_asked
     assert [m.content for m in routed.messages][:2] == [m.content for m in FOLLOW_UP_HISTORY]
     assert result.follow_up_of == "research-1"
     # What the research is about includes what the pronoun stands for.
-    assert "How do lifetimes work in Rust?" in script.calls["plan"][0].query
+    assert "How do lifetimes work in Rust?" in script.calls["plan"][0].follows_up
 
     alone = offline_router_script()
     asked, _ = await run_research(

@@ -134,7 +134,7 @@ async def test_a_reply_to_a_clarification_goes_to_research_without_an_llm_call(
     )
     assert len(script.calls["route"]) == 1  # the reply was routed by the shortcut
     assert result.clarifications[0].answer == "I meant the DAIL-SQL approach"
-    assert "DAIL-SQL" in script.calls["plan"][0].query
+    assert script.calls["plan"][0].clarifications == ["I meant the DAIL-SQL approach"]  # a typed field, not text in the query
     assert result.stage_history[:5] == [
         Stage.ROUTING, Stage.CLARIFYING, Stage.AWAITING_ANSWER, Stage.ROUTING, Stage.COORDINATING
     ]

@@ -49,6 +49,27 @@ class LLMOutput(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
+class AboutQuestion(BaseModel):
+    """What a research is about, as typed fields rather than text packed into the question: the
+    question as asked, what a follow-up refers to in the earlier research, and the user's answers
+    to clarification questions. Every role that works on the research question inherits it."""
+
+    query: str
+    #: For a follow-up: the item or question of the earlier research it refers to.
+    follows_up: str = ""
+    #: The user's answers to clarification questions, in order.
+    clarifications: list[str] = Field(default_factory=list)
+
+    def topic_text(self) -> str:
+        """The question with its context in one line, as an LLM prompt shows it."""
+        text = self.query
+        if self.follows_up:
+            text = f"{text} (follow-up to: {self.follows_up})"
+        if self.clarifications:
+            text = f"{text} (clarified: {'; '.join(self.clarifications)})"
+        return text
+
+
 class RouteInput(BaseModel):
     messages: list[Message]
     clarification_count: int
@@ -70,8 +91,7 @@ class ClarifyOutput(LLMOutput):
     question: str
 
 
-class CoordinateInput(BaseModel):
-    query: str
+class CoordinateInput(AboutQuestion):
     messages: list[Message]
 
 
@@ -82,10 +102,9 @@ class CoordinateOutput(LLMOutput):
     reasoning: str
 
 
-class WriteQueriesInput(BaseModel):
+class WriteQueriesInput(AboutQuestion):
     """Ask for search queries: for the background investigation or for one plan step."""
 
-    query: str
     step: PlanStep | None = None
     max_queries: int = 2
 
@@ -94,8 +113,7 @@ class WriteQueriesOutput(LLMOutput):
     queries: list[str]
 
 
-class PlanInput(BaseModel):
-    query: str
+class PlanInput(AboutQuestion):
     background: str
     completed_steps: list[PlanStep]
     feedback: list[str] = Field(default_factory=list)
@@ -116,8 +134,7 @@ class PlanOutput(LLMOutput):
     steps: list[StepDraft]
 
 
-class ObserveInput(BaseModel):
-    query: str
+class ObserveInput(AboutQuestion):
     step: PlanStep
     passages: list[Passage]
 
@@ -131,8 +148,7 @@ class ObserveOutput(LLMOutput):
     suggested_query: str | None = None
 
 
-class ReflectInput(BaseModel):
-    query: str
+class ReflectInput(AboutQuestion):
     plan: Plan
     completed_steps: int
     min_steps: int
@@ -145,8 +161,7 @@ class ReflectOutput(LLMOutput):
     suggested_changes: list[str] = Field(default_factory=list)
 
 
-class SynthesizeInput(BaseModel):
-    query: str
+class SynthesizeInput(AboutQuestion):
     plan: Plan | None
     sources: list[Source]
     #: For a direct answer (simple mode) there is no plan: the background passages stand in.
@@ -210,8 +225,7 @@ class ClaimCheck(BaseModel):
     source_ids: list[int]
 
 
-class VerifyClaimsInput(BaseModel):
-    query: str
+class VerifyClaimsInput(AboutQuestion):
     claims: list[ClaimCheck]
     #: Only the evidence of the sources the claims cite.
     evidence: list[Evidence]
@@ -230,8 +244,7 @@ class VerifyClaimsOutput(LLMOutput):
     checked_by: str = "judge"
 
 
-class ReviseClaimsInput(BaseModel):
-    query: str
+class ReviseClaimsInput(AboutQuestion):
     #: Claims judged unsupported, and why (`reasons[i]` belongs to `claims[i]`).
     claims: list[ClaimCheck]
     reasons: list[str] = Field(default_factory=list)
@@ -249,8 +262,7 @@ class ReviseClaimsOutput(LLMOutput):
     rewrites: list[ClaimRewrite]
 
 
-class CritiqueInput(BaseModel):
-    query: str
+class CritiqueInput(AboutQuestion):
     report_markdown: str
     verification: VerificationSummary
     sources_count: int

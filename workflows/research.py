@@ -64,6 +64,7 @@ with workflow.unsafe.imports_passed_through():
         VerificationSummary,
     )
     from workflows.activity_models import (
+        AboutQuestion,
         ClaimCheck,
         ClarifyInput,
         CoordinateInput,
@@ -324,7 +325,7 @@ class DeepResearchWorkflow:
             return True
         classification = await self._call(
             llm.coordinate,
-            CoordinateInput(query=self._research_query(), messages=self._messages[-ROUTING_HISTORY:]),
+            CoordinateInput(**self._about(), messages=self._messages[-ROUTING_HISTORY:]),
             "coordinate",
         )
         if classification is None:
@@ -345,7 +346,7 @@ class DeepResearchWorkflow:
 
     async def _investigate_background(self, as_sources: bool) -> None:
         """A quick search before planning (no page reads). For a direct answer, its hits are the sources."""
-        queries = await self._queries(WriteQueriesInput(query=self._research_query(), max_queries=2))
+        queries = await self._queries(WriteQueriesInput(**self._about(), max_queries=2))
         hits = await self._search_all(queries)
         self._background = []
         for hit in hits[:PAGES_PER_STEP * 2]:
@@ -360,7 +361,7 @@ class DeepResearchWorkflow:
         draft = await self._call(
             llm.plan,
             PlanInput(
-                query=self._research_query(),
+                **self._about(),
                 background=background,
                 completed_steps=completed,
                 feedback=feedback,
@@ -392,11 +393,11 @@ class DeepResearchWorkflow:
         step.status = StepStatus.IN_PROGRESS
         self._current_step_index = index
         self._show_progress()
-        queries = await self._queries(WriteQueriesInput(query=self._research_query(), step=step, max_queries=SEARCH_QUERIES_PER_STEP))
+        queries = await self._queries(WriteQueriesInput(**self._about(), step=step, max_queries=SEARCH_QUERIES_PER_STEP))
         hits = await self._search_all(queries)
         passages = await self._read_best(hits, focus=f"{step.title}. {step.description} {self._research_query()}")
         findings = await self._call(
-            llm.observe, ObserveInput(query=self._research_query(), step=step, passages=passages), "observe"
+            llm.observe, ObserveInput(**self._about(), step=step, passages=passages), "observe"
         )
         if findings is None:
             findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
@@ -443,7 +444,7 @@ class DeepResearchWorkflow:
         decided = await self._call(
             llm.reflect,
             ReflectInput(
-                query=self._research_query(),
+                **self._about(),
                 plan=self._plan,
                 completed_steps=done,
                 min_steps=low,
@@ -487,7 +488,7 @@ class DeepResearchWorkflow:
             report = await self._call(
                 llm.synthesize,
                 SynthesizeInput(
-                    query=self._research_query(),
+                    **self._about(),
                     plan=self._plan,
                     sources=self._sources,
                     passages=self._background if self._plan is None else [],
@@ -568,7 +569,7 @@ class DeepResearchWorkflow:
         batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
         answers = await asyncio.gather(*(
             self._call(llm.verify_claims, VerifyClaimsInput(
-                query=self._research_query(),
+                **self._about(),
                 claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
                 evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
                 sources=[s for s in self._sources if any(s.id in claims[i].source_ids for i in batch)],
@@ -592,7 +593,7 @@ class DeepResearchWorkflow:
         returns the new sentence per rewritten claim."""
         pool = self._evidence_pool()
         answer = await self._call(llm.revise_claims, ReviseClaimsInput(
-            query=self._research_query(),
+            **self._about(),
             claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
             reasons=[claims[i].reason for i in which],
             evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in which)],
@@ -613,7 +614,7 @@ class DeepResearchWorkflow:
         assert self._verification is not None
         steps = self._plan.steps if self._plan else []
         scored = await self._call(llm.critique, CritiqueInput(
-            query=self._research_query(),
+            **self._about(),
             report_markdown=report,
             verification=self._verification,
             sources_count=len(self._sources),
@@ -647,7 +648,7 @@ class DeepResearchWorkflow:
     async def _queries(self, request: WriteQueriesInput) -> list[str]:
         written = await self._call(llm.write_queries, request, "write_queries")
         queries = [q.strip() for q in (written.queries if written else []) if q.strip()]
-        fallback = f"{request.step.title} {request.query}" if request.step else request.query
+        fallback = f"{request.step.title} {request.topic_text()}" if request.step else request.topic_text()
         return queries[: request.max_queries] or [fallback[:400]]
 
     async def _search_all(self, queries: list[str]) -> list[SearchHit]:
@@ -770,15 +771,18 @@ class DeepResearchWorkflow:
 
     # --- bookkeeping ----------------------------------------------------------------------------
 
-    def _research_query(self) -> str:
-        """The question with what it refers to (a follow-up's earlier question) and the user's
-        clarifications: what the research is about."""
-        answers = [c.answer for c in self._clarifications if c.answer]
+    def _about(self) -> dict[str, Any]:
+        """What the research is about, as the typed fields of `AboutQuestion`: the question as
+        asked, what a follow-up refers to, and the user's clarifications."""
         query = self._request.query.strip()
-        about = followup.context(query, self._request.history)
-        if about:
-            query = f"{query} (follow-up to: {about})"
-        return query if not answers else f"{query} (clarified: {'; '.join(answers)})"
+        return {
+            "query": query,
+            "follows_up": followup.context(query, self._request.history),
+            "clarifications": [c.answer for c in self._clarifications if c.answer],
+        }
+
+    def _research_query(self) -> str:
+        return AboutQuestion(**self._about()).topic_text()
 
     def _step_limits(self) -> tuple[int, int]:
         """The plan's minimum and maximum step counts: web mode is one step, else the depth's."""
