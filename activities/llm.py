@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.config import settings
+from activities.engine import Engine
 from activities.usage import metered
 from workflows.activity_models import (
     ClarifyInput,
@@ -47,7 +48,7 @@ T = TypeVar("T", bound=LLMOutput)
 
 
 @lru_cache(maxsize=1)
-def engine() -> Any:
+def engine() -> Engine:
     """The process-wide engine: one HTTP client per worker, not one per call."""
     name = settings().engine_name
     if name == "offline":

@@ -10,12 +10,13 @@ import re
 
 from workflows.models import Claim, PlanStep, Source
 
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+#: A citation marker `[n]` or `[n, m]`: the one pattern every reader and writer of reports uses.
+CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 def cited_ids(markdown: str) -> list[int]:
     ids: list[int] = []
-    for match in _CITATION.finditer(markdown):
+    for match in CITATION.finditer(markdown):
         for part in match.group(1).split(","):
             n = int(part)
             if n not in ids:
@@ -36,7 +37,7 @@ def drop_unresolved(markdown: str, sources: list[Source]) -> tuple[str, list[int
 
     # Only rewrite citation markers in prose, never inside the "[n] Title — url" sources list lines
     # whose ids are checked the same way.
-    return _CITATION.sub(keep, markdown), dropped
+    return CITATION.sub(keep, markdown), dropped
 
 
 def keep_resolved_claims(claims: list[Claim], sources: list[Source]) -> list[Claim]:
