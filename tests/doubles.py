@@ -16,6 +16,8 @@ from typing import Any
 
 from temporalio import activity
 
+from workflows.roles import ROLES
+
 from workflows.models import (
     Complexity,
     Depth,
@@ -137,21 +139,22 @@ def default_save(record: SaveResearchInput) -> SaveResearchOutput:
     return SaveResearchOutput(created=True)
 
 
-ROLES: dict[str, tuple[Callable[..., Any], type, type]] = {
-    "route": (default_route, RouteInput, RouteOutput),
-    "clarify": (default_clarify, ClarifyInput, ClarifyOutput),
-    "coordinate": (default_coordinate, CoordinateInput, CoordinateOutput),
-    "write_queries": (default_queries, WriteQueriesInput, WriteQueriesOutput),
-    "plan": (default_plan, PlanInput, PlanOutput),
-    "search": (default_search, SearchInput, SearchOutput),
-    "read_page": (default_read, ReadPageInput, ReadPageOutput),
-    "observe": (default_observe, ObserveInput, ObserveOutput),
-    "reflect": (default_reflect, ReflectInput, ReflectOutput),
-    "synthesize": (default_synthesize, SynthesizeInput, SynthesizeOutput),
-    "verify_claims": (default_verify, VerifyClaimsInput, VerifyClaimsOutput),
-    "revise_claims": (default_revise, ReviseClaimsInput, ReviseClaimsOutput),
-    "critique": (default_critique, CritiqueInput, CritiqueOutput),
-    "save_research": (default_save, SaveResearchInput, SaveResearchOutput),
+#: The default behaviour of every role in workflows/roles.py, by activity name.
+DEFAULTS: dict[str, Callable[..., Any]] = {
+    "route": default_route,
+    "clarify": default_clarify,
+    "coordinate": default_coordinate,
+    "write_queries": default_queries,
+    "plan": default_plan,
+    "search": default_search,
+    "read_page": default_read,
+    "observe": default_observe,
+    "reflect": default_reflect,
+    "synthesize": default_synthesize,
+    "verify_claims": default_verify,
+    "revise_claims": default_revise,
+    "critique": default_critique,
+    "save_research": default_save,
 }
 
 
@@ -160,12 +163,12 @@ class Script:
     fn may be sync or async and may raise (e.g. ApplicationError) to simulate failures."""
 
     def __init__(self, **overrides: Callable[..., Any]) -> None:
-        self.behaviour: dict[str, Callable[..., Any]] = {role: fn for role, (fn, _, _) in ROLES.items()}
+        self.behaviour: dict[str, Callable[..., Any]] = {role.name: DEFAULTS[role.name] for role in ROLES}
         self.behaviour.update(overrides)
         self.calls: dict[str, list[Any]] = defaultdict(list)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self._make(role, in_type, out_type) for role, (_, in_type, out_type) in ROLES.items()]
+        return [self._make(role.name, role.input, role.output) for role in ROLES]
 
     def _make(self, role: str, in_type: type, out_type: type) -> Callable[..., Any]:
         async def run(inp: Any) -> Any:

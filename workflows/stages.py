@@ -1,27 +1,43 @@
-"""The orchestrator's state machine: which stage may follow which (seed 001).
+"""The orchestrator's state machine: which stage may follow which (seed 001), and why.
 
-```
-routing ──► clarifying ──► awaiting_answer ──► routing ...   (at most max_clarifications times)
-   │                              │ (timeout)
-   ▼                              ▼
-coordinating ──► background ──► planning ──► researching ──► reflecting ──┐
-   │                  │ (simple)    ▲  ▲            ▲      CONTINUE       │
-   │                  ▼             │  │            └──────────────────────┤
-   │             synthesizing ◄─────┼──┼──── COMPLETE / no steps left ─────┤
-   │                  │             │  └───────────── ADJUST ─────────────┘
-   ▼                  ▼
- (web mode: planning) completed | cancelled          any stage ──► failed | cancelled
-```
-
-A transition outside this table is a bug in the workflow, so it fails the research with a
-non-retryable error that names both stages rather than leaving it stuck or silently wrong.
+`EDGES` is the one source of the diagram: the transition table the workflow enforces is derived
+from it, and so is the README's chart (`python -m workflows.stages` prints it; a test keeps the
+README equal to it). A transition outside the table is a bug in the workflow, so it fails the
+research with a non-retryable error that names both stages rather than leaving it stuck or
+silently wrong. Failing or cancelling is allowed from every stage that has not ended.
 """
 
 from __future__ import annotations
 
+from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from workflows.models import Stage
+from workflows.state import ResearchState
+
+#: (from, to, why) for every allowed transition, in the order a research usually walks them.
+EDGES: tuple[tuple[Stage, Stage, str], ...] = (
+    (Stage.ROUTING, Stage.CLARIFYING, "CLARIFICATION (LLM, below the limit)"),
+    (Stage.CLARIFYING, Stage.AWAITING_ANSWER, "question written"),
+    (Stage.CLARIFYING, Stage.COORDINATING, "no question could be written"),
+    (Stage.AWAITING_ANSWER, Stage.ROUTING, "clarification_answer signal"),
+    (Stage.AWAITING_ANSWER, Stage.COORDINATING, "no answer in time"),
+    (Stage.ROUTING, Stage.COORDINATING, "RESEARCH (limit, reply shortcut, LLM, or fallback)"),
+    (Stage.COORDINATING, Stage.BACKGROUND, "deep mode"),
+    (Stage.COORDINATING, Stage.PLANNING, "web mode (one-step plan)"),
+    (Stage.COORDINATING, Stage.SYNTHESIZING, "budget spent"),
+    (Stage.BACKGROUND, Stage.SYNTHESIZING, "simple question / simple mode (direct answer)"),
+    (Stage.BACKGROUND, Stage.PLANNING, "background gathered"),
+    (Stage.PLANNING, Stage.RESEARCHING, "plan made"),
+    (Stage.PLANNING, Stage.SYNTHESIZING, "budget spent"),
+    (Stage.RESEARCHING, Stage.REFLECTING, "step done"),
+    (Stage.RESEARCHING, Stage.SYNTHESIZING, "budget spent"),
+    (Stage.REFLECTING, Stage.RESEARCHING, "CONTINUE"),
+    (Stage.REFLECTING, Stage.PLANNING, "ADJUST (keeps completed steps, at most 3 plans)"),
+    (Stage.REFLECTING, Stage.SYNTHESIZING, "COMPLETE (never before the depth's minimum steps)"),
+    (Stage.SYNTHESIZING, Stage.COMPLETED, "report verified and saved"),
+    (Stage.SYNTHESIZING, Stage.CANCELLED, "cancelled mid-research (report of what it had)"),
+)
 
 #: Stages where the research has gathered something worth synthesizing.
 RESEARCH_STAGES = frozenset(
@@ -30,18 +46,7 @@ RESEARCH_STAGES = frozenset(
 TERMINAL_STAGES = frozenset({Stage.COMPLETED, Stage.CANCELLED, Stage.FAILED})
 
 TRANSITIONS: dict[Stage, frozenset[Stage]] = {
-    Stage.ROUTING: frozenset({Stage.CLARIFYING, Stage.COORDINATING}),
-    Stage.CLARIFYING: frozenset({Stage.AWAITING_ANSWER, Stage.COORDINATING}),
-    Stage.AWAITING_ANSWER: frozenset({Stage.ROUTING, Stage.COORDINATING}),
-    Stage.COORDINATING: frozenset({Stage.BACKGROUND, Stage.PLANNING, Stage.SYNTHESIZING}),
-    Stage.BACKGROUND: frozenset({Stage.PLANNING, Stage.SYNTHESIZING}),
-    Stage.PLANNING: frozenset({Stage.RESEARCHING, Stage.SYNTHESIZING}),
-    Stage.RESEARCHING: frozenset({Stage.REFLECTING, Stage.SYNTHESIZING}),
-    Stage.REFLECTING: frozenset({Stage.RESEARCHING, Stage.PLANNING, Stage.SYNTHESIZING}),
-    Stage.SYNTHESIZING: frozenset({Stage.COMPLETED, Stage.CANCELLED}),
-    Stage.COMPLETED: frozenset(),
-    Stage.CANCELLED: frozenset(),
-    Stage.FAILED: frozenset(),
+    stage: frozenset(to for frm, to, _ in EDGES if frm is stage) for stage in Stage
 }
 
 
@@ -57,13 +62,40 @@ class IllegalTransition(ApplicationError):
 
 
 def check_transition(current: Stage, target: Stage) -> None:
-    """Raise IllegalTransition unless `target` may follow `current`.
-
-    Failing or cancelling is allowed from every stage that has not ended.
-    """
+    """Raise IllegalTransition unless `target` may follow `current`."""
     if current in TERMINAL_STAGES:
         raise IllegalTransition(current, target)
     if target in (Stage.FAILED, Stage.CANCELLED):
         return
     if target not in TRANSITIONS[current]:
         raise IllegalTransition(current, target)
+
+
+def enter(state: ResearchState, stage: Stage) -> None:
+    """Move the research to `stage`: checked against the table, kept in `stage_history`, written
+    to the memo (`stage`, shown by `python -m starter list`) and to the Web UI's current details."""
+    if stage is state.stage:
+        return
+    check_transition(state.stage, stage)
+    state.stage = stage
+    state.stage_history.append(stage)
+    if stage in (Stage.SYNTHESIZING, Stage.CANCELLED) and state.plan:
+        state.skip_pending("the research ended before this step")
+    workflow.upsert_memo({"stage": stage.value})
+    show_progress(state)
+
+
+def show_progress(state: ResearchState) -> None:
+    workflow.set_current_details(state.details())
+
+
+def mermaid() -> str:
+    """The state diagram as Mermaid, exactly as the README shows it."""
+    lines = ["stateDiagram-v2", f"    [*] --> {Stage.ROUTING.value}"]
+    lines += [f"    {frm.value} --> {to.value}: {why}" for frm, to, why in EDGES]
+    lines += [f"    {Stage.COMPLETED.value} --> [*]", f"    {Stage.CANCELLED.value} --> [*]"]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(mermaid())

@@ -1,0 +1,108 @@
+"""The failure policy, in one place: how the research calls an activity and what a failure means.
+
+- An activity error that retrying cannot fix (non-retryable: a rejected key, a bad configuration)
+  ends the research with that one-line reason.
+- A role whose retries are spent takes its documented fallback (`Role.fallback`: routing ->
+  research; reflection -> CONTINUE while steps remain, else COMPLETE; ...): `call` returns None,
+  the caller applies the fallback, and a note says so.
+- An isolated role (one page, the stored copy) fails quietly: the caller goes on without it.
+
+Activities are called by name (`Role.name`) with the role's typed result, so this module and the
+whole workflow package import no activity code. What an LLM call cost, over all its attempts,
+is added to `stats` here, for successes and failures alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TypeVar
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+from temporalio.exceptions import TimeoutError as ActivityTimeout
+
+from workflows.activity_models import Usage
+from workflows.models import Stats, TokenCount
+from workflows.roles import HEARTBEAT_TIMEOUT, Role
+from workflows.state import ResearchState
+
+I = TypeVar("I", bound=BaseModel)
+O = TypeVar("O", bound=BaseModel)
+
+#: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
+#: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
+REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused"})
+
+
+async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
+    """Run one activity; None when its retries are spent (the caller applies the fallback)."""
+    try:
+        result = await workflow.execute_activity(
+            role.name,
+            arg,
+            result_type=role.output,
+            start_to_close_timeout=role.timeout,
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=role.retry,
+        )
+    except ActivityError as err:
+        if is_cancelled_exception(err):
+            raise asyncio.CancelledError() from err
+        cause = err.cause
+        if role.llm:
+            account(state.stats, role.name, usage_of_failure(cause), succeeded=False)
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
+        if (
+            isinstance(cause, ApplicationError)
+            and cause.non_retryable
+            and not role.isolated
+            and cause.type not in REPLY_PROBLEMS
+        ):
+            raise ApplicationError(f"{role.name}: {message}", type=cause.type, non_retryable=True) from None
+        if not role.isolated:
+            state.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
+        return None
+    if role.llm:
+        account(state.stats, role.name, getattr(result, "usage", None), succeeded=True)
+    return result
+
+
+def account(stats: Stats, role: str, usage: Usage | None, *, succeeded: bool) -> None:
+    """Add what one role call cost over all its attempts: completions served, retries, tokens.
+
+    A result without a usage record (an old history, a test double) counts as one call.
+    """
+    if usage is None:
+        if not succeeded:
+            return
+        usage = Usage(requests=1)
+    stats.llm_calls += usage.requests
+    stats.llm_calls_by_role[role] = stats.llm_calls_by_role.get(role, 0) + usage.requests
+    if usage.attempt > 1:
+        stats.llm_retries += usage.attempt - 1
+        stats.llm_retries_by_role[role] = stats.llm_retries_by_role.get(role, 0) + usage.attempt - 1
+    stats.prompt_tokens += usage.prompt_tokens
+    stats.completion_tokens += usage.completion_tokens
+    if usage.prompt_tokens or usage.completion_tokens:
+        tokens = stats.tokens_by_role.setdefault(role, TokenCount())
+        tokens.prompt_tokens += usage.prompt_tokens
+        tokens.completion_tokens += usage.completion_tokens
+
+
+def usage_of_failure(cause: BaseException | None) -> Usage | None:
+    """What a failed LLM activity spent: its failure's details (retries ran out or the error was
+    permanent) or, when it timed out, its last heartbeat's."""
+    if isinstance(cause, ApplicationError):
+        details = cause.details
+    elif isinstance(cause, ActivityTimeout):
+        details = cause.last_heartbeat_details
+    else:
+        return None
+    for item in reversed(list(details or ())):
+        if isinstance(item, dict):
+            try:
+                return Usage.model_validate(item)
+            except ValueError:
+                continue
+    return None

@@ -1,0 +1,134 @@
+"""Checking the report (seed 002's citation-aware synthesis, seed 004's critic).
+
+Each cited sentence becomes a claim; a cheap lexical check (`workflows/verification.py`, free)
+catches citations pointing at unrelated sources, the judge decides the rest in batches;
+unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
+report. Partly supported sentences stay, marked. Then the critic scores the report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from workflows import roles, verification
+from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
+from workflows.calls import call
+from workflows.models import Claim, Critique, StepStatus, Verdict, VerificationSummary
+from workflows.state import ResearchState
+
+#: Claims per judge call: enough to batch, few enough that one verdict list stays short.
+CLAIMS_PER_JUDGE = 12
+
+
+async def check(state: ResearchState, report: str, claims: list[Claim], cancelled: bool) -> tuple[str, list[Claim]]:
+    """Verify every cited sentence against its evidence, then let the critic score the report.
+
+    A cancelled research ends now rather than paying for checks; its claims stay unverified.
+    """
+    if not state.request.verify or cancelled:
+        why = "verification was turned off" if not state.request.verify else "the research was cancelled"
+        state.verification = VerificationSummary(enabled=False, method=why, claims=len(claims), unverified=len(claims))
+        return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
+    report, claims = await _verify(state, report)
+    state.critique = await _critic(state, report)
+    return report, claims
+
+
+async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
+    sentences = verification.cited_sentences(report)
+    texts = [s.text for s in sentences]
+    claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
+    method = await _judge(state, claims, range(len(claims)))
+    unsupported = [i for i, c in enumerate(claims) if c.verdict is Verdict.UNSUPPORTED]
+    if unsupported:
+        rewrites = await _revise(state, claims, unsupported)
+        for i, sentence in rewrites.items():
+            report = verification.replace_sentence(report, texts[i], sentence)
+            texts[i] = sentence
+        await _judge(state, claims, list(rewrites))
+    for i, claim in enumerate(claims):
+        if claim.verdict is Verdict.UNSUPPORTED:
+            report = verification.remove_sentence(report, texts[i])
+            claim.removed = True
+        elif claim.verdict is Verdict.PARTIAL:
+            report = verification.mark_partial(report, texts[i])
+    still_cited = {n for sentence in verification.cited_sentences(report) for n in sentence.source_ids}
+    report = verification.drop_unused_sources(report, still_cited)
+    state.verification = verification.summarize(claims, method=method)
+    return report.rstrip() + "\n\n" + verification.verification_note(state.verification) + "\n", claims
+
+
+async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
+    """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
+    Returns the method, as the summary names it."""
+    pool = state.evidence_pool()
+    undecided: list[int] = []
+    for i in which:
+        claim = claims[i]
+        lexical = verification.lexical_check(claim.text, [e.text for e in pool if e.source_id in claim.source_ids])
+        if lexical.verdict is Verdict.UNSUPPORTED:
+            claims[i] = claim.model_copy(update={"verdict": Verdict.UNSUPPORTED, "reason": lexical.reason,
+                                                 "checked_by": "lexical"})
+        else:
+            undecided.append(i)
+    batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
+    answers = await asyncio.gather(*(
+        call(state, roles.VERIFY_CLAIMS, VerifyClaimsInput(
+            **state.about(),
+            claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
+            evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
+            sources=[s for s in state.sources if any(s.id in claims[i].source_ids for i in batch)],
+        ))
+        for batch in batches
+    ))
+    method = "lexical"
+    for answer in answers:
+        if answer is None:
+            continue
+        method = "lexical" if answer.checked_by == "lexical" else "lexical+judge"
+        for verdict in answer.verdicts:
+            claims[verdict.index] = claims[verdict.index].model_copy(update={
+                "verdict": Verdict(verdict.verdict.value), "reason": verdict.reason[:500],
+                "checked_by": answer.checked_by})
+    return method
+
+
+async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -> dict[int, str]:
+    """Rewrite unsupported sentences once (bounded: a rewrite is checked, never rewritten again).
+    A rewrite must be one sentence citing only what the claim cited. Updates `claims`;
+    returns the new sentence per rewritten claim."""
+    pool = state.evidence_pool()
+    answer = await call(state, roles.REVISE_CLAIMS, ReviseClaimsInput(
+        **state.about(),
+        claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
+        reasons=[claims[i].reason for i in which],
+        evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in which)],
+    ))
+    rewritten: dict[int, str] = {}
+    for rewrite in answer.rewrites if answer else []:
+        parsed = verification.cited_sentences(rewrite.text)
+        i = rewrite.index
+        if i not in which or i in rewritten or len(parsed) != 1:
+            continue
+        if not set(parsed[0].source_ids) <= set(claims[i].source_ids):
+            continue
+        claims[i] = Claim(text=parsed[0].claim, source_ids=list(parsed[0].source_ids), original=claims[i].text)
+        rewritten[i] = rewrite.text.strip()
+    return rewritten
+
+
+async def _critic(state: ResearchState, report: str) -> Critique | None:
+    assert state.verification is not None
+    steps = state.plan.steps if state.plan else []
+    scored = await call(state, roles.CRITIQUE, CritiqueInput(
+        **state.about(),
+        report_markdown=report,
+        verification=state.verification,
+        sources_count=len(state.sources),
+        steps_completed=sum(1 for s in steps if s.status is StepStatus.COMPLETED),
+        steps_planned=len(steps),
+    ))
+    if scored is None:
+        return None
+    return Critique.model_validate(scored.model_dump(exclude={"usage"}))

@@ -1,0 +1,107 @@
+"""The orchestrator's conversation (seed 000): ask back while the question is too vague.
+
+Routing has three layers: the counter limit and the reply shortcut decide without an LLM
+(`workflows/routing.py`, pure); only then does the `route` role look at the last messages. A
+clarification question waits durably for the user's answer, which arrives as a signal or an
+update, minutes or days later; an unanswered question times out and the research goes ahead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+
+from workflows import roles
+from workflows.activity_models import ClarifyInput, RouteInput
+from workflows.calls import call
+from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, Speaker, Stage
+from workflows.routing import Route, route_without_llm
+from workflows.stages import enter
+from workflows.state import ResearchState
+
+
+async def converse(state: ResearchState) -> None:
+    """Route, and ask back while the question is too vague, within the limit."""
+    while True:
+        enter(state, Stage.ROUTING)
+        route = await _route(state)
+        state.routes.append(route)
+        if route.decision is RoutingDecision.RESEARCH:
+            return
+        enter(state, Stage.CLARIFYING)
+        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=state.messages[-ROUTING_HISTORY:]))
+        if asked is None or not asked.question.strip():
+            state.notes.append("A clarification question could not be written; researched the question as asked.")
+            return
+        if not await _await_answer(state, asked.question.strip()):
+            return
+
+
+async def _route(state: ResearchState) -> Route:
+    shortcut = route_without_llm(
+        state.messages,
+        len(state.clarifications),
+        state.request.max_clarifications,
+        state.last_agent,
+        state.request.reply_shortcut,
+    )
+    state.last_agent = "orchestrator"
+    if shortcut is not None:
+        return shortcut
+    decided = await call(state, roles.ROUTE, RouteInput(
+        messages=state.messages[-ROUTING_HISTORY:],
+        clarification_count=len(state.clarifications),
+        max_clarifications=state.request.max_clarifications,
+        iteration=len(state.routes),
+    ))
+    if decided is None:
+        return Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", "fallback")
+    return Route(decided.decision, decided.reasoning, "llm")
+
+
+async def _await_answer(state: ResearchState, question: str) -> bool:
+    """Wait durably for the user's answer; False when the wait timed out."""
+    state.clarifications.append(Clarification(question=question))
+    state.messages.append(Message(role=Speaker.ASSISTANT, content=question))
+    state.pending_question = question
+    state.answer = None
+    state.last_agent = "clarification"
+    enter(state, Stage.AWAITING_ANSWER)
+    timeout = state.request.clarification_timeout_s
+    try:
+        await workflow.wait_condition(lambda: state.answer is not None, timeout=timedelta(seconds=timeout))
+    except asyncio.TimeoutError:
+        state.pending_question = None
+        state.notes.append(
+            f"The clarification question was not answered within {duration(timeout)}; "
+            "the research went ahead with the question as asked."
+        )
+        return False
+    answer = state.answer or ""
+    state.pending_question = None
+    state.clarifications[-1].answer = answer
+    state.messages.append(Message(role=Speaker.USER, content=answer))
+    return True
+
+
+def answer_problem(state: ResearchState, answer: object) -> str | None:
+    """Why an answer cannot be taken, or None: the signal records it, the update refuses it."""
+    if state.pending_question is None or state.answer is not None:
+        return "no clarification question is pending"
+    if not isinstance(answer, str):
+        return f"the answer must be a JSON string, got {type(answer).__name__}"
+    if not answer.strip():
+        return "the answer is empty"
+    if len(answer) > ANSWER_MAX_CHARS:
+        return f"the answer is longer than {ANSWER_MAX_CHARS} characters"
+    return None
+
+
+def duration(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{int(seconds // 3600)} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{int(seconds // 60)} min"
+    return f"{seconds:g} s"

@@ -1,0 +1,94 @@
+"""Before the steps (seed 002): classify the question, look around, write the plan.
+
+The coordinator decides the depth (or a direct answer for a simple question); a quick search
+informs the planner; the planner writes new steps, and `merge_plan` (pure) keeps the completed
+steps of an earlier plan, drops repeats and respects the depth's step limits, so an ADJUST
+re-plan never loses work and never grows the plan past its maximum.
+"""
+
+from __future__ import annotations
+
+from workflows import roles
+from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
+from workflows.calls import call
+from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
+from workflows.researching import PAGES_PER_STEP, search_all, write_queries
+from workflows.state import ResearchState
+
+
+async def coordinate(state: ResearchState) -> bool:
+    """Classify the question; True when it gets a direct answer instead of a research plan."""
+    mode = state.request.mode
+    if mode is QueryMode.WEB:
+        state.depth = Depth.LIGHT
+        return False
+    if mode is QueryMode.SIMPLE:
+        state.depth = Depth.LIGHT
+        return True
+    classification = await call(state, roles.COORDINATE, CoordinateInput(
+        **state.about(), messages=state.messages[-ROUTING_HISTORY:]
+    ))
+    if classification is None:
+        if state.depth is Depth.AUTO:
+            state.depth = Depth.MEDIUM
+        return False
+    state.complexity = classification.complexity
+    if state.depth is Depth.AUTO:
+        if classification.is_simple:
+            state.depth = Depth.LIGHT
+            return True
+        state.depth = (
+            classification.recommended_depth
+            if classification.recommended_depth is not Depth.AUTO
+            else Depth.MEDIUM
+        )
+    return False
+
+
+async def investigate_background(state: ResearchState, as_sources: bool) -> None:
+    """A quick search before planning (no page reads). For a direct answer, its hits are the sources."""
+    queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))
+    hits = await search_all(state, queries)
+    state.background = []
+    for hit in hits[:PAGES_PER_STEP * 2]:
+        source_id = state.add_source(hit.url, hit.title, hit.provider) if as_sources else 0
+        state.background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
+
+
+async def make_plan(state: ResearchState, feedback: list[str]) -> None:
+    low, high = state.step_limits()
+    completed = [s for s in (state.plan.steps if state.plan else []) if s.status is StepStatus.COMPLETED]
+    state.plan_iterations += 1
+    background = "\n".join(f"- {p.title}: {p.text}" for p in state.background)
+    draft = await call(state, roles.PLAN, PlanInput(
+        **state.about(),
+        background=background,
+        completed_steps=completed,
+        feedback=feedback,
+        min_steps=max(0, low - len(completed)),
+        max_steps=max(0, high - len(completed)),
+        iteration=state.plan_iterations,
+    ))
+    state.plan = merge_plan(state.question, draft, completed, high, state.plan_iterations)
+
+
+def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,
+               iteration: int) -> Plan:
+    """The new plan: the completed steps, then the draft's new steps that are not repeats, within
+    `max_steps`. With no usable draft and nothing done, one step researches the question as asked."""
+    room = max(0, max_steps - len(completed))
+    done_titles = {c.title.lower() for c in completed}
+    new_steps = [
+        PlanStep(title=s.title.strip(), description=s.description.strip())
+        for s in (draft.steps if draft else [])
+        if s.title.strip() and s.title.strip().lower() not in done_titles
+    ][:room]
+    if not new_steps and not completed:
+        new_steps = [PlanStep(title=question[:200], description="Research the question as asked.")]
+    title = draft.title if draft and draft.title.strip() else f"Research: {question[:80]}"
+    return Plan(
+        title=title,
+        thought=draft.thought if draft else "The planner was unavailable; one step researches the question as asked.",
+        iteration=iteration,
+        steps=[*completed, *new_steps],
+    )

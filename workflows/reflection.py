@@ -1,0 +1,73 @@
+"""After every step the reflector decides CONTINUE, ADJUST or COMPLETE (seed 002), within rules.
+
+The reflector (an LLM or the offline rules) proposes; `guard` (pure, below) holds the research to
+the depth's limits, whatever was proposed:
+
+| proposed | when | becomes |
+| --- | --- | --- |
+| COMPLETE | fewer than the depth's minimum steps done | CONTINUE if steps remain, else ADJUST |
+| ADJUST | the plan was already made MAX_PLAN_ITERATIONS times | CONTINUE if steps remain, else COMPLETE |
+| CONTINUE | no step remains | ADJUST below the minimum while plans remain, else COMPLETE |
+
+A reflector whose retries are spent falls back to CONTINUE while steps remain, else COMPLETE.
+"""
+
+from __future__ import annotations
+
+from workflows import roles
+from workflows.activity_models import ReflectInput
+from workflows.calls import call
+from workflows.models import Reflection, ReflectionDecision
+from workflows.state import ResearchState
+
+MAX_PLAN_ITERATIONS = 3
+
+
+async def reflect(state: ResearchState) -> Reflection:
+    assert state.plan is not None
+    low, _ = state.step_limits()
+    done = state.steps_done()
+    pending = state.next_step() is not None
+    decided = await call(state, roles.REFLECT, ReflectInput(
+        **state.about(),
+        plan=state.plan,
+        completed_steps=done,
+        min_steps=low,
+        sources_count=len(state.sources),
+    ))
+    if decided is None:
+        decision = ReflectionDecision.CONTINUE if pending else ReflectionDecision.COMPLETE
+        proposed = Reflection(decision=decision, reasoning="Reflection failed after its retries: fallback.")
+    else:
+        proposed = Reflection(
+            decision=decided.decision, reasoning=decided.reasoning, suggested_changes=decided.suggested_changes
+        )
+    reflection = guard(proposed, done=done, min_steps=low, pending=pending,
+                       plan_iterations=state.plan_iterations, depth=state.depth.value)
+    state.reflections.append(reflection)
+    return reflection
+
+
+def guard(reflection: Reflection, *, done: int, min_steps: int, pending: bool, plan_iterations: int,
+          depth: str) -> Reflection:
+    """The decision the research follows: the proposal, held to the rules in the table above."""
+    if reflection.decision is ReflectionDecision.COMPLETE and done < min_steps:
+        reflection = Reflection(
+            decision=ReflectionDecision.CONTINUE if pending else ReflectionDecision.ADJUST,
+            reasoning=f"COMPLETE refused: {done} of the {depth} depth's minimum {min_steps} steps done. "
+            + reflection.reasoning,
+            suggested_changes=reflection.suggested_changes or [f"{min_steps - done} more step(s) on uncovered aspects"],
+        )
+    if reflection.decision is ReflectionDecision.ADJUST and plan_iterations >= MAX_PLAN_ITERATIONS:
+        reflection = Reflection(
+            decision=ReflectionDecision.CONTINUE if pending else ReflectionDecision.COMPLETE,
+            reasoning=f"ADJUST counted as {'CONTINUE' if pending else 'COMPLETE'}: "
+            f"the plan was already made {MAX_PLAN_ITERATIONS} times. " + reflection.reasoning,
+        )
+    if reflection.decision is ReflectionDecision.CONTINUE and not pending:
+        # Nothing left to research: replan while below the minimum and plans remain, else finish.
+        short = done < min_steps and plan_iterations < MAX_PLAN_ITERATIONS
+        reflection = reflection.model_copy(
+            update={"decision": ReflectionDecision.ADJUST if short else ReflectionDecision.COMPLETE}
+        )
+    return reflection

@@ -1,0 +1,140 @@
+"""One research step (seed 002): write queries, search, read the best sources, observe.
+
+Searches run concurrently and merge by rank; the best three unread pages of a step are read
+concurrently, one activity per page (a bad page costs that page only); the observation cites
+source ids, and the paragraphs behind each cited sentence join the evidence pool. A step that
+needs more work may ask for it (seed 003): `judge_loop_back` (pure) decides whether the request
+becomes a new step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+
+from workflows import evidence, roles
+from workflows.activity_models import (
+    AboutQuestion,
+    ObserveInput,
+    ObserveOutput,
+    ReadPageInput,
+    SearchHit,
+    SearchInput,
+    WriteQueriesInput,
+)
+from workflows.calls import call
+from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
+from workflows.stages import show_progress
+from workflows.state import ResearchState
+
+SEARCH_QUERIES_PER_STEP = 2
+HITS_PER_QUERY = 5
+PAGES_PER_STEP = 3
+#: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
+LOOP_BACK_AGENTS = frozenset({"researcher"})
+APPENDED = "appended as a new step"
+
+
+async def research_step(state: ResearchState, index: int) -> ObserveOutput:
+    assert state.plan is not None
+    step = state.plan.steps[index]
+    step.status = StepStatus.IN_PROGRESS
+    state.current_step_index = index
+    show_progress(state)
+    about = state.about()
+    topic = AboutQuestion(**about).topic_text()
+    queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
+    hits = await search_all(state, queries)
+    passages = await read_best(state, hits, focus=f"{step.title}. {step.description} {topic}")
+    findings = await call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=passages))
+    if findings is None:
+        findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
+    known = {p.source_id for p in passages}
+    step.observation = findings.observation[:OBSERVATION_LIMIT]
+    step.source_ids = [n for n in findings.source_ids if n in known]
+    state.evidence = evidence.merge(
+        state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
+    )
+    step.status = StepStatus.COMPLETED
+    return findings
+
+
+def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) -> None:
+    """A step that needs more work asks for it (seed 003). The request lives only in this
+    step's findings, so it is cleared by construction once handled."""
+    if not findings.needs_more or state.plan is None:
+        return
+    agent = (findings.suggested_agent or "").strip().lower()
+    query = (findings.suggested_query or "").strip()
+    _, high = state.step_limits()
+    reason = judge_loop_back(state.plan, agent, query, high, state.depth.value)
+    accepted = reason == APPENDED
+    if accepted:
+        state.plan.steps.append(PlanStep(
+            title=query[:200], description=f"Requested by step {index + 1}: {state.plan.steps[index].title}",
+            origin="loop_back",
+        ))
+    else:
+        workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
+    state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
+
+
+def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str) -> str:
+    """Why a loop-back request is refused, or APPENDED when it becomes a new step."""
+    if agent not in LOOP_BACK_AGENTS:
+        return f"unknown agent {agent or '(none)'!r}; known: {', '.join(sorted(LOOP_BACK_AGENTS))}"
+    if not query:
+        return "no query was suggested"
+    if len(plan.steps) >= max_steps:
+        return f"the plan already has the {depth} depth's maximum of {max_steps} steps"
+    if any(s.title.lower() == query.lower() for s in plan.steps):
+        return "a step with that query is already in the plan"
+    return APPENDED
+
+
+async def write_queries(state: ResearchState, request: WriteQueriesInput) -> list[str]:
+    written = await call(state, roles.WRITE_QUERIES, request)
+    queries = [q.strip() for q in (written.queries if written else []) if q.strip()]
+    fallback = f"{request.step.title} {request.topic_text()}" if request.step else request.topic_text()
+    return queries[: request.max_queries] or [fallback[:400]]
+
+
+async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit]:
+    """Search every query concurrently; hits merged in rank order, one per URL."""
+    results = await asyncio.gather(
+        *(call(state, roles.SEARCH, SearchInput(query=q, max_results=HITS_PER_QUERY)) for q in queries)
+    )
+    state.stats.searches += len(queries)
+    merged: list[SearchHit] = []
+    seen: set[str] = set()
+    for rank in range(HITS_PER_QUERY):
+        for result in results:
+            if result is not None and rank < len(result.hits) and result.hits[rank].url not in seen:
+                seen.add(result.hits[rank].url)
+                merged.append(result.hits[rank])
+    return merged
+
+
+async def read_best(state: ResearchState, hits: list[SearchHit], focus: str) -> list[Passage]:
+    """Read the best unread sources concurrently; a page that fails is skipped, never fatal.
+    A URL already read in this research is not fetched again: its snippet stands in."""
+    fresh = [h for h in hits if h.url not in state.read_urls][:PAGES_PER_STEP]
+    seen_before = [h for h in hits if h.url in state.read_urls and h.url not in state.unreadable_urls][:PAGES_PER_STEP]
+    state.read_urls.update(h.url for h in fresh)
+    pages = await asyncio.gather(
+        *(call(state, roles.READ_PAGE, ReadPageInput(url=h.url, focus=focus[:1000])) for h in fresh)
+    )
+    passages = []
+    for hit, page in zip(fresh, pages):
+        state.stats.pages_fetched += 1
+        if page is None or page.error or not page.text.strip():
+            workflow.logger.info("Skipped %s: %s", hit.url, page.error if page else "read failed")
+            state.unreadable_urls.add(hit.url)
+            continue
+        source_id = state.add_source(hit.url, page.title or hit.title, hit.provider)
+        passages.append(Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text))
+    for hit in seen_before:
+        source_id = state.add_source(hit.url, hit.title, hit.provider)
+        passages.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
+    return passages

@@ -1,0 +1,194 @@
+"""Everything a research keeps, in one place, and the two views of it the outside world reads.
+
+The workflow's memory is this object: stage functions read and change it, the `status` query and
+the result are projections of it (`status()`, `result()`), so a new piece of state is one field
+here plus one line in whichever projection shows it. Pure bookkeeping: no activity calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from workflows import followup
+from workflows.models import (
+    STEP_LIMITS,
+    Claim,
+    Clarification,
+    Complexity,
+    Critique,
+    Depth,
+    Evidence,
+    LoopBack,
+    Message,
+    Passage,
+    Plan,
+    QueryMode,
+    Reflection,
+    ResearchRequest,
+    ResearchResult,
+    ResearchStatus,
+    Source,
+    Stage,
+    Stats,
+    StepStatus,
+    VerificationSummary,
+)
+from workflows.routing import Route
+
+
+@dataclass
+class ResearchState:
+    request: ResearchRequest = field(default_factory=lambda: ResearchRequest(query=""))
+    stage: Stage = Stage.ROUTING
+    stage_history: list[Stage] = field(default_factory=lambda: [Stage.ROUTING])
+    # --- the conversation (seed 000) ---
+    messages: list[Message] = field(default_factory=list)
+    last_agent: str | None = None
+    clarifications: list[Clarification] = field(default_factory=list)
+    pending_question: str | None = None
+    answer: str | None = None
+    ignored_signals: list[str] = field(default_factory=list)
+    routes: list[Route] = field(default_factory=list)
+    # --- the research (seed 002) ---
+    depth: Depth = Depth.AUTO
+    complexity: Complexity | None = None
+    background: list[Passage] = field(default_factory=list)
+    plan: Plan | None = None
+    plan_iterations: int = 0
+    current_step_index: int = 0
+    reflections: list[Reflection] = field(default_factory=list)
+    loop_backs: list[LoopBack] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    read_urls: set[str] = field(default_factory=set)
+    #: Pages that could not be read: never fetched again, never a source.
+    unreadable_urls: set[str] = field(default_factory=set)
+    evidence: list[Evidence] = field(default_factory=list)
+    # --- the report ---
+    verification: VerificationSummary | None = None
+    critique: Critique | None = None
+    notes: list[str] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+    engine: str = ""
+
+    # --- what the research is about -----------------------------------------------------------
+
+    @property
+    def question(self) -> str:
+        return self.request.query.strip()
+
+    def about(self) -> dict[str, Any]:
+        """The `AboutQuestion` fields of every role input: the question as asked, what a
+        follow-up refers to, and the user's clarifications."""
+        return {
+            "query": self.question,
+            "follows_up": followup.context(self.question, self.request.history),
+            "clarifications": [c.answer for c in self.clarifications if c.answer],
+        }
+
+    # --- the plan -------------------------------------------------------------------------------
+
+    def step_limits(self) -> tuple[int, int]:
+        """The plan's minimum and maximum step counts: web mode is one step, else the depth's."""
+        if self.request.mode is QueryMode.WEB:
+            return 1, 1
+        return STEP_LIMITS[self.depth if self.depth is not Depth.AUTO else Depth.MEDIUM]
+
+    def next_step(self) -> int | None:
+        """Routing priority after a step (seed 003): in-progress, then pending, then done."""
+        if self.plan is None:
+            return None
+        for wanted in (StepStatus.IN_PROGRESS, StepStatus.PENDING):
+            for i, step in enumerate(self.plan.steps):
+                if step.status is wanted:
+                    return i
+        return None
+
+    def steps_done(self) -> int:
+        return sum(1 for s in self.plan.steps if s.status is StepStatus.COMPLETED) if self.plan else 0
+
+    def skip_pending(self, why: str) -> None:
+        for step in self.plan.steps if self.plan else []:
+            if step.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS):
+                step.status = StepStatus.SKIPPED
+                step.description = f"{step.description} (skipped: {why})".strip()
+
+    # --- sources --------------------------------------------------------------------------------
+
+    def add_source(self, url: str, title: str, provider: str) -> int:
+        """The source's id, numbered in the order sources were first met; one id per URL."""
+        for source in self.sources:
+            if source.url == url:
+                return source.id
+        source = Source(id=len(self.sources) + 1, url=url, title=title or url, provider=provider)
+        self.sources.append(source)
+        return source.id
+
+    def evidence_pool(self) -> list[Evidence]:
+        """The evidence a claim may rest on: the pool gathered by the steps, and for a direct
+        answer (no plan) the search snippets that were its sources."""
+        direct = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in self.background if p.source_id]
+        return [*self.evidence, *direct]
+
+    # --- the two projections --------------------------------------------------------------------
+
+    def status(self) -> ResearchStatus:
+        return ResearchStatus(
+            query=self.question,
+            stage=self.stage,
+            stage_history=self.stage_history,
+            pending_question=self.pending_question,
+            clarification_count=len(self.clarifications),
+            plan=self.plan,
+            current_step_index=self.current_step_index,
+            plan_iterations=self.plan_iterations,
+            reflections=self.reflections,
+            sources_count=len(self.sources),
+            depth=self.depth,
+            mode=self.request.mode,
+            loop_backs=self.loop_backs,
+            ignored_signals=self.ignored_signals,
+            notes=self.notes,
+        )
+
+    def result(self, report: str, claims: list[Claim], started: datetime, now: datetime) -> ResearchResult:
+        self.stats.duration_s = round((now - started).total_seconds(), 3)
+        return ResearchResult(
+            query=self.question,
+            outcome=self.stage,
+            report_markdown=report,
+            sources=self.sources,
+            claims=claims,
+            clarifications=self.clarifications,
+            plan=self.plan,
+            plan_iterations=self.plan_iterations,
+            reflections=self.reflections,
+            stage_history=self.stage_history,
+            stats=self.stats,
+            depth=self.depth,
+            mode=self.request.mode,
+            engine=self.engine,
+            loop_backs=self.loop_backs,
+            evidence=self.evidence,
+            verification=self.verification,
+            critique=self.critique,
+            follow_up_of=self.request.follow_up_of,
+            notes=self.notes,
+        )
+
+    def details(self) -> str:
+        """What the Temporal Web UI shows under "Current details"."""
+        lines = [f"**Stage:** {self.stage.value}"]
+        if self.pending_question:
+            lines.append(f"**Waiting for an answer:** {self.pending_question}")
+            lines.append('Answer with signal `clarification_answer` and a JSON string, e.g. `"the 2024 paper"`.')
+        if self.plan:
+            lines.append(f"**Plan** (iteration {self.plan_iterations}): {self.steps_done()}/{len(self.plan.steps)} steps done")
+            for i, step in enumerate(self.plan.steps):
+                lines.append(f"{i + 1}. [{step.status.value}] {step.title}")
+        lines.append(f"**Sources:** {len(self.sources)}")
+        if self.reflections:
+            last = self.reflections[-1]
+            lines.append(f"**Last reflection:** {last.decision.value}: {last.reasoning[:200]}")
+        return "\n\n".join(lines)
