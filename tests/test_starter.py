@@ -111,6 +111,25 @@ async def test_bad_question_is_refused_before_connecting(
     assert run.out == ""
 
 
+@pytest.mark.parametrize("flag, value", [
+    ("--clarification-timeout", "inf"),
+    ("--clarification-timeout", "nan"),
+    ("--clarification-timeout", "1e300"),
+    ("--clarification-timeout", "0"),
+    ("--time-budget", "inf"),
+    ("--time-budget", "-5"),
+    ("--time-budget", "90000"),
+    ("--max-clarifications", "11"),
+])
+async def test_numbers_that_cannot_work_are_refused_in_one_line(
+    offline_env: dict[str, str], flag: str, value: str
+) -> None:
+    run = await starter("research", GATHER_QUESTION, flag, value, env=offline_env)
+    assert run.code == 2
+    assert error_line(run).startswith(f"error: invalid {flag}")
+    assert "Traceback" not in run.err
+
+
 async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str]) -> None:
     run = await starter("research", GATHER_QUESTION, "--max-clarifications", "-1", env=offline_env)
     assert run.code == 2

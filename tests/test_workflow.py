@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.doubles import Script
+from tests.doubles import Script, default_reflect, slow
 from workflows.models import (
     Depth,
     Message,
@@ -300,7 +300,10 @@ async def test_complete_is_refused_until_the_depths_minimum_steps_are_done(
 async def test_a_step_that_needs_more_work_gets_a_new_step_and_unknown_agents_are_refused(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    requests = iter([("researcher", "borrow checker error messages"), ("fixer", "fix the code")])
+    requests = iter([
+        ("researcher", "Rust lifetime error messages"),
+        ("fixer", "fix the code"),
+    ])
 
     def observe(inp: Any) -> ObserveOutput:
         agent, query = next(requests, (None, None))
@@ -318,7 +321,7 @@ async def test_a_step_that_needs_more_work_gets_a_new_step_and_unknown_agents_ar
     assert "unknown agent 'fixer'" in result.loop_backs[1].reason
     assert result.plan is not None
     appended = [s for s in result.plan.steps if s.origin == "loop_back"]
-    assert [s.title for s in appended] == ["borrow checker error messages"]
+    assert [s.title for s in appended] == ["Rust lifetime error messages"]
     assert appended[0].status is StepStatus.COMPLETED  # the appended step was researched
 
 
@@ -392,3 +395,38 @@ def test_an_illegal_transition_raises_a_clear_error(current: Stage, target: Stag
 )
 def test_legal_transitions_pass(current: Stage, target: Stage) -> None:
     check_transition(current, target)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("clarification_timeout_s", 1e300),
+    ("time_budget_s", 1e12),
+    ("max_clarifications", 99),
+    ("depth", "bottomless"),
+])
+async def test_a_bad_request_from_another_client_fails_at_once_with_one_line(
+    time_skipping_env: WorkflowEnvironment, field: str, value: Any
+) -> None:
+    client = time_skipping_env.client
+    task_queue = f"tq-{uuid.uuid4()}"
+    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow], activities=Script().activities()):
+        handle = await client.start_workflow(
+            "DeepResearchWorkflow", {"query": "How do Rust lifetimes work?", field: value},
+            id=f"wf-{uuid.uuid4()}", task_queue=task_queue,
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    message = failure.value.cause.message  # type: ignore[union-attr]
+    assert message.startswith(f"invalid research request: {field}: "), message
+    assert "\n" not in message
+
+
+async def test_refused_signals_are_counted_but_only_the_last_ones_kept(time_skipping_env: WorkflowEnvironment) -> None:
+    async def flood(handle: WorkflowHandle[Any, Any]) -> None:
+        for i in range(60):
+            await handle.signal("clarification_answer", f"nobody asked {i}")
+
+    script = Script(reflect=slow(0.5, default_reflect))
+    _, final = await run_research(time_skipping_env.client, script, ResearchRequest(query="How do Rust lifetimes work?"),
+                                  during=flood)
+    assert final.ignored_signals_count == 60
+    assert len(final.ignored_signals) == 20

@@ -27,6 +27,11 @@ ROUTING_HISTORY = 10
 QUERY_MIN_CHARS = 3
 QUERY_MAX_CHARS = 5000
 ANSWER_MAX_CHARS = 5000
+#: Upper bounds of the request's durations: finite, and long enough for any real use (a person
+#: may answer a question within a month; a research may run for a day). Larger values are
+#: refused at the CLI and when the workflow starts, never left to fail later.
+MAX_CLARIFICATION_TIMEOUT_S = 30 * 24 * 3600.0
+MAX_TIME_BUDGET_S = 24 * 3600.0
 
 
 class Stage(str, Enum):
@@ -131,9 +136,9 @@ class ResearchRequest(BaseModel):
     mode: QueryMode = QueryMode.DEEP
     max_clarifications: int = Field(default=2, ge=0, le=10)
     reply_shortcut: bool = True
-    clarification_timeout_s: float = Field(default=24 * 3600.0, gt=0)
+    clarification_timeout_s: float = Field(default=24 * 3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
     #: None means the mode's default budget (MODE_BUDGET_S).
-    time_budget_s: float | None = Field(default=None, gt=0)
+    time_budget_s: float | None = Field(default=None, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False)
     #: Earlier conversation (a follow-up's history); the orchestrator routes over it.
     history: list[Message] = Field(default_factory=list)
     #: The workflow id of the research this one follows up (`research --follow-up ID`).
@@ -282,7 +287,9 @@ class ResearchStatus(BaseModel):
     depth: Depth
     mode: QueryMode
     loop_backs: list[LoopBack] = Field(default_factory=list)
+    #: The last refused signals (at most 20) and how many were refused in all.
     ignored_signals: list[str] = Field(default_factory=list)
+    ignored_signals_count: int = 0
     notes: list[str] = Field(default_factory=list)
 
 

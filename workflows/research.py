@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
@@ -54,7 +55,11 @@ class DeepResearchWorkflow:
     # --- the research, top to bottom ------------------------------------------------------------
 
     @workflow.run
-    async def run(self, request: ResearchRequest) -> ResearchResult:
+    async def run(self, request: ResearchRequest | dict[str, Any]) -> ResearchResult:
+        """`request` arrives as a dict when it does not validate (a start from another client):
+        the research then fails at once with one line, instead of failing every workflow task."""
+        if not isinstance(request, ResearchRequest):
+            request = _valid_request(request)
         state = self.state
         state.request = request
         state.depth = request.depth
@@ -144,7 +149,7 @@ class DeepResearchWorkflow:
         not a non-empty string, is recorded in `ignored_signals` and otherwise ignored."""
         problem = answer_problem(self.state, answer)
         if problem:
-            self.state.ignored_signals.append(f"clarification_answer ignored: {problem}")
+            self.state.ignore_signal(f"clarification_answer ignored: {problem}")
             workflow.logger.warning("clarification_answer ignored: %s", problem)
             return
         self.state.answer = str(answer).strip()
@@ -163,6 +168,17 @@ class DeepResearchWorkflow:
     @workflow.query(name="status")
     def status(self) -> ResearchStatus:
         return self.state.status()
+
+
+def _valid_request(raw: Any) -> ResearchRequest:
+    try:
+        return ResearchRequest.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "request"
+        raise ApplicationError(
+            f"invalid research request: {where}: {first['msg']}", type="InvalidRequest", non_retryable=True
+        ) from None
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

@@ -27,6 +27,7 @@ from workflows.calls import call
 from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
 from workflows.stages import show_progress
 from workflows.state import ResearchState
+from workflows.text import content_terms, stem
 
 SEARCH_QUERIES_PER_STEP = 2
 HITS_PER_QUERY = 5
@@ -34,6 +35,7 @@ PAGES_PER_STEP = 3
 #: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
 LOOP_BACK_AGENTS = frozenset({"researcher"})
 APPENDED = "appended as a new step"
+LOOP_BACK_RELEVANCE_PATCH = "loop-back-relevance"
 
 
 async def research_step(state: ResearchState, index: int) -> ObserveOutput:
@@ -68,7 +70,13 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     agent = (findings.suggested_agent or "").strip().lower()
     query = (findings.suggested_query or "").strip()
     _, high = state.step_limits()
-    reason = judge_loop_back(state.plan, agent, query, high, state.depth.value)
+    step = state.plan.steps[index]
+    # Histories recorded before the relevance rule replay without it.
+    context = (
+        f"{AboutQuestion(**state.about()).topic_text()} {step.title} {step.description}"
+        if workflow.patched(LOOP_BACK_RELEVANCE_PATCH) else None
+    )
+    reason = judge_loop_back(state.plan, agent, query, high, state.depth.value, context)
     accepted = reason == APPENDED
     if accepted:
         state.plan.steps.append(PlanStep(
@@ -80,17 +88,30 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
 
 
-def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str) -> str:
-    """Why a loop-back request is refused, or APPENDED when it becomes a new step."""
+def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str,
+                    context: str | None = None) -> str:
+    """Why a loop-back request is refused, or APPENDED when it becomes a new step.
+
+    The request comes from an observation, and so indirectly from the pages read: a page could
+    try to steer the research elsewhere. So a suggested step must serve the research: it shares
+    at least one content word (by its stem: lifetimes~lifetime, borrowing~borrow) with `context`, the question with
+    its clarifications and the step that asked for it.
+    """
     if agent not in LOOP_BACK_AGENTS:
         return f"unknown agent {agent or '(none)'!r}; known: {', '.join(sorted(LOOP_BACK_AGENTS))}"
     if not query:
         return "no query was suggested"
+    if context is not None and not _words(query) & _words(context):
+        return "the suggested step shares no word with the question or the step that asked for it"
     if len(plan.steps) >= max_steps:
         return f"the plan already has the {depth} depth's maximum of {max_steps} steps"
     if any(s.title.lower() == query.lower() for s in plan.steps):
         return "a step with that query is already in the plan"
     return APPENDED
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in content_terms(text)}
 
 
 async def write_queries(state: ResearchState, request: WriteQueriesInput) -> list[str]:

@@ -37,6 +37,8 @@ from workflows.models import (
 )
 from workflows.routing import Route
 
+IGNORED_SIGNALS_KEPT = 20
+
 
 @dataclass
 class ResearchState:
@@ -49,7 +51,10 @@ class ResearchState:
     clarifications: list[Clarification] = field(default_factory=list)
     pending_question: str | None = None
     answer: str | None = None
+    #: The last IGNORED_SIGNALS_KEPT refused signals, and how many there were in all: a client
+    #: sending bad signals in a loop must not grow the workflow's state without bound.
     ignored_signals: list[str] = field(default_factory=list)
+    ignored_signals_count: int = 0
     routes: list[Route] = field(default_factory=list)
     # --- the research (seed 002) ---
     depth: Depth = Depth.AUTO
@@ -131,6 +136,11 @@ class ResearchState:
         direct = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in self.background if p.source_id]
         return [*self.evidence, *direct]
 
+    def ignore_signal(self, why: str) -> None:
+        self.ignored_signals.append(why)
+        del self.ignored_signals[:-IGNORED_SIGNALS_KEPT]
+        self.ignored_signals_count += 1
+
     # --- the two projections --------------------------------------------------------------------
 
     def status(self) -> ResearchStatus:
@@ -149,6 +159,7 @@ class ResearchState:
             mode=self.request.mode,
             loop_backs=self.loop_backs,
             ignored_signals=self.ignored_signals,
+            ignored_signals_count=self.ignored_signals_count,
             notes=self.notes,
         )
 

@@ -122,3 +122,20 @@ def unique(items: Iterable[str]) -> list[str]:
             seen.add(key)
             out.append(item)
     return out
+
+
+def stem(word: str) -> str:
+    """Light suffix stripping, enough for inflections to meet: threads~thread,
+    scheduling~scheduled~schedules~schedule, libraries~library, stopped~stop (not speed~spe)."""
+    word = word[:-2] if word.endswith(("'s", "’s")) else word
+    if len(word) <= 3 or any(c.isdigit() for c in word):
+        return word
+    for suffix, replacement, keep in (("ies", "y", ()), ("ied", "y", ()), ("ing", "", ()), ("ed", "", ("eed",)),
+                                      ("s", "", ("ss", "us", "is"))):
+        stem = word[: -len(suffix)] + replacement
+        if word.endswith(suffix) and not word.endswith(keep) and len(stem) >= 3:
+            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+                stem = stem[:-1]  # running~run, stopped~stop, but called~call
+            word = stem
+            break
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows.text import content_terms, split_paragraphs, tokenize
+from workflows.text import content_terms, split_paragraphs, stem, tokenize
 from workflows.models import Claim, Verdict, VerificationSummary
 
 #: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
@@ -214,7 +214,7 @@ def _words(text: str) -> set[str]:
     """Stems of the content words, numbers left to `_numbers`; hyphenated words count by their parts."""
     terms = content_terms(_CITE.sub(" ", text))
     parts = [p for t in terms for p in (t.split("-") if "-" in t else [t])]
-    return {_stem(p) for p in parts if len(p) > 1 and not re.fullmatch(r"[\d.,%]+", p)}
+    return {stem(p) for p in parts if len(p) > 1 and not re.fullmatch(r"[\d.,%]+", p)}
 
 
 def _numbers(text: str) -> dict[str, str]:
@@ -223,23 +223,6 @@ def _numbers(text: str) -> dict[str, str]:
     for match in _NUMBER.finditer(_CITE.sub(" ", text)):
         found.setdefault(match.group(0).rstrip("%").replace(",", ""), match.group(0))
     return found
-
-
-def _stem(word: str) -> str:
-    """Light suffix stripping, enough for inflections to meet: threads~thread,
-    scheduling~scheduled~schedules~schedule, libraries~library, stopped~stop (not speed~spe)."""
-    word = word[:-2] if word.endswith(("'s", "’s")) else word
-    if len(word) <= 3 or any(c.isdigit() for c in word):
-        return word
-    for suffix, replacement, keep in (("ies", "y", ()), ("ied", "y", ()), ("ing", "", ()), ("ed", "", ("eed",)),
-                                      ("s", "", ("ss", "us", "is"))):
-        stem = word[: -len(suffix)] + replacement
-        if word.endswith(suffix) and not word.endswith(keep) and len(stem) >= 3:
-            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
-                stem = stem[:-1]  # running~run, stopped~stop, but called~call
-            word = stem
-            break
-    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
 
 
 # --- editing the report -------------------------------------------------------------------------
