@@ -17,6 +17,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.config import settings
 from starter import commands, extract, library, progress, prompts
 from starter.progress import say
+from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line
 from workflows.models import Depth, QueryMode
 
@@ -112,6 +113,8 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
 
 
 def run(argv: list[str] | None = None) -> int:
+    if not isinstance(sys.stdout, CleanStream):
+        sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)  # type: ignore[assignment]
     args = build_parser().parse_args(argv)
     session: commands.Session | None = None
     try:

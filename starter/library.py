@@ -22,6 +22,7 @@ from activities import library
 from starter.progress import say
 from starter.temporal import CliError
 from workflows import verification
+from workflows.citations import CITATION
 from workflows.models import ResearchResult
 
 if TYPE_CHECKING:
@@ -86,8 +87,7 @@ def to_html(result: ResearchResult) -> str:
     `<script>` must reach the reader as text.
     """
     known = {s.id for s in result.sources}
-    body = MarkdownIt("commonmark", {"html": False}).render(_without_sources_section(result.report_markdown))
-    body = re.sub(r"\[(\d+(?:\s*,\s*\d+)*)\]", lambda m: _links(m.group(1), known), body)
+    body = _inert_markdown(known).render(_without_sources_section(result.report_markdown))
     items = "\n".join(
         f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)}<br>{_url(s.url)}</li>' for s in result.sources
     )
@@ -127,6 +127,34 @@ td, th {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; tex
 def _without_sources_section(markdown: str) -> str:
     """The report's own sources list goes: the page lists the sources itself, with anchors."""
     return verification.drop_unused_sources(markdown, set()).replace("\n## Sources\n", "\n").rstrip() + "\n"
+
+
+_LINKABLE = re.compile(r"(?i)^(https?|file)://")
+
+
+def _inert_markdown(known: set[int]) -> MarkdownIt:
+    """CommonMark that makes an inert page: raw HTML shown as text; only http(s) and file URLs
+    become links (not `smb:`, `ms-msdt:`, `mailto:`, `//host`: they stay text); an image becomes a
+    link to it, never an <img> that loads when the file is opened; `[n]` becomes an anchor only in
+    text, never inside an attribute (a link's title, an image's alt)."""
+    md = MarkdownIt("commonmark", {"html": False})
+    md.validateLink = lambda url: bool(_LINKABLE.match(url))
+
+    def text(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+        escaped = html.escape(tokens[idx].content, quote=False)
+        return CITATION.sub(lambda m: _links(m.group(1), known), escaped)
+
+    def image(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+        token = tokens[idx]
+        alt = html.escape(token.content or "image", quote=False)
+        src = str(token.attrGet("src") or "")
+        if _LINKABLE.match(src):
+            return f'<a href="{html.escape(src)}">[image: {alt}]</a>'
+        return f"[image: {alt}]"
+
+    md.add_render_rule("text", text)
+    md.add_render_rule("image", image)
+    return md
 
 
 def _links(ids: str, known: set[int]) -> str:

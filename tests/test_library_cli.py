@@ -112,3 +112,42 @@ async def test_export_html_links_every_citation_and_never_runs_text_from_the_web
     assert anchors == ["#source-1", "#source-2", "#source-1"]
     assert all(a[1:] in page.ids for a in anchors)
     assert "javascript:alert(1)" not in page.links and "https://example.org/a" in page.links
+
+
+async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes(
+    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+) -> None:
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    odd = record("research-odd", "run-1", T0)
+    odd.result.report_markdown = (
+        "# Odd\n\nA chart ![tracking pixel [1]](https://tracker.example/p.png) shows it [1].\n\n"
+        "See [share](smb://host/share), [diag](ms-msdt:/id PCWDiagnostic), [find](search-ms:query=x), "
+        "[mail](mailto:a@example.org), [rel](//evil.example/x) and [fine](https://example.org \"title [2]\").\n"
+    )
+    library.write(odd, url)
+    target = tmp_path / "odd.html"
+    run = await starter("export", "research-odd", "--format", "html", "--out", str(target),
+                        env={**offline_env, "RESEARCH_DB_URL": url})
+    text = target.read_text()
+    page = Page()
+    page.feed(text)
+
+    assert run.code == 0
+    assert "img" not in page.tags and "<img" not in text  # nothing loads when the file is opened
+    assert "https://tracker.example/p.png" in page.links  # the image is a link a person may follow
+    for scheme in ("smb:", "ms-msdt:", "search-ms:", "mailto:", "//evil"):
+        assert not any(link.startswith(scheme) for link in page.links), scheme
+    assert "https://example.org" in page.links
+    assert 'title="title [2]"' in text  # no anchor spliced into an attribute
+    assert "#source-1" in page.links
+
+
+async def test_show_never_lets_a_source_drive_the_terminal(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    hostile = record("research-esc", "run-1", T0)
+    hostile.result.report_markdown = "# Title\x1b]0;pwned\x07\n\nCleared \x1b[2J screen\x9b31m and bell\x07 [1].\n"
+    library.write(hostile, url)
+    run = await starter("show", "research-esc", env={**offline_env, "RESEARCH_DB_URL": url})
+    assert run.code == 0
+    assert not any(ch in run.out for ch in "\x1b\x07\x9b")
+    assert "Cleared  screen31m and bell [1]." in run.out
