@@ -24,6 +24,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from workflows.activity_models import Usage
 from workflows.models import Stats, TokenCount
+from workflows.redaction import redact
 from workflows.roles import HEARTBEAT_TIMEOUT, Role
 from workflows.state import ResearchState
 
@@ -52,7 +53,7 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
         cause = err.cause
         if role.llm:
             account(state.stats, role.name, usage_of_failure(cause), succeeded=False)
-        message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
+        message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))
         if (
             isinstance(cause, ApplicationError)
             and cause.non_retryable
