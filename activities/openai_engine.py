@@ -37,7 +37,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import tracing
 from activities.config import Settings
-from activities.role_prompts import PromptBook, load_prompt  # noqa: F401 - load_prompt re-exported for tests
+from activities.prompts.loader import PromptBook, load_prompt  # noqa: F401 - load_prompt re-exported for tests
 from activities.usage import served
 from workflows.models import (
     OBSERVATION_LIMIT,
