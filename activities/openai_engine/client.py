@@ -1,0 +1,84 @@
+"""What one request carries, and what each server turned out not to support.
+
+The engine asks for strict structured output (`response_format` `json_schema`) with the role's
+temperature. Some servers reject `json_schema`, `json_object` or `temperature` (HTTP 400/422
+naming it); the rejected feature is remembered per (base URL, model) for the life of the process
+(`_UNSUPPORTED`), and later requests leave it out: JSON mode with the schema written into the
+prompt, then the prompt alone, so a local server works without configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+from pydantic import BaseModel
+
+from activities.openai_engine.replies import strict_schema
+
+#: Low for decisions (routing at 0.3 per seed 000), a little higher where variety helps.
+ROLE_TEMPERATURE = {
+    "agent_orchestrator": 0.3,
+    "agent_clarification": 0.5,
+    "agent_coordinator": 0.2,
+    "agent_background": 0.4,
+    "agent_researcher_queries": 0.4,
+    "agent_planner": 0.4,
+    "agent_researcher": 0.2,
+    "agent_reflector": 0.2,
+    "agent_synthesizer": 0.3,
+    "agent_verifier": 0.0,
+    "agent_reviser": 0.2,
+    "agent_critic": 0.0,
+}
+
+#: Key used for servers that need none (Ollama, vLLM, LM Studio) when only OPENAI_BASE_URL is set.
+NO_KEY = "not-needed"
+
+#: Features a server rejected, per (base_url, model), for the life of the process. One of
+#: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature".
+_UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
+
+
+def _rejected_feature(err: openai.APIStatusError, sent: set[str]) -> str | None:
+    """Which of the optional features we sent a 400/422 complains about, if any."""
+    if err.status_code not in (400, 422):
+        return None
+    text = f"{err.message} {err.param or ''}".lower()
+    if "json_schema" in sent and ("json_schema" in text or "response_format" in text):
+        return "json_schema"
+    if "json_object" in sent and ("json_object" in text or "response_format" in text):
+        return "json_object"
+    if "temperature" in sent and "temperature" in text:
+        return "temperature"
+    return None
+
+
+def _request(
+    role: str, prompt: str, reply: type[BaseModel], unsupported: set[str]
+) -> tuple[str, dict[str, Any]]:
+    """The message text and the optional request fields, minus what this server rejected:
+    strict `json_schema`; else `json_object` with the schema in the prompt; else the prompt alone."""
+    schema = strict_schema(reply)
+    content, options = prompt, {}
+    if "json_schema" not in unsupported:
+        options["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": reply.__name__, "schema": schema, "strict": True},
+        }
+    else:
+        content += (
+            "\n\nReply with one JSON object only, no other text. It must match this JSON schema:\n"
+            + json.dumps(schema)
+        )
+        if "json_object" not in unsupported:
+            options["response_format"] = {"type": "json_object"}
+    if "temperature" not in unsupported:
+        options["temperature"] = ROLE_TEMPERATURE[role]
+    return content, options
+
+
+def _features(options: dict[str, Any]) -> set[str]:
+    sent = {options["response_format"]["type"]} if "response_format" in options else set()
+    return sent | ({"temperature"} & options.keys())
