@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
@@ -21,7 +22,6 @@ from temporalio.exceptions import ApplicationError
 
 from activities.config import Settings
 from activities.openai_engine import OpenAIEngine
-from activities.openai_engine import engine as engine_module
 from activities.openai_engine.client import _UNSUPPORTED
 from activities.openai_engine.errors import retry_after
 from activities.openai_engine.replies import RouteReply, parse_reply
@@ -55,6 +55,7 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     WriteQueriesInput,
 )
+from workflows.roles import PROMPTS
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 MODEL = "test-model"
@@ -388,7 +389,7 @@ async def test_a_cut_off_or_filtered_reply_is_permanent(
 async def test_a_server_that_does_not_answer_in_time_is_a_retryable_timeout(
     llm: FakeLLM, engine: OpenAIEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(engine_module.ROLE_TIMEOUT_S, "agent_orchestrator", 0.3)
+    monkeypatch.setitem(PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], request_timeout_s=0.3))
     llm.delay_s = 2.0
     llm.replies = [completion(ROUTE_REPLY)]
 
@@ -665,7 +666,7 @@ async def test_the_critic_scores_with_the_verification_figures(llm: FakeLLM, eng
 # --- the prompt files ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("role", sorted(engine_module.ROLE_TIER))
+@pytest.mark.parametrize("role", sorted(PROMPTS))
 def test_each_prompt_names_exactly_the_variables_it_uses(role: str) -> None:
     prompt = load_prompt(role)
 

@@ -1,10 +1,11 @@
 """What one request carries, and what each server turned out not to support.
 
-The engine asks for strict structured output (`response_format` `json_schema`) with the role's
-temperature. Some servers reject `json_schema`, `json_object` or `temperature` (HTTP 400/422
-naming it); the rejected feature is remembered per (base URL, model) for the life of the process
-(`_UNSUPPORTED`), and later requests leave it out: JSON mode with the schema written into the
-prompt, then the prompt alone, so a local server works without configuration.
+The engine asks for strict structured output (`response_format` `json_schema`) with the prompt's
+temperature (its row in `workflows/roles.py`). Some servers reject `json_schema`, `json_object` or
+`temperature` (HTTP 400/422 naming it); the rejected feature is remembered per (base URL, model)
+for the life of the process (`_UNSUPPORTED`), and later requests leave it out: JSON mode with the
+schema written into the prompt, then the prompt alone, so a local server works without
+configuration.
 """
 
 from __future__ import annotations
@@ -16,22 +17,7 @@ import openai
 from pydantic import BaseModel
 
 from activities.openai_engine.replies import strict_schema
-
-#: Low for decisions (routing at 0.3 per seed 000), a little higher where variety helps.
-ROLE_TEMPERATURE = {
-    "agent_orchestrator": 0.3,
-    "agent_clarification": 0.5,
-    "agent_coordinator": 0.2,
-    "agent_background": 0.4,
-    "agent_researcher_queries": 0.4,
-    "agent_planner": 0.4,
-    "agent_researcher": 0.2,
-    "agent_reflector": 0.2,
-    "agent_synthesizer": 0.3,
-    "agent_verifier": 0.0,
-    "agent_reviser": 0.2,
-    "agent_critic": 0.0,
-}
+from workflows.roles import PROMPTS
 
 #: Key used for servers that need none (Ollama, vLLM, LM Studio) when only OPENAI_BASE_URL is set.
 NO_KEY = "not-needed"
@@ -75,7 +61,7 @@ def _request(
         if "json_object" not in unsupported:
             options["response_format"] = {"type": "json_object"}
     if "temperature" not in unsupported:
-        options["temperature"] = ROLE_TEMPERATURE[role]
+        options["temperature"] = PROMPTS[role].temperature
     return content, options
 
 

@@ -11,8 +11,9 @@ Each research role is a prompt file (`activities/prompts/<role>.md`) plus one ty
 
 Retries belong to Temporal, not to the HTTP client: the client is built with `max_retries=0` and
 every failure leaves as an `ApplicationError` classified by `classify_error` (errors.py). Each call
-has its own timeout (ROLE_TIMEOUT_S) below the activity's start-to-close timeout, so a hung server
-shows up as a clean `LLMTimeout` attempt instead of a killed activity.
+has its own timeout below the activity's start-to-close timeout, so a hung server shows up as a
+clean `LLMTimeout` attempt instead of a killed activity. Each prompt's model tier, temperature and
+timeout are rows of `workflows/roles.py` (`PROMPTS`); LLM_REQUEST_TIMEOUT_S overrides the timeout.
 """
 
 from __future__ import annotations
@@ -90,34 +91,14 @@ from workflows.activity_models import (
     WriteQueriesInput,
     WriteQueriesOutput,
 )
+from workflows.roles import PROMPTS
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-#: Model tier per role (seed 002): cheap models route and judge, the strongest one writes the report.
-ROLE_TIER = {
-    "agent_orchestrator": "simple",
-    "agent_clarification": "simple",
-    "agent_coordinator": "simple",
-    "agent_background": "simple",
-    "agent_researcher_queries": "analytical",
-    "agent_planner": "analytical",
-    "agent_researcher": "analytical",
-    "agent_reflector": "simple",
-    "agent_synthesizer": "complex",
-    # Judging a claim against a passage is a reading task; rewriting one is close to it.
-    "agent_verifier": "analytical",
-    "agent_reviser": "analytical",
-    "agent_critic": "analytical",
-}
-
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {RoutingDecision.CLARIFICATION: "clarification", RoutingDecision.RESEARCH: "coordinator"}
-
-#: Seconds one HTTP call may take. Kept below the activity start-to-close timeouts the workflow sets
-#: (90 s, synthesis 180 s) so the client gives up first and the failure is classified.
-ROLE_TIMEOUT_S = {role: 60.0 for role in ROLE_TIER} | {"agent_synthesizer": 120.0}
 
 
 class OpenAIEngine:
@@ -145,7 +126,7 @@ class OpenAIEngine:
                 api_key=key,
                 base_url=settings.openai_base_url,
                 max_retries=0,  # Temporal owns retries
-                timeout=max(ROLE_TIMEOUT_S.values()),
+                timeout=max(p.request_timeout_s for p in PROMPTS.values()),
             )
         self._client = client
         self._base_url = str(client.base_url).rstrip("/")
@@ -273,7 +254,7 @@ class OpenAIEngine:
     async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
         """The report in markdown with `[n]` citations; a Sources list is appended if the model
         left it out, so every report says where its citations lead."""
-        model = self._settings.model_for(ROLE_TIER["agent_synthesizer"])
+        model = self._settings.model_for(PROMPTS["agent_synthesizer"].tier.value)
         reply, usage = await self._ask(
             "agent_synthesizer",
             ReportReply,
@@ -362,7 +343,7 @@ class OpenAIEngine:
         without it (remembered per base URL and model, so later calls skip the failed attempt).
         Everything else becomes a classified `ApplicationError`.
         """
-        model = self._settings.model_for(ROLE_TIER[role])
+        model = self._settings.model_for(PROMPTS[role].tier.value)
         prompt, rendered = await self._prompts.get(role, values)
         unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
         while True:
@@ -410,7 +391,7 @@ class OpenAIEngine:
                 return parsed, usage
 
     def _timeout(self, role: str) -> float:
-        return self._settings.llm_request_timeout_s or ROLE_TIMEOUT_S[role]
+        return self._settings.llm_request_timeout_s or PROMPTS[role].request_timeout_s
 
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
