@@ -23,9 +23,9 @@ from temporalio.exceptions import ApplicationError
 from activities.config import Settings
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.client import _UNSUPPORTED
-from activities.openai_engine.errors import retry_after
 from activities.openai_engine.replies import RouteReply, parse_reply
 from activities.prompts.loader import load_prompt
+from activities.retry_after import retry_after
 from tests.http_doubles import local_server, send_json
 from workflows.models import (
     Depth,

@@ -8,17 +8,12 @@ redacted here, and callers raise the result `from None` so the SDK's exception i
 
 from __future__ import annotations
 
-import email.utils
 import re
-import time
-from datetime import timedelta
-from typing import Any
 
 import openai
 from temporalio.exceptions import ApplicationError
 
-#: Longest wait a 429's Retry-After may ask for; longer waits are Temporal's backoff's business.
-RETRY_AFTER_CAP_S = 60.0
+from activities.retry_after import retry_after
 
 _KEY_LIKE = re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
 
@@ -33,26 +28,6 @@ def _server_message(err: openai.APIStatusError, secret: str) -> str:
     body = err.body
     message = body.get("message") if isinstance(body, dict) else body
     return _redact(str(message or err.message or ""), secret).strip()[:300]
-
-
-def retry_after(headers: Any) -> timedelta | None:
-    """The delay a 429 asks for (`retry-after-ms`, else `retry-after` in seconds or as an HTTP
-    date), capped at RETRY_AFTER_CAP_S; None when the server did not say."""
-    seconds: float | None = None
-    try:
-        if headers.get("retry-after-ms") is not None:
-            seconds = float(headers["retry-after-ms"]) / 1000
-        elif headers.get("retry-after") is not None:
-            value = headers["retry-after"].strip()
-            try:
-                seconds = float(value)
-            except ValueError:
-                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-    except (TypeError, ValueError):
-        return None
-    if seconds is None or seconds < 0:
-        return None
-    return timedelta(seconds=min(seconds, RETRY_AFTER_CAP_S))
 
 
 def classify_error(

@@ -31,6 +31,7 @@ from workflows.activity_models import (
     VerifyClaimsOutput,
     WriteQueriesOutput,
 )
+from workflows.citations import CITATION
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -114,12 +115,10 @@ class ReportReply(BaseModel):
 
 # --- what a reply may cite ------------------------------------------------------------------------------
 
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-
 
 def _cited(markdown: str) -> list[int]:
     ids: list[int] = []
-    for match in _CITATION.finditer(markdown):
+    for match in CITATION.finditer(markdown):
         ids += [int(n) for n in match.group(1).split(",") if int(n) not in ids]
     return ids
 
@@ -131,4 +130,4 @@ def _only_known_citations(text: str, known: set[int]) -> str:
         good = [n for n in (int(p) for p in match.group(1).split(",")) if n in known]
         return f"[{', '.join(map(str, good))}]" if good else ""
 
-    return _CITATION.sub(keep, text)
+    return CITATION.sub(keep, text)
