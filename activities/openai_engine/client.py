@@ -1,11 +1,11 @@
-"""What one request carries, and what each server turned out not to support.
+"""The endpoint's client, what one request carries, and what each server turned out not to support.
 
 The engine asks for strict structured output (`response_format` `json_schema`) with the prompt's
 temperature (its row in `workflows/roles.py`). Some servers reject `json_schema`, `json_object` or
 `temperature` (HTTP 400/422 naming it); the rejected feature is remembered per (base URL, model)
 for the life of the process (`_UNSUPPORTED`), and later requests leave it out: JSON mode with the
 schema written into the prompt, then the prompt alone, so a local server works without
-configuration.
+configuration. The client itself (`connect`) leaves retries to Temporal: `max_retries=0`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 
 import openai
 from pydantic import BaseModel
+from temporalio.exceptions import ApplicationError
 
+from activities.config import Settings
 from activities.openai_engine.replies import strict_schema
 from workflows.roles import PROMPTS
 
@@ -25,6 +27,25 @@ NO_KEY = "not-needed"
 #: Features a server rejected, per (base_url, model), for the life of the process. One of
 #: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature".
 _UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
+
+
+def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
+    """The endpoint's client (one connection pool): a local server needs no key, the SDK's own
+    retries are off and its default timeout is the longest prompt's."""
+    key = secret or (NO_KEY if settings.openai_base_url else "")
+    if not key:
+        raise ApplicationError(
+            "the openai engine needs OPENAI_API_KEY (OpenAI and hosted providers) or "
+            "OPENAI_BASE_URL (a local server such as Ollama or vLLM)",
+            type="ConfigError",
+            non_retryable=True,
+        )
+    return openai.AsyncOpenAI(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        max_retries=0,  # Temporal owns retries
+        timeout=max(p.request_timeout_s for p in PROMPTS.values()),
+    )
 
 
 def _rejected_feature(err: openai.APIStatusError, sent: set[str]) -> str | None:

@@ -29,7 +29,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities import tracing
 from activities.config import Settings
-from activities.openai_engine.client import NO_KEY, _UNSUPPORTED, _features, _rejected_feature, _request
+from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
 from activities.openai_engine.formatting import (
     NONE,
@@ -56,7 +56,7 @@ from activities.openai_engine.replies import (
     VerifyReply,
     _cited,
     _only_known_citations,
-    parse_reply,
+    read_reply,
 )
 from activities.prompts.loader import PromptBook
 from activities.usage import served
@@ -114,20 +114,7 @@ class OpenAIEngine:
         self._prompts = PromptBook(self._langfuse)
         self._secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if client is None:
-            key = self._secret or (NO_KEY if settings.openai_base_url else "")
-            if not key:
-                raise ApplicationError(
-                    "the openai engine needs OPENAI_API_KEY (OpenAI and hosted providers) or "
-                    "OPENAI_BASE_URL (a local server such as Ollama or vLLM)",
-                    type="ConfigError",
-                    non_retryable=True,
-                )
-            client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=settings.openai_base_url,
-                max_retries=0,  # Temporal owns retries
-                timeout=max(p.request_timeout_s for p in PROMPTS.values()),
-            )
+            client = connect(settings, self._secret)
         self._client = client
         self._base_url = str(client.base_url).rstrip("/")
 
@@ -382,7 +369,7 @@ class OpenAIEngine:
                 )
                 served(usage.prompt_tokens, usage.completion_tokens)
                 try:
-                    parsed = self._read(completion, reply, model)
+                    parsed = read_reply(completion, reply, model, lambda err: self._error(err, model))
                 except ApplicationError as failure:
                     text = completion.choices[0].message.content if completion.choices else None
                     generation.failed(failure.message, output=text, usage=usage)
@@ -395,33 +382,3 @@ class OpenAIEngine:
 
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
-
-    def _read(self, completion: Any, reply: type[T], model: str) -> T:
-        """The validated reply, or a classified error: cut-off and filtered replies cannot be
-        fixed by asking again; an unreadable one often can (sampling differs), so it is retryable."""
-        if not completion.choices:
-            raise ApplicationError(f"model {model} returned no choices", type="InvalidLLMReply")
-        choice = completion.choices[0]
-        finish = None
-        if choice.finish_reason == "length":
-            finish = openai.LengthFinishReasonError(completion=completion)
-        elif choice.finish_reason == "content_filter":
-            finish = openai.ContentFilterFinishReasonError(completion=completion)
-        if finish is not None:
-            raise self._error(finish, model) from None
-        message = choice.message
-        if message.content is None and getattr(message, "refusal", None):
-            raise ApplicationError(
-                f"model {model} refused to answer: {_cut(message.refusal, 200)}",
-                type="LLMRefused",
-                non_retryable=True,
-            )
-        try:
-            return parse_reply(message.content, reply)
-        except ValueError as err:
-            excerpt = _cut(" ".join((message.content or "").split()), 200) or "(empty)"
-            raise ApplicationError(
-                f"model {model} replied with something that is not a valid {reply.__name__}: "
-                f"{_cut(str(err).splitlines()[0], 200)}; reply began: {excerpt}",
-                type="InvalidLLMReply",
-            ) from None

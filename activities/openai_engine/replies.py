@@ -5,20 +5,26 @@ Each role's reply model is its activity output without the fields the engine fil
 The model's `__name__` is the JSON schema name sent to the endpoint (and what the test server
 recognises a role by), so the names below are part of the wire format: keep them.
 
-Models do not always write clean JSON; `parse_reply` tolerates what they wrap around it. And a
-reply may cite only what it was shown: `_only_known_citations` drops the rest.
+Models do not always write clean JSON; `parse_reply` tolerates what they wrap around it, and
+`read_reply` turns a completion into the validated reply or a classified failure (cut off,
+filtered, refused, unreadable). A reply may cite only what it was shown: `_only_known_citations`
+drops the rest.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
+import openai
 from openai.lib._pydantic import to_strict_json_schema
 from pydantic import BaseModel, create_model
+from temporalio.exceptions import ApplicationError
 
+from activities.openai_engine.formatting import _cut
 from workflows.activity_models import (
     ClarifyOutput,
     CoordinateOutput,
@@ -111,6 +117,43 @@ class ClaimReply(BaseModel):
 class ReportReply(BaseModel):
     markdown: str
     claims: list[ClaimReply]
+
+
+# --- reading a completion ------------------------------------------------------------------------------
+
+
+def read_reply(
+    completion: Any, reply: type[T], model: str, classify: Callable[[openai.OpenAIError], ApplicationError]
+) -> T:
+    """The validated reply, or a classified error: cut-off and filtered replies cannot be
+    fixed by asking again; an unreadable one often can (sampling differs), so it is retryable.
+    `classify` is the engine's error classification, for the finish reasons the SDK names."""
+    if not completion.choices:
+        raise ApplicationError(f"model {model} returned no choices", type="InvalidLLMReply")
+    choice = completion.choices[0]
+    finish = None
+    if choice.finish_reason == "length":
+        finish = openai.LengthFinishReasonError(completion=completion)
+    elif choice.finish_reason == "content_filter":
+        finish = openai.ContentFilterFinishReasonError(completion=completion)
+    if finish is not None:
+        raise classify(finish) from None
+    message = choice.message
+    if message.content is None and getattr(message, "refusal", None):
+        raise ApplicationError(
+            f"model {model} refused to answer: {_cut(message.refusal, 200)}",
+            type="LLMRefused",
+            non_retryable=True,
+        )
+    try:
+        return parse_reply(message.content, reply)
+    except ValueError as err:
+        excerpt = _cut(" ".join((message.content or "").split()), 200) or "(empty)"
+        raise ApplicationError(
+            f"model {model} replied with something that is not a valid {reply.__name__}: "
+            f"{_cut(str(err).splitlines()[0], 200)}; reply began: {excerpt}",
+            type="InvalidLLMReply",
+        ) from None
 
 
 # --- what a reply may cite ------------------------------------------------------------------------------
