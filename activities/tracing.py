@@ -21,7 +21,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.config import Settings
-from activities.role_prompts import Prompt
+from activities.prompts.loader import Prompt
 from workflows.activity_models import Usage
 
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 
 from activities import tracing
-from activities.role_prompts import push_prompts
+from activities.prompts.loader import push_prompts
 from starter.progress import say
 from starter.temporal import CliError, one_line
 

@@ -18,22 +18,22 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from activities import openai_engine as engine
+from activities.openai_engine import replies
 from tests.http_doubles import local_server, send_json, serving
 
 #: The role behind each structured reply the engine asks for.
 ROLE_OF_SCHEMA = {
-    engine.RouteReply.__name__: "route",
-    engine.ClarifyReply.__name__: "clarify",
-    engine.ClassificationReply.__name__: "coordinate",
-    engine.QueriesReply.__name__: "write_queries",
-    engine.PlanReply.__name__: "plan",
-    engine.FindingsReply.__name__: "observe",
-    engine.ReflectReply.__name__: "reflect",
-    engine.ReportReply.__name__: "synthesize",
-    engine.VerifyReply.__name__: "verify_claims",
-    engine.ReviseReply.__name__: "revise_claims",
-    engine.CritiqueReply.__name__: "critique",
+    replies.RouteReply.__name__: "route",
+    replies.ClarifyReply.__name__: "clarify",
+    replies.ClassificationReply.__name__: "coordinate",
+    replies.QueriesReply.__name__: "write_queries",
+    replies.PlanReply.__name__: "plan",
+    replies.FindingsReply.__name__: "observe",
+    replies.ReflectReply.__name__: "reflect",
+    replies.ReportReply.__name__: "synthesize",
+    replies.VerifyReply.__name__: "verify_claims",
+    replies.ReviseReply.__name__: "revise_claims",
+    replies.CritiqueReply.__name__: "critique",
 }
 
 USAGE = (120, 30)  # prompt and completion tokens of every completion served

@@ -17,7 +17,7 @@ import pytest
 
 from activities import tracing
 from activities.config import Settings
-from activities.role_prompts import ROLES, PromptBook, load_prompt
+from activities.prompts.loader import ROLES, PromptBook, load_prompt
 from tests.conftest import REPO
 from tests.langfuse_server import FakeLangfuse, running_langfuse
 

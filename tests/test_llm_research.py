@@ -27,7 +27,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities import tracing
-from activities.role_prompts import load_prompt
+from activities.prompts.loader import load_prompt
 from tests.conftest import REPO
 from tests.langfuse_server import FakeLangfuse, running_langfuse
 from tests.llm_server import USAGE, Fault, ScriptedLLM, running_llm

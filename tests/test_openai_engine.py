@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
@@ -19,9 +20,12 @@ from typing import Any
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import openai_engine
 from activities.config import Settings
-from activities.openai_engine import OpenAIEngine, load_prompt, parse_reply, retry_after
+from activities.openai_engine import OpenAIEngine
+from activities.openai_engine.client import _UNSUPPORTED
+from activities.openai_engine.replies import RouteReply, parse_reply
+from activities.prompts.loader import load_prompt
+from activities.retry_after import retry_after
 from tests.http_doubles import local_server, send_json
 from workflows.models import (
     Depth,
@@ -51,6 +55,7 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     WriteQueriesInput,
 )
+from workflows.roles import PROMPTS
 
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 MODEL = "test-model"
@@ -120,7 +125,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
         if name.startswith(("OPENAI_", "LLM_")):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-    openai_engine._UNSUPPORTED.clear()
+    _UNSUPPORTED.clear()
 
 
 @pytest.fixture
@@ -384,7 +389,7 @@ async def test_a_cut_off_or_filtered_reply_is_permanent(
 async def test_a_server_that_does_not_answer_in_time_is_a_retryable_timeout(
     llm: FakeLLM, engine: OpenAIEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(openai_engine.ROLE_TIMEOUT_S, "agent_orchestrator", 0.3)
+    monkeypatch.setitem(PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], request_timeout_s=0.3))
     llm.delay_s = 2.0
     llm.replies = [completion(ROUTE_REPLY)]
 
@@ -661,7 +666,7 @@ async def test_the_critic_scores_with_the_verification_figures(llm: FakeLLM, eng
 # --- the prompt files ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("role", sorted(openai_engine.ROLE_TIER))
+@pytest.mark.parametrize("role", sorted(PROMPTS))
 def test_each_prompt_names_exactly_the_variables_it_uses(role: str) -> None:
     prompt = load_prompt(role)
 
@@ -685,4 +690,4 @@ def test_rendering_substitutes_once_and_refuses_missing_values() -> None:
 
 def test_parse_reply_rejects_text_without_an_object() -> None:
     with pytest.raises(ValueError):
-        parse_reply("no json here", openai_engine.RouteReply)
+        parse_reply("no json here", RouteReply)

@@ -27,7 +27,7 @@ from temporalio.exceptions import ApplicationError
 
 log = logging.getLogger(__name__)
 
-PROMPTS_DIR = Path(__file__).parent / "prompts"
+PROMPTS_DIR = Path(__file__).parent
 ROLES = tuple(sorted(p.stem for p in PROMPTS_DIR.glob("agent_*.md")))
 
 #: The Langfuse label whose version research uses.

@@ -1,0 +1,176 @@
+"""What the model writes back, and how the engine reads it.
+
+Each role's reply model is its activity output without the fields the engine fills in itself
+(`usage`, and the verifier's `checked_by`), so the schema never asks the model for token counts.
+The model's `__name__` is the JSON schema name sent to the endpoint (and what the test server
+recognises a role by), so the names below are part of the wire format: keep them.
+
+Models do not always write clean JSON; `parse_reply` tolerates what they wrap around it, and
+`read_reply` turns a completion into the validated reply or a classified failure (cut off,
+filtered, refused, unreadable). A reply may cite only what it was shown: `_only_known_citations`
+drops the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, TypeVar
+
+import openai
+from openai.lib._pydantic import to_strict_json_schema
+from pydantic import BaseModel, create_model
+from temporalio.exceptions import ApplicationError
+
+from activities.openai_engine.formatting import _cut
+from workflows.activity_models import (
+    ClarifyOutput,
+    CoordinateOutput,
+    CritiqueOutput,
+    ObserveOutput,
+    PlanOutput,
+    ReflectOutput,
+    ReviseClaimsOutput,
+    RouteOutput,
+    VerifyClaimsOutput,
+    WriteQueriesOutput,
+)
+from workflows.citations import CITATION
+
+T = TypeVar("T", bound=BaseModel)
+
+
+# --- structured replies -------------------------------------------------------------------------------
+
+
+def reply_model(output: type[BaseModel], exclude: frozenset[str] = frozenset({"usage"})) -> type[BaseModel]:
+    """The part of an output model the LLM writes: the same fields without `usage` (and whatever
+    else the engine fills in itself), so the schema never asks the model for token counts."""
+    fields = {name: (f.annotation, f) for name, f in output.model_fields.items() if name not in exclude}
+    return create_model(f"{output.__name__}Reply", **fields)  # type: ignore[call-overload]
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """OpenAI's strict JSON schema for `model`. The SDK's helper marks every field required and
+    closes every object; it keeps non-null `default`s, which strict mode rejects ("'default' is
+    not permitted"), so they are removed here (pydantic still applies them when validating)."""
+
+    def without_defaults(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: without_defaults(v) for k, v in node.items() if k != "default"}
+        if isinstance(node, list):
+            return [without_defaults(v) for v in node]
+        return node
+
+    return without_defaults(to_strict_json_schema(model))
+
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+
+
+def parse_reply(text: str | None, model: type[T]) -> T:
+    """Validate a reply that should be one JSON object, tolerating what models wrap around it:
+    `<think>` blocks, ```json fences, prose before or after, enum values in the wrong case.
+    Raises ValueError (pydantic's ValidationError is one) when no valid object is found."""
+    cleaned = _THINK.sub("", text or "").strip()
+    fenced = _FENCE.search(cleaned)
+    if fenced:
+        cleaned = fenced.group(1).strip()
+    start, end = cleaned.find("{"), cleaned.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError("the reply contains no JSON object")
+    data = json.loads(cleaned[start : end + 1])
+    if not isinstance(data, dict):
+        raise ValueError("the reply is not a JSON object")
+    for name, field in model.model_fields.items():
+        kind, value = field.annotation, data.get(name)
+        if isinstance(kind, type) and issubclass(kind, Enum) and isinstance(value, str):
+            data[name] = next((m.value for m in kind if str(m.value).lower() == value.strip().lower()), value)
+    return model.model_validate(data)
+
+
+# --- reply models (what the LLM writes; the engine adds usage and the rest) -------------------------------
+
+RouteReply = reply_model(RouteOutput)
+ClarifyReply = reply_model(ClarifyOutput)
+ClassificationReply = reply_model(CoordinateOutput)
+QueriesReply = reply_model(WriteQueriesOutput)
+PlanReply = reply_model(PlanOutput)
+FindingsReply = reply_model(ObserveOutput)
+ReflectReply = reply_model(ReflectOutput)
+VerifyReply = reply_model(VerifyClaimsOutput, exclude=frozenset({"usage", "checked_by"}))
+ReviseReply = reply_model(ReviseClaimsOutput)
+CritiqueReply = reply_model(CritiqueOutput)
+
+
+class ClaimReply(BaseModel):
+    text: str
+    source_ids: list[int]
+
+
+# The synthesizer writes the report and its key claims. Verdicts are for a verifier to give, not
+# for the writer to grade itself, so claims start `unverified`. (A comment, not a docstring: a
+# docstring would become the schema's description and be sent to the model.)
+class ReportReply(BaseModel):
+    markdown: str
+    claims: list[ClaimReply]
+
+
+# --- reading a completion ------------------------------------------------------------------------------
+
+
+def read_reply(
+    completion: Any, reply: type[T], model: str, classify: Callable[[openai.OpenAIError], ApplicationError]
+) -> T:
+    """The validated reply, or a classified error: cut-off and filtered replies cannot be
+    fixed by asking again; an unreadable one often can (sampling differs), so it is retryable.
+    `classify` is the engine's error classification, for the finish reasons the SDK names."""
+    if not completion.choices:
+        raise ApplicationError(f"model {model} returned no choices", type="InvalidLLMReply")
+    choice = completion.choices[0]
+    finish = None
+    if choice.finish_reason == "length":
+        finish = openai.LengthFinishReasonError(completion=completion)
+    elif choice.finish_reason == "content_filter":
+        finish = openai.ContentFilterFinishReasonError(completion=completion)
+    if finish is not None:
+        raise classify(finish) from None
+    message = choice.message
+    if message.content is None and getattr(message, "refusal", None):
+        raise ApplicationError(
+            f"model {model} refused to answer: {_cut(message.refusal, 200)}",
+            type="LLMRefused",
+            non_retryable=True,
+        )
+    try:
+        return parse_reply(message.content, reply)
+    except ValueError as err:
+        excerpt = _cut(" ".join((message.content or "").split()), 200) or "(empty)"
+        raise ApplicationError(
+            f"model {model} replied with something that is not a valid {reply.__name__}: "
+            f"{_cut(str(err).splitlines()[0], 200)}; reply began: {excerpt}",
+            type="InvalidLLMReply",
+        ) from None
+
+
+# --- what a reply may cite ------------------------------------------------------------------------------
+
+
+def _cited(markdown: str) -> list[int]:
+    ids: list[int] = []
+    for match in CITATION.finditer(markdown):
+        ids += [int(n) for n in match.group(1).split(",") if int(n) not in ids]
+    return ids
+
+
+def _only_known_citations(text: str, known: set[int]) -> str:
+    """Drop `[n]` markers for ids that were not given: a citation must point at something read."""
+
+    def keep(match: re.Match[str]) -> str:
+        good = [n for n in (int(p) for p in match.group(1).split(",")) if n in known]
+        return f"[{', '.join(map(str, good))}]" if good else ""
+
+    return CITATION.sub(keep, text)
