@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.offline import DISCLAIMER, OfflineEngine
+from activities.offline_engine import OfflineEngine
+from activities.offline_engine.routing import DISCLAIMER
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,

@@ -41,7 +41,7 @@ from workflows.text import (
     trim,
     unique,
 )
-from activities import offline_checks
+from activities.offline_engine import checks as offline_checks
 from workflows.models import (
     OBSERVATION_LIMIT,
     Claim,
