@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activities.offline_engine.routing import write_report
+from activities.offline_engine.reporting import write_report
 from starter.followup import REPORT_CHARS, conversation
 from tests.test_library import rich_result
 from workflows.followup import context, referent

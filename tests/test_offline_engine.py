@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from activities.offline_engine import OfflineEngine
-from activities.offline_engine.routing import DISCLAIMER
+from activities.offline_engine.reporting import DISCLAIMER
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,
