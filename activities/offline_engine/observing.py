@@ -15,7 +15,6 @@ from collections import Counter
 
 from activities.offline_engine.questions import _key_terms, _split_clarified, _strip_function_words, subject_of
 from activities.offline_engine.words import (
-    _CITATION,
     _QUESTION_WORDS,
     ASPECT_TEMPLATE_WORDS,
     TEMPLATE_WORDS,
@@ -28,6 +27,7 @@ from activities.offline_engine.words import (
     _words,
 )
 from workflows.activity_models import ObserveOutput
+from workflows.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
 from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, trim, unique
 
@@ -165,7 +165,7 @@ def _clean_sentence(sentence: str) -> str:
     goes into backticks, so it reads as code inside prose."""
     s = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", sentence)
     s = re.sub(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])", r"\1", s)
-    s = _CITATION.sub("", s)
+    s = CITATION.sub("", s)
     s = re.sub(r"^\s*(?:#{1,6}|>|[-*•]|\d{1,2}[.)])\s+", "", s)
     s = " ".join(s.split())
     signature = _SIGNATURE.match(s)

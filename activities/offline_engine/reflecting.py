@@ -11,8 +11,9 @@ the query's words but cover nothing.
 from __future__ import annotations
 
 from activities.offline_engine.questions import _key_terms
-from activities.offline_engine.words import _CITATION, _Matcher, _quote, _stem, _uncited
+from activities.offline_engine.words import _Matcher, _quote, _stem, _uncited
 from workflows.activity_models import ReflectInput, ReflectOutput
+from workflows.citations import CITATION
 from workflows.models import PlanStep, ReflectionDecision, StepStatus
 from workflows.text import content_terms
 
@@ -74,7 +75,7 @@ def _reflection(decision: ReflectionDecision, reasoning: str, changes: list[str]
 
 def _is_evidence(step: PlanStep) -> bool:
     """Only an observation that cites a source is evidence; 'nothing found' texts are not."""
-    return bool(step.observation) and (bool(step.source_ids) or bool(_CITATION.search(step.observation or "")))
+    return bool(step.observation) and (bool(step.source_ids) or bool(CITATION.search(step.observation or "")))
 
 
 def _novelty(completed: list[PlanStep]) -> tuple[float, int, int, str]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _parts
-from activities.offline_engine.words import _CITATION, _Matcher, _near_duplicate, _ranked, _uncited
+from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
 from workflows.activity_models import SynthesizeInput, SynthesizeOutput
+from workflows.citations import CITATION
 from workflows.models import Claim, Passage, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
@@ -136,7 +137,7 @@ def _report_sentences(observation: str, known: set[int]) -> list[_Sentence]:
             pieces.append(sentence[start:].strip())
         for piece in pieces:
             text = _keep_known(piece, known)
-            ids = tuple(dict.fromkeys(int(n) for m in _CITATION.finditer(text) for n in m.group(1).split(",")))
+            ids = tuple(dict.fromkeys(int(n) for m in CITATION.finditer(text) for n in m.group(1).split(",")))
             if text:
                 out.append(_Sentence(text, ids))
     return out
@@ -147,7 +148,7 @@ def _keep_known(text: str, known: set[int]) -> str:
         good = [n for n in (int(p) for p in match.group(1).split(",")) if n in known]
         return f"[{', '.join(map(str, good))}]" if good else ""
 
-    return re.sub(r"\s+([.!?])", r"\1", _CITATION.sub(keep, text)).strip()
+    return re.sub(r"\s+([.!?])", r"\1", CITATION.sub(keep, text)).strip()
 
 
 def _top_sentences(query: str, sentences: list[_Sentence], k: int, require_match: bool) -> list[_Sentence]:
@@ -183,4 +184,4 @@ def _claims(sentences: list[_Sentence]) -> list[Claim]:
 def _escape_citations(text: str) -> str:
     """Text from elsewhere (a note, a title) may contain `[7]`: escaped, it cannot pass for a
     citation, and markdown still shows it as [7]."""
-    return _CITATION.sub(lambda m: f"\\[{m.group(1)}\\]", text)
+    return CITATION.sub(lambda m: f"\\[{m.group(1)}\\]", text)

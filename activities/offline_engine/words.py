@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from workflows.citations import CITATION
 from workflows.text import content_terms, tokenize
 
 # --- vocabulary -------------------------------------------------------------------------------------
@@ -84,8 +85,6 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
 
 #: A word as typed: the shape of `workflows.text.tokenize`, case kept.
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
-#: A citation marker `[n]` or `[n, m]`.
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 #: Words that open a question: a new clause starts where one does.
 _QUESTION_WORDS = r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
 
@@ -187,7 +186,7 @@ def _near_duplicate(a: str, b: str) -> bool:
 
 
 def _uncited(text: str) -> str:
-    return _CITATION.sub("", text)
+    return CITATION.sub("", text)
 
 
 def _quote(items: Iterable[str]) -> str:
