@@ -65,16 +65,16 @@ class OfflineEngine:
         return clarification_question(inp)
 
     async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
-        return classify(inp.topic_text())
+        return classify(inp)
 
     async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
-        return WriteQueriesOutput(queries=search_queries(inp.topic_text(), inp.step, inp.max_queries))
+        return WriteQueriesOutput(queries=search_queries(inp, inp.step, inp.max_queries))
 
     async def plan(self, inp: PlanInput) -> PlanOutput:
         return make_plan(inp)
 
     async def observe(self, inp: ObserveInput) -> ObserveOutput:
-        return observe_step(inp.topic_text(), inp.step, inp.passages)
+        return observe_step(inp, inp.step, inp.passages)
 
     async def reflect(self, inp: ReflectInput) -> ReflectOutput:
         return reflect_on(inp)

@@ -13,7 +13,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from activities.offline_engine.questions import _key_terms, _split_clarified, _strip_function_words, subject_of
+from activities.offline_engine.questions import (
+    _key_terms,
+    _question_and_qualifiers,
+    _strip_function_words,
+    subject_of,
+)
 from activities.offline_engine.words import (
     _QUESTION_WORDS,
     ASPECT_TEMPLATE_WORDS,
@@ -26,7 +31,7 @@ from activities.offline_engine.words import (
     _short,
     _words,
 )
-from workflows.activity_models import ObserveOutput
+from workflows.activity_models import AboutQuestion, ObserveOutput
 from workflows.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
 from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, trim, unique
@@ -39,7 +44,7 @@ MAX_SENTENCES_PER_SOURCE = 3
 MAX_SENTENCE_CHARS = 400
 
 
-def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> ObserveOutput:
+def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) -> ObserveOutput:
     """The step's best sentences, each cited with its source id; a loop-back request (seed 003)
     when fewer than two relevant sentences were found, asking the researcher for a broader step.
 
@@ -51,7 +56,7 @@ def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> Observe
     of the two may come from the source's title: a page titled "asyncio.tasks" need not repeat
     "asyncio" in its sentence about `gather()`.
     """
-    broader = _broader(step, query)
+    broader = _broader(step, about)
     if not passages:
         return ObserveOutput(
             observation=f'No sources were found for "{step.title}".',
@@ -61,7 +66,7 @@ def observe_step(query: str, step: PlanStep, passages: list[Passage]) -> Observe
             suggested_query=broader,
         )
     own_terms = _title_terms(step.title)
-    core = [*own_terms, *_key_terms(query)]
+    core = [*own_terms, *_key_terms(about)]
     asked = [t for t in content_terms(f"{step.title} {step.description}") if t in ASPECT_TEMPLATE_WORDS]
     extra = [t for t in content_terms(step.description) if t not in TEMPLATE_WORDS]
     matcher = _Matcher([*core, *asked, *extra])
@@ -120,14 +125,14 @@ def _title_terms(title: str) -> list[str]:
     return [t for t in content_terms(title) if t not in TEMPLATE_WORDS]
 
 
-def _broader(step: PlanStep, query: str) -> str:
+def _broader(step: PlanStep, about: AboutQuestion) -> str:
     """A broader reformulation for a loop-back step: the step's subject alone, without the aspect
     it asked for ("Limitations and pitfalls of asyncio.gather" → "Overview of asyncio.gather")."""
     phrase = _strip_function_words(" ".join(w for w in _words(step.title) if w.lower() not in TEMPLATE_WORDS))
     if re.match(rf"{_QUESTION_WORDS}\b", step.title.strip(), re.I) or len(phrase.split()) > 5:
         phrase = subject_of(step.title)
-    subject = phrase or subject_of(_split_clarified(query)[0]) or " ".join(_key_terms(query)[:3])
-    broader = f"Overview of {subject}" if subject else f"Overview: {_short(_clean_clause(query), 8)}"
+    subject = phrase or subject_of(_question_and_qualifiers(about)[0]) or " ".join(_key_terms(about)[:3])
+    broader = f"Overview of {subject}" if subject else f"Overview: {_short(_clean_clause(about.topic_text()), 8)}"
     return broader if broader.lower() != step.title.strip().lower() else f"Background on {subject or step.title}"
 
 

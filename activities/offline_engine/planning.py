@@ -22,7 +22,7 @@ from activities.offline_engine.questions import (
     _focus,
     _join,
     _key_terms,
-    _split_clarified,
+    _question_and_qualifiers,
     decompose,
 )
 from activities.offline_engine.words import (
@@ -38,7 +38,7 @@ from activities.offline_engine.words import (
     _specific_terms,
     _stem,
 )
-from workflows.activity_models import CoordinateOutput, PlanInput, PlanOutput, StepDraft
+from workflows.activity_models import AboutQuestion, CoordinateOutput, PlanInput, PlanOutput, StepDraft
 from workflows.models import Complexity, Depth, PlanStep
 from workflows.text import content_terms, trim, unique
 
@@ -54,7 +54,7 @@ _EXPLANATION = re.compile(r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|expla
 DEPTH_FOR = {Complexity.SIMPLE: Depth.LIGHT, Complexity.MODERATE: Depth.MEDIUM, Complexity.COMPLEX: Depth.EXTENDED}
 
 
-def classify(query: str) -> CoordinateOutput:
+def classify(about: AboutQuestion) -> CoordinateOutput:
     """Complexity from the number of aspects, comparisons, questions and length.
 
     - simple: one aspect, at most 8 content words, not a how/why explanation;
@@ -62,7 +62,7 @@ def classify(query: str) -> CoordinateOutput:
     - complex: four or more aspects, three-way comparisons, three or more questions, > 20 words.
     `is_simple` (a direct answer, no plan) is for single-fact questions: "What is X?", "Who ...?".
     """
-    question, _ = _split_clarified(query)
+    question, _ = _question_and_qualifiers(about)
     parts = decompose(question)
     n_words = len(content_terms(question))
     n_questions = question.count("?")
@@ -92,12 +92,12 @@ def classify(query: str) -> CoordinateOutput:
 # --- search queries ---------------------------------------------------------------------------------
 
 
-def search_queries(query: str, step: PlanStep | None, max_queries: int) -> list[str]:
+def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int) -> list[str]:
     """Background: the question itself, then its keywords. A step: its title with the question's
     subject, then the step's keywords with the question's key terms. Deduplicated, never empty."""
     limit = max(1, max_queries)
-    question, answers = _split_clarified(query)
-    key = _key_terms(query)
+    question, answers = _question_and_qualifiers(about)
+    key = _key_terms(about)
     if step is None:
         candidates = [f"{question} {answers}".strip(), " ".join(key)]
     else:
@@ -109,7 +109,7 @@ def search_queries(query: str, step: PlanStep | None, max_queries: int) -> list[
             " ".join(unique([*step_terms[:6], *key[:3]])),
         ]
     queries = unique(trim(" ".join(c.split()), 300) for c in candidates if c.strip())
-    return queries[:limit] or [trim(_clean_clause(query), 300) or query]
+    return queries[:limit] or [trim(_clean_clause(about.topic_text()), 300) or about.topic_text()]
 
 
 # --- planner ----------------------------------------------------------------------------------------
@@ -143,10 +143,10 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 def make_plan(inp: PlanInput) -> PlanOutput:
     """First plan: one step per aspect, then templates up to the minimum. Replan: only new steps,
     for the feedback's uncovered terms first, never repeating a completed step's title."""
-    question, _ = _split_clarified(inp.topic_text())
+    question, _ = _question_and_qualifiers(inp)
     room = max(0, inp.max_steps)
     wanted = min(max(1, inp.min_steps), room) if room else 0
-    candidates, how = _candidate_steps(inp.topic_text(), inp.background)
+    candidates, how = _candidate_steps(inp, inp.background)
     if not inp.completed_steps:
         steps = _fit([c for c in candidates if c.origin == "aspect"], room)
         templates = [c for c in candidates if c.origin == "template"]
@@ -167,12 +167,12 @@ class _Candidate:
     origin: str  # "aspect", "template" or "feedback"
 
 
-def _candidate_steps(query: str, background: str) -> tuple[list[_Candidate], str]:
+def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candidate], str]:
     """Every step the question suggests, aspects first, with a sentence saying how they were found."""
-    question, answers = _split_clarified(query)
-    subject, from_answers = _focus(query, background)
+    question, answers = _question_and_qualifiers(about)
+    subject, from_answers = _focus(about, background)
     parts = decompose(question)
-    related = _related_terms(background, query)
+    related = _related_terms(background, about.topic_text())
     context = f" Related terms from the first search: {', '.join(related)}." if related else ""
     clarified = f" The user clarified: {answers}." if answers else ""
     aspects: list[_Candidate] = []
@@ -295,7 +295,7 @@ def _related_terms(background: str, query: str, limit: int = 3) -> list[str]:
 
 def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int) -> PlanOutput:
     """New steps only: those covering the feedback first, then unused aspects and templates."""
-    question, _ = _split_clarified(inp.topic_text())
+    question, _ = _question_and_qualifiers(inp)
     done_titles = {s.title.strip().lower() for s in inp.completed_steps}
     done_terms = [{_stem(t) for t in content_terms(s.title)} for s in inp.completed_steps]
     focus = _feedback_terms(inp.feedback)

@@ -26,32 +26,23 @@ from activities.offline_engine.words import (
     _stem,
     _words,
 )
+from workflows.activity_models import AboutQuestion
 from workflows.text import STOPWORDS, content_terms, unique
 
 # --- the question: what was asked, what was clarified, what it is about -----------------------------
 
-_CLARIFIED = re.compile(r"\s*\(clarified:\s*(.*)\)\s*$", re.S)
-_FOLLOW_UP = re.compile(r"\s*\(follow-up to:\s*(.*)\)\s*$", re.S)
 
-
-def _split_clarified(query: str) -> tuple[str, str]:
-    """(question, what qualifies it): the workflow appends the clarification answers as
-    `(clarified: ...)` and, for a follow-up, what it refers to as `(follow-up to: ...)` before
-    them. Both narrow the question the same way, so both come back as its qualifiers."""
-    question, clarified, follow_up = _parts(query)
+def _question_and_qualifiers(about: AboutQuestion) -> tuple[str, str]:
+    """(question, what qualifies it): what a follow-up refers to, then the clarification answers.
+    Both narrow the question the same way, so both come back as its qualifiers."""
+    question, clarified, follow_up = _question_parts(about)
     return question, " ".join(p for p in (follow_up, clarified) if p)
 
 
-def _parts(query: str) -> tuple[str, str, str]:
-    """(question, clarification answers, follow-up context)."""
-    clarified = follow_up = ""
-    match = _CLARIFIED.search(query)
-    if match:
-        query, clarified = query[: match.start()], match.group(1).strip()
-    match = _FOLLOW_UP.search(query)
-    if match:
-        query, follow_up = query[: match.start()], match.group(1).strip()
-    return query.strip(), clarified, follow_up
+def _question_parts(about: AboutQuestion) -> tuple[str, str, str]:
+    """(question, clarification answers, follow-up context): the typed fields, each as one text.
+    The answers are joined as `topic_text()` shows them to an LLM, so both engines read the same."""
+    return about.query.strip(), "; ".join(about.clarifications).strip(), about.follows_up.strip()
 
 
 def _phrases(text: str) -> list[list[str]]:
@@ -116,19 +107,19 @@ def subject_of(text: str, background: str = "") -> str:
     return " ".join(chosen[:4])
 
 
-def _key_terms(query: str, limit: int = 6) -> list[str]:
+def _key_terms(about: AboutQuestion, limit: int = 6) -> list[str]:
     """The query's specific words (clarification answers included), for search and coverage."""
-    question, answers = _split_clarified(query)
+    question, answers = _question_and_qualifiers(about)
     return unique(_specific_terms(f"{question} {answers}"))[:limit]
 
 
-def _focus(query: str, background: str = "") -> tuple[str, bool]:
+def _focus(about: AboutQuestion, background: str = "") -> tuple[str, bool]:
     """(subject, whether it came from the clarification answers).
 
     A question with no subject of its own ("Use the approach from the paper") takes it from its
     clarification answers ("I meant the DAIL-SQL approach" → DAIL-SQL).
     """
-    question, answers = _split_clarified(query)
+    question, answers = _question_and_qualifiers(about)
     subject = subject_of(question, background)
     if answers and (not subject or not _specific_terms(question)):
         return subject_of(answers, background) or _clean_clause(answers), True

@@ -36,7 +36,7 @@ def reflect_on(inp: ReflectInput) -> ReflectOutput:
     pending = [s for s in steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS)]
     done = inp.completed_steps
     evidence = [s for s in completed if _is_evidence(s)]
-    terms = _key_terms(inp.topic_text(), limit=12)
+    terms = _key_terms(inp, limit=12)
     matcher = _Matcher(terms)
     covered = matcher.found(" ".join(_uncited(s.observation or "") for s in evidence))
     uncovered = [t for t in matcher.terms if t not in covered]

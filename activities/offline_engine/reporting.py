@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.observing import _cite, _prose_sentences
-from activities.offline_engine.questions import _key_terms, _parts
+from activities.offline_engine.questions import _key_terms, _question_parts
 from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
-from workflows.activity_models import SynthesizeInput, SynthesizeOutput
+from workflows.activity_models import AboutQuestion, SynthesizeInput, SynthesizeOutput
 from workflows.citations import CITATION
 from workflows.models import Claim, Passage, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
@@ -45,7 +45,7 @@ class _Sentence:
 
 def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
-    question, answers, follow_up = _parts(inp.topic_text())
+    question, answers, follow_up = _question_parts(inp)
     known = {s.id for s in inp.sources}
     lines = [f"# {_escape_citations(' '.join(question.split())) or 'Research report'}", ""]
     if follow_up:
@@ -56,7 +56,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
         lines += ["\n>\n".join(f"> **Note:** {_escape_citations(n)}" for n in inp.notes), ""]
     cited: list[_Sentence] = []
     if inp.plan is None:
-        body, cited = _direct_answer(inp.topic_text(), inp.passages, known)
+        body, cited = _direct_answer(inp, inp.passages, known)
         lines += body
     else:
         body, cited = _plan_sections(inp, known)
@@ -92,7 +92,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
             sections.append(f"_No cited findings for this step. {said}_")
         sections.append("")
         everything += fresh
-    summary = _top_sentences(inp.topic_text(), everything, SUMMARY_SENTENCES, require_match=False)
+    summary = _top_sentences(inp, everything, SUMMARY_SENTENCES, require_match=False)
     lines = ["## Summary", ""]
     if summary:
         lines += [" ".join(s.text for s in summary), ""]
@@ -107,7 +107,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
     return lines, [*summary, *everything]
 
 
-def _direct_answer(query: str, passages: list[Passage], known: set[int]) -> tuple[list[str], list[_Sentence]]:
+def _direct_answer(about: AboutQuestion, passages: list[Passage], known: set[int]) -> tuple[list[str], list[_Sentence]]:
     """No plan (a simple question): the passages' sentences that best match the question."""
     candidates = [
         _Sentence(_cite(s, p.source_id), (p.source_id,))
@@ -115,7 +115,7 @@ def _direct_answer(query: str, passages: list[Passage], known: set[int]) -> tupl
         if p.source_id in known
         for s in _prose_sentences(p.text)
     ]
-    chosen = _top_sentences(query, candidates, DIRECT_ANSWER_SENTENCES, require_match=True)
+    chosen = _top_sentences(about, candidates, DIRECT_ANSWER_SENTENCES, require_match=True)
     lines = ["## Answer", ""]
     if chosen:
         lines += [f"- {s.text}" for s in chosen]
@@ -151,12 +151,12 @@ def _keep_known(text: str, known: set[int]) -> str:
     return re.sub(r"\s+([.!?])", r"\1", CITATION.sub(keep, text)).strip()
 
 
-def _top_sentences(query: str, sentences: list[_Sentence], k: int, require_match: bool) -> list[_Sentence]:
+def _top_sentences(about: AboutQuestion, sentences: list[_Sentence], k: int, require_match: bool) -> list[_Sentence]:
     """The k sentences that best match the question (BM25), skipping near-duplicates. Without
     `require_match`, sentences that match nothing may follow, in their order (a summary's lead)."""
     if not sentences:
         return []
-    matcher = _Matcher(_key_terms(query, limit=12) or content_terms(query))
+    matcher = _Matcher(_key_terms(about, limit=12) or content_terms(about.topic_text()))
     scores = bm25_scores(matcher.all_terms, [matcher.tokens(_uncited(s.text)) for s in sentences])
     chosen: list[_Sentence] = []
     for i in _ranked(scores):
