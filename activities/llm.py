@@ -52,7 +52,7 @@ def engine() -> Engine:
     """The process-wide engine: one HTTP client per worker, not one per call."""
     name = settings().engine_name
     if name == "offline":
-        from activities.offline import OfflineEngine
+        from activities.offline_engine import OfflineEngine
 
         return OfflineEngine()
     if name == "openai":

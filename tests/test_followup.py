@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activities.offline import write_report
+from activities.offline_engine.reporting import write_report
 from starter.followup import REPORT_CHARS, conversation
 from tests.test_library import rich_result
 from workflows.followup import context, referent
@@ -56,7 +56,7 @@ def test_the_context_is_the_named_point_else_the_earlier_question() -> None:
 
 def test_the_offline_report_is_titled_by_the_question_and_says_what_it_follows_up() -> None:
     report = write_report(SynthesizeInput(
-        query="What are its limits? (follow-up to: How does retrieval for RAG work?) (clarified: BM25)",
+        query="What are its limits?", follows_up="How does retrieval for RAG work?", clarifications=["BM25"],
         plan=None, sources=[Source(id=1, url="u", title="t")],
     ))
     lines = report.markdown.splitlines()

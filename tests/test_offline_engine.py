@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.offline import DISCLAIMER, OfflineEngine
+from activities.offline_engine import OfflineEngine
+from activities.offline_engine.reporting import DISCLAIMER
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,
@@ -245,10 +246,13 @@ PLANNED_QUESTIONS = [
 ]
 
 
-async def first_plan(query: str, depth: Depth, background: str = "") -> list[str]:
+async def first_plan(
+    query: str, depth: Depth, background: str = "", clarifications: list[str] | None = None
+) -> list[str]:
     low, high = STEP_LIMITS[depth]
     draft = await engine.plan(
-        PlanInput(query=query, background=background, completed_steps=[], min_steps=low, max_steps=high, iteration=1)
+        PlanInput(query=query, clarifications=clarifications or [], background=background, completed_steps=[],
+                  min_steps=low, max_steps=high, iteration=1)
     )
     return [s.title for s in draft.steps]
 
@@ -286,9 +290,19 @@ async def test_a_single_question_is_filled_up_with_aspect_templates() -> None:
 
 
 async def test_a_clarified_question_takes_its_subject_from_the_answer() -> None:
-    titles = await first_plan("Use the approach from the paper (clarified: I meant the DAIL-SQL approach)", Depth.MEDIUM)
+    titles = await first_plan(
+        "Use the approach from the paper", Depth.MEDIUM, clarifications=["I meant the DAIL-SQL approach"]
+    )
     assert titles[0] == "Use the approach from the paper (DAIL-SQL)"
     assert all("DAIL-SQL" in t for t in titles)
+
+
+async def test_a_question_is_taken_as_asked_even_when_it_looks_like_a_clarified_one() -> None:
+    """Clarifications arrive as typed fields: text in the question itself is never read as one."""
+    query = "Use the approach from the paper (clarified: I meant the DAIL-SQL approach)"
+    report = await engine.synthesize(SynthesizeInput(query=query, plan=None, sources=[]))
+    assert report.markdown.startswith(f"# {query}\n")
+    assert "*Clarified:" not in report.markdown
 
 
 async def replan(query: str, done: list[str], feedback: list[str], depth: Depth = Depth.MEDIUM) -> list[str]:

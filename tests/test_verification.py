@@ -314,7 +314,7 @@ def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
 
 
 def test_the_offline_engines_own_claims_are_the_reports_cited_sentences() -> None:
-    from activities.offline import write_report
+    from activities.offline_engine.reporting import write_report
     from workflows.models import (
         Plan,
         PlanStep,

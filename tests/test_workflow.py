@@ -79,7 +79,7 @@ def answering(*answers: str) -> During:
 
 def offline_router_script() -> Script:
     """Routing and clarification by the real offline engine; everything else by doubles."""
-    from activities.offline import OfflineEngine
+    from activities.offline_engine import OfflineEngine
 
     engine = OfflineEngine()
     return Script(route=engine.route, clarify=engine.clarify)

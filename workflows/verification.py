@@ -6,7 +6,7 @@ what its sentence claims. Most such citations are not subtle: the sentence cites
 something else. Word overlap catches those for free, so the LLM judge is paid only for claims that
 share enough words with their evidence to need reading (`lexical_check`). Without an LLM nothing
 better exists, so the offline engine uses the same measure, with stricter bands, as its whole
-verification method (`lexical_verdict`, called by activities/offline_checks.py).
+verification method (`lexical_verdict`, called by activities/offline_engine/checks.py).
 
 Pure and deterministic (stdlib, workflows.text, workflows.models only): it runs inside the
 workflow sandbox, and every edit of the report is replayed.

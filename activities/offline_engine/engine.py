@@ -1,0 +1,92 @@
+"""The `offline` engine: every research role by classic information retrieval, no LLM, no network.
+
+It is the default when no LLM endpoint is configured, so `make demo` and the tests run anywhere.
+It is an honest baseline, not a pretend LLM:
+
+- **Rules, stated.** Each decision (route, coordinate, reflect) comes from a small rule over the
+  words of the input, and its `reasoning` names the rule and the word or figure that fired it.
+- **Extraction, not writing.** Observations and reports are sentences quoted from the sources read,
+  ranked by BM25 (`workflows.text.bm25_scores`) and cited `[n]` with the source's id. Nothing is
+  paraphrased, so nothing can be made up; the report says it was made offline, by extraction.
+- **Pure.** Every method is a function of its input: no I/O, no clock, no randomness, and no
+  iteration over sets where order reaches the output (string hashing differs between processes).
+  BM25 scores are rounded before ranking so float noise can never reorder equal sentences.
+
+This module implements the `Engine` protocol (activities/engine.py) and nothing else: one method
+per role, each a call into the module that holds the role's rules. Each module's docstring names
+the rule choices worth knowing.
+"""
+
+from __future__ import annotations
+
+from activities.offline_engine import checks
+from activities.offline_engine.observing import observe_step
+from activities.offline_engine.planning import classify, make_plan, search_queries
+from activities.offline_engine.reflecting import reflect_on
+from activities.offline_engine.reporting import ENGINE_NAME, write_report
+from activities.offline_engine.routing import clarification_question, route_by_rule
+from workflows.activity_models import (
+    ClarifyInput,
+    ClarifyOutput,
+    CoordinateInput,
+    CoordinateOutput,
+    CritiqueInput,
+    CritiqueOutput,
+    ObserveInput,
+    ObserveOutput,
+    PlanInput,
+    PlanOutput,
+    ReflectInput,
+    ReflectOutput,
+    ReviseClaimsInput,
+    ReviseClaimsOutput,
+    RouteInput,
+    RouteOutput,
+    SynthesizeInput,
+    SynthesizeOutput,
+    VerifyClaimsInput,
+    VerifyClaimsOutput,
+    WriteQueriesInput,
+    WriteQueriesOutput,
+)
+
+
+class OfflineEngine:
+    """One research role per method, same interface as the OpenAI engine; usage stays zero."""
+
+    name = ENGINE_NAME
+
+    async def route(self, inp: RouteInput) -> RouteOutput:
+        """Orchestrator layer 3 by rule. Layers 1–2 (limit, reply shortcut) are the workflow's."""
+        return route_by_rule(inp)
+
+    async def clarify(self, inp: ClarifyInput) -> ClarifyOutput:
+        """The question that names what the routing rule found missing."""
+        return clarification_question(inp)
+
+    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
+        return classify(inp)
+
+    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
+        return WriteQueriesOutput(queries=search_queries(inp, inp.step, inp.max_queries))
+
+    async def plan(self, inp: PlanInput) -> PlanOutput:
+        return make_plan(inp)
+
+    async def observe(self, inp: ObserveInput) -> ObserveOutput:
+        return observe_step(inp, inp.step, inp.passages)
+
+    async def reflect(self, inp: ReflectInput) -> ReflectOutput:
+        return reflect_on(inp)
+
+    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
+        return write_report(inp)
+
+    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+        return checks.verify(inp)
+
+    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+        return checks.revise(inp)
+
+    async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
+        return checks.critique(inp)

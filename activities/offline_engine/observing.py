@@ -1,0 +1,209 @@
+"""The researcher: a step's observation is its sources' best sentences, quoted and cited.
+
+Extraction, not writing: a sentence is chosen, never composed. Which sentences count is the whole
+craft, so it is stated here: prose only (code, tables, headings and labels are left out, by fence
+and by shape), relevant only when it names the step's own words and the question's core terms,
+ranked by BM25, near-duplicates skipped, a few per source, each cited `[n]` before its final
+punctuation. A step that finds fewer than two relevant sentences asks for a broader step
+(loop-back). The synthesizer's direct answer reuses the same sentence selection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from activities.offline_engine.questions import (
+    _key_terms,
+    _question_and_qualifiers,
+    _strip_function_words,
+    subject_of,
+)
+from activities.offline_engine.words import (
+    _QUESTION_WORDS,
+    ASPECT_TEMPLATE_WORDS,
+    TEMPLATE_WORDS,
+    _capitalize,
+    _clean_clause,
+    _Matcher,
+    _near_duplicate,
+    _quote,
+    _short,
+    _words,
+)
+from workflows.activity_models import AboutQuestion, ObserveOutput
+from workflows.citations import CITATION
+from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
+from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, trim, unique
+
+_SIGNATURE = re.compile(r"^((?:async\s+|class\s+)?[A-Za-z_][\w.]*(?:\([^`]*?\))?)\s+[—–-]{1,2}\s+(\S.*)$")
+
+#: Observation size: a handful of sentences, each short enough to read.
+MAX_OBSERVATION_SENTENCES = 5
+MAX_SENTENCES_PER_SOURCE = 3
+MAX_SENTENCE_CHARS = 400
+
+
+def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) -> ObserveOutput:
+    """The step's best sentences, each cited with its source id; a loop-back request (seed 003)
+    when fewer than two relevant sentences were found, asking the researcher for a broader step.
+
+    Ranking: sentences naming more of the step title's own words first, then BM25 over the step's
+    subject words, the question's key terms, the aspect the step asks for ("limitations") and its
+    description's words. Relevance: a sentence must name one of the step title's own words and
+    two core terms (step subject and question terms; one if there is only one), so words that merely
+    came with the step (related terms, aspect words) never make an off-topic sentence relevant. One
+    of the two may come from the source's title: a page titled "asyncio.tasks" need not repeat
+    "asyncio" in its sentence about `gather()`.
+    """
+    broader = _broader(step, about)
+    if not passages:
+        return ObserveOutput(
+            observation=f'No sources were found for "{step.title}".',
+            source_ids=[],
+            needs_more=True,
+            suggested_agent="researcher",
+            suggested_query=broader,
+        )
+    own_terms = _title_terms(step.title)
+    core = [*own_terms, *_key_terms(about)]
+    asked = [t for t in content_terms(f"{step.title} {step.description}") if t in ASPECT_TEMPLATE_WORDS]
+    extra = [t for t in content_terms(step.description) if t not in TEMPLATE_WORDS]
+    matcher = _Matcher([*core, *asked, *extra])
+    core_terms = set(_Matcher(core).all_terms)
+    title_terms = set(_Matcher(own_terms).all_terms) or core_terms
+    sentences = [(p.source_id, s) for p in passages for s in _prose_sentences(p.text)]
+    tokenized = [matcher.tokens(s) for _, s in sentences]
+    in_title = {p.source_id: core_terms.intersection(matcher.tokens(p.title)) for p in passages}
+    scores = bm25_scores(matcher.all_terms, tokenized)
+    needed = min(2, len(core_terms))
+    chosen: list[tuple[int, str]] = []
+    per_source: Counter[int] = Counter()
+    relevant = 0
+    length = 0
+    on_topic = [len(title_terms.intersection(t)) for t in tokenized]
+    for i in sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i)):
+        own = core_terms.intersection(tokenized[i])
+        if scores[i] <= 0 or not on_topic[i] or len(own | in_title[sentences[i][0]]) < needed:
+            continue
+        relevant += 1
+        source_id, sentence = sentences[i]
+        if len(chosen) >= MAX_OBSERVATION_SENTENCES or per_source[source_id] >= MAX_SENTENCES_PER_SOURCE:
+            continue
+        if any(_near_duplicate(sentence, s) for _, s in chosen):
+            relevant -= 1
+            continue
+        cited = _cite(sentence, source_id)
+        if length + len(cited) + 1 > OBSERVATION_LIMIT:
+            continue
+        chosen.append((source_id, sentence))
+        per_source[source_id] += 1
+        length += len(cited) + 1
+    if not chosen:
+        read = _quote(unique(p.title for p in passages)[:3])
+        return ObserveOutput(
+            observation=(
+                f"The {len(passages)} source(s) read for this step ({read}) have no sentence with "
+                f"{'two of ' if needed == 2 else ''}its terms ({_quote(_Matcher(core).terms[:6])})."
+            ),
+            source_ids=[],
+            needs_more=True,
+            suggested_agent="researcher",
+            suggested_query=broader,
+        )
+    observation = " ".join(_cite(s, n) for n, s in chosen)
+    return ObserveOutput(
+        observation=observation,
+        source_ids=list(dict.fromkeys(n for n, _ in chosen)),
+        needs_more=relevant < 2,
+        suggested_agent="researcher" if relevant < 2 else None,
+        suggested_query=broader if relevant < 2 else None,
+    )
+
+
+def _title_terms(title: str) -> list[str]:
+    return [t for t in content_terms(title) if t not in TEMPLATE_WORDS]
+
+
+def _broader(step: PlanStep, about: AboutQuestion) -> str:
+    """A broader reformulation for a loop-back step: the step's subject alone, without the aspect
+    it asked for ("Limitations and pitfalls of asyncio.gather" → "Overview of asyncio.gather")."""
+    phrase = _strip_function_words(" ".join(w for w in _words(step.title) if w.lower() not in TEMPLATE_WORDS))
+    if re.match(rf"{_QUESTION_WORDS}\b", step.title.strip(), re.I) or len(phrase.split()) > 5:
+        phrase = subject_of(step.title)
+    subject = phrase or subject_of(_question_and_qualifiers(about)[0]) or " ".join(_key_terms(about)[:3])
+    broader = f"Overview of {subject}" if subject else f"Overview: {_short(_clean_clause(about.topic_text()), 8)}"
+    return broader if broader.lower() != step.title.strip().lower() else f"Background on {subject or step.title}"
+
+
+# --- sentence selection -----------------------------------------------------------------------------
+
+
+def _prose_sentences(text: str) -> list[str]:
+    """Readable sentences of a passage: markup removed, code, tables and headings left out."""
+    out = []
+    for paragraph in _outside_code(text):
+        for sentence in split_sentences(paragraph):
+            sentence = _clean_sentence(sentence)
+            if _is_prose(sentence):
+                out.append(trim(sentence, MAX_SENTENCE_CHARS))
+    return out
+
+
+def _outside_code(text: str) -> list[str]:
+    """Paragraphs with ``` fenced code removed (a fence may span paragraphs)."""
+    in_code = False
+    kept = []
+    for paragraph in split_paragraphs(text):
+        segments = paragraph.split("```")
+        for k, segment in enumerate(segments):
+            if not in_code and segment.strip():
+                kept.append(segment.strip())
+            if k < len(segments) - 1:
+                in_code = not in_code
+    return kept
+
+
+def _clean_sentence(sentence: str) -> str:
+    """Without markdown links, list/heading/quote marks and any `[n]` that would pass for ours;
+    an API signature that opens the sentence ("asyncio.wait(fs, *, timeout=None) — Wait for ...")
+    goes into backticks, so it reads as code inside prose."""
+    s = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", sentence)
+    s = re.sub(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])", r"\1", s)
+    s = CITATION.sub("", s)
+    s = re.sub(r"^\s*(?:#{1,6}|>|[-*•]|\d{1,2}[.)])\s+", "", s)
+    s = " ".join(s.split())
+    signature = _SIGNATURE.match(s)
+    if signature:
+        s = f"`{signature.group(1)}` — {_capitalize(signature.group(2))}"
+    return s
+
+
+def _is_prose(sentence: str) -> bool:
+    """A sentence of words: long enough, shaped like a sentence, not code, a table or a label.
+
+    Code fences cannot always be tracked (a passage is an excerpt, a fence may open outside it),
+    so code is also recognised by its shape: it starts in lower case ("rust,ignore ...") or has
+    braces, `::`, `=>` or an assignment outside backticks.
+    """
+    if len(sentence) < 40 or len(sentence.split()) < 6:
+        return False
+    if not re.match(r"[A-Z0-9`\"'(*_“‘]", sentence) or not re.search(r"[.!?][\"”')\]*]*$", sentence):
+        return False
+    if sentence.count("|") >= 2 or sentence.startswith((">>>", "$ ")):
+        return False
+    outside = re.sub(r"`[^`]*`", "", sentence)
+    if any(mark in outside for mark in ("{", "}", "::", "=>", " = ", "();")):
+        return False
+    letters = sum(c.isalpha() or c.isspace() for c in sentence)
+    return letters >= 0.75 * len(sentence)
+
+
+def _cite(sentence: str, source_id: int) -> str:
+    """`[n]` before the sentence's final punctuation, so sentence splitting keeps it attached."""
+    match = re.match(r"^(.*?)([.!?]+[\"”')\]]*)$", sentence)
+    if match and match.group(1):
+        return f"{match.group(1)} [{source_id}]{match.group(2)}"
+    if sentence.endswith("…"):
+        return f"{sentence.rstrip('…').rstrip()}… [{source_id}]."
+    return f"{sentence} [{source_id}]."

@@ -1,0 +1,357 @@
+"""Coordinator, query writer and planner: how big a question is, what to search, which steps to take.
+
+All three read the question's surface form (questions.py), so their reasoning can name what they
+counted: complexity from the number of aspects, comparisons, questions and content words; search
+queries from the question, or a step's title, plus the question's key terms; a plan of one step per
+aspect, topped up with aspect templates ("Limitations and pitfalls of X") to the depth's minimum.
+
+Planner `min_steps` / `max_steps` count NEW steps: the workflow has already subtracted the
+completed ones (as the OpenAI engine reads them too). A replan therefore adds only new steps, those
+covering the reflector's uncovered terms first, and never repeats a completed step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from activities.offline_engine.questions import (
+    _FRONTED,
+    _SCOPE,
+    _focus,
+    _join,
+    _key_terms,
+    _question_and_qualifiers,
+    decompose,
+)
+from activities.offline_engine.words import (
+    TEMPLATE_WORDS,
+    VAGUE,
+    VERBS,
+    _capitalize,
+    _clean_clause,
+    _end,
+    _Matcher,
+    _quote,
+    _short,
+    _specific_terms,
+    _stem,
+)
+from workflows.activity_models import AboutQuestion, CoordinateOutput, PlanInput, PlanOutput, StepDraft
+from workflows.models import Complexity, Depth, PlanStep
+from workflows.text import content_terms, trim, unique
+
+# --- coordinator ------------------------------------------------------------------------------------
+
+_FACT = re.compile(
+    r"^(?:what(?:'s|\s+is|\s+are|\s+was|\s+were)|what\s+does\s.*\b(?:mean|stand\s+for)|who|when|where|which|define|"
+    r"how\s+(?:many|much|old|long|big))\b",
+    re.I,
+)
+_EXPLANATION = re.compile(r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|explain|describe)\b", re.I)
+
+DEPTH_FOR = {Complexity.SIMPLE: Depth.LIGHT, Complexity.MODERATE: Depth.MEDIUM, Complexity.COMPLEX: Depth.EXTENDED}
+
+
+def classify(about: AboutQuestion) -> CoordinateOutput:
+    """Complexity from the number of aspects, comparisons, questions and length.
+
+    - simple: one aspect, at most 8 content words, not a how/why explanation;
+    - moderate: two or three aspects, a comparison of two, a how/why explanation, or > 8 words;
+    - complex: four or more aspects, three-way comparisons, three or more questions, > 20 words.
+    `is_simple` (a direct answer, no plan) is for single-fact questions: "What is X?", "Who ...?".
+    """
+    question, _ = _question_and_qualifiers(about)
+    parts = decompose(question)
+    n_words = len(content_terms(question))
+    n_questions = question.count("?")
+    aspects = len(parts.items)
+    comparison = parts.kind == "comparison"
+    explanation = bool(_EXPLANATION.match(question.strip()))
+    fact = bool(_FACT.match(question.strip()))
+    if aspects >= 4 or n_words > 20 or n_questions >= 3 or (comparison and aspects >= 3):
+        complexity = Complexity.COMPLEX
+    elif aspects >= 2 or comparison or explanation or n_words > 8:
+        complexity = Complexity.MODERATE
+    else:
+        complexity = Complexity.SIMPLE
+    is_simple = fact and aspects == 1 and n_words <= 8 and not comparison
+    depth = DEPTH_FOR[complexity]
+    found = f"{aspects} aspect(s) by {parts.kind}" + (f" ({'; '.join(parts.items)})" if aspects > 1 else "")
+    shape = "a single-fact question" if is_simple else ("a how/why explanation" if explanation else "")
+    reasoning = (
+        f"Rule-based: {found}, {n_words} content word(s), {n_questions} question mark(s)"
+        + (f", {shape}" if shape else "")
+        + f" → {complexity.value}, depth {depth.value}"
+        + ("; answered directly from a quick search." if is_simple else ".")
+    )
+    return CoordinateOutput(complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning)
+
+
+# --- search queries ---------------------------------------------------------------------------------
+
+
+def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int) -> list[str]:
+    """Background: the question itself, then its keywords. A step: its title with the question's
+    subject, then the step's keywords with the question's key terms. Deduplicated, never empty."""
+    limit = max(1, max_queries)
+    question, answers = _question_and_qualifiers(about)
+    key = _key_terms(about)
+    if step is None:
+        candidates = [f"{question} {answers}".strip(), " ".join(key)]
+    else:
+        title = _clean_clause(step.title)
+        missing = [t for t in key[:4] if t not in VERBS and not _Matcher([t]).found(title)][:2]
+        step_terms = [t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS]
+        candidates = [
+            " ".join([title, *missing]),
+            " ".join(unique([*step_terms[:6], *key[:3]])),
+        ]
+    queries = unique(trim(" ".join(c.split()), 300) for c in candidates if c.strip())
+    return queries[:limit] or [trim(_clean_clause(about.topic_text()), 300) or about.topic_text()]
+
+
+# --- planner ----------------------------------------------------------------------------------------
+
+#: Aspect templates for a subject X, in the order they are added.
+ENTITY_TEMPLATES = (
+    ("definition", "Definition and purpose of {x}",
+     "The definition of {x}: what problem is addressed, and where the documentation is."),
+    ("how", "How {x} {works}", "The mechanism behind {x}: what happens step by step, and the key rules and terms."),
+    ("usage", "Usage and examples of {x}", "Practical use of {x}: typical code or usage examples and common patterns."),
+    ("limits", "Limitations and pitfalls of {x}",
+     "Known limitations, common mistakes, edge cases and error conditions of {x}."),
+    ("alternatives", "Alternatives to {x}", "Other options that solve the same problem as {x}, and how they compare."),
+    ("history", "History and changes of {x}", "When {x} appeared and what changed across versions."),
+    ("practices", "Best practices for {x}", "Recommended practices and guidelines for using {x} well."),
+)
+#: For "How do I ..." questions the subject is a task, not a thing.
+TASK_TEMPLATES = (
+    ("standard", "Standard way to {x}",
+     "The documented, recommended way to {x}: which functions, types or commands to use."),
+    ("usage", "Examples of how to {x}", "Worked examples that {x}, with the code or commands involved."),
+    ("limits", "Pitfalls when trying to {x}",
+     "Common mistakes, edge cases and errors when trying to {x}, and how to avoid them."),
+    ("alternatives", "Other ways to {x}", "Alternative ways to {x} and when each is preferable."),
+    ("history", "Changes affecting how to {x}", "Version changes and deprecations that affect how to {x}."),
+)
+_TASK = re.compile(r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(.+)$|^how\s+to\s+(.+)$", re.I)
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+
+
+def make_plan(inp: PlanInput) -> PlanOutput:
+    """First plan: one step per aspect, then templates up to the minimum. Replan: only new steps,
+    for the feedback's uncovered terms first, never repeating a completed step's title."""
+    question, _ = _question_and_qualifiers(inp)
+    room = max(0, inp.max_steps)
+    wanted = min(max(1, inp.min_steps), room) if room else 0
+    candidates, how = _candidate_steps(inp, inp.background)
+    if not inp.completed_steps:
+        steps = _fit([c for c in candidates if c.origin == "aspect"], room)
+        templates = [c for c in candidates if c.origin == "template"]
+        steps += templates[: max(0, wanted - len(steps))]
+        drafts = [StepDraft(title=c.title, description=c.description) for c in steps]
+        thought = (
+            f"Rule-based decomposition: {how}; "
+            f"{sum(c.origin == 'template' for c in steps)} template step(s) added to reach the minimum of {inp.min_steps}."
+        )
+        return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+    return _replan(inp, candidates, room, wanted)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    title: str
+    description: str
+    origin: str  # "aspect", "template" or "feedback"
+
+
+def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candidate], str]:
+    """Every step the question suggests, aspects first, with a sentence saying how they were found."""
+    question, answers = _question_and_qualifiers(about)
+    subject, from_answers = _focus(about, background)
+    parts = decompose(question)
+    related = _related_terms(background, about.topic_text())
+    context = f" Related terms from the first search: {', '.join(related)}." if related else ""
+    clarified = f" The user clarified: {answers}." if answers else ""
+    aspects: list[_Candidate] = []
+    skip: set[str] = set()
+    scope = f" {parts.scope}" if parts.scope else ""
+    if parts.kind == "comparison":
+        for item in parts.items:
+            others = _join([i for i in parts.items if i != item])
+            they = _plural(item)
+            aspects.append(_Candidate(
+                _short(f"{item}{scope}"),
+                f"What {item} {'are' if they else 'is'}, how {'they behave' if they else 'it behaves'} and when "
+                f"{'they are' if they else 'it is'} used{scope}: the facts needed to compare "
+                f"{'them' if they else 'it'} with {others}.",
+                "aspect",
+            ))
+        aspects.append(_Candidate(
+            _short(f"Comparison of {parts.subject}"),
+            f"Differences between {parts.subject}: behaviour, performance, typical use and trade-offs.",
+            "aspect",
+        ))
+        skip = {"alternatives", "definition", "how"}
+        how = f"a comparison of {_quote(parts.items)}, one step each plus a comparison step"
+    elif parts.kind in ("clauses", "enumeration"):
+        for item in parts.items:
+            aspects.append(_Candidate(
+                _capitalize(_short(f"{item}{scope}")),
+                f"Find what the sources say about {item}{scope}, as part of the question: {_end(question)}{clarified}",
+                "aspect",
+            ))
+        skip = {"how"} if parts.kind == "enumeration" else set()
+        how = f"{len(parts.items)} {'clauses' if parts.kind == 'clauses' else 'enumerated items'} ({_quote(parts.items)})"
+    else:
+        title = _capitalize(_short(parts.items[0] if parts.items else question))
+        if from_answers:
+            title = _short(f"{title} ({subject})", 16)
+        aspects.append(_Candidate(title, f"Answer the question directly: {_end(question)}{clarified}", "aspect"))
+        opening = title.lower()
+        if opening.startswith("how"):
+            skip = {"how"}
+        elif re.match(r"what(?:'s|\s+is|\s+are)\b", opening):
+            skip = {"definition"}
+        how = "one aspect (the question as asked)"
+    if parts.subject and not from_answers:
+        subject = parts.subject
+    elif parts.kind == "single" and not from_answers:
+        subject = _with_scope(subject, _clean_clause(question))
+    if aspects:
+        aspects[0] = _Candidate(aspects[0].title, aspects[0].description + context, aspects[0].origin)
+    task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
+    if task:
+        x = _short(task.group(1) or task.group(2), 8)
+        templates = [(t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"]
+    else:
+        works = "work" if _plural(subject) else "works"
+        templates = [
+            (t.format(x=subject, works=works), d.format(x=subject)) for k, t, d in ENTITY_TEMPLATES if k not in skip
+        ]
+    extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
+    return _distinct([*aspects, *extra]), how
+
+
+def _with_scope(subject: str, clause: str) -> str:
+    """"ownership" + "What is ownership in Rust" → "ownership in Rust": templates keep the scope."""
+    fronted = _FRONTED.match(clause)
+    if fronted:
+        scope = clause[: clause.index(",")].strip()
+    else:
+        tail = _SCOPE.match(clause)
+        scope = tail.group(2) if tail and not tail.group(2).lower().startswith("when") else ""
+    if not scope or not subject:
+        return subject
+    prep, _, rest = scope.partition(" ")
+    if rest.lower() in subject.lower():
+        return subject
+    return f"{subject} {prep.lower()} {rest}"
+
+
+def _plural(phrase: str) -> bool:
+    """"Python decorators", "list and tuple": plural; "asyncio.gather", "Rust's borrow checker": not."""
+    words = phrase.lower().split()
+    if not words:
+        return False
+    last = words[-1]
+    if " and " in f" {phrase.lower()} " and not re.search(r"\b(?:in|for|with|on|under|when|within|using)\b", phrase.lower()):
+        return True
+    return last.endswith("s") and not last.endswith(("ss", "us", "is", "'s")) and "." not in last and len(last) > 3
+
+
+def _distinct(candidates: list[_Candidate]) -> list[_Candidate]:
+    seen: list[str] = []
+    out = []
+    for c in candidates:
+        if c.title.lower() not in seen:
+            seen.append(c.title.lower())
+            out.append(c)
+    return out
+
+
+def _fit(aspects: list[_Candidate], room: int) -> list[_Candidate]:
+    """At most `room` aspects: the first ones, and the comparison step if there is one."""
+    if len(aspects) <= room:
+        return aspects
+    if room >= 2 and aspects[-1].title.startswith("Comparison of"):
+        return [*aspects[: room - 1], aspects[-1]]
+    return aspects[:room]
+
+
+def _related_terms(background: str, query: str, limit: int = 3) -> list[str]:
+    """The background's most frequent content words that the query does not already use."""
+    if not background.strip():
+        return []
+    asked = {_stem(t) for t in content_terms(query)}
+    counts = Counter(
+        t for t in content_terms(background)
+        if _stem(t) not in asked and t not in VAGUE and not any(c.isdigit() for c in t) and len(t) > 2
+    )
+    return [t for t, n in counts.most_common() if n >= 2][:limit]
+
+
+def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int) -> PlanOutput:
+    """New steps only: those covering the feedback first, then unused aspects and templates."""
+    question, _ = _question_and_qualifiers(inp)
+    done_titles = {s.title.strip().lower() for s in inp.completed_steps}
+    done_terms = [{_stem(t) for t in content_terms(s.title)} for s in inp.completed_steps]
+    focus = _feedback_terms(inp.feedback)
+
+    def repeats(c: _Candidate) -> bool:
+        terms = {_stem(t) for t in content_terms(c.title)}
+        return c.title.strip().lower() in done_titles or any(terms and terms <= d for d in done_terms)
+
+    fresh = [c for c in candidates if not repeats(c)]
+    covering: list[_Candidate] = []
+    for term in focus:
+        # A step whose title names the term, else one whose description does, else a new one.
+        hit = next((c for c in fresh if c not in covering and _Matcher([term]).found(c.title)), None) or next(
+            (c for c in fresh if c not in covering and _Matcher([term]).found(c.description)), None
+        )
+        if hit is None:
+            hit = _Candidate(
+                f"More on {term}",
+                f'Find what the sources say about "{term}" as it bears on the question: {question}.',
+                "feedback",
+            )
+            if repeats(hit):
+                continue
+        covering.append(hit)
+    rest = [c for c in fresh if c not in covering]
+    count = max(wanted, min(len(covering), room))
+    steps = [*covering, *rest][:count]
+    if not steps and room:
+        fallback = _Candidate(
+            f"Further sources on {_short(question, 8)}",
+            f"Other sources that answer the question: {question}.",
+            "feedback",
+        )
+        steps = [] if repeats(fallback) else [fallback]
+    drafts = [StepDraft(title=c.title, description=c.description) for c in steps]
+    why = f"the uncovered terms {_quote(focus)}" if focus else "aspects not yet researched"
+    thought = (
+        f"Replanning (iteration {inp.iteration}): {len(drafts)} new step(s) for {why}; "
+        f"the {len(inp.completed_steps)} completed step(s) are kept and not repeated."
+    )
+    return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+
+
+_FEEDBACK_FILLER = frozenset("step steps uncovered aspects aspect query term terms".split())
+
+
+def _feedback_terms(feedback: list[str]) -> list[str]:
+    """What the feedback asks to cover: quoted terms, else its specific words."""
+    terms: list[str] = []
+    for item in feedback:
+        quoted = _QUOTED.findall(item)
+        if quoted:
+            terms.extend(q.strip() for q in quoted)
+        else:
+            terms.extend(
+                t for t in _specific_terms(item)
+                if t not in TEMPLATE_WORDS and t not in _FEEDBACK_FILLER and not t.isdigit()
+            )
+    return unique(terms)[:5]

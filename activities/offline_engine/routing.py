@@ -1,0 +1,366 @@
+"""Routing by rule: does the latest message say enough to research, and if not, what to ask.
+
+Six ambiguity rules, tried in order (ordinal reference, pronoun, definite reference, superlative or
+comparative without scope, evaluation without target, no subject); the first that fires sends the
+conversation to clarification, and the clarifier runs the same rules, so the question it asks names
+exactly what the routing decision found missing.
+
+Routing judges the *latest* message: a pronoun or a definite reference ("the paper") must be
+resolved inside it or by an earlier mention of the same noun, because the research runs on the
+message (plus clarification answers), not on the whole conversation. The exception the design asks
+for: "the second point" is resolved by a numbered list or sections in the previous answer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from activities.offline_engine.questions import subject_of
+from activities.offline_engine.words import (
+    PRONOUNS,
+    REFERENTIAL,
+    VAGUE,
+    VERBS,
+    _capitalize,
+    _clean_clause,
+    _quote,
+    _specific_terms,
+    _stem,
+    _words,
+)
+from workflows.activity_models import ClarifyInput, ClarifyOutput, RouteInput, RouteOutput
+from workflows.models import Message, RoutingDecision, Speaker
+from workflows.text import STOPWORDS, tokenize, unique
+
+# --- what the rules look for ------------------------------------------------------------------------
+
+_PRONOUN_BASE = {"its": "it", "their": "they", "them": "they", "him": "he", "her": "she"}
+
+#: Nouns whose referent is best identified by title, authors or link.
+_PUBLICATIONS = frozenset(
+    """paper papers study studies article articles document documents doc docs book report post
+    blog video talk survey tutorial course lecture slides website site page source sources""".split()
+)
+#: Nouns whose referent is best shown by pasting it.
+_PASTABLE = frozenset("code snippet error errors bug bugs issue issues file script program config configuration".split())
+
+_SUPERLATIVES = ("best", "optimal", "ideal", "worst")
+_COMPARATIVES = ("better", "worse")
+#: Evaluations that need a target: "enough" for what, "fast" compared to what.
+_SUFFICIENCY = ("enough", "sufficient", "adequate", "acceptable")
+_TARGETLESS = (*_SUFFICIENCY, "good", "fast", "big", "large", "small", "slow")
+
+_ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
+    "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1,
+}
+_ORDINAL_NOUNS = (
+    r"(?:point|item|section|step|option|bullet|idea|one|part|answer|approach|example|paragraph|reason"
+    r"|suggestion|entry|result|heading)s?"
+)
+_ORDINAL_REF = re.compile(rf"\b(?:the\s+)?({'|'.join(_ORDINALS)})\s+{_ORDINAL_NOUNS}\b", re.I)
+_NUMBERED_REF = re.compile(r"\b(?:point|item|section|step|option|bullet|number|no\.)\s*#?(\d{1,2})\b", re.I)
+_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+\S|^\s{0,3}#{1,6}\s+\S", re.M)
+
+_DEFINITE = re.compile(
+    r"\b(the|that|this|these|those)\s+"
+    r"(?:(?:same|other|previous|above|earlier|last|original|mentioned|aforementioned|two|three|both|new|latest)\s+)?"
+    r"([a-z]+)\b"
+)
+_QUALIFIER_PREPS = frozenset("of in on from by for called named about titled at with".split())
+
+
+# --- the router and the clarifier -------------------------------------------------------------------
+
+
+def route_by_rule(inp: RouteInput) -> RouteOutput:
+    """Orchestrator layer 3 by rule. Layers 1–2 (limit, reply shortcut) are the workflow's."""
+    latest, earlier = _split_conversation(inp.messages)
+    if latest is None:
+        return RouteOutput(decision=RoutingDecision.RESEARCH, reasoning="No user message to judge: research by default.")
+    found = find_ambiguity(latest, earlier)
+    if isinstance(found, Ambiguity):
+        return RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning=found.reasoning)
+    return RouteOutput(decision=RoutingDecision.RESEARCH, reasoning=found)
+
+
+def clarification_question(inp: ClarifyInput) -> ClarifyOutput:
+    """The question that names what the routing rule found missing."""
+    latest, earlier = _split_conversation(inp.messages)
+    found = find_ambiguity(latest, earlier) if latest is not None else None
+    if isinstance(found, Ambiguity):
+        return ClarifyOutput(question=found.question)
+    terms = _specific_terms(latest or "")[:4]
+    about = f' about "{" ".join(terms)}"' if terms else ""
+    return ClarifyOutput(
+        question=f"What exactly would you like to know{about}: which aspect, and for what purpose?"
+    )
+
+
+# --- ambiguity rules --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ambiguity:
+    """A rule that fired: what it found, why research would go wrong, and what to ask."""
+
+    rule: str
+    trigger: str
+    reasoning: str
+    question: str
+
+
+def _split_conversation(messages: list[Message]) -> tuple[str | None, list[Message]]:
+    """(latest user message, the messages before it)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role is Speaker.USER:
+            return messages[i].content, messages[:i]
+    return None, list(messages)
+
+
+def find_ambiguity(message: str, earlier: list[Message]) -> Ambiguity | str:
+    """The first ambiguity rule that fires on `message`, or the reasoning for RESEARCH.
+
+    Rules in order: ordinal reference, pronoun, definite reference, superlative/comparative
+    without scope, evaluation without target, no subject at all. Only the ordinal rule reads the
+    earlier conversation's structure; the definite-reference rule reads it for an antecedent.
+    Every rule but the last stays silent when the message carries enough specific words of its
+    own: a normal question must never be asked back.
+    """
+    text = " ".join(message.split())
+    specific = _specific_terms(text)
+    for rule in (_ordinal_rule, _pronoun_rule, _definite_rule, _scope_rule, _target_rule, _subject_rule):
+        found = rule(text, specific, earlier)
+        if found is not None:
+            return found
+    return _research_reasoning(text, specific)
+
+
+def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | str | None:
+    """"The second point" is resolved by the previous answer's numbered items or sections.
+
+    Returns the RESEARCH reasoning (a str) when it resolves. A message with two specific words
+    besides the ordinal phrase is self-contained ("the first step to install Rust").
+    """
+    match = _ORDINAL_REF.search(text)
+    index = _ORDINALS.get(match.group(1).lower()) if match else None
+    if match is None:
+        numbered = _NUMBERED_REF.search(text)
+        if numbered is None:
+            return None
+        match, index = numbered, int(numbered.group(1))
+    phrase = match.group(0)
+    own = [t for t in specific if t not in _ORDINALS and not re.fullmatch(_ORDINAL_NOUNS, t) and not t.isdigit()]
+    if len(own) >= 2:
+        return None
+    previous = next((m.content for m in reversed(earlier) if m.role is Speaker.ASSISTANT), "")
+    items = len(_LIST_LINE.findall(previous))
+    if items and (index == -1 or 1 <= (index or 0) <= items):
+        which = "the last" if index == -1 else f"item {index}"
+        return (
+            f'Ordinal reference "{phrase}" resolves to {which} of the {items} numbered items or sections '
+            "in the previous answer."
+        )
+    if items:
+        why = f"the previous answer has only {items} items"
+    else:
+        why = "there is no numbered list or section before it to count in"
+    return Ambiguity(
+        rule="ordinal",
+        trigger=phrase,
+        reasoning=f'Ordinal reference "{phrase}" cannot be resolved: {why}.',
+        question=f'Which list is "{phrase}" from? Could you name that point or paste it?',
+    )
+
+
+def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | str | None:
+    """A pronoun in a message that names nothing else points outside it ("Tell me more about it").
+
+    In a follow-up (an earlier question of the user's that was answered) the pronoun refers to
+    that question's subject, and the message is clear; returns the RESEARCH reasoning then. An
+    assistant message alone (seed 000's "Tell me more about it" after a remark on RAG) is no
+    antecedent: the user never said what they were asking about.
+    """
+    if specific:
+        return None
+    pronoun = next((t for t in tokenize(text) if t in PRONOUNS), None)
+    if pronoun is None:
+        return None
+    antecedent = _answered_subject(earlier)
+    if antecedent:
+        return (
+            f'Pronoun "{pronoun}" refers to "{antecedent}", the subject of the earlier question '
+            "that the previous answer covered."
+        )
+    return Ambiguity(
+        rule="pronoun",
+        trigger=pronoun,
+        reasoning=f'Pronoun "{pronoun}" has no antecedent in the message, which names no subject of its own.',
+        question=(
+            f'What does "{_PRONOUN_BASE.get(pronoun, pronoun)}" refer to, '
+            "and which aspect of it would you like to know more about?"
+        ),
+    )
+
+
+def _answered_subject(earlier: list[Message]) -> str:
+    """The subject of the latest user question in `earlier` that an assistant message answered."""
+    for i in range(len(earlier) - 1, -1, -1):
+        message = earlier[i]
+        if message.role is Speaker.USER and _specific_terms(message.content):
+            answered = any(m.role is Speaker.ASSISTANT for m in earlier[i + 1:])
+            return subject_of(message.content) if answered else ""
+    return ""
+
+
+def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
+    """"The paper" with no name, no qualifier and no earlier mention cannot be looked up.
+
+    A definite noun phrase is resolved when a name follows it ("the book Rust in Action"), when a
+    preposition introduces a specific word ("the approach of DAIL-SQL"), when the same noun appears
+    earlier in the conversation, or when the message has two other specific words to research
+    ("the method resolution order in Python"). The last unresolved one is reported: in "the
+    approach from the paper", the paper is what the approach depends on.
+    """
+    anchors = [t for t in specific if t not in REFERENTIAL and t not in VERBS]
+    if len(anchors) >= 2:
+        return None
+    earlier_words = {_stem(t) for m in earlier for t in tokenize(m.content)}
+    unresolved: list[str] = []
+    for match in _DEFINITE.finditer(text.lower()):
+        noun = match.group(2)
+        if noun not in REFERENTIAL:
+            continue
+        if _qualified(text[match.end() :]) or _stem(noun) in earlier_words:
+            continue
+        unresolved.append(noun)
+    if not unresolved:
+        return None
+    noun = unresolved[-1]
+    phrase = f"the {noun}"
+    if noun in _PUBLICATIONS:
+        question = f"Which {noun} do you mean? Could you give its title, authors or a link?"
+    elif noun in _PASTABLE:
+        question = f"Which {noun} do you mean? Could you paste it or say where it occurs?"
+    else:
+        question = f"Which {noun} do you mean? Could you name it or say where it was described?"
+    return Ambiguity(
+        rule="definite reference",
+        trigger=phrase,
+        reasoning=(
+            f'Definite reference "{phrase}" has no antecedent in the conversation '
+            "and nothing in the message identifies it."
+        ),
+        question=question,
+    )
+
+
+def _is_name(word: str) -> bool:
+    return word[:1].isupper() or any(c.isdigit() for c in word) or "." in word or word[:1] in "\"'`“"
+
+
+def _qualified(rest: str) -> bool:
+    """Whether the words right after a definite noun name it: a name, or a preposition + a name
+    or specific word ("of DAIL-SQL", "by Zhang")."""
+    words = [w.rstrip(".") for w in re.findall(r"[\"'`“]?[A-Za-z0-9_][A-Za-z0-9_'+#.-]*", rest)[:4]]
+    if not words:
+        return False
+    if _is_name(words[0]):
+        return True
+    if words[0].lower() in _QUALIFIER_PREPS:
+        return any(
+            _is_name(w) or (w.lower() not in STOPWORDS and w.lower() not in REFERENTIAL and w.lower() not in VAGUE)
+            for w in words[1:]
+        )
+    return False
+
+
+def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
+    """"Best" needs a problem and a measure; "better" needs something to compare with.
+
+    A superlative is scoped by any specific word ("the best approach for text-to-SQL"); a
+    comparative by "than/vs/or/for ..." or by two specific words ("how can I better understand
+    lifetimes" is not a comparison).
+    """
+    words = tokenize(text)
+    superlative = next((w for w in words if w in _SUPERLATIVES), None)
+    if superlative and not specific:
+        return Ambiguity(
+            rule="superlative without scope",
+            trigger=superlative,
+            reasoning=f'Superlative "{superlative}" has no scope: {superlative} for what problem, and by which measure?',
+            question=(
+                f"{_capitalize(superlative)} for what problem, and by which measure "
+                "(for example accuracy, speed or cost)?"
+            ),
+        )
+    comparative = next((w for w in words if w in _COMPARATIVES), None)
+    has_target = any(w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for") for w in words)
+    if comparative and not has_target and len(specific) < 2:
+        return Ambiguity(
+            rule="comparative without target",
+            trigger=comparative,
+            reasoning=f'Comparative "{comparative}" has nothing to compare with: {comparative} than what, and for what?',
+            question=f"{_capitalize(comparative)} than what, and for which use (for example accuracy, speed or cost)?",
+        )
+    return None
+
+
+def _target_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
+    """An evaluation that ends the question ("... are enough?", "Is Python fast?") has no target.
+
+    Sufficiency ("enough", "sufficient") always needs one; a plain adjective ("fast", "good") only
+    when the message names at most one thing ("How do I make a program that runs fast?" is fine).
+    Context does not supply a target: "I'm working on classification" says the task, not the
+    accuracy that would make a number of examples enough.
+    """
+    words = tokenize(text)
+    if not words or words[-1] not in _TARGETLESS:
+        return None
+    word = words[-1]
+    if re.search(r"\b(for|to|than|compared|versus|vs)\s+\S", text.lower()):
+        return None
+    if word not in _SUFFICIENCY and len(specific) >= 2:
+        return None
+    return Ambiguity(
+        rule="evaluation without target",
+        trigger=word,
+        reasoning=f'"{_capitalize(word)}" has no target: {word} for what goal, measured how?',
+        question=(
+            f"{_capitalize(word)} for what goal? Which target (for example an accuracy, a speed or a size) "
+            "should be reached, and in what setting?"
+        ),
+    )
+
+
+def _subject_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
+    """A message whose words are all filler ("What should I do?", "The implementation details")."""
+    if specific:
+        return None
+    said = _clean_clause(text)[:60]
+    return Ambiguity(
+        rule="no subject",
+        trigger=said,
+        reasoning=f'The message names no subject: "{said}" has no content word that could be researched.',
+        question="What topic should I research? Could you name the subject and what you want to know about it?",
+    )
+
+
+def _research_reasoning(text: str, specific: list[str]) -> str:
+    """Why the message can be researched: the names and concrete terms it gives."""
+    words = _words(text)
+    names = unique(
+        w for i, w in enumerate(words)
+        if (i > 0 and w[:1].isupper()) or any(c.isdigit() for c in w) or ("." in w or "_" in w)
+    )
+    names = [n for n in names if n.lower() not in STOPWORDS][:4]
+    named = {n.lower() for n in names}
+    concrete = unique(t for t in specific if t not in named)[:4]
+    parts = []
+    if names:
+        parts.append(f"names {_quote(names)}")
+    if concrete:
+        parts.append(f"concrete terms {_quote(concrete)}")
+    return f"Specific question ({'; '.join(parts)}): no unresolved pronoun or reference, no missing scope."

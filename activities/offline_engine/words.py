@@ -1,0 +1,216 @@
+"""The offline engine's vocabulary and word tools: what every one of its rules counts with.
+
+The engine decides from the words of its input, so which words are filler, aspects, verbs or
+references is stated once, here, as tables a reader can check a decision against. The tools that
+compare words (a possessive-blind base, a plural-blind stem, `_Matcher`, which maps inflections
+onto the question's terms) and the small text shapers are shared by every role, so routing,
+planning, observing, reflecting and reporting all see `races` as `race` in the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from workflows.citations import CITATION
+from workflows.text import content_terms, tokenize
+
+# --- vocabulary -------------------------------------------------------------------------------------
+
+#: Third-person pronouns and demonstratives that point outside a message when nothing else names
+#: the subject ("Tell me more about it", "How does that work?").
+PRONOUNS = ("it", "its", "this", "that", "these", "those", "they", "them", "their", "he", "she", "him", "her")
+
+#: Words that name no topic on their own: filler verbs, evaluations, placeholders. A message whose
+#: content words are all of these (and aspect words) has no subject of its own.
+VAGUE = frozenset(
+    """approach approaches way ways thing things stuff one ones idea ideas option options solution
+    solutions work works working worked mean means meant happen happens happened lot bit part parts
+    kind sort information info detail details clarified difference differences compare compared
+    comparison versus vs better best worse worst optimal ideal good great bad fast slow enough
+    sufficient adequate acceptable big large small recommend recommended think ok okay yes thanks
+    thank sure right wrong question answer something anything everything someone continue going
+    again help elaborate expand i'm i've i'd we're you're let's more else""".split()
+)
+
+#: Facets of a subject: a question may ask for one ("its limitations") but they are not a subject.
+ASPECT_WORDS = frozenset(
+    """limitations limitation advantages advantage disadvantages disadvantage benefits benefit
+    drawbacks drawback pros cons alternatives alternative examples example features feature
+    performance history usage purpose meaning definition cost costs price requirements internals
+    syntax overview summary tradeoffs trade-offs pitfalls problems issues implementation""".split()
+)
+
+#: Nouns that, after "the"/"that", point at something specific the reader must already know.
+REFERENTIAL = frozenset(
+    """paper papers study studies article articles approach approaches method methods technique
+    techniques model models dataset datasets code snippet error errors bug bugs issue issues
+    document documents doc docs book report author authors result results table figure chart
+    graph example examples link video talk post blog library tool framework algorithm function
+    project repo repository file one ones solution solutions idea ideas answer option options
+    version problem survey benchmark experiment experiments findings source sources website site
+    page tutorial course lecture slides proposal design setup config configuration script program
+    system""".split()
+)
+
+#: Common verbs of questions: a subject phrase ends where one begins ("Rust's borrow checker | prevent").
+VERBS = frozenset(
+    """prevent prevents run runs work works handle handles affect affects compare compares differ
+    differs make makes improve improves implement implements support supports create creates cause
+    causes manage manages return returns store stores mean means help helps ensure ensures allow
+    allows avoid avoids relate relates interact interacts behave behaves happen happens release
+    released gave give gives perform performs execute executes schedule schedules guarantee
+    guarantees protect protects compile compiles install define defines choose pick deploy reduce
+    reduces increase increases achieve achieves enable enables provide provides produce produces
+    solve solves call calls deal deals lead leads become becomes matter matters fit fits scale
+    scales learn start stop fix configure get got made introduced introduce added changed removed
+    replaced replace recommend recommended use uses used""".split()
+)
+
+#: Words that name the aspect a template step asks for: they steer the ranking of sentences
+#: toward that aspect, but a sentence is not relevant for having them.
+ASPECT_TEMPLATE_WORDS = frozenset(
+    """definition purpose usage examples example limitations pitfalls mistakes alternatives
+    comparison differences history changes practices guidelines mechanism trade-offs""".split()
+)
+#: Filler words of the planner's own templates and descriptions: they steer nobody's search.
+TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
+    """works work best overview background standard way ways trying find what problem solves
+    addressed documented documentation behind happens step key rules terms typical common patterns
+    known edge cases error conditions options solve same compare introduced appeared changed across
+    versions recommended sources say bears question research answer directly facts needed behaves
+    used behaviour preferable other more broader related first search clarified practical worked
+    involved affecting affect deprecations requested""".split()
+)
+
+#: A word as typed: the shape of `workflows.text.tokenize`, case kept.
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
+#: Words that open a question: a new clause starts where one does.
+_QUESTION_WORDS = r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
+
+#: Two sentences sharing this share of their words say the same thing.
+NEAR_DUPLICATE = 0.6
+
+
+# --- words ------------------------------------------------------------------------------------------
+
+
+def _words(text: str) -> list[str]:
+    """Word tokens as typed (case kept), for titles and phrases; same shape as `text.tokenize`."""
+    return [m.group(0).rstrip(".") for m in _WORD.finditer(text)]
+
+
+def _specific_terms(text: str) -> list[str]:
+    """Content words that can name a subject: no filler, evaluations, aspects or pronouns."""
+    return [t for t in content_terms(text) if t not in VAGUE and t not in ASPECT_WORDS and t not in PRONOUNS]
+
+
+def _base(token: str) -> str:
+    """Lower case without a possessive: `Rust's` and `rust` are one word."""
+    token = token.lower()
+    return token[:-2] if token.endswith(("'s", "’s")) else token
+
+
+def _stem(token: str) -> str:
+    """A plural-blind form for counting distinct words (novelty): `races` and `race` are one."""
+    word = _base(token)
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+_ENDINGS = ("s", "es", "d", "ed", "ing", "er", "ers", "ly")
+
+
+def _same_stem(a: str, b: str) -> bool:
+    """Inflections of one word: `borrowing`~`borrow`, `tuples`~`tuple`; not `async`~`asyncio`."""
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 4 and long.startswith(short) and long[len(short) :] in _ENDINGS)
+
+
+class _Matcher:
+    """Maps a text's tokens onto query terms so BM25 and coverage see `races` as `race`.
+
+    A dotted name also matches by its parts: `asyncio.gather` in the query finds `gather()`.
+    """
+
+    def __init__(self, terms: Iterable[str]) -> None:
+        #: The terms as asked (possessives dropped), in order.
+        self.terms = list(dict.fromkeys(_base(t) for t in terms if t))
+        parts = [p for t in self.terms if "." in t for p in t.split(".") if len(p) > 1]
+        #: The terms and the parts of dotted names: what BM25 ranks by.
+        self.all_terms = list(dict.fromkeys([*self.terms, *parts]))
+        self._memo: dict[str, str | None] = {}
+
+    def match(self, token: str) -> str | None:
+        if token not in self._memo:
+            self._memo[token] = next((t for t in self.all_terms if _same_stem(token, t)), None)
+        return self._memo[token]
+
+    def tokens(self, text: str) -> list[str]:
+        """The text's tokens, each matching token spelled as its query term."""
+        out = []
+        for token in tokenize(text):
+            token = _base(token)
+            out.append(self.match(token) or token)
+            if "." in token:
+                out.extend(self.match(p) or p for p in token.split(".") if p)
+        return out
+
+    def found(self, text: str) -> list[str]:
+        """The query terms present in `text`, in query order (a dotted name: all its parts)."""
+        present = set(self.tokens(text))
+        out = []
+        for term in self.terms:
+            parts = [p for p in term.split(".") if len(p) > 1] if "." in term else []
+            if term in present or (parts and all(p in present for p in parts)):
+                out.append(term)
+        return out
+
+
+def _ranked(scores: Sequence[float]) -> list[int]:
+    """Indices by score, best first; equal scores keep input order (rounded: no float noise)."""
+    return sorted(range(len(scores)), key=lambda i: (-round(scores[i], 9), i))
+
+
+def _near_duplicate(a: str, b: str) -> bool:
+    """Sentences sharing most of their words (Jaccard over content words) say the same thing."""
+    x, y = {_stem(t) for t in content_terms(a)}, {_stem(t) for t in content_terms(b)}
+    if not x or not y:
+        return a.strip().lower() == b.strip().lower()
+    return len(x & y) / len(x | y) >= NEAR_DUPLICATE
+
+
+def _uncited(text: str) -> str:
+    return CITATION.sub("", text)
+
+
+def _quote(items: Iterable[str]) -> str:
+    return ", ".join(f'"{i}"' for i in items)
+
+
+# --- text shapes ------------------------------------------------------------------------------------
+
+
+def _clean_clause(text: str) -> str:
+    return " ".join(text.split()).strip(" ?.!;,:")
+
+
+def _end(text: str) -> str:
+    """The text as a sentence: with final punctuation."""
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".?!" else f"{text}."
+
+
+def _capitalize(text: str) -> str:
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _short(text: str, words: int = 12) -> str:
+    """At most `words` words: step titles stay short."""
+    parts = text.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
