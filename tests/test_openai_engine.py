@@ -303,6 +303,21 @@ async def test_a_rejected_key_is_permanent_and_the_message_never_shows_the_key(
     assert_no_key(err)
 
 
+@pytest.mark.parametrize("status", [401, 404, 500])
+async def test_a_password_in_the_endpoint_url_appears_in_no_error(llm: FakeLLM, status: int) -> None:
+    """A proxy reached as http://user:password@host/v1 keeps its password out of every message."""
+    with_password = llm.base_url.replace("http://", "http://proxyuser:Pr0xy-S3cret@")
+    engine = make_engine(with_password)
+    llm.replies = [error(status, "no")] * 4
+
+    with pytest.raises(ApplicationError) as caught:
+        await engine.route(VAGUE)
+
+    assert "Pr0xy-S3cret" not in caught.value.message and "Pr0xy-S3cret" not in str(caught.value.details)
+    if status == 404:
+        assert "http://***@127.0.0.1" in caught.value.message  # the endpoint is still named
+
+
 async def test_a_bad_request_echoing_the_key_is_redacted(llm: FakeLLM, engine: OpenAIEngine) -> None:
     llm.replies = [error(400, f"messages too long for key {API_KEY}")]
 

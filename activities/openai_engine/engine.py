@@ -31,6 +31,7 @@ from activities import tracing
 from activities.config import Settings
 from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
+from workflows.redaction import redact
 from activities.openai_engine.formatting import (
     NONE,
     _completed_steps,
@@ -354,7 +355,7 @@ class OpenAIEngine:
                         raise failure from None
                     generation.failed(f"the server rejected {feature}; asking again without it")
                     log.warning(
-                        "%s (model %s) rejected %s: asking without it from now on", self._base_url, model, feature
+                        "%s (model %s) rejected %s: asking without it from now on", redact(self._base_url), model, feature
                     )
                     unsupported.add(feature)
                     continue

@@ -8,20 +8,15 @@ redacted here, and callers raise the result `from None` so the SDK's exception i
 
 from __future__ import annotations
 
-import re
-
 import openai
 from temporalio.exceptions import ApplicationError
 
 from activities.retry_after import retry_after
-
-_KEY_LIKE = re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-*]{6,}")
+from workflows.redaction import redact
 
 
 def _redact(text: str, secret: str) -> str:
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return _KEY_LIKE.sub(r"\1-***", text)
+    return redact(text, [secret])
 
 
 def _server_message(err: openai.APIStatusError, secret: str) -> str:
@@ -42,6 +37,7 @@ def classify_error(
     what to change. Messages never contain the API key: server text is redacted, and the caller
     raises the result `from None` so the SDK's exception (with the raw body) is not attached.
     """
+    base_url = redact(base_url)  # a proxy reached as http://user:password@host keeps its password
     where = f"the LLM endpoint {base_url}"
     if isinstance(err, openai.APITimeoutError):
         return ApplicationError(f"{where} did not answer in time (model {model})", type="LLMTimeout")
