@@ -2,8 +2,8 @@
 
 The engine is `offline` (deterministic, extractive, no network) unless an OpenAI-compatible endpoint
 is configured. Engines raise `ApplicationError`s already classified as retryable or not; these
-activities add nothing but the name Temporal records in history, so a test can stand in for any role
-by registering a function under the same activity name.
+activities add nothing but the name Temporal records in history (the rows of workflows/roles.py),
+so a test can stand in for any role by registering a function under the same activity name.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 from activities.config import settings
 from activities.engine import Engine
 from activities.usage import metered
+from workflows import roles
 from workflows.activity_models import (
     ClarifyInput,
     ClarifyOutput,
@@ -71,57 +72,57 @@ async def _served(call: Awaitable[T]) -> T:
     return await metered(call, counts_itself=engine().name != "offline")
 
 
-@activity.defn(name="route")
+@activity.defn(name=roles.ROUTE.name)
 async def route(inp: RouteInput) -> RouteOutput:
     return await _served(engine().route(inp))
 
 
-@activity.defn(name="clarify")
+@activity.defn(name=roles.CLARIFY.name)
 async def clarify(inp: ClarifyInput) -> ClarifyOutput:
     return await _served(engine().clarify(inp))
 
 
-@activity.defn(name="coordinate")
+@activity.defn(name=roles.COORDINATE.name)
 async def coordinate(inp: CoordinateInput) -> CoordinateOutput:
     return await _served(engine().coordinate(inp))
 
 
-@activity.defn(name="write_queries")
+@activity.defn(name=roles.WRITE_QUERIES.name)
 async def write_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
     return await _served(engine().write_queries(inp))
 
 
-@activity.defn(name="plan")
+@activity.defn(name=roles.PLAN.name)
 async def plan(inp: PlanInput) -> PlanOutput:
     return await _served(engine().plan(inp))
 
 
-@activity.defn(name="observe")
+@activity.defn(name=roles.OBSERVE.name)
 async def observe(inp: ObserveInput) -> ObserveOutput:
     return await _served(engine().observe(inp))
 
 
-@activity.defn(name="reflect")
+@activity.defn(name=roles.REFLECT.name)
 async def reflect(inp: ReflectInput) -> ReflectOutput:
     return await _served(engine().reflect(inp))
 
 
-@activity.defn(name="synthesize")
+@activity.defn(name=roles.SYNTHESIZE.name)
 async def synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     return await _served(engine().synthesize(inp))
 
 
-@activity.defn(name="verify_claims")
+@activity.defn(name=roles.VERIFY_CLAIMS.name)
 async def verify_claims(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     return await _served(engine().verify_claims(inp))
 
 
-@activity.defn(name="revise_claims")
+@activity.defn(name=roles.REVISE_CLAIMS.name)
 async def revise_claims(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
     return await _served(engine().revise_claims(inp))
 
 
-@activity.defn(name="critique")
+@activity.defn(name=roles.CRITIQUE.name)
 async def critique(inp: CritiqueInput) -> CritiqueOutput:
     return await _served(engine().critique(inp))
 
