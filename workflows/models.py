@@ -40,6 +40,7 @@ class Stage(str, Enum):
     ROUTING = "routing"
     CLARIFYING = "clarifying"
     AWAITING_ANSWER = "awaiting_answer"
+    AWAITING_PLAN_REVIEW = "awaiting_plan_review"
     COORDINATING = "coordinating"
     BACKGROUND = "background"
     PLANNING = "planning"
@@ -146,6 +147,51 @@ class ResearchRequest(BaseModel):
     #: Verify each cited claim against its evidence and have the critic score the report.
     #: Off trades trust for speed: claims stay `unverified`.
     verify: bool = True
+    #: After each plan is made, wait for a person to approve, revise or edit it (see reviews.py).
+    review_plan: bool = False
+    #: How long a review waits for a person; then the plan is taken as proposed.
+    review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+
+
+class ReviewDecision(str, Enum):
+    APPROVE = "approve"
+    REVISE = "revise"
+    CANCEL = "cancel"
+
+
+class ReviewTarget(str, Enum):
+    PLAN = "plan"
+    REPORT = "report"
+
+
+class ProposedStep(BaseModel):
+    """A step a person writes in place of the planner's (`review --steps FILE`)."""
+
+    title: str = Field(max_length=200)
+    description: str = Field(default="", max_length=1000)
+
+
+class ReviewAnswer(BaseModel):
+    """A person's answer to a pending review: the `plan_review` / `report_review` signal's one
+    JSON object, e.g. `{"decision": "approve"}`. `decision` must be exactly one of the three
+    values: anything else is refused, never taken as approval."""
+
+    model_config = {"extra": "forbid"}
+
+    decision: ReviewDecision
+    feedback: str = Field(default="", max_length=ANSWER_MAX_CHARS)
+    #: Plan reviews only: these replace the steps not yet done.
+    steps: list[ProposedStep] | None = None
+
+
+class Review(BaseModel):
+    """A review as it happened: who decided (`person`, or `timeout`) what, in which round."""
+
+    target: ReviewTarget
+    round: int
+    decision: ReviewDecision
+    feedback: str = ""
+    by: str = "person"
 
 
 # --- the research record --------------------------------------------------------------------------
@@ -291,6 +337,10 @@ class ResearchStatus(BaseModel):
     ignored_signals: list[str] = Field(default_factory=list)
     ignored_signals_count: int = 0
     notes: list[str] = Field(default_factory=list)
+    #: "plan" or "report" while a person's review is awaited, else None.
+    pending_review: ReviewTarget | None = None
+    #: Review rounds so far for the plan (or report) now under review.
+    review_rounds: int = 0
 
 
 class ResearchResult(BaseModel):
@@ -316,6 +366,8 @@ class ResearchResult(BaseModel):
     #: The critic's scores; None when verification was off or the critic was unavailable.
     critique: Critique | None = None
     follow_up_of: str | None = None
+    #: Every review a person (or its timeout) gave, in order.
+    reviews: list[Review] = Field(default_factory=list)
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
 

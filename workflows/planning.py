@@ -55,10 +55,13 @@ async def investigate_background(state: ResearchState, as_sources: bool) -> None
         state.background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
 
 
-async def make_plan(state: ResearchState, feedback: list[str]) -> None:
+async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool = False) -> None:
+    """A plan (or a re-plan keeping the completed steps) from the planner, with `feedback` from
+    the reflector or a person's review."""
     low, high = state.step_limits()
     completed = [s for s in (state.plan.steps if state.plan else []) if s.status is StepStatus.COMPLETED]
     state.plan_iterations += 1
+    state.reviewer_plans += by_reviewer
     background = "\n".join(f"- {p.title}: {p.text}" for p in state.background)
     draft = await call(state, roles.PLAN, PlanInput(
         **state.about(),

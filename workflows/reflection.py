@@ -43,7 +43,7 @@ async def reflect(state: ResearchState) -> Reflection:
             decision=decided.decision, reasoning=decided.reasoning, suggested_changes=decided.suggested_changes
         )
     reflection = guard(proposed, done=done, min_steps=low, pending=pending,
-                       plan_iterations=state.plan_iterations, depth=state.depth.value)
+                       plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value)
     state.reflections.append(reflection)
     return reflection
 

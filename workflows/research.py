@@ -32,6 +32,7 @@ from workflows.models import (
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
+    ReviewTarget,
     Speaker,
     Stage,
 )
@@ -39,6 +40,7 @@ from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import save, synthesize
 from workflows.researching import handle_loop_back, research_step
+from workflows.reviews import review_plan, review_problem
 from workflows.stages import RESEARCH_STAGES, enter, show_progress
 from workflows.state import ResearchState
 
@@ -95,24 +97,36 @@ class DeepResearchWorkflow:
         return result
 
     async def _research_within_budget(self) -> None:
-        """Run the research; when the mode's time budget runs out, a durable timer stops it."""
-        request = self.state.request
-        budget = request.time_budget_s or MODE_BUDGET_S[request.mode]
+        """Run the research; when the mode's time budget runs out, a durable timer stops it.
+        Time spent waiting for a person's review does not count: the timer is re-armed with
+        what is left once the person has answered."""
+        state = self.state
+        budget = state.request.time_budget_s or MODE_BUDGET_S[state.request.mode]
         research = asyncio.create_task(self._research())
+        started = workflow.now()
         try:
             if budget is None:
                 await research
                 return
-            done, _ = await workflow.wait([research], timeout=budget)
+            while not research.done():
+                if state.waiting_since is not None:
+                    await workflow.wait_condition(lambda: research.done() or state.waiting_since is None)
+                    continue
+                spent = (workflow.now() - started).total_seconds() - state.paused_s
+                if spent >= budget:
+                    break
+                done, _ = await workflow.wait([research], timeout=budget - spent)
+                if not done and state.waiting_since is None and state.paused_s == 0:
+                    break  # the budget ran out with nobody waited for: no re-arming needed
         except asyncio.CancelledError:
             await _stop(research)
             raise
-        if research in done:
+        if research.done():
             research.result()
             return
         await _stop(research)
-        self.state.notes.append(
-            f"The {request.mode.value} mode's time budget of {duration(budget)} ran out; "
+        state.notes.append(
+            f"The {state.request.mode.value} mode's time budget of {duration(budget)} ran out; "
             "the report covers the steps finished by then."
         )
 
@@ -128,6 +142,7 @@ class DeepResearchWorkflow:
             await investigate_background(state, as_sources=False)
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[])
+        await self._review_plan()
         while (index := state.next_step()) is not None:
             enter(state, Stage.RESEARCHING)
             findings = await research_step(state, index)
@@ -140,6 +155,11 @@ class DeepResearchWorkflow:
             if reflection.decision is ReflectionDecision.ADJUST:
                 enter(state, Stage.PLANNING)
                 await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
+                await self._review_plan()
+
+    async def _review_plan(self) -> None:
+        if self.state.request.review_plan:
+            await review_plan(self.state)
 
     # --- the outside world talks to the research ------------------------------------------------
 
@@ -164,6 +184,33 @@ class DeepResearchWorkflow:
         problem = answer_problem(self.state, answer)
         if problem:
             raise ValueError(problem)
+
+    @workflow.signal(name="plan_review")
+    def plan_review(self, payload: Any = None) -> None:
+        """A person's word on the pending plan: a JSON object, e.g. `{"decision": "approve"}`."""
+        self._take_review(ReviewTarget.PLAN, payload)
+
+    @workflow.update(name="review")
+    def review(self, payload: dict[str, Any]) -> str:
+        """Answers whichever review is pending (`python -m starter review`); refuses what a
+        signal would only record."""
+        answer, _ = review_problem(self.state, None, payload)
+        self.state.review_answer = answer
+        return f"{answer.decision.value if answer else '?'} accepted"
+
+    @review.validator
+    def _validate_review(self, payload: dict[str, Any]) -> None:
+        _, problem = review_problem(self.state, None, payload)
+        if problem:
+            raise ValueError(problem)
+
+    def _take_review(self, target: ReviewTarget, payload: Any) -> None:
+        answer, problem = review_problem(self.state, target, payload)
+        if problem:
+            self.state.ignore_signal(f"{target.value}_review ignored: {problem}")
+            workflow.logger.warning("%s_review ignored: %s", target.value, problem)
+            return
+        self.state.review_answer = answer
 
     @workflow.query(name="status")
     def status(self) -> ResearchStatus:

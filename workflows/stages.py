@@ -29,6 +29,10 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
     (Stage.BACKGROUND, Stage.SYNTHESIZING, "simple question / simple mode (direct answer)"),
     (Stage.BACKGROUND, Stage.PLANNING, "background gathered"),
     (Stage.PLANNING, Stage.RESEARCHING, "plan made"),
+    (Stage.PLANNING, Stage.AWAITING_PLAN_REVIEW, "plan made, review_plan on"),
+    (Stage.AWAITING_PLAN_REVIEW, Stage.RESEARCHING, "approve, own steps, or no answer in time"),
+    (Stage.AWAITING_PLAN_REVIEW, Stage.PLANNING, "revise with feedback (at most 3 rounds)"),
+    (Stage.AWAITING_PLAN_REVIEW, Stage.SYNTHESIZING, "cancel"),
     (Stage.PLANNING, Stage.SYNTHESIZING, "budget spent"),
     (Stage.RESEARCHING, Stage.REFLECTING, "step done"),
     (Stage.RESEARCHING, Stage.SYNTHESIZING, "budget spent"),
@@ -41,7 +45,8 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
 
 #: Stages where the research has gathered something worth synthesizing.
 RESEARCH_STAGES = frozenset(
-    {Stage.COORDINATING, Stage.BACKGROUND, Stage.PLANNING, Stage.RESEARCHING, Stage.REFLECTING}
+    {Stage.COORDINATING, Stage.BACKGROUND, Stage.PLANNING, Stage.AWAITING_PLAN_REVIEW, Stage.RESEARCHING,
+     Stage.REFLECTING}
 )
 TERMINAL_STAGES = frozenset({Stage.COMPLETED, Stage.CANCELLED, Stage.FAILED})
 

@@ -29,6 +29,9 @@ from workflows.models import (
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
+    Review,
+    ReviewAnswer,
+    ReviewTarget,
     Source,
     Stage,
     Stats,
@@ -70,6 +73,17 @@ class ResearchState:
     #: Pages that could not be read: never fetched again, never a source.
     unreadable_urls: set[str] = field(default_factory=set)
     evidence: list[Evidence] = field(default_factory=list)
+    # --- a person's reviews (reviews.py) ---
+    pending_review: ReviewTarget | None = None
+    review_answer: ReviewAnswer | None = None
+    review_rounds: int = 0
+    reviews: list[Review] = field(default_factory=list)
+    #: Plans made at a reviewer's request: they do not count against the reflector's re-plans.
+    reviewer_plans: int = 0
+    #: When the current wait for a person began, and how long earlier waits took: the time
+    #: budget counts research time only.
+    waiting_since: datetime | None = None
+    paused_s: float = 0.0
     # --- the report ---
     verification: VerificationSummary | None = None
     critique: Critique | None = None
@@ -161,6 +175,8 @@ class ResearchState:
             ignored_signals=self.ignored_signals,
             ignored_signals_count=self.ignored_signals_count,
             notes=self.notes,
+            pending_review=self.pending_review,
+            review_rounds=self.review_rounds,
         )
 
     def result(self, report: str, claims: list[Claim], started: datetime, now: datetime) -> ResearchResult:
@@ -185,6 +201,7 @@ class ResearchState:
             verification=self.verification,
             critique=self.critique,
             follow_up_of=self.request.follow_up_of,
+            reviews=self.reviews,
             notes=self.notes,
         )
 
@@ -194,10 +211,16 @@ class ResearchState:
         if self.pending_question:
             lines.append(f"**Waiting for an answer:** {self.pending_question}")
             lines.append('Answer with signal `clarification_answer` and a JSON string, e.g. `"the 2024 paper"`.')
+        if self.pending_review:
+            target = self.pending_review.value
+            lines.append(f"**Waiting for a review of the {target}** (round {self.review_rounds}).")
+            lines.append(f"Send signal `{target}_review` with a JSON object: `{{\"decision\": \"approve\"}}`, "
+                         f"`{{\"decision\": \"revise\", \"feedback\": \"...\"}}` or `{{\"decision\": \"cancel\"}}`.")
         if self.plan:
             lines.append(f"**Plan** (iteration {self.plan_iterations}): {self.steps_done()}/{len(self.plan.steps)} steps done")
             for i, step in enumerate(self.plan.steps):
-                lines.append(f"{i + 1}. [{step.status.value}] {step.title}")
+                about = f": {step.description}" if self.pending_review and step.description else ""
+                lines.append(f"{i + 1}. [{step.status.value}] {step.title}{about}")
         lines.append(f"**Sources:** {len(self.sources)}")
         if self.reflections:
             last = self.reflections[-1]

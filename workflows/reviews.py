@@ -1,0 +1,130 @@
+"""A person steers the research: the plan is shown before any step runs (DeerFlow's interrupt,
+Shannon's signal with a timeout), and nothing is lost if the answer comes an hour or a week later.
+
+`review_plan` on: after every plan (the first and each ADJUST re-plan) the research waits in
+`awaiting_plan_review`. `approve` runs the plan; `revise` with feedback re-plans with it (completed
+steps kept); `steps` replaces the steps not yet done with the person's own; `cancel` ends the
+research as a cancellation does (a report of what it had). At most MAX_REVIEW_ROUNDS rounds per
+plan, then the last plan runs and a note says so. No answer within `review_timeout_s`: the plan
+runs as proposed, recorded with `by: "timeout"`. An answer that does not validate, or one when no
+review is pending, is refused (the update) or recorded in `ignored_signals` (the signal): never
+taken as approval. The time budget does not run while a person is being waited for
+(`ResearchState.waiting_since` / `paused_s`, read by the budget in research.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from pydantic import ValidationError
+from temporalio import workflow
+
+from workflows.conversation import duration
+from workflows.models import (
+    PlanStep,
+    Review,
+    ReviewAnswer,
+    ReviewDecision,
+    ReviewTarget,
+    Stage,
+    StepStatus,
+)
+from workflows.planning import make_plan
+from workflows.stages import enter
+from workflows.state import ResearchState
+
+MAX_REVIEW_ROUNDS = 3
+
+
+async def review_plan(state: ResearchState) -> None:
+    """Wait for a person's word on the plan just made; returns when the plan may run."""
+    for round_ in range(1, MAX_REVIEW_ROUNDS + 1):
+        state.review_rounds = round_
+        answer = await _await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
+        if answer is None:
+            state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
+                                        by="timeout"))
+            state.notes.append(f"Nobody reviewed plan {state.plan_iterations} within "
+                               f"{duration(state.request.review_timeout_s)}; it ran as proposed.")
+            return
+        state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=answer.decision,
+                                    feedback=answer.feedback))
+        if answer.decision is ReviewDecision.CANCEL:
+            state.notes.append("The reviewer cancelled the research at the plan.")
+            raise asyncio.CancelledError()
+        if answer.steps is not None:
+            _replace_pending_steps(state, answer)
+            return
+        if answer.decision is ReviewDecision.APPROVE:
+            return
+        enter(state, Stage.PLANNING)
+        await make_plan(state, feedback=[answer.feedback], by_reviewer=True)
+    state.notes.append(f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
+                       "the last revision ran without another review.")
+
+
+def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
+    assert state.plan is not None and answer.steps is not None
+    kept = [s for s in state.plan.steps if s.status is not StepStatus.PENDING]
+    own = [PlanStep(title=s.title.strip(), description=s.description.strip() or answer.feedback.strip(),
+                    origin="reviewer") for s in answer.steps]
+    state.plan.steps = [*kept, *own]
+
+
+async def _await_review(state: ResearchState, target: ReviewTarget, stage: Stage) -> ReviewAnswer | None:
+    """Wait durably for a valid answer; None when the review timed out."""
+    state.pending_review = target
+    state.review_answer = None
+    enter(state, stage)
+    started = workflow.now()
+    state.waiting_since = started
+    try:
+        await workflow.wait_condition(lambda: state.review_answer is not None,
+                                      timeout=timedelta(seconds=state.request.review_timeout_s))
+    except asyncio.TimeoutError:
+        return None
+    finally:
+        state.paused_s += (workflow.now() - started).total_seconds()
+        state.waiting_since = None
+        state.pending_review = None
+    return state.review_answer
+
+
+def review_problem(state: ResearchState, target: ReviewTarget | None, payload: Any) -> tuple[ReviewAnswer | None, str | None]:
+    """The answer, or why it cannot be taken. `target` None: whichever review is pending."""
+    pending = state.pending_review
+    if pending is None or state.review_answer is not None:
+        return None, "no review is pending"
+    if target is not None and target is not pending:
+        return None, f"the pending review is of the {pending.value}, not the {target.value}"
+    if isinstance(payload, str):  # a JSON string typed into a box that wanted an object
+        return None, 'the review must be a JSON object such as {"decision": "approve"}'
+    try:
+        answer = ReviewAnswer.model_validate(payload)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "review"
+        return None, f"{where}: {first['msg']} (decision must be exactly approve, revise or cancel)"
+    if answer.steps is not None:
+        problem = _steps_problem(state, answer) if pending is ReviewTarget.PLAN else "only a plan review takes steps"
+        if problem:
+            return None, problem
+    elif answer.decision is ReviewDecision.REVISE and not answer.feedback.strip():
+        return None, "revise needs feedback (or steps, for a plan)"
+    return answer, None
+
+
+def _steps_problem(state: ResearchState, answer: ReviewAnswer) -> str | None:
+    steps = answer.steps or []
+    if answer.decision is ReviewDecision.CANCEL:
+        return "cancel takes no steps"
+    if any(not s.title.strip() for s in steps):
+        return "every step needs a title"
+    done = sum(1 for s in state.plan.steps if s.status is not StepStatus.PENDING) if state.plan else 0
+    low, high = state.step_limits()
+    if not steps or not low <= done + len(steps) <= high:
+        return (f"the plan must have {low} to {high} steps at {state.depth.value} depth "
+                f"({done} done + {len(steps)} given)")
+    return None
