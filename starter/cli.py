@@ -15,7 +15,7 @@ import sys
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import settings
-from starter import commands, extract, library, progress, prompts
+from starter import commands, extract, library, progress, prompts, reviews
 from starter.progress import say
 from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line
@@ -50,6 +50,10 @@ def build_parser() -> Parser:
                    help="a follow-up to research ID: its question, clarifications and report are the conversation")
     p.add_argument("--no-verify", action="store_true",
                    help="skip claim verification and the critic (faster; claims stay unverified)")
+    p.add_argument("--review-plan", action="store_true",
+                   help="wait for your approval (or revision) of each plan before any step runs")
+    p.add_argument("--review-timeout", type=float, metavar="SECONDS",
+                   help="how long a review waits for you before the plan runs as proposed (default 1 h)")
     _output_flags(p)
     p.set_defaults(handler=commands.research)
 
@@ -57,6 +61,16 @@ def build_parser() -> Parser:
     p.add_argument("id")
     p.add_argument("text")
     p.set_defaults(handler=commands.answer)
+
+    p = sub.add_parser("review", help="answer the pending plan review")
+    p.add_argument("id")
+    how = p.add_mutually_exclusive_group(required=True)
+    how.add_argument("--approve", action="store_true", help="run the plan as proposed")
+    how.add_argument("--feedback", metavar="TEXT", help="re-plan with this feedback")
+    how.add_argument("--steps", metavar="FILE",
+                     help="replace the steps not yet done: a JSON list, or one step a line (Title — description)")
+    how.add_argument("--cancel", action="store_true", help="cancel the research (it keeps what it had)")
+    p.set_defaults(handler=reviews.review)
 
     p = sub.add_parser("status", help="where a research is now")
     p.add_argument("id")

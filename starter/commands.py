@@ -18,7 +18,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import OFFLINE_NOTICE, Settings
-from starter import followup, progress
+from starter import followup, progress, reviews
 from starter.progress import say
 from starter.temporal import (
     WORKFLOW_TYPE,
@@ -78,6 +78,8 @@ def build_request(args: argparse.Namespace) -> ResearchRequest:
                if args.clarification_timeout is not None else {}),
             time_budget_s=args.time_budget,
             verify=not args.no_verify,
+            review_plan=args.review_plan,
+            **({"review_timeout_s": args.review_timeout} if args.review_timeout is not None else {}),
         )
     except ValidationError as err:
         first = err.errors()[0]
@@ -137,9 +139,21 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
     view = ProgressPoller(handle)
     result_task = asyncio.ensure_future(handle.result())
     asked: tuple[int, str] | None = None
+    reviewed: tuple[int, int] | None = None
     try:
         while not result_task.done():
             status = await view.poll()
+            if status and status.pending_review and (status.plan_iterations, status.review_rounds) != reviewed:
+                reviewed = (status.plan_iterations, status.review_rounds)
+                if not interactive:
+                    reviews.show_pending(status)
+                    say(f"review with:  {reviews.review_command(handle.id)}")
+                    say(f"then follow:  {progress.result_command(handle.id)}")
+                    say("(the research waits for the review; nothing was read from stdin)")
+                    return None
+                if not await reviews.ask(handle, status, result_task):
+                    return None
+                continue
             question = status.pending_question if status else None
             if status and question and (status.clarification_count, question) != asked:
                 asked = (status.clarification_count, question)

@@ -96,6 +96,10 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
     if status.pending_question:
         lines.append(f"  waiting for an answer: {status.pending_question}")
         lines.append(f"    answer with: {answer_command(workflow_id)}")
+    if status.pending_review:
+        lines.append(f"  waiting for a review of the {status.pending_review.value} (round {status.review_rounds})")
+        lines.append(f"    review with: python -m starter review {shlex.quote(workflow_id)} "
+                     "(--approve | --feedback TEXT | --steps FILE | --cancel)")
     if status.plan is not None:
         lines.append(f"  plan (iteration {status.plan_iterations}): {status.plan.title}")
         step = step_line(status)

@@ -1,0 +1,180 @@
+"""`python -m starter review ID ...` and the review prompt of an attached `research`.
+
+Both go through the workflow's `review` update, whose validator refuses what a signal would only
+record (nothing pending, a decision that is not exactly approve / revise / cancel, bad steps), so
+a refusal is reported at once with the workflow's own reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError
+
+from starter import progress
+from starter.progress import say
+from starter.temporal import CliError, is_not_found, not_found, require_running, root_message
+from workflows.models import ResearchStatus
+
+if TYPE_CHECKING:
+    from starter.commands import Session
+
+REVIEW_UPDATE = "review"
+UPDATE_WAIT_S = 30.0
+EXIT_OK, EXIT_USAGE = 0, 2
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+
+
+class ReviewRefused(Exception):
+    """The workflow's validator refused the review; the message is its reason."""
+
+
+async def review(args: argparse.Namespace, session: Session) -> int:
+    payload = _payload(args)
+    client = await session.connect()
+    handle = client.get_workflow_handle(args.id)
+    await require_running(handle, "review")
+    try:
+        print(await send_review(handle, payload))
+    except ReviewRefused as refused:
+        raise CliError(f"review refused: {refused}", EXIT_USAGE) from refused
+    return EXIT_OK
+
+
+def _payload(args: argparse.Namespace) -> dict[str, Any]:
+    if args.approve:
+        return {"decision": "approve"}
+    if args.cancel:
+        return {"decision": "cancel"}
+    if args.steps:
+        try:
+            text = Path(args.steps).read_text(encoding="utf-8")
+        except OSError as err:
+            raise CliError(f"cannot read {args.steps}: {err.strerror or err}", EXIT_USAGE) from None
+        return {"decision": "approve", "steps": parse_steps(text), "feedback": args.feedback or ""}
+    return {"decision": "revise", "feedback": args.feedback}
+
+
+def parse_steps(text: str) -> list[dict[str, str]]:
+    """Steps from a JSON list (`[{"title", "description"}]` or strings) or from lines: one step a
+    line, list markers allowed, `Title — description` (or ` -- `), `#` lines ignored."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as err:
+            raise CliError(f"the steps are not valid JSON: {err.msg} (line {err.lineno})", EXIT_USAGE) from None
+        if not isinstance(items, list):
+            raise CliError("the steps must be a JSON list", EXIT_USAGE)
+        return [{"title": str(i), "description": ""} if not isinstance(i, dict)
+                else {"title": str(i.get("title", "")), "description": str(i.get("description", ""))} for i in items]
+    steps = []
+    for line in text.splitlines():
+        line = _MARKER.sub("", line).strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = re.split(r"\s+(?:—|--)\s+", line, maxsplit=1)
+        title, description = parts[0].strip(), (parts[1].strip() if len(parts) > 1 else "")
+        steps.append({"title": title, "description": description})
+    return steps
+
+
+async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
+    try:
+        async with asyncio.timeout(UPDATE_WAIT_S):
+            return await handle.execute_update(REVIEW_UPDATE, payload, result_type=str)
+    except WorkflowUpdateFailedError as err:
+        raise ReviewRefused(root_message(err)) from err
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        raise CliError(f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+                       "(the review was not confirmed)") from err
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        raise
+
+
+def review_command(workflow_id: str) -> str:
+    return f"python -m starter review {shlex.quote(workflow_id)} (--approve | --feedback TEXT | --steps FILE | --cancel)"
+
+
+def show_pending(status: ResearchStatus) -> None:
+    """The plan under review, numbered, as the person will judge it."""
+    plan = status.plan
+    if plan is None:
+        return
+    say(f"\nplan to review (iteration {status.plan_iterations}, review round {status.review_rounds}): {plan.title}")
+    for i, step in enumerate(plan.steps, start=1):
+        about = f" — {step.description}" if step.description else ""
+        say(f"  {i}. [{step.status.value}] {step.title}{about}")
+
+
+async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: asyncio.Future) -> bool:
+    """Prompt until the workflow accepts a review. False at end of input (the research waits)."""
+    show_pending(status)
+    while True:
+        choice = await _line("approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> ",
+                             result_task)
+        if choice is None:
+            say(f"\nno review read; the research keeps waiting. Review with: {review_command(handle.id)}")
+            return False
+        choice = choice.strip().lower() or "a"
+        if choice.startswith("a"):
+            payload: dict[str, Any] = {"decision": "approve"}
+        elif choice.startswith("c"):
+            payload = {"decision": "cancel"}
+        elif choice.startswith("f"):
+            feedback = await _line("feedback> ", result_task)
+            if feedback is None:
+                continue
+            payload = {"decision": "revise", "feedback": feedback}
+        elif choice.startswith("e"):
+            steps = await _edit_steps(status, result_task)
+            if steps is None:
+                continue
+            payload = {"decision": "approve", "steps": steps}
+        else:
+            continue
+        try:
+            say(f"  {await send_review(handle, payload)}")
+            return True
+        except ReviewRefused as refused:
+            say(f"error: review refused: {refused}")
+
+
+async def _line(prompt: str, result_task: asyncio.Future) -> str | None:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = progress.read_line()
+    await asyncio.wait({line, result_task}, return_when=asyncio.FIRST_COMPLETED)
+    return line.result() if line.done() else None
+
+
+async def _edit_steps(status: ResearchStatus, result_task: asyncio.Future) -> list[dict[str, str]] | None:
+    """$EDITOR on the pending steps (one a line, `Title — description`), else line by line."""
+    pending = [s for s in (status.plan.steps if status.plan else []) if s.status.value == "pending"]
+    editor = os.environ.get("EDITOR")
+    if editor:
+        with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False, encoding="utf-8") as f:
+            f.write("# One step a line: Title — description. Lines starting with # are ignored.\n")
+            f.writelines(f"- {s.title}{' — ' + s.description if s.description else ''}\n" for s in pending)
+        try:
+            await asyncio.to_thread(subprocess.run, [*shlex.split(editor), f.name], check=False)
+            return parse_steps(Path(f.name).read_text(encoding="utf-8"))
+        finally:
+            os.unlink(f.name)
+    say("type the steps, one a line (Title — description); an empty line ends them")
+    steps: list[dict[str, str]] = []
+    while (line := await _line("step> ", result_task)) not in (None, ""):
+        steps.extend(parse_steps(line))
+    return steps or None
