@@ -151,3 +151,89 @@ async def test_the_update_answers_a_pending_review_and_refuses_when_none_is(
 async def test_without_review_plan_nothing_waits(time_skipping_env: WorkflowEnvironment) -> None:
     result, _ = await run_research(time_skipping_env.client, Script(), ResearchRequest(query=QUESTION))
     assert result.reviews == [] and Stage.AWAITING_PLAN_REVIEW not in result.stage_history
+
+
+# --- the refining loop and the report review ------------------------------------------------------
+
+
+def critic(*verdicts: dict[str, Any]) -> Any:
+    """A critic double that answers with each verdict in turn (the last one repeats)."""
+    from workflows.activity_models import CritiqueOutput
+
+    answers_ = list(verdicts)
+
+    def critique(inp: Any) -> CritiqueOutput:
+        verdict = answers_.pop(0) if len(answers_) > 1 else answers_[0]
+        return CritiqueOutput(quality=0.5, quality_reason="q", hallucination_risk=0.2, hallucination_reason="r",
+                              **verdict)
+    return critique
+
+
+UNCOVERED = {"is_acceptable": False, "issues": [{"severity": "high", "text": "uncovered question terms: elision"}]}
+VAGUE = {"is_acceptable": False, "issues": [{"severity": "medium", "text": "the summary is vague"}],
+         "rewrite_suggestion": "Be concrete."}
+FINE: dict[str, Any] = {"is_acceptable": True}
+
+
+async def test_a_report_the_critic_rejects_for_coverage_is_researched_further(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic(UNCOVERED, FINE))
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "research")]
+    assert script.calls["plan"][-1].feedback == ["uncovered question terms: elision"]
+    assert Stage.REFINING in result.stage_history and result.outcome is Stage.COMPLETED
+    assert len(script.calls["synthesize"]) == 2 and "Still open" not in result.report_markdown
+
+
+async def test_refinement_is_bounded_and_what_is_still_wrong_is_listed_in_the_report(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic(VAGUE))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "rewrite"), (2, "rewrite")]
+    assert len(script.calls["synthesize"]) == 3
+    assert script.calls["synthesize"][1].feedback == ["the summary is vague", "Be concrete."]
+    assert "Still open after 2 refinements" in result.report_markdown
+    assert "(medium) the summary is vague" in result.report_markdown
+
+
+@pytest.mark.parametrize(("payload", "outcome", "syntheses"), [
+    ({"decision": "approve"}, Stage.COMPLETED, 1),
+    ({"decision": "revise", "feedback": "Add an example"}, Stage.COMPLETED, 2),
+    ({"decision": "cancel"}, Stage.CANCELLED, 1),
+])
+async def test_a_report_review_approves_revises_or_cancels(
+    time_skipping_env: WorkflowEnvironment, payload: dict[str, Any], outcome: Stage, syntheses: int,
+) -> None:
+    async def review_report(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        current = await status(handle)
+        assert current.stage is Stage.AWAITING_REPORT_REVIEW and current.critique is not None
+        await handle.signal(DeepResearchWorkflow.report_review, payload)
+
+    script = Script(critique=critic(FINE))
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, review_report="always"), during=review_report)
+    assert result.outcome is outcome
+    assert len(script.calls["synthesize"]) == syntheses
+    assert [(r.target.value, r.decision.value) for r in result.reviews] == [("report", payload["decision"])]
+    if payload["decision"] == "revise":
+        assert script.calls["synthesize"][1].feedback == ["Add an example"]
+    assert result.report_markdown
+
+
+async def test_the_critic_asking_for_a_person_makes_the_report_wait_until_the_timeout(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    assert [(r.target.value, r.by) for r in result.reviews] == [("report", "timeout")]
+    assert Stage.AWAITING_REPORT_REVIEW in result.stage_history and result.outcome is Stage.COMPLETED
+    assert any("stands as written" in n for n in result.notes)
+
+    never = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
+    unattended, _ = await run_research(time_skipping_env.client, never,
+                                       ResearchRequest(query=QUESTION, review_report="never"))
+    assert unattended.reviews == []

@@ -169,6 +169,8 @@ class SynthesizeInput(AboutQuestion):
     notes: list[str] = Field(default_factory=list)
     #: The evidence pool: what the cited sources say, the ground the report must stand on.
     evidence: list[Evidence] = Field(default_factory=list)
+    #: A rewrite: the critic's (or a reviewer's) objections to the previous report, to answer.
+    feedback: list[str] = Field(default_factory=list)
 
 
 class SynthesizeOutput(LLMOutput):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from workflows import roles, verification
 from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
 from workflows.calls import call
-from workflows.models import Claim, Critique, StepStatus, Verdict, VerificationSummary
+from workflows.models import MAX_CRITIQUE_ISSUES, Claim, Critique, StepStatus, Verdict, VerificationSummary
 from workflows.state import ResearchState
 
 #: Claims per judge call: enough to batch, few enough that one verdict list stays short.
@@ -131,4 +131,6 @@ async def _critic(state: ResearchState, report: str) -> Critique | None:
     ))
     if scored is None:
         return None
-    return Critique.model_validate(scored.model_dump(exclude={"usage"}))
+    critique = Critique.model_validate(scored.model_dump(exclude={"usage"}))
+    critique.issues = critique.issues[:MAX_CRITIQUE_ISSUES]
+    return critique

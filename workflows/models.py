@@ -47,6 +47,9 @@ class Stage(str, Enum):
     RESEARCHING = "researching"
     REFLECTING = "reflecting"
     SYNTHESIZING = "synthesizing"
+    VERIFYING = "verifying"
+    REFINING = "refining"
+    AWAITING_REPORT_REVIEW = "awaiting_report_review"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     FAILED = "failed"
@@ -129,6 +132,14 @@ class Verdict(str, Enum):
 # --- the request ----------------------------------------------------------------------------------
 
 
+class ReportReview(str, Enum):
+    """When a person reviews the report: `auto` only when the critic asks for one."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
 class ResearchRequest(BaseModel):
     """What the user asked for. Never carries secrets: keys live in the worker's environment."""
 
@@ -149,6 +160,8 @@ class ResearchRequest(BaseModel):
     verify: bool = True
     #: After each plan is made, wait for a person to approve, revise or edit it (see reviews.py).
     review_plan: bool = False
+    #: Wait for a person before the report is final (see refining.py).
+    review_report: ReportReview = ReportReview.AUTO
     #: How long a review waits for a person; then the plan is taken as proposed.
     review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
 
@@ -182,6 +195,15 @@ class ReviewAnswer(BaseModel):
     feedback: str = Field(default="", max_length=ANSWER_MAX_CHARS)
     #: Plan reviews only: these replace the steps not yet done.
     steps: list[ProposedStep] | None = None
+
+
+class Refinement(BaseModel):
+    """One pass of the refining loop: the critic's issues it answered and what was done."""
+
+    round: int
+    issues: list[str]
+    #: "research" (new steps on what is missing) or "rewrite" (the report rewritten).
+    action: str
 
 
 class Review(BaseModel):
@@ -276,13 +298,34 @@ class VerificationSummary(BaseModel):
     share_supported: float = 0.0
 
 
+class IssueSeverity(str, Enum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class CritiqueIssue(BaseModel):
+    severity: IssueSeverity
+    text: str
+
+
+#: At most this many issues are kept from one critique.
+MAX_CRITIQUE_ISSUES = 20
+
+
 class Critique(BaseModel):
-    """The critic's scores (seed 004), each 0.0-1.0 with its reason."""
+    """The critic's verdict (seed 004): two scores, each 0.0-1.0 with its reason, and whether the
+    report may go out as it is; if not, what is wrong and how to rewrite it, and whether only a
+    person can decide."""
 
     quality: float = Field(ge=0.0, le=1.0)
     quality_reason: str
     hallucination_risk: float = Field(ge=0.0, le=1.0)
     hallucination_reason: str
+    is_acceptable: bool = True
+    issues: list[CritiqueIssue] = Field(default_factory=list)
+    rewrite_suggestion: str = ""
+    requires_human_input: bool = False
 
 
 class LoopBack(BaseModel):
@@ -341,6 +384,8 @@ class ResearchStatus(BaseModel):
     pending_review: ReviewTarget | None = None
     #: Review rounds so far for the plan (or report) now under review.
     review_rounds: int = 0
+    #: The critic's verdict, while the report waits for a person's review.
+    critique: Critique | None = None
 
 
 class ResearchResult(BaseModel):
@@ -368,6 +413,8 @@ class ResearchResult(BaseModel):
     follow_up_of: str | None = None
     #: Every review a person (or its timeout) gave, in order.
     reviews: list[Review] = Field(default_factory=list)
+    #: The refining loop's passes (at most 2, plus one a reviewer asks for).
+    refinements: list[Refinement] = Field(default_factory=list)
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
 

@@ -22,7 +22,8 @@ from workflows.stages import enter
 from workflows.state import ResearchState
 
 
-async def synthesize(state: ResearchState) -> tuple[str, list[Claim]]:
+async def synthesize(state: ResearchState, feedback: list[str] | None = None) -> tuple[str, list[Claim]]:
+    """The report; `feedback` (a rewrite) lists the objections the new report must answer."""
     enter(state, Stage.SYNTHESIZING)
     steps = state.plan.steps if state.plan else []
     try:
@@ -33,6 +34,7 @@ async def synthesize(state: ResearchState) -> tuple[str, list[Claim]]:
             passages=state.background if state.plan is None else [],
             notes=state.notes,
             evidence=state.evidence,
+            **({"feedback": feedback} if feedback else {}),
         ))
     except asyncio.CancelledError:
         state.notes.append("The research was cancelled while the report was being written.")

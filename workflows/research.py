@@ -38,6 +38,7 @@ from workflows.models import (
 )
 from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
+from workflows.refining import refine
 from workflows.reporting import save, synthesize
 from workflows.researching import handle_loop_back, research_step
 from workflows.reviews import review_plan, review_problem
@@ -47,6 +48,7 @@ from workflows.state import ResearchState
 #: Patch ids (workflow.patched): histories recorded before these features replay without them.
 VERIFICATION_PATCH = "claim-verification"
 LIBRARY_PATCH = "research-library"
+REFINING_PATCH = "refining-loop"
 
 
 @workflow.defn(name="DeepResearchWorkflow")
@@ -89,7 +91,10 @@ class DeepResearchWorkflow:
             cancelled = True
         report, claims = await synthesize(state)
         if workflow.patched(VERIFICATION_PATCH):
-            report, claims = await check(state, report, claims, cancelled)
+            if state.request.verify and not cancelled and workflow.patched(REFINING_PATCH):
+                report, claims, cancelled = await refine(state, report, claims)
+            else:
+                report, claims = await check(state, report, claims, cancelled)
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
         result = state.result(report, claims, started, workflow.now())
         if workflow.patched(LIBRARY_PATCH):
@@ -189,6 +194,11 @@ class DeepResearchWorkflow:
     def plan_review(self, payload: Any = None) -> None:
         """A person's word on the pending plan: a JSON object, e.g. `{"decision": "approve"}`."""
         self._take_review(ReviewTarget.PLAN, payload)
+
+    @workflow.signal(name="report_review")
+    def report_review(self, payload: Any = None) -> None:
+        """A person's word on the pending report: a JSON object, e.g. `{"decision": "approve"}`."""
+        self._take_review(ReviewTarget.REPORT, payload)
 
     @workflow.update(name="review")
     def review(self, payload: dict[str, Any]) -> str:

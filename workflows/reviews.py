@@ -42,7 +42,7 @@ async def review_plan(state: ResearchState) -> None:
     """Wait for a person's word on the plan just made; returns when the plan may run."""
     for round_ in range(1, MAX_REVIEW_ROUNDS + 1):
         state.review_rounds = round_
-        answer = await _await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
+        answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
         if answer is None:
             state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
                                         by="timeout"))
@@ -73,7 +73,7 @@ def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
     state.plan.steps = [*kept, *own]
 
 
-async def _await_review(state: ResearchState, target: ReviewTarget, stage: Stage) -> ReviewAnswer | None:
+async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage) -> ReviewAnswer | None:
     """Wait durably for a valid answer; None when the review timed out."""
     state.pending_review = target
     state.review_answer = None

@@ -39,7 +39,16 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
     (Stage.REFLECTING, Stage.RESEARCHING, "CONTINUE"),
     (Stage.REFLECTING, Stage.PLANNING, "ADJUST (keeps completed steps, at most 3 plans)"),
     (Stage.REFLECTING, Stage.SYNTHESIZING, "COMPLETE (never before the depth's minimum steps)"),
-    (Stage.SYNTHESIZING, Stage.COMPLETED, "report verified and saved"),
+    (Stage.SYNTHESIZING, Stage.VERIFYING, "report written"),
+    (Stage.VERIFYING, Stage.REFINING, "the critic does not accept it (at most 2 passes)"),
+    (Stage.REFINING, Stage.PLANNING, "research what is missing (new steps only)"),
+    (Stage.REFINING, Stage.SYNTHESIZING, "rewrite with the issues"),
+    (Stage.VERIFYING, Stage.AWAITING_REPORT_REVIEW, "review_report always, or auto and the critic asks"),
+    (Stage.AWAITING_REPORT_REVIEW, Stage.REFINING, "revise with feedback (once)"),
+    (Stage.AWAITING_REPORT_REVIEW, Stage.COMPLETED, "approve, or no answer in time"),
+    (Stage.AWAITING_REPORT_REVIEW, Stage.CANCELLED, "cancel (the report it had)"),
+    (Stage.VERIFYING, Stage.COMPLETED, "accepted, or refinements spent (open issues listed)"),
+    (Stage.SYNTHESIZING, Stage.COMPLETED, "verification off"),
     (Stage.SYNTHESIZING, Stage.CANCELLED, "cancelled mid-research (report of what it had)"),
 )
 

@@ -29,6 +29,7 @@ from workflows.models import (
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
+    Refinement,
     Review,
     ReviewAnswer,
     ReviewTarget,
@@ -78,6 +79,7 @@ class ResearchState:
     review_answer: ReviewAnswer | None = None
     review_rounds: int = 0
     reviews: list[Review] = field(default_factory=list)
+    refinements: list[Refinement] = field(default_factory=list)
     #: Plans made at a reviewer's request: they do not count against the reflector's re-plans.
     reviewer_plans: int = 0
     #: When the current wait for a person began, and how long earlier waits took: the time
@@ -177,6 +179,7 @@ class ResearchState:
             notes=self.notes,
             pending_review=self.pending_review,
             review_rounds=self.review_rounds,
+            critique=self.critique if self.pending_review is ReviewTarget.REPORT else None,
         )
 
     def result(self, report: str, claims: list[Claim], started: datetime, now: datetime) -> ResearchResult:
@@ -202,6 +205,7 @@ class ResearchState:
             critique=self.critique,
             follow_up_of=self.request.follow_up_of,
             reviews=self.reviews,
+            refinements=self.refinements,
             notes=self.notes,
         )
 

@@ -10,10 +10,11 @@ closest to it, quoted and cited, so the rewrite says what the source says and no
 
 from __future__ import annotations
 
-from workflows.text import content_terms, split_sentences
+from workflows.text import content_terms, split_sentences, stem
 from workflows import verification
-from workflows.models import Evidence
+from workflows.models import CritiqueIssue, Evidence, IssueSeverity
 from workflows.activity_models import (
+    AboutQuestion,
     ClaimRewrite,
     ClaimVerdict,
     CritiqueInput,
@@ -67,7 +68,13 @@ def critique(inp: CritiqueInput) -> CritiqueOutput:
     quality = round((supported + coverage + breadth) / 3, 2)
     doubtful = v.partial * 0.5 + v.unverified * 0.5 + max(0, v.unsupported - v.removed)
     risk = round(min(1.0, doubtful / standing), 2) if standing else 0.0
+    issues = _issues(inp, standing)
+    high = [i for i in issues if i.severity is IssueSeverity.HIGH]
     return CritiqueOutput(
+        is_acceptable=not high and quality >= ACCEPTABLE_QUALITY,
+        issues=issues,
+        rewrite_suggestion=" ".join(_REWRITE[i.text.split(":")[0]] for i in issues if i.text.split(":")[0] in _REWRITE),
+        requires_human_input=standing == 0 or inp.sources_count == 0,
         quality=quality,
         quality_reason=(
             f"{v.supported} of {standing} claims in the report are supported by their sources; "
@@ -81,6 +88,44 @@ def critique(inp: CritiqueInput) -> CritiqueOutput:
             "but word overlap cannot judge meaning."
         ),
     )
+
+
+#: Below this quality the offline critic does not accept a report.
+ACCEPTABLE_QUALITY = 0.5
+#: The rules, each named in the issue it raises (the name before the colon).
+UNSUPPORTED_SHARE_HIGH = 0.25
+UNCOVERED_SHARE = 0.5
+_REWRITE = {
+    "unsupported claims": "Say only what the cited passages say, and cite each sentence.",
+    "uncovered question terms": "Cover the question's missing terms, or say that the sources do not.",
+    "nothing cited": "Write the answer from the sources read, citing them.",
+}
+
+
+def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
+    """Every rule that fires, with its figures: what a reader would object to."""
+    v = inp.verification
+    issues: list[CritiqueIssue] = []
+    if v.claims == 0 or standing == 0:
+        issues.append(CritiqueIssue(severity=IssueSeverity.HIGH,
+                                    text="nothing cited: the report makes no claim backed by a source"))
+    elif v.removed + v.unsupported:
+        share = (v.removed + max(0, v.unsupported - v.removed)) / v.claims
+        issues.append(CritiqueIssue(
+            severity=IssueSeverity.HIGH if share > UNSUPPORTED_SHARE_HIGH else IssueSeverity.MEDIUM,
+            text=f"unsupported claims: {v.removed + max(0, v.unsupported - v.removed)} of {v.claims} claims "
+                 "were not supported by their sources"))
+    wanted = {stem(t) for t in content_terms(AboutQuestion.model_validate(inp.model_dump()).topic_text())}
+    found = {stem(t) for t in content_terms(inp.report_markdown)}
+    missing = sorted(wanted - found)
+    if wanted and len(missing) / len(wanted) > UNCOVERED_SHARE:
+        issues.append(CritiqueIssue(severity=IssueSeverity.MEDIUM,
+                                    text=f"uncovered question terms: the report never mentions {', '.join(missing[:8])}"))
+    if inp.steps_completed < inp.steps_planned:
+        issues.append(CritiqueIssue(severity=IssueSeverity.LOW,
+                                    text=f"steps skipped: {inp.steps_planned - inp.steps_completed} of "
+                                         f"{inp.steps_planned} planned steps were not researched"))
+    return issues
 
 
 def _texts(evidence: list[Evidence], source_ids: list[int]) -> list[str]:
