@@ -52,6 +52,8 @@ def build_parser() -> Parser:
                    help="skip claim verification and the critic (faster; claims stay unverified)")
     p.add_argument("--review-plan", action="store_true",
                    help="wait for your approval (or revision) of each plan before any step runs")
+    p.add_argument("--review-report", choices=["auto", "always", "never"], default="auto",
+                   help="wait for your review of the report: when the critic asks (auto), always, or never")
     p.add_argument("--review-timeout", type=float, metavar="SECONDS",
                    help="how long a review waits for you before the plan runs as proposed (default 1 h)")
     _output_flags(p)
@@ -62,11 +64,11 @@ def build_parser() -> Parser:
     p.add_argument("text")
     p.set_defaults(handler=commands.answer)
 
-    p = sub.add_parser("review", help="answer the pending plan review")
+    p = sub.add_parser("review", help="answer the pending plan or report review")
     p.add_argument("id")
     how = p.add_mutually_exclusive_group(required=True)
-    how.add_argument("--approve", action="store_true", help="run the plan as proposed")
-    how.add_argument("--feedback", metavar="TEXT", help="re-plan with this feedback")
+    how.add_argument("--approve", action="store_true", help="run the plan / accept the report as it is")
+    how.add_argument("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback")
     how.add_argument("--steps", metavar="FILE",
                      help="replace the steps not yet done: a JSON list, or one step a line (Title — description)")
     how.add_argument("--cancel", action="store_true", help="cancel the research (it keeps what it had)")

@@ -79,6 +79,7 @@ def build_request(args: argparse.Namespace) -> ResearchRequest:
             time_budget_s=args.time_budget,
             verify=not args.no_verify,
             review_plan=args.review_plan,
+            review_report=args.review_report,
             **({"review_timeout_s": args.review_timeout} if args.review_timeout is not None else {}),
         )
     except ValidationError as err:

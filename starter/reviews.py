@@ -25,7 +25,7 @@ from temporalio.service import RPCError
 from starter import progress
 from starter.progress import say
 from starter.temporal import CliError, is_not_found, not_found, require_running, root_message
-from workflows.models import ResearchStatus
+from workflows.models import ResearchStatus, ReviewTarget
 
 if TYPE_CHECKING:
     from starter.commands import Session
@@ -110,7 +110,16 @@ def review_command(workflow_id: str) -> str:
 
 
 def show_pending(status: ResearchStatus) -> None:
-    """The plan under review, numbered, as the person will judge it."""
+    """The plan under review, numbered, or the critic's verdict on the report."""
+    if status.pending_review is ReviewTarget.REPORT:
+        critique = status.critique
+        say("\nreport to review" + (f" (quality {critique.quality:.2f}, hallucination risk "
+                                      f"{critique.hallucination_risk:.2f})" if critique else "") + ":")
+        for issue in critique.issues if critique else []:
+            say(f"  - ({issue.severity.value}) {issue.text}")
+        if critique and critique.rewrite_suggestion:
+            say(f"  suggestion: {critique.rewrite_suggestion}")
+        return
     plan = status.plan
     if plan is None:
         return
@@ -124,8 +133,9 @@ async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: async
     """Prompt until the workflow accepts a review. False at end of input (the research waits)."""
     show_pending(status)
     while True:
-        choice = await _line("approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> ",
-                             result_task)
+        options = ("approve [a], revise with feedback [f], cancel [c]> " if status.pending_review is ReviewTarget.REPORT
+                   else "approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> ")
+        choice = await _line(options, result_task)
         if choice is None:
             say(f"\nno review read; the research keeps waiting. Review with: {review_command(handle.id)}")
             return False
@@ -139,7 +149,7 @@ async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: async
             if feedback is None:
                 continue
             payload = {"decision": "revise", "feedback": feedback}
-        elif choice.startswith("e"):
+        elif choice.startswith("e") and status.pending_review is ReviewTarget.PLAN:
             steps = await _edit_steps(status, result_task)
             if steps is None:
                 continue

@@ -95,6 +95,7 @@ ACCEPTABLE_QUALITY = 0.5
 #: The rules, each named in the issue it raises (the name before the colon).
 UNSUPPORTED_SHARE_HIGH = 0.25
 UNCOVERED_SHARE = 0.5
+UNCOVERED_SHARE_HIGH = 0.75
 _REWRITE = {
     "unsupported claims": "Say only what the cited passages say, and cite each sentence.",
     "uncovered question terms": "Cover the question's missing terms, or say that the sources do not.",
@@ -119,7 +120,8 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
     found = {stem(t) for t in content_terms(inp.report_markdown)}
     missing = sorted(wanted - found)
     if wanted and len(missing) / len(wanted) > UNCOVERED_SHARE:
-        issues.append(CritiqueIssue(severity=IssueSeverity.MEDIUM,
+        mostly = len(missing) / len(wanted) > UNCOVERED_SHARE_HIGH
+        issues.append(CritiqueIssue(severity=IssueSeverity.HIGH if mostly else IssueSeverity.MEDIUM,
                                     text=f"uncovered question terms: the report never mentions {', '.join(missing[:8])}"))
     if inp.steps_completed < inp.steps_planned:
         issues.append(CritiqueIssue(severity=IssueSeverity.LOW,

@@ -56,6 +56,8 @@ SCENARIOS = [
     "deep-medium", "clarified-by-signal", "simple-mode", "cancelled-mid-research",
     # Recorded after claim verification and the research library (their workflow.patched markers).
     "verified-follow-up", "verification-off",
+    # Recorded with the plan review, the refining loop and the report review (issue 11).
+    "plan-reviewed", "report-revised", "report-escalated",
 ]
 
 
@@ -66,7 +68,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
     from temporalio.worker import Worker
 
     from worker import ACTIVITIES
-    from workflows.models import Depth, Message, QueryMode, ResearchRequest, Speaker, Stage
+    from workflows.models import Depth, Message, QueryMode, ReportReview, ResearchRequest, Speaker, Stage
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
@@ -89,6 +91,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
                      Message(role=Speaker.ASSISTANT, content="# Event history\n\n- Every step is recorded [1].")],
         ),
         "verification-off": ResearchRequest(query="How do workers share a task queue?", depth=Depth.LIGHT, verify=False),
+        "plan-reviewed": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT, review_plan=True),
+        "report-revised": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
+                                          review_report=ReportReview.ALWAYS),
+        "report-escalated": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
     }
     async with env, Worker(
         env.client,
@@ -104,6 +110,11 @@ async def record(out_dir: Path, names: list[str]) -> None:
                 while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
                     await asyncio.sleep(0.05)
                 await handle.signal("clarification_answer", "durable timers and how they fire")
+            if name == "plan-reviewed":
+                await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
+                await _review(handle, 2, "plan_review", {"decision": "approve"})
+            if name in ("report-revised", "report-escalated"):
+                await _review(handle, 1, "report_review", {"decision": "revise", "feedback": "Say what is missing"})
             if name == "cancelled-mid-research":
                 while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
                     await asyncio.sleep(0.01)
@@ -114,6 +125,17 @@ async def record(out_dir: Path, names: list[str]) -> None:
             path = out_dir / f"{name}.json"
             path.write_text(history.to_json())
             print(f"{path.name}: {len(history.events)} events, {path.stat().st_size} bytes, outcome {result.outcome.value}")
+
+
+async def _review(handle: Any, round_: int, signal: str, payload: dict[str, Any]) -> None:
+    from workflows.research import DeepResearchWorkflow
+
+    while True:
+        status = await handle.query(DeepResearchWorkflow.status)
+        if status.pending_review and status.review_rounds >= round_:
+            break
+        await asyncio.sleep(0.05)
+    await handle.signal(signal, payload)
 
 
 def main() -> None:
