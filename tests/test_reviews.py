@@ -237,3 +237,17 @@ async def test_the_critic_asking_for_a_person_makes_the_report_wait_until_the_ti
     unattended, _ = await run_research(time_skipping_env.client, never,
                                        ResearchRequest(query=QUESTION, review_report="never"))
     assert unattended.reviews == []
+
+
+async def test_the_steps_a_person_approved_all_run_even_if_the_reflector_would_stop(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    from workflows.activity_models import ReflectOutput
+    from workflows.models import ReflectionDecision
+
+    steps = [{"title": "Lifetime elision"}, {"title": "'static bounds"}, {"title": "Variance"}]
+    script = Script(reflect=lambda inp: ReflectOutput(decision=ReflectionDecision.COMPLETE, reasoning="covered"))
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
+                                   during=answers({"decision": "approve", "steps": steps}))
+    assert result.plan is not None
+    assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED] * 3

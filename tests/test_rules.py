@@ -53,6 +53,13 @@ def test_the_reflector_is_held_to_the_depths_limits(
     assert reflection.reasoning.endswith("proposed")
 
 
+def test_steps_a_person_approved_run_whatever_the_reflector_says() -> None:
+    proposed = Reflection(decision=X, reasoning="covered")
+    assert guard(proposed, done=1, min_steps=1, pending=True, plan_iterations=1, depth="light",
+                 approved_pending=True).decision is C
+    assert guard(proposed, done=1, min_steps=1, pending=True, plan_iterations=1, depth="light").decision is X
+
+
 def _plan(*titles: str) -> Plan:
     return Plan(title="p", steps=[PlanStep(title=t) for t in titles])
 

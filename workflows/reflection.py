@@ -8,6 +8,7 @@ the depth's limits, whatever was proposed:
 | COMPLETE | fewer than the depth's minimum steps done | CONTINUE if steps remain, else ADJUST |
 | ADJUST | the plan was already made MAX_PLAN_ITERATIONS times | CONTINUE if steps remain, else COMPLETE |
 | CONTINUE | no step remains | ADJUST below the minimum while plans remain, else COMPLETE |
+| COMPLETE | steps remain that a person approved in a plan review | CONTINUE |
 
 A reflector whose retries are spent falls back to CONTINUE while steps remain, else COMPLETE.
 """
@@ -42,15 +43,23 @@ async def reflect(state: ResearchState) -> Reflection:
         proposed = Reflection(
             decision=decided.decision, reasoning=decided.reasoning, suggested_changes=decided.suggested_changes
         )
+    approved = pending and state.approved_plan == state.plan_iterations
     reflection = guard(proposed, done=done, min_steps=low, pending=pending,
-                       plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value)
+                       plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value,
+                       approved_pending=approved)
     state.reflections.append(reflection)
     return reflection
 
 
 def guard(reflection: Reflection, *, done: int, min_steps: int, pending: bool, plan_iterations: int,
-          depth: str) -> Reflection:
+          depth: str, approved_pending: bool = False) -> Reflection:
     """The decision the research follows: the proposal, held to the rules in the table above."""
+    if reflection.decision is ReflectionDecision.COMPLETE and approved_pending:
+        reflection = Reflection(
+            decision=ReflectionDecision.CONTINUE,
+            reasoning="COMPLETE refused: a person approved the remaining steps. " + reflection.reasoning,
+            suggested_changes=reflection.suggested_changes,
+        )
     if reflection.decision is ReflectionDecision.COMPLETE and done < min_steps:
         reflection = Reflection(
             decision=ReflectionDecision.CONTINUE if pending else ReflectionDecision.ADJUST,

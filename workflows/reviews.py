@@ -56,8 +56,10 @@ async def review_plan(state: ResearchState) -> None:
             raise asyncio.CancelledError()
         if answer.steps is not None:
             _replace_pending_steps(state, answer)
+            state.approved_plan = state.plan_iterations
             return
         if answer.decision is ReviewDecision.APPROVE:
+            state.approved_plan = state.plan_iterations
             return
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[answer.feedback], by_reviewer=True)

@@ -82,6 +82,8 @@ class ResearchState:
     refinements: list[Refinement] = field(default_factory=list)
     #: Plans made at a reviewer's request: they do not count against the reflector's re-plans.
     reviewer_plans: int = 0
+    #: The plan iteration a person approved (its pending steps then run, whatever the reflector says).
+    approved_plan: int = 0
     #: When the current wait for a person began, and how long earlier waits took: the time
     #: budget counts research time only.
     waiting_since: datetime | None = None

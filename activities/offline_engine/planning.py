@@ -141,8 +141,9 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 
 
 def make_plan(inp: PlanInput) -> PlanOutput:
-    """First plan: one step per aspect, then templates up to the minimum. Replan: only new steps,
-    for the feedback's uncovered terms first, never repeating a completed step's title."""
+    """First plan: one step per aspect, then templates up to the minimum. Replan (or a first plan
+    a reviewer sent back with feedback): only new steps, for the feedback's terms first, never
+    repeating a completed step's title."""
     question, _ = _question_and_qualifiers(inp)
     room = max(0, inp.max_steps)
     wanted = min(max(1, inp.min_steps), room) if room else 0
@@ -156,6 +157,14 @@ def make_plan(inp: PlanInput) -> PlanOutput:
             f"Rule-based decomposition: {how}; "
             f"{sum(c.origin == 'template' for c in steps)} template step(s) added to reach the minimum of {inp.min_steps}."
         )
+        if inp.feedback:  # a first plan a reviewer sent back: keep it, add steps for what was asked
+            extra = _replan(inp, candidates, room, 0).steps
+            titles = {d.title.lower() for d in drafts}
+            drafts = [*drafts, *(d for d in extra if d.title.lower() not in titles)]
+            if len(drafts) > room:  # the reviewer's additions first, then the rest of the first plan
+                added = drafts[len(drafts) - len(extra):]
+                drafts = [*drafts[: max(0, room - len(added))], *added][:room]
+            thought += f" Revised for the reviewer's feedback: {'; '.join(inp.feedback)[:200]}."
         return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
     return _replan(inp, candidates, room, wanted)
 
@@ -339,7 +348,10 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
     return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
 
 
-_FEEDBACK_FILLER = frozenset("step steps uncovered aspects aspect query term terms".split())
+_FEEDBACK_FILLER = frozenset(
+    """step steps uncovered aspects aspect query term terms cover covers covering include including add
+    mention discuss focus more less detail details drop remove skip instead plan""".split()
+)
 
 
 def _feedback_terms(feedback: list[str]) -> list[str]:
