@@ -1,5 +1,5 @@
-"""The research library (activities/library.py): one schema on SQLite and PostgreSQL, every
-research written once, read back equal."""
+"""The research library (activities/storage/, activities/library.py): one schema on SQLite and
+PostgreSQL, every research written once, read back equal."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from activities import library
+from activities.storage import store
 from tests.doubles import Script
 from tests.postgres import postgres_cluster
 from tests.test_workflow import run_research
@@ -98,37 +98,37 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url = request.getfixturevalue("postgres_url")
     if url is None:
         pytest.skip(f"no PostgreSQL: {_postgres.get('reason')}")
-    engine = sqlalchemy.create_engine(library.database_url(url))
+    engine = sqlalchemy.create_engine(store.database_url(url))
     with engine.begin() as connection:  # every test starts from an empty library
         for table in ("research_reflection", "research_clarification", "research_evidence", "research_claim",
                       "research_source", "research", "alembic_version"):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
     engine.dispose()
-    library._engines.clear()
+    store._engines.clear()
     return url
 
 
 def count(url: str, table: str) -> int:
-    with library.engine_for(library.database_url(url)).connect() as connection:
+    with store.engine_for(store.database_url(url)).connect() as connection:
         return int(connection.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one())
 
 
 def test_a_research_is_read_back_equal_to_what_was_written(db_url: str) -> None:
-    saved = library.write(record(), db_url)
-    stored = library.load_research(db_url, "research-1")
+    saved = store.write(record(), db_url)
+    stored = store.load_research(db_url, "research-1")
 
     assert saved.created
     assert stored is not None and stored.result == rich_result()
     assert (stored.started_at, stored.finished_at) == (T0 - timedelta(minutes=3), T0)
-    assert library.load_research(db_url, "run-1") == stored  # by run id too
-    tables = set(sqlalchemy.inspect(library.engine_for(library.database_url(db_url))).get_table_names())
+    assert store.load_research(db_url, "run-1") == stored  # by run id too
+    tables = set(sqlalchemy.inspect(store.engine_for(store.database_url(db_url))).get_table_names())
     assert {"research", "research_source", "research_claim", "research_evidence", "research_clarification",
             "research_reflection", "alembic_version"} <= tables
 
 
 def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
-    assert library.write(record(), db_url).created
-    again = library.write(record(), db_url)
+    assert store.write(record(), db_url).created
+    again = store.write(record(), db_url)
 
     assert not again.created
     assert count(db_url, "research") == 1
@@ -136,29 +136,29 @@ def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
 
 
 def test_the_newest_run_of_a_workflow_id_is_shown_and_history_is_newest_first(db_url: str) -> None:
-    library.write(record(run_id="run-1", finished=T0), db_url)
-    library.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url)
-    library.write(record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url)
+    store.write(record(run_id="run-1", finished=T0), db_url)
+    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url)
+    store.write(record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url)
 
-    assert library.load_research(db_url, "research-1").run_id == "run-2"  # type: ignore[union-attr]
-    entries = library.list_research(db_url)
+    assert store.load_research(db_url, "research-1").run_id == "run-2"  # type: ignore[union-attr]
+    entries = store.list_research(db_url)
     assert [e.run_id for e in entries] == ["run-3", "run-2", "run-1"]
     assert entries[0].supported == 1 and entries[0].claims == 3 and entries[0].sources == 2
-    assert [e.run_id for e in library.list_research(db_url, contains="TIDE")] == ["run-3"]
-    assert [e.run_id for e in library.list_research(db_url, contains="100%_")] == []  # wildcards are text
-    assert library.load_research(db_url, "nope") is None
+    assert [e.run_id for e in store.list_research(db_url, contains="TIDE")] == ["run-3"]
+    assert [e.run_id for e in store.list_research(db_url, contains="100%_")] == []  # wildcards are text
+    assert store.load_research(db_url, "nope") is None
 
 
 def test_a_url_that_names_no_database_is_a_permanent_error_without_the_password() -> None:
     with pytest.raises(ApplicationError) as failed:
-        library.write(record(), "nosuchdb://user:hunter2@host/db")
+        store.write(record(), "nosuchdb://user:hunter2@host/db")
     assert failed.value.non_retryable and failed.value.type == "LibraryConfigError"
     assert "hunter2" not in failed.value.message and "***" in failed.value.message
 
 
 def test_an_unreachable_postgresql_is_worth_retrying_and_never_shows_the_password() -> None:
     with pytest.raises(ApplicationError) as failed:
-        library.write(record(), "postgresql://user:hunter2@127.0.0.1:1/db")
+        store.write(record(), "postgresql://user:hunter2@127.0.0.1:1/db")
     assert not failed.value.non_retryable and failed.value.type == "LibraryUnavailable"
     assert "hunter2" not in failed.value.message and "unavailable" in failed.value.message
 
@@ -172,7 +172,7 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
     outcomes: list[bool] = []
 
     def save(rec: SaveResearchInput) -> Any:
-        saved = library.write(rec, url)
+        saved = store.write(rec, url)
         outcomes.append(saved.created)
         if activity.info().attempt == 1:
             raise RuntimeError("worker lost after the commit")
@@ -184,6 +184,6 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
 
     assert outcomes == [True, False]
     assert count(url, "research") == 1
-    [entry] = library.list_research(url)
-    assert library.load_research(url, entry.workflow_id).result == result  # type: ignore[union-attr]
+    [entry] = store.list_research(url)
+    assert store.load_research(url, entry.workflow_id).result == result  # type: ignore[union-attr]
     assert not any("could not be saved" in note for note in result.notes)
