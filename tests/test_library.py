@@ -187,3 +187,60 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
     [entry] = store.list_research(url)
     assert store.load_research(url, entry.workflow_id).result == result  # type: ignore[union-attr]
     assert not any("could not be saved" in note for note in result.notes)
+
+
+# --- hardening: NUL bytes, data errors, Unicode filters -------------------------------------------
+
+
+def test_nul_bytes_are_stripped_and_the_research_is_stored(db_url: str) -> None:
+    """PostgreSQL refuses text with NUL (0x00) bytes; a page, an answer or a question may carry one.
+    Every string of the record loses them, so the research is stored and reads back without them."""
+    clean = rich_result()
+    dirty = clean.model_copy(update={
+        "query": "How did Roman\x00 aqueducts keep water clean?\x00",
+        "report_markdown": "# Aque\x00ducts\n\nSettling tanks [1].\n",
+        "clarifications": [Clarification(question="Which\x00 city?", answer="Ro\x00me"),
+                           Clarification(question="Unanswered?")],
+        "evidence": [Evidence(source_id=1, position=3, text="Settling\x00 tanks let sand fall out.\x00")],
+        "sources": [Source(id=1, url="https://example.org/a", title="Aque\x00ducts", provider="searxng"),
+                    Source(id=2, url="file:///docs/b.md", title="B", provider="local")],
+        "notes": ["a\x00 note"],
+    })
+    rec = record().model_copy(update={"result": dirty})
+
+    assert store.write(rec, db_url).created
+    stored = store.load_research(db_url, "research-1")
+    assert stored is not None and stored.result == clean
+    assert store.load_research(db_url, "research-\x001") == stored  # on PostgreSQL a NUL here would be refused
+    assert [e.query for e in store.list_research(db_url)] == [clean.query]
+
+
+def test_a_write_the_database_refuses_is_a_permanent_one_line_error(tmp_path: Path) -> None:
+    """A constraint the data breaks (here a trigger that refuses every source) is no outage:
+    retrying cannot help, and the research must not be reported as already stored."""
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    with store.engine_for(store.database_url(url)).begin() as connection:
+        connection.exec_driver_sql("CREATE TRIGGER no_sources BEFORE INSERT ON research_source "
+                                   "BEGIN SELECT RAISE(ABORT, 'sources refused\nsecond line'); END")
+    with pytest.raises(ApplicationError) as failed:
+        store.write(record(), url)
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "sources refused" in failed.value.message and "\n" not in failed.value.message
+    assert store.list_research(url) == []
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite does not enforce String(255)
+def test_a_value_postgresql_rejects_is_a_permanent_error_not_an_outage(db_url: str) -> None:
+    with pytest.raises(ApplicationError) as failed:
+        store.write(record(workflow_id="w" * 300), db_url)
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "\n" not in failed.value.message and "unavailable" not in failed.value.message
+
+
+@pytest.mark.parametrize("kind", [sqlalchemy.exc.DataError, sqlalchemy.exc.IntegrityError])
+def test_data_and_integrity_errors_are_classified_as_permanent(kind: type[sqlalchemy.exc.DBAPIError]) -> None:
+    url = store.database_url("postgresql://user:hunter2@db.example/library")
+    with pytest.raises(ApplicationError) as failed, store._failures_classified(url):
+        raise kind("INSERT ...", {}, Exception("value refused for password hunter2\nDETAIL: more"))
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "hunter2" not in failed.value.message and "\n" not in failed.value.message

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.engine import URL, Engine, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
 from temporalio.exceptions import ApplicationError
 
@@ -78,9 +78,10 @@ class LibraryEntry(BaseModel):
 
 def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearchOutput:
     """One transaction: the research row and all its children, or nothing. `url_text` defaults
-    to RESEARCH_DB_URL."""
+    to RESEARCH_DB_URL. NUL bytes are dropped from every string first (`without_nul`)."""
     url = database_url(url_text or _configured_url())
     with _failures_classified(url):
+        record = without_nul(record)
         engine = engine_for(url)
         with Session(engine) as session:
             exists = session.scalar(select(ResearchRow.id).where(
@@ -90,10 +91,30 @@ def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearc
             session.add(_row(record))
             try:
                 session.commit()
-            except IntegrityError:  # a concurrent attempt won the race: it wrote the same research
+            except IntegrityError:
                 session.rollback()
-                return SaveResearchOutput(created=False)
+                if session.scalar(select(ResearchRow.id).where(
+                        ResearchRow.workflow_id == record.workflow_id, ResearchRow.run_id == record.run_id)) is None:
+                    raise  # not the duplicate: the data broke a constraint (classified as permanent)
+                return SaveResearchOutput(created=False)  # a concurrent attempt won the race: same research
     return SaveResearchOutput(created=True)
+
+
+def without_nul(record: SaveResearchInput) -> SaveResearchInput:
+    """The record with NUL bytes removed from every string in it. PostgreSQL refuses them in text
+    (and SQLite would keep them): a page, an answer or a question that carries one must not cost
+    the research its place in the library."""
+    return SaveResearchInput.model_validate(_strip_nul(record.model_dump(mode="json")))
+
+
+def _strip_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_strip_nul(key): _strip_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_strip_nul(item) for item in value]
+    return value
 
 
 def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> list[LibraryEntry]:
@@ -119,7 +140,9 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> 
 
 
 def load_research(url: str, research_id: str) -> StoredResearch | None:
-    """One research by workflow id (its newest run) or by run id; None when it is not stored."""
+    """One research by workflow id (its newest run) or by run id; None when it is not stored.
+    NUL bytes in the id are ignored, as they were when the research was written."""
+    research_id = research_id.replace("\x00", "")
     db = database_url(url)
     with _failures_classified(db), Session(engine_for(db)) as session:
         row = session.scalars(
@@ -190,8 +213,9 @@ def safe(url: URL) -> str:
 
 
 class _failures_classified:
-    """Database errors as Temporal should see them: unreachable is worth retrying, a wrong URL is
-    not. Messages name the database without its password and never carry it."""
+    """Database errors as Temporal should see them: unreachable is worth retrying; a wrong URL, or
+    data the database refuses (a value too long, a constraint broken), is not. Messages are one
+    line, name the database without its password and never carry it."""
 
     def __init__(self, url: URL) -> None:
         self._url = url
@@ -208,10 +232,21 @@ class _failures_classified:
         if isinstance(err, (ArgumentError, ImportError)):
             raise ApplicationError(f"cannot use the research library at {safe(self._url)}: {message}",
                                    type="LibraryConfigError", non_retryable=True) from None
+        if _refused_data(err):
+            raise ApplicationError(f"the research library at {safe(self._url)} refused the data: {message}",
+                                   type="LibraryDataError", non_retryable=True) from None
         if isinstance(err, (DBAPIError, SQLAlchemyError, OSError)):
             raise ApplicationError(f"the research library at {safe(self._url)} is unavailable: {message}",
                                    type="LibraryUnavailable") from None
         return False
+
+
+def _refused_data(err: BaseException) -> bool:
+    """A DB-API DataError or IntegrityError, wrapped by SQLAlchemy or raw (sqlite3 and psycopg name
+    them alike). The duplicate key of a retried write never gets here: `write` handles it."""
+    if isinstance(err, (DataError, IntegrityError)):
+        return True
+    return any(cls.__name__ in ("DataError", "IntegrityError") for cls in type(err).__mro__)
 
 
 def _one_line(err: BaseException) -> str:
