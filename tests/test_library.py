@@ -244,3 +244,19 @@ def test_data_and_integrity_errors_are_classified_as_permanent(kind: type[sqlalc
         raise kind("INSERT ...", {}, Exception("value refused for password hunter2\nDETAIL: more"))
     assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
     assert "hunter2" not in failed.value.message and "\n" not in failed.value.message
+
+
+def test_the_history_filter_ignores_case_beyond_ascii(db_url: str) -> None:
+    store.write(record(run_id="run-1", finished=T0, query="Was ist über Wasser bekannt?"), db_url)
+    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="STRASSE und Verkehr"), db_url)
+    store.write(record(run_id="run-3", finished=T0 + timedelta(hours=2), query="ΣΟΦΙΑ and wisdom"), db_url)
+
+    def found(text: str) -> list[str]:
+        return [e.run_id for e in store.list_research(db_url, contains=text)]
+
+    assert found("ÜBER") == ["run-1"]
+    assert found("straße") == ["run-2"]
+    assert found("σοφια") == ["run-3"]
+    assert found("u\u0308ber") == ["run-1"]  # "ü" typed as u + combining diaeresis
+    assert found("wisdom") == ["run-3"] and found("nothing like it") == []
+    assert [e.run_id for e in store.list_research(db_url, contains="A", limit=2)] == ["run-3", "run-2"]

@@ -40,6 +40,17 @@ async def test_history_lists_newest_first_with_a_filter_and_as_json(library_env:
     assert [e["workflow_id"] for e in json.loads(only.out)] == ["research-old"]
 
 
+async def test_history_filter_ignores_case_beyond_ascii(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    store.write(record("research-uber", "run-1", T0, query="Was ist über Wasser bekannt?"), url)
+    store.write(record("research-strasse", "run-2", T0.replace(day=21), query="STRASSE und Verkehr"), url)
+    env = {**offline_env, "RESEARCH_DB_URL": url}
+
+    for text, expected in (("ÜBER", ["research-uber"]), ("straße", ["research-strasse"])):
+        run = await starter("history", "--filter", text, "--json", env=env)
+        assert run.code == 0 and [e["workflow_id"] for e in json.loads(run.out)] == expected
+
+
 async def test_history_of_an_empty_library_says_so(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
     run = await starter("history", env={**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'empty.sqlite'}"})
     assert run.code == 0 and run.out == "" and run.err.startswith("no research stored yet in sqlite:///")

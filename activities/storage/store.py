@@ -16,15 +16,18 @@ the schema so a later release can migrate a library users already have. The tabl
 from __future__ import annotations
 
 import threading
+import unicodedata
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, select
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.sql.elements import UnaryExpression
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.schema import (
@@ -118,17 +121,20 @@ def _strip_nul(value: Any) -> Any:
 
 
 def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> list[LibraryEntry]:
-    """Finished research, newest first; `contains` filters on the question (case-insensitive)."""
+    """Finished research, newest first; `contains` filters on the question (case-insensitive in
+    every script, see `_matching`)."""
     db = database_url(url)
     with _failures_classified(db), Session(engine_for(db)) as session:
+        newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
         query = (
             select(ResearchRow)
             .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))  # counted below
-            .order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc())
-            .limit(limit)
+            .order_by(*newest_first)
         )
         if contains:
-            query = query.where(func.lower(ResearchRow.query).contains(contains.lower(), autoescape=True))
+            query = query.where(ResearchRow.id.in_(_matching(session, contains, limit, newest_first)))
+        else:
+            query = query.limit(limit)
         return [
             LibraryEntry(
                 workflow_id=row.workflow_id, run_id=row.run_id, query=row.query, outcome=row.outcome,
@@ -137,6 +143,29 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> 
             )
             for row in session.scalars(query)
         ]
+
+
+def _matching(session: Session, text: str, limit: int, order: tuple[UnaryExpression[Any], ...]) -> list[int]:
+    """The ids of the newest `limit` research whose question contains `text`, compared casefolded
+    and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" + combining
+    diaeresis finds "ü"). Compared in Python, the same on every database: SQLite's LIKE folds ASCII
+    only, and PostgreSQL's lower() depends on the database's locale and never turns ß into ss.
+    The questions are read newest first, in batches, until `limit` have matched."""
+    needle = _folded(text)
+    ids: list[int] = []
+    rows = session.execute(select(ResearchRow.id, ResearchRow.query).order_by(*order)
+                           .execution_options(yield_per=500))
+    with closing(rows):
+        for research_id, question in rows:
+            if len(ids) >= limit:
+                break
+            if needle in _folded(question):
+                ids.append(research_id)
+    return ids
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
 def load_research(url: str, research_id: str) -> StoredResearch | None:
