@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 
 from typing import TYPE_CHECKING
 
-from activities import library
+from activities.storage import store
 from starter.temporal import CliError
 from workflows.models import ROUTING_HISTORY, Message, ResearchResult, Speaker
 
@@ -46,7 +46,7 @@ def conversation(earlier: ResearchResult) -> list[Message]:
 
 async def earlier_research(research_id: str, session: Session) -> ResearchResult:
     """The research to follow up: from the library, else from Temporal if it completed there."""
-    stored = library.load_research(session.cfg.research_db_url, research_id)
+    stored = store.load_research(session.cfg.research_db_url, research_id)
     if stored is not None:
         return stored.result
     client = await session.connect()

@@ -1,6 +1,6 @@
 """`history`, `show`, `export`: the research library from the terminal, no Temporal needed.
 
-The library is the database every finished research is written to (activities/library.py), so
+The library is the database every finished research is written to (activities/storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
 only has the database.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 from markdown_it import MarkdownIt
 from temporalio.exceptions import ApplicationError
 
-from activities import library
+from activities.storage import store
 from starter.progress import say
 from starter.temporal import CliError
 from workflows import verification
@@ -35,7 +35,7 @@ EXIT_USAGE = 2
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    entries = _read(lambda: library.list_research(url, contains=args.filter, limit=args.limit))
+    entries = _read(lambda: store.list_research(url, contains=args.filter, limit=args.limit))
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
@@ -171,9 +171,9 @@ def _url(url: str) -> str:
 # --- plumbing -----------------------------------------------------------------------------------
 
 
-def _stored(session: Session, research_id: str) -> library.StoredResearch:
+def _stored(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
-    stored = _read(lambda: library.load_research(url, research_id))
+    stored = _read(lambda: store.load_research(url, research_id))
     if stored is None:
         raise CliError(f"no stored research with id {research_id} in {_where(url)}", EXIT_USAGE)
     return stored
@@ -189,7 +189,7 @@ def _read(query: Callable[[], T]) -> T:
 
 def _where(url: str) -> str:
     try:
-        return library.safe(library.database_url(url))
+        return store.safe(store.database_url(url))
     except Exception:  # noqa: BLE001 - only for a message
         return "RESEARCH_DB_URL"
 

@@ -1,5 +1,5 @@
-"""The research library (activities/library.py): one schema on SQLite and PostgreSQL, every
-research written once, read back equal."""
+"""The research library (activities/storage/, activities/library.py): one schema on SQLite and
+PostgreSQL, every research written once, read back equal."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from activities import library
+from activities.storage import store
 from tests.doubles import Script
 from tests.postgres import postgres_cluster
 from tests.test_workflow import run_research
@@ -98,37 +98,37 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     url = request.getfixturevalue("postgres_url")
     if url is None:
         pytest.skip(f"no PostgreSQL: {_postgres.get('reason')}")
-    engine = sqlalchemy.create_engine(library.database_url(url))
+    engine = sqlalchemy.create_engine(store.database_url(url))
     with engine.begin() as connection:  # every test starts from an empty library
         for table in ("research_reflection", "research_clarification", "research_evidence", "research_claim",
                       "research_source", "research", "alembic_version"):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
     engine.dispose()
-    library._engines.clear()
+    store._engines.clear()
     return url
 
 
 def count(url: str, table: str) -> int:
-    with library.engine_for(library.database_url(url)).connect() as connection:
+    with store.engine_for(store.database_url(url)).connect() as connection:
         return int(connection.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one())
 
 
 def test_a_research_is_read_back_equal_to_what_was_written(db_url: str) -> None:
-    saved = library.write(record(), db_url)
-    stored = library.load_research(db_url, "research-1")
+    saved = store.write(record(), db_url)
+    stored = store.load_research(db_url, "research-1")
 
     assert saved.created
     assert stored is not None and stored.result == rich_result()
     assert (stored.started_at, stored.finished_at) == (T0 - timedelta(minutes=3), T0)
-    assert library.load_research(db_url, "run-1") == stored  # by run id too
-    tables = set(sqlalchemy.inspect(library.engine_for(library.database_url(db_url))).get_table_names())
+    assert store.load_research(db_url, "run-1") == stored  # by run id too
+    tables = set(sqlalchemy.inspect(store.engine_for(store.database_url(db_url))).get_table_names())
     assert {"research", "research_source", "research_claim", "research_evidence", "research_clarification",
             "research_reflection", "alembic_version"} <= tables
 
 
 def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
-    assert library.write(record(), db_url).created
-    again = library.write(record(), db_url)
+    assert store.write(record(), db_url).created
+    again = store.write(record(), db_url)
 
     assert not again.created
     assert count(db_url, "research") == 1
@@ -136,29 +136,29 @@ def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
 
 
 def test_the_newest_run_of_a_workflow_id_is_shown_and_history_is_newest_first(db_url: str) -> None:
-    library.write(record(run_id="run-1", finished=T0), db_url)
-    library.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url)
-    library.write(record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url)
+    store.write(record(run_id="run-1", finished=T0), db_url)
+    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url)
+    store.write(record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url)
 
-    assert library.load_research(db_url, "research-1").run_id == "run-2"  # type: ignore[union-attr]
-    entries = library.list_research(db_url)
+    assert store.load_research(db_url, "research-1").run_id == "run-2"  # type: ignore[union-attr]
+    entries = store.list_research(db_url)
     assert [e.run_id for e in entries] == ["run-3", "run-2", "run-1"]
     assert entries[0].supported == 1 and entries[0].claims == 3 and entries[0].sources == 2
-    assert [e.run_id for e in library.list_research(db_url, contains="TIDE")] == ["run-3"]
-    assert [e.run_id for e in library.list_research(db_url, contains="100%_")] == []  # wildcards are text
-    assert library.load_research(db_url, "nope") is None
+    assert [e.run_id for e in store.list_research(db_url, contains="TIDE")] == ["run-3"]
+    assert [e.run_id for e in store.list_research(db_url, contains="100%_")] == []  # wildcards are text
+    assert store.load_research(db_url, "nope") is None
 
 
 def test_a_url_that_names_no_database_is_a_permanent_error_without_the_password() -> None:
     with pytest.raises(ApplicationError) as failed:
-        library.write(record(), "nosuchdb://user:hunter2@host/db")
+        store.write(record(), "nosuchdb://user:hunter2@host/db")
     assert failed.value.non_retryable and failed.value.type == "LibraryConfigError"
     assert "hunter2" not in failed.value.message and "***" in failed.value.message
 
 
 def test_an_unreachable_postgresql_is_worth_retrying_and_never_shows_the_password() -> None:
     with pytest.raises(ApplicationError) as failed:
-        library.write(record(), "postgresql://user:hunter2@127.0.0.1:1/db")
+        store.write(record(), "postgresql://user:hunter2@127.0.0.1:1/db")
     assert not failed.value.non_retryable and failed.value.type == "LibraryUnavailable"
     assert "hunter2" not in failed.value.message and "unavailable" in failed.value.message
 
@@ -172,7 +172,7 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
     outcomes: list[bool] = []
 
     def save(rec: SaveResearchInput) -> Any:
-        saved = library.write(rec, url)
+        saved = store.write(rec, url)
         outcomes.append(saved.created)
         if activity.info().attempt == 1:
             raise RuntimeError("worker lost after the commit")
@@ -184,6 +184,79 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
 
     assert outcomes == [True, False]
     assert count(url, "research") == 1
-    [entry] = library.list_research(url)
-    assert library.load_research(url, entry.workflow_id).result == result  # type: ignore[union-attr]
+    [entry] = store.list_research(url)
+    assert store.load_research(url, entry.workflow_id).result == result  # type: ignore[union-attr]
     assert not any("could not be saved" in note for note in result.notes)
+
+
+# --- hardening: NUL bytes, data errors, Unicode filters -------------------------------------------
+
+
+def test_nul_bytes_are_stripped_and_the_research_is_stored(db_url: str) -> None:
+    """PostgreSQL refuses text with NUL (0x00) bytes; a page, an answer or a question may carry one.
+    Every string of the record loses them, so the research is stored and reads back without them."""
+    clean = rich_result()
+    dirty = clean.model_copy(update={
+        "query": "How did Roman\x00 aqueducts keep water clean?\x00",
+        "report_markdown": "# Aque\x00ducts\n\nSettling tanks [1].\n",
+        "clarifications": [Clarification(question="Which\x00 city?", answer="Ro\x00me"),
+                           Clarification(question="Unanswered?")],
+        "evidence": [Evidence(source_id=1, position=3, text="Settling\x00 tanks let sand fall out.\x00")],
+        "sources": [Source(id=1, url="https://example.org/a", title="Aque\x00ducts", provider="searxng"),
+                    Source(id=2, url="file:///docs/b.md", title="B", provider="local")],
+        "notes": ["a\x00 note"],
+    })
+    rec = record().model_copy(update={"result": dirty})
+
+    assert store.write(rec, db_url).created
+    stored = store.load_research(db_url, "research-1")
+    assert stored is not None and stored.result == clean
+    assert store.load_research(db_url, "research-\x001") == stored  # on PostgreSQL a NUL here would be refused
+    assert [e.query for e in store.list_research(db_url)] == [clean.query]
+
+
+def test_a_write_the_database_refuses_is_a_permanent_one_line_error(tmp_path: Path) -> None:
+    """A constraint the data breaks (here a trigger that refuses every source) is no outage:
+    retrying cannot help, and the research must not be reported as already stored."""
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    with store.engine_for(store.database_url(url)).begin() as connection:
+        connection.exec_driver_sql("CREATE TRIGGER no_sources BEFORE INSERT ON research_source "
+                                   "BEGIN SELECT RAISE(ABORT, 'sources refused\nsecond line'); END")
+    with pytest.raises(ApplicationError) as failed:
+        store.write(record(), url)
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "sources refused" in failed.value.message and "\n" not in failed.value.message
+    assert store.list_research(url) == []
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite does not enforce String(255)
+def test_a_value_postgresql_rejects_is_a_permanent_error_not_an_outage(db_url: str) -> None:
+    with pytest.raises(ApplicationError) as failed:
+        store.write(record(workflow_id="w" * 300), db_url)
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "\n" not in failed.value.message and "unavailable" not in failed.value.message
+
+
+@pytest.mark.parametrize("kind", [sqlalchemy.exc.DataError, sqlalchemy.exc.IntegrityError])
+def test_data_and_integrity_errors_are_classified_as_permanent(kind: type[sqlalchemy.exc.DBAPIError]) -> None:
+    url = store.database_url("postgresql://user:hunter2@db.example/library")
+    with pytest.raises(ApplicationError) as failed, store._failures_classified(url):
+        raise kind("INSERT ...", {}, Exception("value refused for password hunter2\nDETAIL: more"))
+    assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
+    assert "hunter2" not in failed.value.message and "\n" not in failed.value.message
+
+
+def test_the_history_filter_ignores_case_beyond_ascii(db_url: str) -> None:
+    store.write(record(run_id="run-1", finished=T0, query="Was ist über Wasser bekannt?"), db_url)
+    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="STRASSE und Verkehr"), db_url)
+    store.write(record(run_id="run-3", finished=T0 + timedelta(hours=2), query="ΣΟΦΙΑ and wisdom"), db_url)
+
+    def found(text: str) -> list[str]:
+        return [e.run_id for e in store.list_research(db_url, contains=text)]
+
+    assert found("ÜBER") == ["run-1"]
+    assert found("straße") == ["run-2"]
+    assert found("σοφια") == ["run-3"]
+    assert found("u\u0308ber") == ["run-1"]  # "ü" typed as u + combining diaeresis
+    assert found("wisdom") == ["run-3"] and found("nothing like it") == []
+    assert [e.run_id for e in store.list_research(db_url, contains="A", limit=2)] == ["run-3", "run-2"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from activities import library
+from activities.storage import store
 from tests.test_library import T0, record
 from tests.test_starter import error_line, offline_env, starter  # noqa: F401 - fixture
 from workflows.models import Source
@@ -18,14 +18,14 @@ from workflows.models import Source
 def library_env(offline_env: dict[str, str], tmp_path: Path) -> dict[str, str]:  # noqa: F811
     """A library with two research in it; Temporal unreachable, to show no command needs it."""
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
-    library.write(record("research-old", "run-1", T0), url)
+    store.write(record("research-old", "run-1", T0), url)
     hostile = record("research-new", "run-2", T0.replace(day=21), query="Tide pools <script>alert(1)</script>")
     hostile.result.report_markdown = (
         "# Tide pools <script>alert(1)</script>\n\nStorms reset them [1]. Small pools [2, 1].\n\n"
         "## Sources\n\n- [1] Aqueducts — https://example.org/a\n"
     )
     hostile.result.sources.append(Source(id=3, url="javascript:alert(1)", title="<b>bold</b>"))
-    library.write(hostile, url)
+    store.write(hostile, url)
     return {**offline_env, "RESEARCH_DB_URL": url}
 
 
@@ -38,6 +38,17 @@ async def test_history_lists_newest_first_with_a_filter_and_as_json(library_env:
 
     only = await starter("history", "--filter", "aqueducts", "--json", env=library_env)
     assert [e["workflow_id"] for e in json.loads(only.out)] == ["research-old"]
+
+
+async def test_history_filter_ignores_case_beyond_ascii(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    store.write(record("research-uber", "run-1", T0, query="Was ist über Wasser bekannt?"), url)
+    store.write(record("research-strasse", "run-2", T0.replace(day=21), query="STRASSE und Verkehr"), url)
+    env = {**offline_env, "RESEARCH_DB_URL": url}
+
+    for text, expected in (("ÜBER", ["research-uber"]), ("straße", ["research-strasse"])):
+        run = await starter("history", "--filter", text, "--json", env=env)
+        assert run.code == 0 and [e["workflow_id"] for e in json.loads(run.out)] == expected
 
 
 async def test_history_of_an_empty_library_says_so(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
@@ -124,7 +135,7 @@ async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes
         "See [share](smb://host/share), [diag](ms-msdt:/id PCWDiagnostic), [find](search-ms:query=x), "
         "[mail](mailto:a@example.org), [rel](//evil.example/x) and [fine](https://example.org \"title [2]\").\n"
     )
-    library.write(odd, url)
+    store.write(odd, url)
     target = tmp_path / "odd.html"
     run = await starter("export", "research-odd", "--format", "html", "--out", str(target),
                         env={**offline_env, "RESEARCH_DB_URL": url})
@@ -146,7 +157,7 @@ async def test_show_never_lets_a_source_drive_the_terminal(offline_env: dict[str
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     hostile = record("research-esc", "run-1", T0)
     hostile.result.report_markdown = "# Title\x1b]0;pwned\x07\n\nCleared \x1b[2J screen\x9b31m and bell\x07 [1].\n"
-    library.write(hostile, url)
+    store.write(hostile, url)
     run = await starter("show", "research-esc", env={**offline_env, "RESEARCH_DB_URL": url})
     assert run.code == 0
     assert not any(ch in run.out for ch in "\x1b\x07\x9b")

@@ -1,0 +1,109 @@
+"""Snippets for search hits: the prose sentence of a document that best matches the query.
+
+FTS5 finds the documents; this picks what a reader sees of each (`LocalCorpus.search`), and the
+loose matching of query words (`_Terms`) also ranks titles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from workflows.text import bm25_scores, split_paragraphs, split_sentences, tokenize, trim
+from workflows.models import SNIPPET_LIMIT
+
+#: At most this many distinct query terms go into one MATCH (a 5000-character query would
+#: otherwise become a slow 700-way OR).
+MAX_QUERY_TERMS = 32
+
+
+class _Terms:
+    """A query's content words, matched loosely in titles and sentences: `borrowing` matches
+    `borrow` and `borrowed`, `references` matches `reference`, and a dotted name such as
+    `asyncio.gather` also matches its parts. Only for ranking and snippets; FTS5 does the search."""
+
+    def __init__(self, words: list[str]) -> None:
+        #: The words as typed: what goes into the FTS5 query.
+        self.words = list(dict.fromkeys(words))[:MAX_QUERY_TERMS]
+        #: The words and the parts of dotted names: what titles and sentences are matched against.
+        self.parts = list(dict.fromkeys(_words(" ".join(self.words))))
+        self._memo: dict[str, str | None] = {}
+
+    def match(self, token: str) -> str | None:
+        """The query word `token` stands for, if any (a shared stem, a short ending apart)."""
+        if token not in self._memo:
+            self._memo[token] = next((p for p in self.parts if _same_stem(token, p)), None)
+        return self._memo[token]
+
+    def of(self, text: str) -> list[str]:
+        """The words of `text`, each that matches a query word spelled as that word."""
+        return [self.match(w) or w for w in _words(text)]
+
+    def coverage(self, text: str) -> float:
+        """The share of the query's words that `text` contains."""
+        if not self.parts:
+            return 0.0
+        return len(set(self.parts).intersection(self.of(text))) / len(self.parts)
+
+
+def _same_stem(a: str, b: str) -> bool:
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 4 and len(long) - len(short) <= 3 and long.startswith(short))
+
+
+def _words(text: str) -> list[str]:
+    """Word tokens; a dotted name also gives its parts (`asyncio.gather`: `asyncio`, `gather`)."""
+    words = []
+    for token in tokenize(text):
+        words.append(token)
+        if "." in token:
+            words.extend(p for p in token.split(".") if p)
+    return words
+
+
+def _is_prose(sentence: str) -> bool:
+    """Sentences of words, not headings, code or tables: a snippet should read like text."""
+    if len(sentence) < 25 or sentence.startswith(("```", "|", ">>>", "$ ")):
+        return False
+    if len(sentence) < 80 and not sentence.endswith((".", "!", "?", ":", ")", "…", '"', "”")):
+        return False  # a heading or a label
+    wordy = sum(c.isalpha() or c.isspace() for c in sentence)
+    return wordy >= 0.75 * len(sentence)
+
+
+def _prose_paragraphs(body: str) -> Iterator[str]:
+    """The paragraphs of `body` outside ``` code fences (a fence may span paragraphs)."""
+    in_code = False
+    for paragraph in split_paragraphs(body):
+        segments = paragraph.split("```")
+        for k, segment in enumerate(segments):
+            if not in_code and segment.strip():
+                yield segment.strip()
+            if k < len(segments) - 1:
+                in_code = not in_code
+
+
+def _snippet(body: str, terms: _Terms) -> str:
+    """The prose sentence of `body` that matches most query terms (BM25 breaks ties), continued
+    with the sentences after it while they fit: a readable excerpt, not FTS5's marked-up one."""
+    candidates: list[tuple[list[str], int]] = []
+    for source in (_prose_paragraphs(body), split_paragraphs(body)):
+        paragraphs = [split_sentences(p) for p in source]
+        every = [(group, j) for group in paragraphs for j in range(len(group))]
+        candidates = [(group, j) for group, j in every if _is_prose(group[j])] or every
+        if candidates:
+            break
+    if not candidates:
+        return ""
+    words = [terms.of(group[j]) for group, j in candidates]
+    scores = bm25_scores(terms.parts, words)
+    best = min(
+        range(len(candidates)),
+        key=lambda k: (-len(set(terms.parts).intersection(words[k])), -scores[k], k),
+    )
+    group, j = candidates[best]
+    snippet = group[j]
+    for following in group[j + 1 :]:
+        if len(snippet) + 1 + len(following) > SNIPPET_LIMIT:
+            break
+        snippet += " " + following
+    return trim(snippet, SNIPPET_LIMIT)

@@ -1,0 +1,99 @@
+"""The research library's tables, one schema for SQLite and PostgreSQL (SQLAlchemy 2 rows).
+
+Sources, claims, evidence, clarifications and reflections are rows of their own, so the library
+can be asked "which research cited this URL" or "how many claims were unsupported"; the plan,
+stats and scores are JSON columns, read whole. A change here needs an Alembic revision in
+`migrations/versions/`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ResearchRow(Base):
+    __tablename__ = "research"
+    __table_args__ = (UniqueConstraint("workflow_id", "run_id", name="uq_research_run"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    workflow_id: Mapped[str] = mapped_column(String(255), index=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    query: Mapped[str] = mapped_column(Text)
+    outcome: Mapped[str] = mapped_column(String(32))
+    mode: Mapped[str] = mapped_column(String(16))
+    depth: Mapped[str] = mapped_column(String(16))
+    engine: Mapped[str] = mapped_column(String(255))
+    follow_up_of: Mapped[str | None] = mapped_column(String(255))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    report_markdown: Mapped[str] = mapped_column(Text)
+    plan: Mapped[Any] = mapped_column(JSON, nullable=True)
+    plan_iterations: Mapped[int] = mapped_column(Integer)
+    stage_history: Mapped[Any] = mapped_column(JSON)
+    loop_backs: Mapped[Any] = mapped_column(JSON)
+    stats: Mapped[Any] = mapped_column(JSON)
+    verification: Mapped[Any] = mapped_column(JSON, nullable=True)
+    critique: Mapped[Any] = mapped_column(JSON, nullable=True)
+    notes: Mapped[Any] = mapped_column(JSON)
+
+    sources: Mapped[list[SourceRow]] = relationship(order_by="SourceRow.position", cascade="all, delete-orphan")
+    claims: Mapped[list[ClaimRow]] = relationship(order_by="ClaimRow.position", cascade="all, delete-orphan")
+    evidence: Mapped[list[EvidenceRow]] = relationship(order_by="EvidenceRow.position", cascade="all, delete-orphan")
+    clarifications: Mapped[list[ClarificationRow]] = relationship(
+        order_by="ClarificationRow.position", cascade="all, delete-orphan")
+    reflections: Mapped[list[ReflectionRow]] = relationship(
+        order_by="ReflectionRow.position", cascade="all, delete-orphan")
+
+
+class _Child:
+    """Rows that belong to one research, in their order."""
+
+    research_id: Mapped[int] = mapped_column(ForeignKey("research.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+
+class SourceRow(_Child, Base):
+    __tablename__ = "research_source"
+    source_id: Mapped[int] = mapped_column(Integer)
+    url: Mapped[str] = mapped_column(Text, index=True)
+    title: Mapped[str] = mapped_column(Text)
+    provider: Mapped[str] = mapped_column(String(64))
+
+
+class ClaimRow(_Child, Base):
+    __tablename__ = "research_claim"
+    text: Mapped[str] = mapped_column(Text)
+    source_ids: Mapped[Any] = mapped_column(JSON)
+    verdict: Mapped[str] = mapped_column(String(16), index=True)
+    reason: Mapped[str] = mapped_column(Text)
+    checked_by: Mapped[str] = mapped_column(String(16))
+    original: Mapped[str | None] = mapped_column(Text)
+    removed: Mapped[bool] = mapped_column()
+
+
+class EvidenceRow(_Child, Base):
+    __tablename__ = "research_evidence"
+    source_id: Mapped[int] = mapped_column(Integer)
+    passage_position: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class ClarificationRow(_Child, Base):
+    __tablename__ = "research_clarification"
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str | None] = mapped_column(Text)
+
+
+class ReflectionRow(_Child, Base):
+    __tablename__ = "research_reflection"
+    decision: Mapped[str] = mapped_column(String(16))
+    reasoning: Mapped[str] = mapped_column(Text)
+    suggested_changes: Mapped[Any] = mapped_column(JSON)
