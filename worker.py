@@ -20,7 +20,7 @@ from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settin
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.search import SEARCH_ACTIVITIES
-from activities.web_search import check_search_config
+from activities.providers.strategies import check_search_config
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)

@@ -2,7 +2,7 @@
 
 Search goes to the web providers or the `local` corpus (a folder of documents indexed with SQLite
 FTS5, by default the Python interpreter's own documentation); pages are read from the web
-(activities/reading.py) or from that corpus (`file://` URLs).
+(activities/web/reading.py) or from that corpus (`file://` URLs).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from temporalio import activity
 
 from activities.config import settings
 from activities.heartbeats import with_heartbeats
-from activities.reading import read_for_step
-from activities.web_search import run_search
+from activities.web.reading import read_for_step
+from activities.providers.strategies import run_search
 from workflows.models import PAGE_TEXT_LIMIT
 from workflows.activity_models import (
     ReadPageInput,
@@ -35,7 +35,7 @@ def local_corpus() -> Any:
 
 @activity.defn(name="search")
 async def search(request: SearchInput) -> SearchOutput:
-    """The configured providers under the configured strategy (activities/web_search.py).
+    """The configured providers under the configured strategy (activities/providers/strategies.py).
     Idempotent: searching again changes nothing anywhere."""
     return SearchOutput(hits=await with_heartbeats(run_search(request.query, request.max_results)))
 

@@ -17,10 +17,10 @@ import pypdfium2
 import pytest
 import pytest_asyncio
 
-from activities import crawler as crawler_module
+from activities.web import crawler as crawler_module
 from activities.config import Settings
-from activities.crawler import Crawler, CrawlError, FetchedPage, decode_text, document_type
-from activities.netguard import classify
+from activities.web.crawler import Crawler, CrawlError, FetchedPage, decode_text, document_type
+from activities.web.netguard import classify
 from tests.hostile_web import (
     ARTICLE_PARAGRAPHS,
     LATIN1_TEXT,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from activities import extraction
-from activities.extraction import Extracted, extract
+from activities.web import extraction
+from activities.web.extraction import Extracted, extract
 from tests.bench_extraction import BENCHMARK, aggregate, run, shingle_scores
 
 PARAGRAPH = " ".join(["The river study measured dissolved oxygen at twelve stations every morning for a year."] * 3)

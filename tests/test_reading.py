@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import crawler, reading
+from activities.web import crawler, reading
 from activities.config import Settings
 from tests.hostile_web import ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb
 from tests.test_starter import starter

@@ -23,9 +23,9 @@ import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from temporalio.exceptions import ApplicationError
 
-from activities import web_search
+from activities.providers import strategies as web_search
 from activities.config import Settings, settings
-from activities.web_search import Brave, DuckDuckGo, Searxng, Tavily, canonical_url, check_search_config, run_search
+from activities.providers.strategies import Brave, DuckDuckGo, Searxng, Tavily, canonical_url, check_search_config, run_search
 from workflows.models import SNIPPET_LIMIT
 
 TAVILY_KEY = "tvly-test-0123456789"

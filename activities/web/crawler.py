@@ -2,13 +2,13 @@
 
 The URLs come from search engines and from an LLM, so every one is hostile until checked.
 `fetch(url)` returns the page's raw bytes and what is known about them (final URL, content type,
-charset, truncated); turning bytes into text is activities/extraction.py's job.
+charset, truncated); turning bytes into text is activities/web/extraction.py's job.
 
 What one fetch promises:
 - robots.txt of every origin it touches (the page and each redirect hop) is read once per process
   and obeyed, asked with the same User-Agent as the page (RFC 9309: 4xx means allow all; 5xx or
   unreachable means disallow all, remembered for a minute only).
-- No loopback, private or cloud metadata address is ever connected to (activities/netguard.py).
+- No loopback, private or cloud metadata address is ever connected to (activities/web/netguard.py).
 - Redirects are followed by hand, at most 5, each hop checked from scratch.
 - CRAWL_CONCURRENCY pages at once; CRAWL_PER_HOST requests at once to one host, their starts at
   least CRAWL_HOST_GAP_S apart; CRAWL_PAGE_TIMEOUT_S for the whole fetch (robots.txt, redirects,
@@ -37,7 +37,7 @@ import httpx
 from protego import Protego
 
 from activities.config import Settings, settings
-from activities.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
+from activities.web.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
 
 T = TypeVar("T")
 #: An origin's robots.txt: the parsed rules, True when there are none (allow all), or why every
