@@ -19,7 +19,8 @@ import pytest_asyncio
 
 from activities.web import crawler as crawler_module
 from activities.config import Settings
-from activities.web.crawler import Crawler, CrawlError, FetchedPage, decode_text, document_type
+from activities.web.charset import decode_text, document_type
+from activities.web.crawler import Crawler, CrawlError, FetchedPage
 from activities.web.netguard import classify
 from tests.hostile_web import (
     ARTICLE_PARAGRAPHS,

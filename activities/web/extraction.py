@@ -9,7 +9,7 @@
   MAX_PDF_PAGES pages, so a 900-page report costs what a paper does.
 - Anything else (text/plain, text/markdown): decoded and whitespace-normalised ("plain").
 
-Charset: the crawler's rules (`activities.web.crawler.decode_text`: BOM, then the declared charset if
+Charset: the crawler's rules (`activities.web.charset.decode_text`: BOM, then the declared charset if
 the bytes decode with it, then <meta charset>, then UTF-8, then a guess). We decode before
 trafilatura because, given bytes, it ignores <meta charset> and guesses: an ISO-8859-2 page in
 Polish comes out as windows-1250 mojibake.
@@ -51,7 +51,7 @@ import lxml.html
 import trafilatura
 from trafilatura.settings import use_config
 
-from activities.web.crawler import decode_text
+from activities.web.charset import decode_text
 
 MAX_PDF_PAGES = 50
 #: Below this many characters, trafilatura's result is "almost nothing" and the fallback may do better.
