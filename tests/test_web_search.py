@@ -23,9 +23,13 @@ import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from temporalio.exceptions import ApplicationError
 
-from activities.providers import strategies as web_search
 from activities.config import Settings, settings
-from activities.providers.strategies import Brave, DuckDuckGo, Searxng, Tavily, canonical_url, check_search_config, run_search
+from activities.providers import http as provider_http
+from activities.providers.brave import Brave
+from activities.providers.duckduckgo import DuckDuckGo
+from activities.providers.searxng import Searxng
+from activities.providers.strategies import canonical_url, check_search_config, run_search
+from activities.providers.tavily import Tavily
 from workflows.models import SNIPPET_LIMIT
 
 TAVILY_KEY = "tvly-test-0123456789"
@@ -401,13 +405,13 @@ async def test_an_answer_that_is_not_json_is_a_retryable_failure(web: Web) -> No
 
 
 async def test_a_proxy_in_the_environment_is_ignored(web: Web, monkeypatch: pytest.MonkeyPatch) -> None:
-    await web_search.close_http()  # the next client is made with this environment
+    await provider_http.close_http()  # the next client is made with this environment
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
     try:
         assert len(await Searxng(web.searxng.url).search("q", 5)) == 2
     finally:
-        await web_search.close_http()
+        await provider_http.close_http()
 
 
 # --- duckduckgo, through a stand-in for ddgs.DDGS --------------------------------------------------
