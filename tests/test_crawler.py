@@ -340,6 +340,7 @@ async def test_cloud_metadata_is_refused_even_when_private_addresses_are_allowed
         ("[::1]", "loopback address ::1"),
         ("10.0.0.1", "private address 10.0.0.1"),
         ("[fe80::1]", "link-local address fe80::1"),
+        ("[fec0::1]", "site-local address fec0::1"),
         ("100.64.0.1", "non-public address 100.64.0.1"),
     ],
 )
@@ -406,6 +407,11 @@ async def test_the_connection_goes_to_the_address_that_was_checked(
         ),
         ("mixed.test", False, "mixed.test resolves to loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)"),
         ("imds.test", True, "imds.test resolves to cloud metadata address 169.254.169.254"),
+        (
+            "sitelocal.test",
+            False,
+            "sitelocal.test resolves to site-local address fec0::1:2 (set CRAWL_ALLOW_PRIVATE=1 to allow)",
+        ),
     ],
 )
 async def test_a_name_that_resolves_to_a_refused_address_is_refused(
@@ -415,6 +421,7 @@ async def test_a_name_that_resolves_to_a_refused_address_is_refused(
         "intranet.test": ["10.1.2.3"],
         "mixed.test": ["93.184.216.34", "127.0.0.1"],  # one bad address is enough
         "imds.test": ["169.254.169.254"],
+        "sitelocal.test": ["2606:4700:4700::1111", "fec0::1:2"],
     }
 
     async def resolver(name: str, port: int) -> list[str]:
@@ -438,6 +445,8 @@ ADDRESS_CASES = [
     ("100.64.0.1", ("non-public address", True)),
     ("fc00::1", ("private address", True)),
     ("fe80::1", ("link-local address", True)),
+    ("fec0::1", ("site-local address", True)),  # deprecated site-local (fec0::/10), global to Python
+    ("feff:ffff::1", ("site-local address", True)),
     ("::1", ("loopback address", True)),
     ("::ffff:10.0.0.1", ("private address", True)),
     ("64:ff9b::a00:1", ("private address", True)),
