@@ -202,6 +202,39 @@ async def test_every_redirect_hop_is_checked_again(web: HostileWeb, crawler: Cra
     assert "/private/secret" not in web.paths()
 
 
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http:\\\\host\\path",  # httpx itself raises InvalidURL on it, even when not following
+        "https:\\\\evil.example\\x",
+        "/ok\\..\\private/secret",
+        "http://xn--/",  # an A-label that is not Punycode
+        "http://" + "a" * 300 + ".example/",  # a label IDNA cannot encode
+        "http:/no-host",
+    ],
+)
+async def test_a_malformed_redirect_is_a_crawl_error_not_a_crash(
+    web: HostileWeb, crawler: Crawler, location: str
+) -> None:
+    web.route("/bad-location", redirect(location))
+
+    error = await refusal(crawler, web.url("/bad-location"))
+
+    assert error.reason.startswith("redirect to an invalid URL (")
+    assert not error.retryable
+    assert web.paths() == ["/robots.txt", "/bad-location"]  # the Location was never followed
+
+
+@pytest.mark.parametrize(
+    "url", ["http://xn--/", "http://" + "a" * 300 + ".example/", "http://\x00x/", "http://[::1/", "http://a:99999/"]
+)
+async def test_a_malformed_url_is_a_crawl_error_not_a_crash(crawler: Crawler, url: str) -> None:
+    error = await refusal(crawler, url)
+
+    assert not error.retryable
+    assert error.reason.startswith(("not a valid URL (", "could not resolve"))
+
+
 # --- hostile bodies -------------------------------------------------------------------------------
 
 

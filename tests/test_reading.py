@@ -13,7 +13,9 @@ from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler, reading
 from activities.config import Settings
-from tests.hostile_web import ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb
+from tests.hostile_web import (
+    ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb, redirect,
+)
 from tests.test_starter import starter
 
 
@@ -104,6 +106,19 @@ async def test_extract_keeps_every_safety_rule_and_says_what_failed(web: Hostile
     assert "metadata" in metadata["error"]
     assert missing == {"input": "no-such-file.html", "error": "not an http(s) URL or a readable file"}
     assert web.paths() == []  # nothing was requested from the refused address
+
+
+async def test_extract_goes_on_after_a_malformed_redirect(web: HostileWeb) -> None:
+    web.route("/bad-location", redirect("http:\\\\host\\path"))  # httpx raises InvalidURL on it
+
+    run = await starter("extract", web.url("/bad-location"), "http://xn--/", web.url("/article"), "--json",
+                        env=env_for(CRAWL_ALLOW_PRIVATE="1"))
+
+    assert run.code == 1  # and no traceback (`starter` checks stderr)
+    bad, invalid, article = [json.loads(line) for line in run.out.splitlines()]
+    assert bad == {"input": web.url("/bad-location"), "error": "redirect to an invalid URL (http:\\\\host\\path)"}
+    assert invalid["error"].startswith("not a valid URL (")
+    assert article["title"] == ARTICLE_TITLE
 
 
 async def test_extract_without_json_prints_title_url_and_text(web: HostileWeb) -> None:

@@ -94,9 +94,9 @@ class Crawler:
     async def fetch(self, url: str) -> FetchedPage:
         """The page at `url` (after redirects), or CrawlError saying why not."""
         try:
-            target = httpx.URL(url).copy_with(fragment=None)
-        except (httpx.InvalidURL, TypeError) as exc:
-            raise CrawlError(f"not a valid URL ({exc})") from None
+            target = _usable(httpx.URL(url))
+        except (httpx.InvalidURL, UnicodeError, TypeError) as exc:
+            raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
         return await _shared(self._pending_pages, str(target), lambda: self._fetch(target))
 
     async def aclose(self) -> None:
@@ -117,6 +117,7 @@ class Crawler:
                 follow_redirects=False,  # each hop is checked by `_follow`
                 timeout=httpx.Timeout(cfg.crawl_page_timeout_s),
                 headers={"User-Agent": cfg.crawl_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"},
+                event_hooks={"response": [_take_location]},
             )
         return self._client
 
@@ -134,6 +135,8 @@ class Crawler:
                 raise CrawlError(f"could not resolve a host ({exc.strerror})", retryable=True) from None
             except httpx.TransportError as exc:
                 raise CrawlError(f"connection failed ({type(exc).__name__}: {exc})", retryable=True) from None
+            except (httpx.InvalidURL, UnicodeError) as exc:  # a URL httpx or IDNA cannot use, however it came
+                raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
 
     async def _follow(self, url: httpx.URL) -> FetchedPage:
         seen = {str(url)}
@@ -144,9 +147,9 @@ class Crawler:
                 if location is None:
                     return await self._read(url, response)
             try:
-                url = url.join(location).copy_with(fragment=None)
-            except httpx.InvalidURL:
-                raise CrawlError(f"redirect to an invalid URL ({location[:100]})") from None
+                url = _next_hop(url, location)
+            except (httpx.InvalidURL, UnicodeError):  # e.g. `Location: http:\\host\path`
+                raise CrawlError(f"redirect to an invalid URL ({_shown(location)})") from None
             if str(url) in seen:
                 raise CrawlError(f"redirect loop (back to {url})")
             seen.add(str(url))
@@ -237,8 +240,8 @@ class Crawler:
                         location = _redirect_location(response)
                         if location is None:
                             return await robots_rules(response), ROBOTS_TTL_S
-                    url = url.join(location)
-        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL) as exc:
+                    url = _next_hop(url, location)
+        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             reason = exc.reason if isinstance(exc, Refused | CrawlError) else type(exc).__name__
             return f"robots.txt unreachable ({reason})", ROBOTS_FAILURE_TTL_S
         return True, ROBOTS_TTL_S  # RFC 9309: after 5 redirects robots.txt counts as unavailable
@@ -301,10 +304,52 @@ async def _shared(pending: dict[str, asyncio.Future[T]], key: str, start: Callab
     return await asyncio.shield(task)
 
 
+async def _take_location(response: httpx.Response) -> None:
+    r"""Move a redirect's Location out of httpx's sight, into `response.extensions`.
+
+    Redirects are followed by `_follow`, each hop checked; but httpx builds the next request of
+    every redirect even when it does not follow it, and raises a bare InvalidURL for a Location it
+    cannot rebuild (`http:\\host\path`), losing the page with no reason. The crawler reads the
+    Location itself (`_redirect_location`) and refuses a malformed one as a CrawlError.
+    """
+    if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+        response.extensions["crawler_location"] = response.headers["location"]
+        del response.headers["location"]
+
+
 def _redirect_location(response: httpx.Response) -> str | None:
     if response.status_code in REDIRECT_STATUSES:
-        return response.headers.get("location") or None
+        return response.extensions.get("crawler_location") or response.headers.get("location") or None
     return None
+
+
+def _next_hop(url: httpx.URL, location: str) -> httpx.URL:
+    r"""Where a redirect from `url` to `location` leads, or InvalidURL/UnicodeError for a malformed
+    Location: backslashes or control characters (browsers read `http:\\host\path` as another host,
+    URL joining as a path on this one: no reading is safe), or http(s) without a host."""
+    if "\\" in location or any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
+        raise httpx.InvalidURL("backslash or control character in the Location")
+    target = httpx.URL(location)
+    if target.scheme in ("http", "https") and not target.raw_host:
+        raise httpx.InvalidURL("a scheme but no host in the Location")
+    return _usable(url.join(target))
+
+
+def _usable(url: httpx.URL) -> httpx.URL:
+    r"""`url` without its fragment, or InvalidURL/UnicodeError now rather than later: httpx accepts
+    some URLs it cannot rebuild (`http:\\host\path` joined to a page has a path without its
+    leading slash), and an A-label that is not Punycode (`xn--`) fails only when the host is read."""
+    url = url.copy_with(fragment=None)
+    url.copy_with(raw_path=b"/robots.txt")  # what _robots_for builds from it
+    _ = url.host
+    if len(url.raw_host) > 253 or any(len(label) > 63 for label in url.raw_host.split(b".")):
+        raise httpx.InvalidURL("host name too long")  # DNS limits; IDNA would fail later, at the lookup
+    return url
+
+
+def _shown(text: str, limit: int = 100) -> str:
+    """A server's or a URL's text, fit for a one-line reason: cut, control characters replaced."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
 
 
 def _port(url: httpx.URL) -> int:
