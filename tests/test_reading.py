@@ -14,7 +14,7 @@ from temporalio.exceptions import ApplicationError
 from activities.web import crawler, reading
 from activities.config import Settings
 from tests.hostile_web import (
-    ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb, redirect,
+    ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb, Page, redirect,
 )
 from tests.test_starter import starter
 
@@ -60,6 +60,20 @@ async def test_a_page_that_cannot_be_read_says_why_and_is_not_retried(
 
     assert page.text == "" and page.error is not None and reason in page.error
     assert "/private/secret" not in web.paths()
+
+
+async def test_a_page_cannot_send_escape_sequences_to_a_terminal(web: HostileWeb, allow_private: None) -> None:
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x07\x7f"  # (a NUL would make it binary: refused by the crawler)
+    paragraph = f"<p>{ARTICLE_PARAGRAPHS[0]}{hostile} {ARTICLE_PARAGRAPHS[1]}</p>"
+    web.route("/escapes", Page(f"<html><head><title>Aqueducts{hostile}</title></head><body><article>"
+                               f"{paragraph}</article></body></html>"))
+
+    read = await reading.read_url(web.url("/escapes"))
+
+    for value in (read.title, read.text):
+        assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in value), repr(value)
+        assert "pwned" not in value and "[2J" not in value and "31m" not in value
+    assert ARTICLE_PARAGRAPHS[0] in read.text
 
 
 async def test_trouble_that_may_pass_is_a_retryable_error(web: HostileWeb, allow_private: None) -> None:
