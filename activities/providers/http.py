@@ -8,18 +8,22 @@ where they are understood, and the helpers that turn a provider's rows into hits
   key, a rejected request, a SearxNG without the json format) is non-retryable, with one line that
   says what to change; what time can fix (429, 5xx, timeouts, refused connections) is retryable,
   and a 429's Retry-After (activities/retry_after.py, capped at 60 s) becomes Temporal's next retry
-  delay. Keys travel only in headers and are redacted from server text, so no message ever
-  contains one.
+  delay.
+- **No secret in any message.** Keys travel only in headers. A configured endpoint may carry
+  credentials (`http://user:password@host`, `?api_key=...`): they are sent as Basic auth, never
+  in the request URL, and every error text passes `workflows.redaction.redact` with the key and
+  the URL's secrets, so no message or log line (httpx's own included) ever contains one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import logging
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import httpx
 from pydantic import SecretStr
@@ -29,6 +33,7 @@ from activities.config import settings
 from activities.retry_after import retry_after
 from workflows.activity_models import SearchHit
 from workflows.models import SNIPPET_LIMIT
+from workflows.redaction import redact
 from workflows.text import trim
 
 #: Seconds one provider may take. The workflow gives a search attempt 30 s (SEARCH_TIMEOUT), so a
@@ -38,6 +43,18 @@ _TRACKING_PARAMS = frozenset({"fbclid", "gclid"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _TAG = re.compile(r"<[^>]*>")
 
+
+class _RedactedLog(logging.Filter):
+    """httpx logs each request's URL at INFO (a configured `?api_key=` would be in that line) and
+    httpcore the response headers at DEBUG (a redirect's Location may echo credentials)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        return True
+
+
+for _name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection", "httpcore.proxy"):
+    logging.getLogger(_name).addFilter(_RedactedLog())
 
 _shared_http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
 
@@ -66,15 +83,23 @@ async def close_http() -> None:
 async def request_json(
     provider: str, method: str, url: str, timeout_s: float, *, key_var: str = "", secret: str = "", **kwargs: Any
 ) -> dict[str, Any]:
+    secrets = [secret, *url_secrets(url)]
     try:
-        response = await _http().request(method, url, timeout=timeout_s, **kwargs)
+        target = httpx.URL(url)
+        if target.userinfo:  # what httpx would do with them, without a password in the URL it logs
+            kwargs.setdefault("auth", httpx.BasicAuth(target.username, target.password))
+            target = target.copy_with(username=None, password=None)
+        response = await _http().request(method, target, timeout=timeout_s, **kwargs)
     except httpx.TimeoutException:
         raise unavailable(f"{provider} did not answer within {timeout_s:g} s") from None
     except httpx.TransportError as exc:
         where = f"{provider} at {url} ({type(exc).__name__})"
-        raise unavailable(f"could not connect to {where}: is it up and the URL right?") from None
+        raise unavailable(f"could not connect to {where}: is it up and the URL right?", secrets) from None
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        message = f"{provider}: the configured address {url} is not a valid URL ({exc})"
+        raise permanent(message, secrets=secrets) from None
     if response.status_code != 200:
-        raise status_error(provider, response, key_var, secret)
+        raise status_error(provider, response, key_var, secrets)
     try:
         reply = response.json()
     except ValueError:
@@ -84,15 +109,15 @@ async def request_json(
     return reply
 
 
-def status_error(provider: str, response: httpx.Response, key_var: str, secret: str) -> ApplicationError:
+def status_error(provider: str, response: httpx.Response, key_var: str, secrets: list[str]) -> ApplicationError:
     status = response.status_code
     if status == 429:
         delay = retry_after(response.headers)
         return ApplicationError(f"{provider} is rate limiting (429)", type="SearchRateLimited", next_retry_delay=delay)
-    text = one_line(_TAG.sub(" ", response.text))
-    detail = f": {text.replace(secret, '[key]') if secret else text}"[:200] if text else ""
+    text = one_line(_TAG.sub(" ", redact(response.text, secrets)))
+    detail = f": {text}"[:200] if text else ""
     if status == 408 or status >= 500:
-        return unavailable(f"{provider} is unavailable ({status}){detail}")
+        return unavailable(f"{provider} is unavailable ({status}){detail}", secrets)
     if provider == "searxng" and status == 403:
         return permanent(
             "searxng refused format=json (403): the instance must enable the json format in its settings.yml "
@@ -102,16 +127,27 @@ def status_error(provider: str, response: httpx.Response, key_var: str, secret: 
         return permanent(f"{provider} rejected the API key ({status}): check {key_var}", "SearchAuthError")
     if 300 <= status < 400:
         where = response.headers.get("location", "elsewhere")
-        return permanent(f"{provider} redirects to {where} ({status}); configure that address instead")
-    return permanent(f"{provider} rejected the request ({status}){detail}", "SearchRequestError")
+        return permanent(f"{provider} redirects to {where} ({status}); configure that address instead", secrets=secrets)
+    return permanent(f"{provider} rejected the request ({status}){detail}", "SearchRequestError", secrets)
 
 
-def permanent(message: str, kind: str = "SearchConfigError") -> ApplicationError:
-    return ApplicationError(message, type=kind, non_retryable=True)
+def url_secrets(url: str) -> list[str]:
+    """What of a configured URL is secret, as written and decoded: its userinfo's password (and
+    name), and its query's values (a configured endpoint has a query only to authenticate)."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.username, parts.password, *(v for _, v in parse_qsl(parts.query))]
+    except ValueError:
+        return []
+    return [text for value in found if value for text in {value, unquote(value)}]
 
 
-def unavailable(message: str) -> ApplicationError:
-    return ApplicationError(message, type="SearchUnavailable")
+def permanent(message: str, kind: str = "SearchConfigError", secrets: Iterable[str] = ()) -> ApplicationError:
+    return ApplicationError(redact(message, secrets), type=kind, non_retryable=True)
+
+
+def unavailable(message: str, secrets: Iterable[str] = ()) -> ApplicationError:
+    return ApplicationError(redact(message, secrets), type="SearchUnavailable")
 
 
 def api_key(secret: SecretStr | None, provider: str, var: str) -> str:

@@ -27,6 +27,7 @@ from activities.providers.local import Local, open_corpus_of
 from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
 from workflows.activity_models import SearchHit
+from workflows.redaction import redact
 
 __all__ = [
     "PROVIDERS", "Brave", "DuckDuckGo", "Local", "Searxng", "SearchProvider", "Strategy", "Tavily", "build_provider",
@@ -95,7 +96,9 @@ async def _first_with_hits(providers: list[SearchProvider], query: str, max_resu
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, the next provider may still answer
             errors.append(exc)
             if i + 1 < len(providers):
-                activity.logger.warning("search: %s failed (%s); trying %s", provider.name, exc, providers[i + 1].name)
+                activity.logger.warning(
+                    "search: %s failed (%s); trying %s", provider.name, redact(str(exc)), providers[i + 1].name
+                )
             continue
         if hits:
             return hits
@@ -116,7 +119,9 @@ async def _explore(providers: list[SearchProvider], query: str, max_results: int
         raise _all_failed(errors)
     for provider, answer in zip(providers, answers):
         if isinstance(answer, BaseException):
-            activity.logger.warning("search: %s failed (%s); using the other providers", provider.name, answer)
+            activity.logger.warning(
+                "search: %s failed (%s); using the other providers", provider.name, redact(str(answer))
+            )
     by_rank = (hits[rank] for rank in range(max_results) for hits in found if rank < len(hits))
     return unique_hits(by_rank, max_results)
 
@@ -125,7 +130,9 @@ def _all_failed(errors: list[BaseException]) -> BaseException:
     """Retryable unless every provider failed for good: one that may recover is worth a retry."""
     if len(errors) == 1:
         return errors[0]
-    failures = [e if isinstance(e, ApplicationError) else ApplicationError(f"{type(e).__name__}: {e}") for e in errors]
+    failures = [
+        e if isinstance(e, ApplicationError) else ApplicationError(redact(f"{type(e).__name__}: {e}")) for e in errors
+    ]
     for_good = all(f.non_retryable for f in failures)
     delays = [f.next_retry_delay for f in failures if f.next_retry_delay]
     types = {f.type for f in failures}
