@@ -19,13 +19,14 @@ from activities import tracing
 from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
-from activities.search import SEARCH_ACTIVITIES
-from activities.web_search import check_search_config
+from activities.pages import read_page
+from activities.providers.strategies import check_search_config
+from activities.search import search
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
 #: Every activity the research workflow schedules.
-ACTIVITIES = [*LLM_ACTIVITIES, *SEARCH_ACTIVITIES, save_research]
+ACTIVITIES = [*LLM_ACTIVITIES, search, read_page, save_research]
 
 
 def build_worker(client: Client, config: Settings) -> Worker:

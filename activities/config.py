@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     #: `duckduckgo` (keyless), `searxng`, `tavily`, `brave` or `local` (a folder of documents).
     search_provider: str = "duckduckgo"
     #: `conservative` (the first provider only), `fallback` (the next provider when one fails or
-    #: finds nothing) or `exploratory` (all providers at once, merged). See activities/web_search.
+    #: finds nothing) or `exploratory` (all providers at once, merged). See activities/providers/strategies.py.
     search_strategy: str = "fallback"
     #: Providers tried after SEARCH_PROVIDER by the fallback and exploratory strategies, comma-separated.
     search_fallback_providers: str = ""
@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     #: Where the local provider keeps its SQLite FTS5 index.
     research_index_dir: Path = Path(".data/index")
 
-    #: The crawler (activities/crawler.py). Private/loopback addresses only with CRAWL_ALLOW_PRIVATE=1;
+    #: The crawler (activities/web/crawler.py). Private/loopback addresses only with CRAWL_ALLOW_PRIVATE=1;
     #: cloud metadata addresses never.
     crawl_allow_private: bool = False
     crawl_user_agent: str = "DeepResearchBot/0.1 (+https://github.com/deep-research/deep-research)"

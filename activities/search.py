@@ -1,73 +1,22 @@
-"""Search and page reading: the researcher's eyes.
+"""The `search` activity: the researcher's queries, answered by the configured providers.
 
 Search goes to the web providers or the `local` corpus (a folder of documents indexed with SQLite
-FTS5, by default the Python interpreter's own documentation); pages are read from the web
-(activities/reading.py) or from that corpus (`file://` URLs).
+FTS5, by default the Python interpreter's own documentation), combined as SEARCH_STRATEGY says
+(activities/providers/). Reading what was found is activities/pages.py's job.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from temporalio import activity
 
-from activities.config import settings
 from activities.heartbeats import with_heartbeats
-from activities.reading import read_for_step
-from activities.web_search import run_search
-from workflows.models import PAGE_TEXT_LIMIT
-from workflows.activity_models import (
-    ReadPageInput,
-    ReadPageOutput,
-    SearchInput,
-    SearchOutput,
-)
-
-def local_corpus() -> Any:
-    """The process-wide index of the configured corpus (imported lazily: the workflow sandbox
-    imports this module for activity names only)."""
-    from activities.corpus import open_corpus
-
-    config = settings()
-    return open_corpus(config.research_corpus_dir, config.research_index_dir)
+from activities.providers.strategies import run_search
+from workflows import roles
+from workflows.activity_models import SearchInput, SearchOutput
 
 
-@activity.defn(name="search")
+@activity.defn(name=roles.SEARCH.name)
 async def search(request: SearchInput) -> SearchOutput:
-    """The configured providers under the configured strategy (activities/web_search.py).
+    """The configured providers under the configured strategy (activities/providers/strategies.py).
     Idempotent: searching again changes nothing anywhere."""
     return SearchOutput(hits=await with_heartbeats(run_search(request.query, request.max_results)))
-
-
-@activity.defn(name="read_page")
-async def read_page(request: ReadPageInput) -> ReadPageOutput:
-    """The page trimmed to the passages that matter to the step (at most PAGE_TEXT_LIMIT chars).
-
-    One activity per page, run concurrently by the workflow, rather than one per step with its own
-    concurrency inside:
-    - retries: a page that times out or gets a 5xx is retried alone (Temporal's policy, visible per
-      page in history); a per-step activity would refetch every page or hide partial progress in
-      heartbeat details;
-    - failure isolation: a bad page ends as `error` (or retries spent) for that page only, and the
-      workflow goes on with the others;
-    - cancellation and budgets: the workflow cancels exactly the reads still running;
-    - history size: each result is at most PAGE_TEXT_LIMIT characters of passages, never raw HTML,
-      so a step's three or four reads add ~15 KiB, the same as one batched result would.
-    The cost is a few more history events per step, which the benchmarks show is small.
-
-    A page that cannot be read comes back with `error` set instead of raising: one bad page must
-    never fail a step, and retrying a page that is not there cannot help.
-    """
-    max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
-    if request.url.startswith("file://"):
-        page = await with_heartbeats(asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars))
-        if page is None:
-            return ReadPageOutput(url=request.url, error="not a document of the research corpus")
-        return page
-    if request.url.startswith(("http://", "https://")):
-        return await with_heartbeats(read_for_step(request.url, request.focus, max_chars))
-    return ReadPageOutput(url=request.url, error="not a web page or a document of the research corpus")
-
-
-SEARCH_ACTIVITIES = [search, read_page]

@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from activities import crawler, reading
+from activities.web import crawler, reading
 from starter.progress import say
 
 

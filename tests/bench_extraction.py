@@ -96,7 +96,7 @@ class Run:
 def run(folder: Path = BENCHMARK, extractor: Callable[[bytes, str], str] | None = None) -> Run:
     """Scores and timings of `extractor(html bytes, url) -> text`, by default our `extract`."""
     if extractor is None:
-        from activities.extraction import extract
+        from activities.web.extraction import extract
 
         def extractor(body: bytes, url: str) -> str:
             return extract(body, "text/html", url=url).text
@@ -121,7 +121,7 @@ def main() -> None:
 
     result = run()
     ms = [s * 1000 for s in result.seconds]
-    print(f"activities.extraction, {len(ms)} pages: {result.scores}")
+    print(f"activities.web.extraction, {len(ms)} pages: {result.scores}")
     print(f"time per page: mean {statistics.mean(ms):.1f} ms, p50 {statistics.median(ms):.1f} ms, "
           f"p95 {statistics.quantiles(ms, n=20)[18]:.1f} ms, max {max(ms):.1f} ms, total {sum(ms) / 1000:.1f} s")
     weakest = sorted(result.per_page.items(), key=lambda item: (item[1][0] or 0.0) + (item[1][1] or 0.0))[:5]

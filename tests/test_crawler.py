@@ -17,10 +17,11 @@ import pypdfium2
 import pytest
 import pytest_asyncio
 
-from activities import crawler as crawler_module
+from activities.web import crawler as crawler_module
 from activities.config import Settings
-from activities.crawler import Crawler, CrawlError, FetchedPage, decode_text, document_type
-from activities.netguard import classify
+from activities.web.charset import decode_text, document_type
+from activities.web.crawler import Crawler, CrawlError, FetchedPage
+from activities.web.netguard import classify
 from tests.hostile_web import (
     ARTICLE_PARAGRAPHS,
     LATIN1_TEXT,
@@ -201,6 +202,39 @@ async def test_every_redirect_hop_is_checked_again(web: HostileWeb, crawler: Cra
     assert "/private/secret" not in web.paths()
 
 
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http:\\\\host\\path",  # httpx itself raises InvalidURL on it, even when not following
+        "https:\\\\evil.example\\x",
+        "/ok\\..\\private/secret",
+        "http://xn--/",  # an A-label that is not Punycode
+        "http://" + "a" * 300 + ".example/",  # a label IDNA cannot encode
+        "http:/no-host",
+    ],
+)
+async def test_a_malformed_redirect_is_a_crawl_error_not_a_crash(
+    web: HostileWeb, crawler: Crawler, location: str
+) -> None:
+    web.route("/bad-location", redirect(location))
+
+    error = await refusal(crawler, web.url("/bad-location"))
+
+    assert error.reason.startswith("redirect to an invalid URL (")
+    assert not error.retryable
+    assert web.paths() == ["/robots.txt", "/bad-location"]  # the Location was never followed
+
+
+@pytest.mark.parametrize(
+    "url", ["http://xn--/", "http://" + "a" * 300 + ".example/", "http://\x00x/", "http://[::1/", "http://a:99999/"]
+)
+async def test_a_malformed_url_is_a_crawl_error_not_a_crash(crawler: Crawler, url: str) -> None:
+    error = await refusal(crawler, url)
+
+    assert not error.retryable
+    assert error.reason.startswith(("not a valid URL (", "could not resolve"))
+
+
 # --- hostile bodies -------------------------------------------------------------------------------
 
 
@@ -339,6 +373,7 @@ async def test_cloud_metadata_is_refused_even_when_private_addresses_are_allowed
         ("[::1]", "loopback address ::1"),
         ("10.0.0.1", "private address 10.0.0.1"),
         ("[fe80::1]", "link-local address fe80::1"),
+        ("[fec0::1]", "site-local address fec0::1"),
         ("100.64.0.1", "non-public address 100.64.0.1"),
     ],
 )
@@ -405,6 +440,11 @@ async def test_the_connection_goes_to_the_address_that_was_checked(
         ),
         ("mixed.test", False, "mixed.test resolves to loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)"),
         ("imds.test", True, "imds.test resolves to cloud metadata address 169.254.169.254"),
+        (
+            "sitelocal.test",
+            False,
+            "sitelocal.test resolves to site-local address fec0::1:2 (set CRAWL_ALLOW_PRIVATE=1 to allow)",
+        ),
     ],
 )
 async def test_a_name_that_resolves_to_a_refused_address_is_refused(
@@ -414,6 +454,7 @@ async def test_a_name_that_resolves_to_a_refused_address_is_refused(
         "intranet.test": ["10.1.2.3"],
         "mixed.test": ["93.184.216.34", "127.0.0.1"],  # one bad address is enough
         "imds.test": ["169.254.169.254"],
+        "sitelocal.test": ["2606:4700:4700::1111", "fec0::1:2"],
     }
 
     async def resolver(name: str, port: int) -> list[str]:
@@ -437,6 +478,8 @@ ADDRESS_CASES = [
     ("100.64.0.1", ("non-public address", True)),
     ("fc00::1", ("private address", True)),
     ("fe80::1", ("link-local address", True)),
+    ("fec0::1", ("site-local address", True)),  # deprecated site-local (fec0::/10), global to Python
+    ("feff:ffff::1", ("site-local address", True)),
     ("::1", ("loopback address", True)),
     ("::ffff:10.0.0.1", ("private address", True)),
     ("64:ff9b::a00:1", ("private address", True)),

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from activities import extraction
-from activities.extraction import Extracted, extract
+from activities.web import extraction
+from activities.web.extraction import Extracted, extract
 from tests.bench_extraction import BENCHMARK, aggregate, run, shingle_scores
 
 PARAGRAPH = " ".join(["The river study measured dissolved oxygen at twelve stations every morning for a year."] * 3)
@@ -275,3 +275,53 @@ def test_plain_text_in_its_declared_charset_is_titled_by_its_first_line():
     page = extract(body, "text/plain", charset="iso-8859-1")
 
     assert page == Extracted("Notes on Zürich", "Notes on Zürich\nThe café opens at 8.", "plain")
+
+
+# --- control characters --------------------------------------------------------------------------
+
+#: What a hostile page may say to a terminal: set its title (OSC), clear it (CSI, 7-bit and C1),
+#: colour it, ring its bell, reset it (ESC c); and the other controls (NUL, DEL, C1 NEL).
+HOSTILE = ("\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m \x9b2Jbell\x07 nul\x00 del\x7f nel\x85"
+           " st\x1b]8;;x\x1b\\ reset\x1bc")
+CONTROLS = [chr(c) for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))]
+
+
+def assert_clean(extracted: Extracted) -> None:
+    for value in (extracted.title, extracted.text):
+        assert not [c for c in value if c in CONTROLS], repr(value)
+        assert "pwned" not in value and "[2J" not in value and "[31m" not in value and "2Jbell" not in value
+
+
+@pytest.mark.parametrize("media_type", ["text/html", "text/plain", "text/markdown"])
+def test_escape_sequences_and_control_characters_are_removed_from_title_and_text(media_type):
+    if media_type == "text/html":
+        body = f"<html><head><title>Report {HOSTILE}</title></head><body><article><h1>Report</h1>" \
+               f"<p>{PARAGRAPH} {HOSTILE}</p><p>{PARAGRAPH}</p></article></body></html>"
+    else:
+        body = f"# Report {HOSTILE}\n\n{PARAGRAPH} {HOSTILE}\n\n\tkept\tindented\n"
+
+    extracted = extract(body.encode("utf-8"), f"{media_type}; charset=utf-8")
+
+    assert_clean(extracted)
+    assert "red bell nul del nel st reset" in extracted.text
+    assert PARAGRAPH in extracted.text
+    if media_type != "text/html":
+        assert extracted.title == "Report red bell nul del nel st reset"
+        assert "\n\n\tkept\tindented" in extracted.text  # newlines and tabs stay
+
+
+def test_control_characters_are_removed_from_what_a_pdf_says():
+    # A backslash escapes in a PDF string, and an ESC in the /Info title reads as "˙" (PDFDocEncoding).
+    body = make_pdf([[f"Findings {HOSTILE.replace(chr(0x1b) + chr(0x5c), chr(0x07))}"]], title="Annual \x07re\x7fport")
+
+    extracted = extract(body, "application/pdf")
+
+    assert_clean(extracted)
+    assert extracted.title == "Annual report"
+    assert extracted.text.startswith("Findings red") and extracted.text.endswith("reset")
+
+
+def test_carriage_returns_become_line_breaks_not_glued_lines():
+    extracted = extract(b"first line\rsecond line\r\nthird line", "text/plain; charset=utf-8")
+
+    assert extracted.text == "first line\nsecond line\nthird line"

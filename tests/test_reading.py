@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import crawler, reading
+from activities.web import crawler, reading
 from activities.config import Settings
-from tests.hostile_web import ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb
+from tests.hostile_web import (
+    ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb, Page, redirect,
+)
 from tests.test_starter import starter
 
 
@@ -60,6 +62,20 @@ async def test_a_page_that_cannot_be_read_says_why_and_is_not_retried(
     assert "/private/secret" not in web.paths()
 
 
+async def test_a_page_cannot_send_escape_sequences_to_a_terminal(web: HostileWeb, allow_private: None) -> None:
+    hostile = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x07\x7f"  # (a NUL would make it binary: refused by the crawler)
+    paragraph = f"<p>{ARTICLE_PARAGRAPHS[0]}{hostile} {ARTICLE_PARAGRAPHS[1]}</p>"
+    web.route("/escapes", Page(f"<html><head><title>Aqueducts{hostile}</title></head><body><article>"
+                               f"{paragraph}</article></body></html>"))
+
+    read = await reading.read_url(web.url("/escapes"))
+
+    for value in (read.title, read.text):
+        assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in value), repr(value)
+        assert "pwned" not in value and "[2J" not in value and "31m" not in value
+    assert ARTICLE_PARAGRAPHS[0] in read.text
+
+
 async def test_trouble_that_may_pass_is_a_retryable_error(web: HostileWeb, allow_private: None) -> None:
     with pytest.raises(ApplicationError) as caught:
         await reading.read_for_step(web.url("/server-error"), focus="aqueducts", max_chars=1000)
@@ -104,6 +120,19 @@ async def test_extract_keeps_every_safety_rule_and_says_what_failed(web: Hostile
     assert "metadata" in metadata["error"]
     assert missing == {"input": "no-such-file.html", "error": "not an http(s) URL or a readable file"}
     assert web.paths() == []  # nothing was requested from the refused address
+
+
+async def test_extract_goes_on_after_a_malformed_redirect(web: HostileWeb) -> None:
+    web.route("/bad-location", redirect("http:\\\\host\\path"))  # httpx raises InvalidURL on it
+
+    run = await starter("extract", web.url("/bad-location"), "http://xn--/", web.url("/article"), "--json",
+                        env=env_for(CRAWL_ALLOW_PRIVATE="1"))
+
+    assert run.code == 1  # and no traceback (`starter` checks stderr)
+    bad, invalid, article = [json.loads(line) for line in run.out.splitlines()]
+    assert bad == {"input": web.url("/bad-location"), "error": "redirect to an invalid URL (http:\\\\host\\path)"}
+    assert invalid["error"].startswith("not a valid URL (")
+    assert article["title"] == ARTICLE_TITLE
 
 
 async def test_extract_without_json_prints_title_url_and_text(web: HostileWeb) -> None:

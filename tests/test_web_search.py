@@ -6,8 +6,10 @@ the one provider that cannot be pointed at a double. No test touches the interne
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
+import logging
 import socket
 import threading
 import time
@@ -23,9 +25,13 @@ import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from temporalio.exceptions import ApplicationError
 
-from activities import web_search
 from activities.config import Settings, settings
-from activities.web_search import Brave, DuckDuckGo, Searxng, Tavily, canonical_url, check_search_config, run_search
+from activities.providers import http as provider_http
+from activities.providers.brave import Brave
+from activities.providers.duckduckgo import DuckDuckGo
+from activities.providers.searxng import Searxng
+from activities.providers.strategies import build_provider, canonical_url, check_search_config, run_search
+from activities.providers.tavily import Tavily
 from workflows.models import SNIPPET_LIMIT
 
 TAVILY_KEY = "tvly-test-0123456789"
@@ -401,13 +407,13 @@ async def test_an_answer_that_is_not_json_is_a_retryable_failure(web: Web) -> No
 
 
 async def test_a_proxy_in_the_environment_is_ignored(web: Web, monkeypatch: pytest.MonkeyPatch) -> None:
-    await web_search.close_http()  # the next client is made with this environment
+    await provider_http.close_http()  # the next client is made with this environment
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
     try:
         assert len(await Searxng(web.searxng.url).search("q", 5)) == 2
     finally:
-        await web_search.close_http()
+        await provider_http.close_http()
 
 
 # --- duckduckgo, through a stand-in for ddgs.DDGS --------------------------------------------------
@@ -652,3 +658,83 @@ async def test_a_misconfigured_fallback_stops_the_search_before_any_request(web:
 
     assert error.message == "the brave provider needs an API key: set BRAVE_API_KEY"
     assert web.searxng.requests == []
+
+
+# --- no secret in any message ---------------------------------------------------------------------
+
+PASSWORD = "Hunter2-S3cret-Pass"
+QUERY_KEY = "qk-5ecret-0123456789"
+URL_SETTINGS = {"searxng": "searxng_url", "tavily": "tavily_base_url", "brave": "brave_base_url"}
+
+
+def leaking(status: int) -> Callable[[Request], Reply]:
+    """An endpoint that fails with `status` and, like a careless proxy, echoes the credentials it
+    was sent (decoded from Basic auth) and the URL it was configured with."""
+
+    def answer(request: Request) -> Reply:
+        auth = request.headers.get("authorization", "")
+        sent = base64.b64decode(auth[6:]).decode() if auth.startswith("Basic ") else auth
+        echo = f"denied {sent} at http://searcher:{PASSWORD}@proxy.example{request.path}?api_key={QUERY_KEY}"
+        location = f"http://searcher:{PASSWORD}@elsewhere.example/search?api_key={QUERY_KEY}"
+        return status, {"Content-Type": "text/plain", "Location": location}, echo
+
+    return answer
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def assert_no_secret(error: ApplicationError, logs: str) -> None:
+    for secret in (PASSWORD, QUERY_KEY):
+        assert secret not in error.message and secret not in str(error), error.message
+        assert secret not in repr(error.details) and secret not in repr(error.__cause__)
+        assert secret not in logs
+
+
+@pytest.mark.parametrize("provider", list(URL_SETTINGS))
+@pytest.mark.parametrize("fault", ["refused", 500, 403, 302, 401, 400, "not json", "timeout"])
+@pytest.mark.parametrize("with_query", [False, True], ids=["userinfo", "userinfo and api_key"])
+async def test_credentials_in_a_configured_url_appear_in_no_error_message_or_log(
+    serve: Callable[[Api], Api], caplog: pytest.LogCaptureFixture, provider: str, fault: Any, with_query: bool
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    api = serve(Api(leaking(fault if isinstance(fault, int) else 200), delay_s=1.0 if fault == "timeout" else 0.0))
+    if fault == "not json":
+        api.fault = (200, {"Content-Type": "text/html"}, f"<p>{PASSWORD} {QUERY_KEY}</p>")
+    port = closed_port() if fault == "refused" else int(api.url.rsplit(":", 1)[1])
+    url = f"http://searcher:{PASSWORD}@127.0.0.1:{port}" + (f"/?api_key={QUERY_KEY}" if with_query else "")
+    config = Settings(_env_file=None, tavily_api_key=TAVILY_KEY, brave_api_key=BRAVE_KEY,
+                      **{setting: url for setting in URL_SETTINGS.values()})
+    instance = build_provider(provider, config)
+    instance.timeout_s = 0.3
+
+    error = await failure(instance.search("q", 5))
+
+    assert_no_secret(error, caplog.text)
+    if fault not in ("refused", "timeout"):
+        assert api.requests, "the request reached the double"
+        assert "searcher:" not in api.requests[0].path  # the credentials travel as Basic auth only
+        assert base64.b64decode(api.requests[0].headers["authorization"][6:]).decode() == f"searcher:{PASSWORD}"
+
+
+async def test_every_provider_failing_with_credentials_in_their_urls_leaks_none(
+    serve: Callable[[Api], Api], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fallback and exploratory: each failure is logged and all are joined into one message."""
+    caplog.set_level(logging.DEBUG)
+    apis = {name: serve(Api(leaking(status))) for name, status in zip(URL_SETTINGS, (500, 302, 503))}
+    urls = {URL_SETTINGS[name]: api.url.replace("://", f"://searcher:{PASSWORD}@") + f"/?api_key={QUERY_KEY}"
+            for name, api in apis.items()}
+
+    for strategy in ("fallback", "exploratory"):
+        config = Settings(_env_file=None, search_provider="searxng", search_fallback_providers="tavily,brave",
+                          search_strategy=strategy, tavily_api_key=TAVILY_KEY, brave_api_key=BRAVE_KEY, **urls)
+
+        error = await failure(run_search("q", 5, config))
+
+        assert error.message.startswith("every search provider failed: ")
+        assert_no_secret(error, caplog.text)
+    assert "failed" in caplog.text  # the per-provider warnings were logged, redacted

@@ -2,13 +2,14 @@
 
 The URLs come from search engines and from an LLM, so every one is hostile until checked.
 `fetch(url)` returns the page's raw bytes and what is known about them (final URL, content type,
-charset, truncated); turning bytes into text is activities/extraction.py's job.
+charset, truncated); turning bytes into text is activities/web/extraction.py's job
+(with activities/web/charset.py); robots.txt rules and their cache live in activities/web/robots.py.
 
 What one fetch promises:
 - robots.txt of every origin it touches (the page and each redirect hop) is read once per process
   and obeyed, asked with the same User-Agent as the page (RFC 9309: 4xx means allow all; 5xx or
   unreachable means disallow all, remembered for a minute only).
-- No loopback, private or cloud metadata address is ever connected to (activities/netguard.py).
+- No loopback, private or cloud metadata address is ever connected to (activities/web/netguard.py).
 - Redirects are followed by hand, at most 5, each hop checked from scratch.
 - CRAWL_CONCURRENCY pages at once; CRAWL_PER_HOST requests at once to one host, their starts at
   least CRAWL_HOST_GAP_S apart; CRAWL_PAGE_TIMEOUT_S for the whole fetch (robots.txt, redirects,
@@ -23,11 +24,7 @@ activity (5xx, timeouts and dropped connections are worth a Temporal retry; refu
 from __future__ import annotations
 
 import asyncio
-import codecs
-import re
 import socket
-import zlib
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,40 +34,30 @@ import httpx
 from protego import Protego
 
 from activities.config import Settings, settings
-from activities.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
+from activities.web.charset import (
+    PDF,
+    READABLE_TYPES,
+    SNIFF_BYTES,
+    BodyDecoder,
+    decode_text,
+    detect_charset,
+    document_type,
+    parse_content_type,
+)
+from activities.web.errors import CrawlError, PageTimeout
+from activities.web.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
+from activities.web.robots import ROBOTS_FAILURE_TTL_S, ROBOTS_TTL_S, RobotsCache, RobotsRules, robots_rules
+
+__all__ = [
+    "PDF", "READABLE_TYPES", "Crawler", "CrawlError", "FetchedPage", "PageTimeout", "decode_text",
+    "detect_charset", "document_type", "fetch", "reset",
+]
 
 T = TypeVar("T")
-#: An origin's robots.txt: the parsed rules, True when there are none (allow all), or why every
-#: path is disallowed (robots.txt unreachable).
-RobotsRules = Protego | bool | str
 
 MAX_REDIRECTS = 5
-ROBOTS_MAX_BYTES = 500 * 1024  # RFC 9309: parse at least 500 KiB, ignore the rest
-ROBOTS_TTL_S = 24 * 3600.0
-ROBOTS_FAILURE_TTL_S = 60.0
-ROBOTS_CACHE_SIZE = 1024
-SNIFF_BYTES = 1024
-PDF = "application/pdf"
-READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "text/markdown", PDF})
 ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_BINARY_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF8", "image/gif"),
-    (b"RIFF", "audio/video (RIFF)"),
-    (b"PK\x03\x04", "application/zip"),
-    (b"\x1f\x8b", "application/gzip"),
-    (b"\xfd7zXZ\x00", "application/x-xz"),
-    (b"7z\xbc\xaf\x27\x1c", "application/x-7z-compressed"),
-    (b"Rar!\x1a\x07", "application/vnd.rar"),
-    (b"\x7fELF", "application/x-executable"),
-    (b"\x00asm", "application/wasm"),
-    (b"OggS", "audio/ogg"),
-    (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"),
-    (b"\xd0\xcf\x11\xe0", "application/x-ole-storage"),
-)
 
 
 @dataclass(frozen=True)
@@ -84,19 +71,6 @@ class FetchedPage:
 
     def text(self) -> str:
         return decode_text(self.body, self.charset)
-
-
-class CrawlError(Exception):
-    """A page that could not be read: `reason` says why in one line, `retryable` if trying later may help."""
-
-    def __init__(self, reason: str, *, retryable: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retryable = retryable
-
-
-class PageTimeout(CrawlError):
-    """The page did not arrive within the per-page time cap (slow server, or one trickling bytes)."""
 
 
 class Crawler:
@@ -113,16 +87,16 @@ class Crawler:
         self._client: httpx.AsyncClient | None = None
         self._slots = asyncio.Semaphore(config.crawl_concurrency)
         self._hosts: dict[str, _HostGate] = {}
-        self._robots: OrderedDict[str, tuple[float, RobotsRules]] = OrderedDict()
+        self._robots = RobotsCache()
         self._pending_pages: dict[str, asyncio.Future[FetchedPage]] = {}
         self._pending_robots: dict[str, asyncio.Future[RobotsRules]] = {}
 
     async def fetch(self, url: str) -> FetchedPage:
         """The page at `url` (after redirects), or CrawlError saying why not."""
         try:
-            target = httpx.URL(url).copy_with(fragment=None)
-        except (httpx.InvalidURL, TypeError) as exc:
-            raise CrawlError(f"not a valid URL ({exc})") from None
+            target = _usable(httpx.URL(url))
+        except (httpx.InvalidURL, UnicodeError, TypeError) as exc:
+            raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
         return await _shared(self._pending_pages, str(target), lambda: self._fetch(target))
 
     async def aclose(self) -> None:
@@ -143,6 +117,7 @@ class Crawler:
                 follow_redirects=False,  # each hop is checked by `_follow`
                 timeout=httpx.Timeout(cfg.crawl_page_timeout_s),
                 headers={"User-Agent": cfg.crawl_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"},
+                event_hooks={"response": [_take_location]},
             )
         return self._client
 
@@ -160,6 +135,8 @@ class Crawler:
                 raise CrawlError(f"could not resolve a host ({exc.strerror})", retryable=True) from None
             except httpx.TransportError as exc:
                 raise CrawlError(f"connection failed ({type(exc).__name__}: {exc})", retryable=True) from None
+            except (httpx.InvalidURL, UnicodeError) as exc:  # a URL httpx or IDNA cannot use, however it came
+                raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
 
     async def _follow(self, url: httpx.URL) -> FetchedPage:
         seen = {str(url)}
@@ -170,9 +147,9 @@ class Crawler:
                 if location is None:
                     return await self._read(url, response)
             try:
-                url = url.join(location).copy_with(fragment=None)
-            except httpx.InvalidURL:
-                raise CrawlError(f"redirect to an invalid URL ({location[:100]})") from None
+                url = _next_hop(url, location)
+            except (httpx.InvalidURL, UnicodeError):  # e.g. `Location: http:\\host\path`
+                raise CrawlError(f"redirect to an invalid URL ({_shown(location)})") from None
             if str(url) in seen:
                 raise CrawlError(f"redirect loop (back to {url})")
             seen.add(str(url))
@@ -214,14 +191,14 @@ class Crawler:
         status = response.status_code
         if not 200 <= status < 300:
             raise CrawlError(f"HTTP {status}", retryable=status >= 500 or status in (408, 425, 429))
-        declared, charset = _content_type(response.headers.get("content-type"))
+        declared, charset = parse_content_type(response.headers.get("content-type"))
         cap = self.config.crawl_max_bytes
         too_large = CrawlError(f"larger than {_size(cap)}")
         length = response.headers.get("content-length", "")
         if declared == PDF and length.isdigit() and int(length) > cap:
             raise too_large
         body, truncated, kind = bytearray(), False, None
-        decoder = _Decoder(response.headers.get("content-encoding"))
+        decoder = BodyDecoder(response.headers.get("content-encoding"))
         async for raw in response.aiter_raw():
             body += decoder.decode(raw, cap + 1 - len(body))
             if kind is None and len(body) >= SNIFF_BYTES:
@@ -242,19 +219,16 @@ class Crawler:
     async def _robots_for(self, url: httpx.URL) -> RobotsRules:
         """The robots.txt of the URL's origin (scheme, host, port), read once and remembered."""
         origin = f"{url.scheme}://{url.raw_host.decode('ascii')}:{_port(url)}"
-        cached = self._robots.get(origin)
-        if cached and cached[0] > asyncio.get_running_loop().time():
-            return cached[1]
+        cached = self._robots.get(origin, asyncio.get_running_loop().time())
+        if cached is not None:
+            return cached
         robots_url = url.copy_with(raw_path=b"/robots.txt", fragment=None)
         return await _shared(self._pending_robots, origin, lambda: self._load_robots(origin, robots_url))
 
     async def _load_robots(self, origin: str, url: httpx.URL) -> RobotsRules:
         """Read and remember, even when the page that asked has given up meanwhile."""
         rules, ttl = await self._read_robots(url)
-        self._robots[origin] = (asyncio.get_running_loop().time() + ttl, rules)
-        self._robots.move_to_end(origin)
-        while len(self._robots) > ROBOTS_CACHE_SIZE:
-            self._robots.popitem(last=False)
+        self._robots.put(origin, rules, asyncio.get_running_loop().time() + ttl)
         return rules
 
     async def _read_robots(self, url: httpx.URL) -> tuple[RobotsRules, float]:
@@ -265,9 +239,9 @@ class Crawler:
                     async with self._request(url) as response:
                         location = _redirect_location(response)
                         if location is None:
-                            return await _robots_rules(response), ROBOTS_TTL_S
-                    url = url.join(location)
-        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL) as exc:
+                            return await robots_rules(response), ROBOTS_TTL_S
+                    url = _next_hop(url, location)
+        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             reason = exc.reason if isinstance(exc, Refused | CrawlError) else type(exc).__name__
             return f"robots.txt unreachable ({reason})", ROBOTS_FAILURE_TTL_S
         return True, ROBOTS_TTL_S  # RFC 9309: after 5 redirects robots.txt counts as unavailable
@@ -280,20 +254,6 @@ class Crawler:
                 self._hosts = {h: g for h, g in self._hosts.items() if not g.idle(now)}
             gate = self._hosts[host] = _HostGate(self.config.crawl_per_host, self.config.crawl_host_gap_s)
         return gate
-
-
-async def _robots_rules(response: httpx.Response) -> RobotsRules:
-    status = response.status_code
-    if 400 <= status < 500 and status != 429:
-        return True  # no robots.txt: everything is allowed (429 "slow down" is no invitation)
-    if not 200 <= status < 300:
-        return f"robots.txt unreachable (HTTP {status})"
-    body, decoder = bytearray(), _Decoder(response.headers.get("content-encoding"))
-    async for raw in response.aiter_raw():
-        body += decoder.decode(raw, ROBOTS_MAX_BYTES - len(body))
-        if len(body) >= ROBOTS_MAX_BYTES:
-            break
-    return Protego.parse(bytes(body).decode("utf-8", errors="replace"))
 
 
 class _HostGate:
@@ -324,40 +284,6 @@ class _HostGate:
         return self._users == 0 and self._next_start <= now
 
 
-class _Decoder:
-    """gzip/deflate decoding that never produces more than it is asked for.
-
-    httpx's own decoder inflates each network read whole: 64 KiB of a gzip bomb becomes ~64 MiB in
-    memory before any cap can look at it. Here `zlib` stops at `limit`, so a page never costs more
-    than CRAWL_MAX_BYTES however it is compressed. Only what we ask for (Accept-Encoding) is read.
-    """
-
-    def __init__(self, encoding: str | None) -> None:
-        self._encoding = (encoding or "identity").strip().lower()
-        self._started = False
-        if self._encoding == "identity":
-            self._zlib = None
-        elif self._encoding in ("gzip", "x-gzip"):
-            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif self._encoding == "deflate":
-            self._zlib = zlib.decompressobj(zlib.MAX_WBITS)
-        else:
-            raise CrawlError(f"unsupported content encoding ({self._encoding[:40]})")
-
-    def decode(self, data: bytes, limit: int) -> bytes:
-        if self._zlib is None:
-            return data[:limit]
-        try:
-            out = self._zlib.decompress(data, limit)
-        except zlib.error:
-            if self._encoding != "deflate" or self._started:
-                raise CrawlError(f"corrupt {self._encoding} body") from None
-            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without its zlib header
-            out = self._zlib.decompress(data, limit)
-        self._started = True
-        return out
-
-
 async def _shared(pending: dict[str, asyncio.Future[T]], key: str, start: Callable[[], Awaitable[T]]) -> T:
     """Run `start()` once for every concurrent caller with the same key; each awaits the same task.
 
@@ -378,107 +304,56 @@ async def _shared(pending: dict[str, asyncio.Future[T]], key: str, start: Callab
     return await asyncio.shield(task)
 
 
+async def _take_location(response: httpx.Response) -> None:
+    r"""Move a redirect's Location out of httpx's sight, into `response.extensions`.
+
+    Redirects are followed by `_follow`, each hop checked; but httpx builds the next request of
+    every redirect even when it does not follow it, and raises a bare InvalidURL for a Location it
+    cannot rebuild (`http:\\host\path`), losing the page with no reason. The crawler reads the
+    Location itself (`_redirect_location`) and refuses a malformed one as a CrawlError.
+    """
+    if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+        response.extensions["crawler_location"] = response.headers["location"]
+        del response.headers["location"]
+
+
 def _redirect_location(response: httpx.Response) -> str | None:
     if response.status_code in REDIRECT_STATUSES:
-        return response.headers.get("location") or None
+        return response.extensions.get("crawler_location") or response.headers.get("location") or None
     return None
+
+
+def _next_hop(url: httpx.URL, location: str) -> httpx.URL:
+    r"""Where a redirect from `url` to `location` leads, or InvalidURL/UnicodeError for a malformed
+    Location: backslashes or control characters (browsers read `http:\\host\path` as another host,
+    URL joining as a path on this one: no reading is safe), or http(s) without a host."""
+    if "\\" in location or any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
+        raise httpx.InvalidURL("backslash or control character in the Location")
+    target = httpx.URL(location)
+    if target.scheme in ("http", "https") and not target.raw_host:
+        raise httpx.InvalidURL("a scheme but no host in the Location")
+    return _usable(url.join(target))
+
+
+def _usable(url: httpx.URL) -> httpx.URL:
+    r"""`url` without its fragment, or InvalidURL/UnicodeError now rather than later: httpx accepts
+    some URLs it cannot rebuild (`http:\\host\path` joined to a page has a path without its
+    leading slash), and an A-label that is not Punycode (`xn--`) fails only when the host is read."""
+    url = url.copy_with(fragment=None)
+    url.copy_with(raw_path=b"/robots.txt")  # what _robots_for builds from it
+    _ = url.host
+    if len(url.raw_host) > 253 or any(len(label) > 63 for label in url.raw_host.split(b".")):
+        raise httpx.InvalidURL("host name too long")  # DNS limits; IDNA would fail later, at the lookup
+    return url
+
+
+def _shown(text: str, limit: int = 100) -> str:
+    """A server's or a URL's text, fit for a one-line reason: cut, control characters replaced."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
 
 
 def _port(url: httpx.URL) -> int:
     return url.port or (443 if url.scheme == "https" else 80)
-
-
-def _content_type(header: str | None) -> tuple[str | None, str | None]:
-    """(media type, charset) of a Content-Type header, lowercased; None for what is absent."""
-    if not header:
-        return None, None
-    media, _, params = header.partition(";")
-    match = re.search(r"charset\s*=\s*[\"']?([\w.:-]+)", params, re.IGNORECASE)
-    return media.strip().lower() or None, match.group(1) if match else None
-
-
-def document_type(head: bytes, declared: str | None) -> str:
-    """The readable type of a body from its first bytes and the declared type, or CrawlError.
-
-    Signatures win over the header (servers send PDFs as text/html and images as anything); a
-    page without a readable declared type is read as HTML when it looks like HTML.
-    """
-    pdf_at = head.find(b"%PDF-")
-    if pdf_at != -1 and b"<" not in head[:pdf_at]:  # readers allow junk before the signature, not markup
-        return PDF
-    for magic, name in _BINARY_MAGIC:
-        if head.startswith(magic):
-            raise CrawlError(f"not a readable document type ({name})")
-    if head[4:8] == b"ftyp":
-        raise CrawlError("not a readable document type (video/mp4)")
-    if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise CrawlError(f"not a readable document type ({declared or 'binary data'})")
-    if declared in READABLE_TYPES and declared != PDF:
-        return declared  # a text/plain tutorial about HTML stays plain text
-    lowered = head.lower()
-    if b"<html" in lowered or b"<!doctype html" in lowered:
-        return "text/html"
-    if declared in (None, "application/octet-stream", "binary/octet-stream"):
-        return "text/plain"  # no type and no binary signature: text it is
-    raise CrawlError(f"not a readable document type ({declared}{', but no PDF signature' if declared == PDF else ''})")
-
-
-# --- charsets -----------------------------------------------------------------------------------
-
-_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
-_XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-
-
-def detect_charset(body: bytes, declared: str | None = None) -> str:
-    """The encoding of a text body: a BOM, then the declared (HTTP) charset, then `<meta charset>`
-    or `<meta http-equiv>` (or an XML declaration), then UTF-8 if the bytes are valid UTF-8, then
-    charset_normalizer's guess.
-
-    A BOM comes first because it is proof, where a header is a claim (the WHATWG order, too).
-    A declared charset the bytes do not decode with is passed over: servers often send latin-1
-    labelled UTF-8. Latin-1 and ASCII labels mean windows-1252, as in every browser.
-    """
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
-    head = body[:4096]
-    in_document = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
-    meta = _codec(in_document.group(1).decode("ascii")) if in_document else None
-    if meta and meta.startswith("utf-16"):
-        meta = "utf-8"  # a tag readable as ASCII cannot be UTF-16 (WHATWG)
-    for codec in (_codec(declared), meta):
-        if codec and _decodes(body, codec):
-            return codec
-    if _decodes(body, "utf-8"):  # valid UTF-8 is almost never an accident
-        return "utf-8"
-    import charset_normalizer  # imported late: it loads a few MB of tables
-
-    best = charset_normalizer.from_bytes(body[:65536]).best()
-    return (best and _codec(best.encoding)) or "utf-8"
-
-
-def decode_text(body: bytes, declared: str | None = None) -> str:
-    """Text from bytes, whatever their encoding (see `detect_charset`); never raises."""
-    return body.decode(detect_charset(body, declared), errors="replace").removeprefix("\ufeff")
-
-
-def _codec(label: str | None) -> str | None:
-    if not label:
-        return None
-    try:
-        name = codecs.lookup(label.strip()).name
-    except LookupError:
-        return None
-    return "cp1252" if name in ("iso8859-1", "ascii") else name
-
-
-def _decodes(body: bytes, codec: str) -> bool:
-    try:
-        body.decode(codec)
-    except UnicodeDecodeError as exc:
-        return exc.start >= len(body) - 3  # only a character cut by truncation, at the very end
-    return True
 
 
 def _size(n: int) -> str:

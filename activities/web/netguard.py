@@ -15,8 +15,9 @@ robots.txt, each redirect hop) passes the same gate, with no code path that can 
 stays standard, since the URL keeps its hostname, so SNI, certificate verification and the
 connection pool all key on the name, never mixing two sites that share an IP.
 
-CRAWL_ALLOW_PRIVATE=1 lets the crawler reach loopback, private and link-local addresses (a local
-test web, an intranet wiki); cloud metadata endpoints stay refused whatever the setting.
+CRAWL_ALLOW_PRIVATE=1 lets the crawler reach loopback, private, link-local and site-local
+addresses (a local test web, an intranet wiki); cloud metadata endpoints stay refused whatever the
+setting.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ def check_url(url: httpx.URL) -> None:
 def classify(ip: IPAddress) -> tuple[str, bool] | None:
     """None for a public address, else (what it is, whether CRAWL_ALLOW_PRIVATE may lift the refusal).
 
+    IPv6 site-local addresses (fec0::/10) are deprecated but still private in practice, and Python
+    counts them as global: they are refused like private addresses.
     IPv6 forms that carry an IPv4 address inside (mapped, compatible, 6to4, Teredo, NAT64) are judged
     by that IPv4 address: ::ffff:127.0.0.1 is loopback, whatever Python's flags say about it.
     """
@@ -96,6 +99,8 @@ def classify(ip: IPAddress) -> tuple[str, bool] | None:
         return "loopback address", True
     if ip.is_link_local:
         return "link-local address", True
+    if isinstance(ip, IPv6Address) and ip.is_site_local:  # fec0::/10, deprecated (RFC 3879), still routed inside
+        return "site-local address", True
     if ip.is_reserved:
         return "reserved address", False
     if ip.is_private or (isinstance(ip, IPv6Address) and ip in _NAT64_LOCAL):

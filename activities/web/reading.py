@@ -13,8 +13,8 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
-from activities import crawler
-from activities.extraction import extract
+from activities.web import crawler
+from activities.web.extraction import extract
 from workflows.text import select_passages, trim
 from workflows.activity_models import ReadPageOutput
 

@@ -9,7 +9,7 @@
   MAX_PDF_PAGES pages, so a 900-page report costs what a paper does.
 - Anything else (text/plain, text/markdown): decoded and whitespace-normalised ("plain").
 
-Charset: the crawler's rules (`activities.crawler.decode_text`: BOM, then the declared charset if
+Charset: the crawler's rules (`activities.web.charset.decode_text`: BOM, then the declared charset if
 the bytes decode with it, then <meta charset>, then UTF-8, then a guess). We decode before
 trafilatura because, given bytes, it ignores <meta charset> and guesses: an ISO-8859-2 page in
 Polish comes out as windows-1250 mojibake.
@@ -34,6 +34,12 @@ cache, so a page's text would depend on the pages read before it), include_forma
 default extraction when the precise one is much shorter 0.9669. Passing the URL changes nothing
 measurable.
 
+Control characters: what a page says goes to terminals (`starter extract`), logs and reports, so
+terminal escape sequences (CSI such as `ESC[2J`, OSC such as `ESC]0;title BEL`, and the rest) and
+every C0 control but newline and tab, DEL and the C1 controls (U+0080-U+009F) are removed from
+every result (`strip_controls`): before HTML and text are parsed, so no sequence leaves debris,
+and from the title and text of every reader, PDFs included.
+
 Errors: a page without text is not an error, it comes back with empty text. The one ValueError
 is a PDF that neither pdfium nor pypdf can open (corrupt, truncated, password-protected): the
 bytes will not read better on a retry, so the caller should treat it as permanent.
@@ -51,7 +57,7 @@ import lxml.html
 import trafilatura
 from trafilatura.settings import use_config
 
-from activities.crawler import decode_text
+from activities.web.charset import decode_text
 
 MAX_PDF_PAGES = 50
 #: Below this many characters, trafilatura's result is "almost nothing" and the fallback may do better.
@@ -63,6 +69,15 @@ _TRAFILATURA_CONFIG.set("DEFAULT", "MIN_EXTRACTED_SIZE", "500")
 #: PDFium is not thread-safe, not even across documents, and activities run in a thread pool.
 _PDFIUM_LOCK = threading.Lock()
 
+#: Terminal escape sequences: CSI (ESC [ or U+009B, parameters, a final byte); OSC, DCS, SOS, PM and
+#: APC up to their terminator (BEL or ST, at most 1024 characters on); any other ESC sequence.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]{0,1024}(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]"
+)
+#: C0 controls but tab and newline (a carriage return becomes a newline first), DEL, C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _CHARSET_PARAMETER = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
 
@@ -76,17 +91,29 @@ class Extracted:
 
 def extract(body: bytes, content_type: str, url: str | None = None, charset: str | None = None) -> Extracted:
     """The title and main text of a document, from its bytes, media type and declared charset
-    (the `charset` argument, else a `; charset=` parameter of `content_type`)."""
+    (the `charset` argument, else a `; charset=` parameter of `content_type`), without control
+    characters or terminal escape sequences."""
     media_type, _, parameters = content_type.partition(";")
     media_type = media_type.strip().lower()
     if body.startswith(b"%PDF-") or (media_type == "application/pdf" and body.strip()):
-        return _pdf(body)
+        return _clean(_pdf(body))
     if charset is None and (declared := _CHARSET_PARAMETER.search(parameters)):
         charset = declared.group(1)
-    text = decode_text(body, charset)
+    text = strip_controls(decode_text(body, charset))
     if media_type in HTML_TYPES:
-        return _html(text, url)
-    return _plain(text)
+        return _clean(_html(text, url))
+    return _clean(_plain(text))
+
+
+def strip_controls(text: str) -> str:
+    """`text` without terminal escape sequences, C0 controls (but newline and tab; a carriage return
+    becomes a newline), DEL or C1 controls: nothing a page says can drive a terminal."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text))
+
+
+def _clean(extracted: Extracted) -> Extracted:
+    return Extracted(strip_controls(extracted.title), strip_controls(extracted.text), extracted.method)
 
 
 # --- HTML ---------------------------------------------------------------------------------------

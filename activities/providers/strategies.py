@@ -1,0 +1,171 @@
+"""Web search: the strategy that combines the providers the researcher can ask (seed 004).
+
+- **Strategies switch providers; Temporal retries the search.** `fallback` asks the next provider
+  at once rather than after Temporal's backoff; only when every provider has failed does the
+  search fail, and then it is retryable unless every failure was permanent.
+- **Endpoints are settings.** TAVILY_BASE_URL and BRAVE_BASE_URL (Settings) let a proxy or an
+  end-to-end test's double stand in; production leaves them unset.
+
+The providers are one module each (searxng, tavily, brave, duckduckgo, local) on the HTTP client
+and error classification of activities/providers/http.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from typing import Protocol
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.config import Settings, settings
+from activities.providers.brave import BRAVE_URL, Brave
+from activities.providers.duckduckgo import DuckDuckGo
+from activities.providers.http import api_key, canonical_url, permanent, unique_hits
+from activities.providers.local import Local, open_corpus_of
+from activities.providers.searxng import Searxng
+from activities.providers.tavily import TAVILY_URL, Tavily
+from workflows.activity_models import SearchHit
+from workflows.redaction import redact
+
+__all__ = [
+    "PROVIDERS", "Brave", "DuckDuckGo", "Local", "Searxng", "SearchProvider", "Strategy", "Tavily", "build_provider",
+    "canonical_url", "check_search_config", "configured_providers", "run_search",
+]
+
+PROVIDERS = ("duckduckgo", "searxng", "tavily", "brave", "local")
+
+
+class Strategy(str, Enum):
+    """How the providers are combined (seed 004's strategy profiles)."""
+
+    CONSERVATIVE = "conservative"  # SEARCH_PROVIDER only
+    FALLBACK = "fallback"  # the next provider when one fails or finds nothing
+    EXPLORATORY = "exploratory"  # every provider at once, merged by rank
+
+
+class SearchProvider(Protocol):
+    name: str
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]: ...
+
+
+# --- the strategy ---------------------------------------------------------------------------------
+
+
+async def run_search(query: str, max_results: int, config: Settings | None = None) -> list[SearchHit]:
+    """Hits for `query` from the configured providers, combined as SEARCH_STRATEGY says."""
+    strategy, providers = configured_providers(config or settings())
+    max_results = max(1, max_results)
+    if strategy is Strategy.EXPLORATORY:
+        return await _explore(providers, query, max_results)
+    return await _first_with_hits(providers, query, max_results)  # conservative: a chain of one
+
+
+def check_search_config(config: Settings | None = None) -> None:
+    """Fail at worker start, in one line, rather than at a research's first search."""
+    configured_providers(config or settings())
+
+
+def configured_providers(config: Settings) -> tuple[Strategy, list[SearchProvider]]:
+    """The strategy and the providers it uses, in order (a missing key fails even a fallback
+    provider: a chain that cannot work as configured should be fixed, not silently shortened)."""
+    try:
+        strategy = Strategy(config.search_strategy.strip().lower())
+    except ValueError:
+        raise permanent(
+            f"search strategy {config.search_strategy!r} does not exist; "
+            f"set SEARCH_STRATEGY to one of: {', '.join(s.value for s in Strategy)}"
+        ) from None
+    fallbacks = [name for name in config.search_fallback_providers.split(",") if name.strip()]
+    names = list(dict.fromkeys(name.strip().lower() for name in [config.search_provider, *fallbacks]))
+    if strategy is Strategy.CONSERVATIVE:
+        names = names[:1]
+    return strategy, [build_provider(name, config) for name in names]
+
+
+async def _first_with_hits(providers: list[SearchProvider], query: str, max_results: int) -> list[SearchHit]:
+    """Providers in order until one finds something. Nothing found by a provider that answered is
+    an honest answer: it is returned (empty) rather than retried when the others failed."""
+    errors: list[BaseException] = []
+    answered = False
+    for i, provider in enumerate(providers):
+        try:
+            hits = await provider.search(query, max_results)
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, the next provider may still answer
+            errors.append(exc)
+            if i + 1 < len(providers):
+                activity.logger.warning(
+                    "search: %s failed (%s); trying %s", provider.name, redact(str(exc)), providers[i + 1].name
+                )
+            continue
+        if hits:
+            return hits
+        answered = True
+    if answered or not errors:
+        return []
+    raise _all_failed(errors)
+
+
+async def _explore(providers: list[SearchProvider], query: str, max_results: int) -> list[SearchHit]:
+    """Every provider at once; their hits interleaved by rank (each provider's best first), one per
+    page, at most `max_results` (what the workflow's history budget assumes). Partial failures are
+    logged and tolerated: the others' hits are still a good answer."""
+    answers = await asyncio.gather(*(p.search(query, max_results) for p in providers), return_exceptions=True)
+    found = [a for a in answers if isinstance(a, list)]
+    errors = [a for a in answers if isinstance(a, BaseException)]
+    if not found:
+        raise _all_failed(errors)
+    for provider, answer in zip(providers, answers):
+        if isinstance(answer, BaseException):
+            activity.logger.warning(
+                "search: %s failed (%s); using the other providers", provider.name, redact(str(answer))
+            )
+    by_rank = (hits[rank] for rank in range(max_results) for hits in found if rank < len(hits))
+    return unique_hits(by_rank, max_results)
+
+
+def _all_failed(errors: list[BaseException]) -> BaseException:
+    """Retryable unless every provider failed for good: one that may recover is worth a retry."""
+    if len(errors) == 1:
+        return errors[0]
+    failures = [
+        e if isinstance(e, ApplicationError) else ApplicationError(redact(f"{type(e).__name__}: {e}")) for e in errors
+    ]
+    for_good = all(f.non_retryable for f in failures)
+    delays = [f.next_retry_delay for f in failures if f.next_retry_delay]
+    types = {f.type for f in failures}
+    return ApplicationError(
+        "every search provider failed: " + "; ".join(f.message for f in failures),
+        type=types.pop() if len(types) == 1 else "SearchFailed",
+        non_retryable=for_good,
+        next_retry_delay=None if for_good or not delays else max(delays),
+    )
+
+
+def build_provider(name: str, config: Settings) -> SearchProvider:
+    """The named provider as configured, or a non-retryable error naming the variable to set."""
+    if name == "duckduckgo":
+        return DuckDuckGo()
+    if name == "searxng":
+        if not config.searxng_url:
+            raise permanent("the searxng provider needs SEARXNG_URL, the address of your SearxNG instance")
+        return Searxng(config.searxng_url)
+    if name == "tavily":
+        key = api_key(config.tavily_api_key, name, "TAVILY_API_KEY")
+        return Tavily(key, base_url=config.tavily_base_url or TAVILY_URL)
+    if name == "brave":
+        key = api_key(config.brave_api_key, name, "BRAVE_API_KEY")
+        return Brave(key, base_url=config.brave_base_url or BRAVE_URL)
+    if name == "local":
+        folder = config.research_corpus_dir
+        if folder is not None and not folder.is_dir():
+            raise permanent(
+                f"RESEARCH_CORPUS_DIR {str(folder)!r} is not a folder; point it at your documents or unset it"
+            )
+        return Local(lambda: open_corpus_of(config))
+    raise permanent(
+        f"search provider {name!r} does not exist; SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "
+        f"take: {', '.join(PROVIDERS)}"
+    )
