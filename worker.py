@@ -16,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
 from activities import tracing
+from activities.web import bounded
 from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
@@ -72,6 +73,7 @@ async def main() -> int:
         print("worker: shutting down", file=sys.stderr, flush=True)
     # The last Langfuse spans leave now, once, not after every call (bounded if Langfuse is down).
     await asyncio.to_thread(tracing.flush_all)
+    bounded.close_pool()
     return 0
 
 

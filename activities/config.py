@@ -66,6 +66,10 @@ class Settings(BaseSettings):
     crawl_concurrency: int = Field(default=8, ge=1)
     crawl_per_host: int = Field(default=2, ge=1)
     crawl_host_gap_s: float = Field(default=0.5, ge=0)
+    #: Extraction runs in child processes with these limits (activities/web/bounded.py).
+    extract_processes: int = Field(default=2, ge=1, le=32)
+    extract_max_memory_mb: int = Field(default=1024, ge=256)
+    extract_timeout_s: float = Field(default=15.0, gt=0, le=600)
 
     langfuse_public_key: str | None = None
     langfuse_secret_key: SecretStr | None = None

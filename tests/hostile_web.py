@@ -40,6 +40,8 @@ from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from tests import hostile_pdf
+
 ROBOTS_TXT = "User-agent: *\nDisallow: /private/\n"
 
 ARTICLE_TITLE = "The quiet engineering of Roman aqueducts"
@@ -378,6 +380,8 @@ def _default_routes(stopping: threading.Event) -> dict[str, Page | Handler]:
         "/huge": _huge,
         "/bomb": _bomb("gzip"),
         "/bomb-deflate": _bomb("deflate"),
+        # ~350 KiB on the wire, > 1 GiB to read (tests/hostile_pdf.py).
+        "/pdf-bomb": Page(hostile_pdf.inflating(100), "application/pdf"),
         "/missing": Page("<h1>Not found</h1>", status=404),
         "/server-error": Page("<h1>Internal error</h1>", status=500),
         "/loop": redirect("/loop2"),

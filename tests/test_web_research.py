@@ -28,7 +28,7 @@ from workflows.research import DeepResearchWorkflow
 pytestmark = pytest.mark.e2e
 
 GOOD = ["/article", "/latin1", "/doc.pdf", "/plain.txt", "/notes.md", "/chain/2", "/latin1-header", "/no-type"]
-HOSTILE = ["/slow", "/huge", "/binary", "/loop", "/missing", "/redirect-to-metadata", "/private/secret", "/bomb"]
+HOSTILE = ["/slow", "/huge", "/binary", "/loop", "/missing", "/redirect-to-metadata", "/pdf-bomb", "/bomb"]
 
 
 class FakeSearxng:
@@ -90,6 +90,8 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
         )
         result = await handle.result()
         elapsed = time.monotonic() - started
+        assert worker.poll() is None, "the worker died"
+        peak_mib = _peak_rss_mib(worker.pid)
     finally:
         worker.terminate()
         worker.wait(timeout=30)
@@ -105,3 +107,13 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
     assert "/private/secret" not in web.paths()
     assert not any(marker in result.report_markdown for marker in BOILERPLATE_MARKERS)
     assert all(s.provider == "searxng" for s in result.sources)
+    if "/pdf-bomb" in asked:
+        print(f"the worker read a PDF bomb; its own peak RSS: {peak_mib} MiB")
+        assert peak_mib < 600
+
+
+def _peak_rss_mib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return 0

@@ -60,6 +60,11 @@ from trafilatura.settings import use_config
 from activities.web.charset import decode_text
 
 MAX_PDF_PAGES = 50
+#: Text kept per PDF page and per PDF: a research keeps 4,000 characters of a page anyway, and
+#: these stop a document that inflates to tens of MiB of text from growing further once read
+#: (memory and time while reading are bounded by the extraction process, see bounded.py).
+MAX_PAGE_CHARS = 200_000
+MAX_PDF_CHARS = 1_000_000
 #: Below this many characters, trafilatura's result is "almost nothing" and the fallback may do better.
 MIN_TEXT_CHARS = 100
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -182,13 +187,15 @@ def _pdfium_pages(body: bytes) -> tuple[str, list[str]]:
         document = pdfium.PdfDocument(body)
         try:
             title = document.get_metadata_value("Title")
-            pages = []
+            pages: list[str] = []
             for index in range(min(len(document), MAX_PDF_PAGES)):
                 page = document[index]
                 textpage = page.get_textpage()
-                pages.append(textpage.get_text_range())
+                pages.append(textpage.get_text_range()[:MAX_PAGE_CHARS])
                 textpage.close()
                 page.close()
+                if sum(map(len, pages)) >= MAX_PDF_CHARS:
+                    break
             return title, pages
         finally:
             document.close()
@@ -199,7 +206,12 @@ def _pypdf_pages(body: bytes) -> tuple[str, list[str]]:
 
     reader = pypdf.PdfReader(io.BytesIO(body))
     title = str(reader.metadata.title or "") if reader.metadata else ""
-    return title, [page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES]]
+    pages: list[str] = []
+    for page in reader.pages[:MAX_PDF_PAGES]:
+        pages.append((page.extract_text() or "")[:MAX_PAGE_CHARS])
+        if sum(map(len, pages)) >= MAX_PDF_CHARS:
+            break
+    return title, pages
 
 
 # --- plain text ---------------------------------------------------------------------------------

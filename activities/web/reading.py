@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler
-from activities.web.extraction import extract
+from activities.web.bounded import extract_bounded
 from workflows.text import select_passages, trim
 from workflows.activity_models import ReadPageOutput
 
@@ -32,12 +32,14 @@ class Reading:
 
 async def read_url(url: str) -> Reading:
     """Fetch and extract one page. Raises `crawler.CrawlError` (with `retryable`) or ValueError
-    for a document nobody can read. Extraction runs in a thread: it is CPU work (tens of ms for a
-    page, more for a PDF) and must not stall the worker's event loop."""
+    for a document nobody can read (or one that needs more memory or time than a page may have).
+    Extraction runs in a child process with limits (activities/web/bounded.py): it is CPU work
+    (tens of ms for a page, more for a PDF), must not stall the worker's event loop, and a hostile
+    document must cost that page only."""
     page = await crawler.fetch(url)
     if page.truncated:  # what fits under the cap of a page that big is rarely the article
         raise crawler.CrawlError(f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit")
-    extracted = await asyncio.to_thread(extract, page.body, page.content_type, page.url, page.charset)
+    extracted = await extract_bounded(page.body, page.content_type, page.url, page.charset)
     return Reading(url=page.url, title=extracted.title, text=extracted.text)
 
 
@@ -45,7 +47,7 @@ async def read_file(path: Path) -> Reading:
     """A local file through the same extraction (for `starter extract`)."""
     body = await asyncio.to_thread(path.read_bytes)
     content_type = FILE_TYPES.get(path.suffix.lower(), "text/html" if b"<html" in body[:2048].lower() else "text/plain")
-    extracted = await asyncio.to_thread(extract, body, content_type, path.resolve().as_uri(), None)
+    extracted = await extract_bounded(body, content_type, path.resolve().as_uri(), None)
     return Reading(url=path.resolve().as_uri(), title=extracted.title, text=extracted.text)
 
 

@@ -1,0 +1,167 @@
+"""Extraction where it can be bounded and stopped: a few long-lived child processes with limits.
+
+A document's size on the wire says little about what reading it costs: a 90 KB PDF whose content
+stream inflates to 60 MiB of text operators drove a reader to 5.7 GB, and heavy HTML at the byte
+cap costs tens of seconds of CPU. In a thread, such work cannot be cancelled, holds the PDF
+lock, and can take the whole worker down. So every extraction runs in a child process:
+
+- **memory**: each child runs under `RLIMIT_AS` (EXTRACT_MAX_MEMORY_MB, default 1024); a document
+  that needs more fails with MemoryError (or the child dies) and costs that page only;
+- **time**: a document that takes longer than EXTRACT_TIMEOUT_S (default 15 s) is abandoned and
+  its child killed;
+- **cancellation**: cancelling the awaiting activity kills the child within 0.1 s;
+- **output**: at most MAX_TEXT_CHARS of text come back (the PDF reader also stops early, see
+  extraction.py), so nothing large crosses back into the worker.
+
+Children are forked from a `forkserver` that has the extraction libraries imported already, so a
+killed child is replaced in milliseconds, and nothing is forked from the worker's own threads.
+The cost for a normal page is one round trip through a pipe (about 1 ms; see the README).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import multiprocessing
+import queue
+import resource
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from activities.web.extraction import Extracted, extract
+
+#: Longest text one document may yield; a research keeps far less (its passages, 4,000 chars).
+MAX_TEXT_CHARS = 2_000_000
+_POLL_S = 0.1
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 1024
+    timeout_s: float = 15.0
+    processes: int = 2
+
+
+class ExtractionLimit(ValueError):
+    """The document needed more memory or time than a page may have: it will not read on a retry."""
+
+
+def _serve(conn: Connection, memory_mb: int) -> None:
+    """The child's loop: one document in, one answer out, until the parent closes the pipe."""
+    limit = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    while True:
+        try:
+            body, content_type, url, charset = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            found = extract(body, content_type, url, charset)
+            conn.send(("ok", found.title[:300], found.text[:MAX_TEXT_CHARS], found.method))
+        except MemoryError:
+            conn.send(("limit", f"reading it needed more than {memory_mb} MiB"))
+            return  # a process that ran out of memory is not trusted with the next document
+        except ValueError as err:
+            conn.send(("unreadable", str(err)))
+        except Exception as err:  # noqa: BLE001 - any parser failure is this document's, not the worker's
+            conn.send(("unreadable", f"{type(err).__name__}: {err}"))
+
+
+class _Child:
+    def __init__(self, context: Any, memory_mb: int) -> None:
+        self.conn, child_end = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child_end, memory_mb), daemon=True,
+                                       name="extraction")
+        self.process.start()
+        child_end.close()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join(2)
+        self.conn.close()
+
+
+class ExtractionPool:
+    """At most `limits.processes` documents are read at once; the others wait for a child."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload([__name__])
+        self._idle: queue.LifoQueue[_Child | None] = queue.LifoQueue()
+        for _ in range(limits.processes):
+            self._idle.put(None)  # a slot; its child starts on first use
+
+    async def extract(self, body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._run, (body, content_type, url, charset), cancelled)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    def _run(self, request: tuple[Any, ...], cancelled: threading.Event) -> Extracted:
+        child = self._idle.get()
+        try:
+            if child is None or not child.process.is_alive():
+                child = _Child(self._context, self.limits.memory_mb)
+            child.conn.send(request)
+            answer = self._wait(child, cancelled)
+        except BaseException:
+            if child is not None:
+                child.kill()
+            self._idle.put(None)
+            raise
+        if answer[0] == "limit":
+            child.kill()
+            child = None
+        self._idle.put(child)
+        kind, *rest = answer
+        if kind == "ok":
+            return Extracted(*rest)
+        if kind == "limit":
+            raise ExtractionLimit(rest[0])
+        raise ValueError(rest[0])
+
+    def _wait(self, child: _Child, cancelled: threading.Event) -> tuple[Any, ...]:
+        deadline = time.monotonic() + self.limits.timeout_s
+        while not child.conn.poll(_POLL_S):
+            if cancelled.is_set():
+                raise ExtractionLimit("extraction cancelled")
+            if time.monotonic() > deadline:
+                raise ExtractionLimit(f"reading it took longer than {self.limits.timeout_s:g} s")
+        try:
+            return child.conn.recv()
+        except (EOFError, OSError):
+            raise ExtractionLimit(
+                f"the reader stopped (it needs more than {self.limits.memory_mb} MiB or crashed)"
+            ) from None
+
+    def close(self) -> None:
+        while not self._idle.empty():
+            child = self._idle.get_nowait()
+            if child is not None:
+                child.kill()
+
+
+@functools.lru_cache(maxsize=1)
+def pool() -> ExtractionPool:
+    """The worker's (or the starter's) one pool, with the configured limits."""
+    from activities.config import settings
+
+    config = settings()
+    return ExtractionPool(Limits(memory_mb=config.extract_max_memory_mb, timeout_s=config.extract_timeout_s,
+                                 processes=config.extract_processes))
+
+
+async def extract_bounded(body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+    return await pool().extract(body, content_type, url, charset)
+
+
+def close_pool() -> None:
+    """Stop the extraction children (if any were started); the worker calls it when it stops."""
+    if pool.cache_info().currsize:
+        pool().close()
