@@ -41,6 +41,7 @@ from activities.openai_engine.formatting import (
     _findings,
     _ids,
     _passages,
+    untrusted,
     _plan,
 )
 from activities.openai_engine.replies import (
@@ -186,7 +187,7 @@ class OpenAIEngine:
             "agent_planner",
             PlanReply,
             query=inp.topic_text(),
-            background=inp.background.strip() or NONE,
+            background=untrusted(inp.background) if inp.background.strip() else NONE,
             completed_steps=_completed_steps(inp.completed_steps),
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
             iteration=inp.iteration,
@@ -303,7 +304,7 @@ class OpenAIEngine:
             "agent_critic",
             CritiqueReply,
             query=inp.topic_text(),
-            report=_cut(inp.report_markdown, 12000),
+            report=untrusted(_cut(inp.report_markdown, 12000), 'report'),
             verification=(
                 f"{v.claims} claims: {v.supported} supported, {v.partial} partly supported, "
                 f"{v.unsupported} unsupported ({v.removed} removed, {v.revised} rewritten), {v.unverified} unverified"

@@ -3,13 +3,29 @@
 Plain text the models read well: one block per passage or source under its `[n]` id (the id the
 reply must cite), steps numbered with their status and a cut of what was found, `(none)` rather
 than an empty slot, so no template ever renders a blank variable.
+
+Text that came from documents is untrusted: a page may contain "ignore your instructions and ...".
+So every such text is wrapped in `<source id="n">...</source>` (findings and reports, which quote
+sources, in `<findings>` / `<report>`), and a page cannot close the wrapper early: any of these
+tags inside the text loses its `<` (becomes `‹`). Each prompt that carries such text says that
+what is inside is data, never instructions (see DATA_RULE in the prompt files).
 """
 
 from __future__ import annotations
 
+import re
+
 from workflows.models import ROUTING_HISTORY, Evidence, Message, Passage, Plan, PlanStep, Speaker
 
 NONE = "(none)"
+_TAGS = re.compile(r"<(\s*/?\s*(?:source|findings|report)\b)", re.I)
+
+
+def untrusted(text: str, tag: str = "source", **attributes: object) -> str:
+    """`text` wrapped as data: its own tags defused, so a page cannot end the wrapper."""
+    attrs = "".join(f' {k}="{str(v).replace(chr(34), chr(39))}"' for k, v in attributes.items())
+    body = _TAGS.sub(lambda m: "\u2039" + m.group(1), text.strip())
+    return f"<{tag}{attrs}>\n{body}\n</{tag}>"
 
 
 def _conversation(messages: list[Message]) -> str:
@@ -26,7 +42,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _passages(passages: list[Passage]) -> str:
-    blocks = [f"[{p.source_id}] {p.title}\nURL: {p.url}\n{p.text.strip()}" for p in passages]
+    blocks = [untrusted(f"[{p.source_id}] {p.title}\nURL: {p.url}\n{p.text.strip()}", id=p.source_id)
+              for p in passages]
     return "\n\n".join(blocks) or NONE
 
 
@@ -35,7 +52,7 @@ def _completed_steps(steps: list[PlanStep]) -> str:
     for i, step in enumerate(steps, 1):
         lines.append(f"{i}. {step.title}: {step.description}".rstrip(": "))
         if step.observation:
-            lines.append(f"   Found: {_cut(step.observation, 800)}")
+            lines.append(f"   Found: {untrusted(_cut(step.observation, 800), 'findings')}")
     return "\n".join(lines) or NONE
 
 
@@ -44,7 +61,7 @@ def _plan(plan: Plan) -> str:
     for i, step in enumerate(plan.steps, 1):
         lines.append(f"{i}. [{step.status.value}] {step.title}: {step.description}".rstrip(": "))
         if step.observation:
-            lines.append(f"   Found: {_cut(step.observation, 800)}")
+            lines.append(f"   Found: {untrusted(_cut(step.observation, 800), 'findings')}")
     return "\n".join(lines)
 
 
@@ -52,7 +69,7 @@ def _findings(plan: Plan | None) -> str:
     if plan is None:
         return NONE
     blocks = [
-        f"### Step {i}: {step.title}\n{step.observation.strip()}"
+        f"### Step {i}: {step.title}\n{untrusted(step.observation, 'findings')}"
         for i, step in enumerate(plan.steps, 1)
         if step.observation
     ]
@@ -64,7 +81,7 @@ def _evidence(evidence: list[Evidence]) -> str:
     by_source: dict[int, list[str]] = {}
     for item in evidence:
         by_source.setdefault(item.source_id, []).append(item.text.strip())
-    blocks = [f"[{n}]\n" + "\n".join(f"- {t}" for t in texts) for n, texts in sorted(by_source.items())]
+    blocks = [untrusted(f"[{n}]\n" + "\n".join(f"- {t}" for t in texts), id=n) for n, texts in sorted(by_source.items())]
     return "\n\n".join(blocks) or NONE
 
 
