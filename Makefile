@@ -25,10 +25,10 @@ dev: setup
 	$(PY) -m starter.stack dev
 
 bench: setup
-	$(PY) -m tests.bench_research
-	$(PY) -m tests.bench_langfuse
-	$(PY) -m tests.bench_extraction
-	$(PY) -m tests.bench_verification
+	$(PY) -m tests.bench.research
+	$(PY) -m tests.bench.langfuse
+	$(PY) -m tests.bench.extraction
+	$(PY) -m tests.bench.verification
 
 worker: setup
 	$(PY) worker.py

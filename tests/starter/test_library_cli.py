@@ -1,0 +1,164 @@
+"""`history`, `show`, `export` in a real starter process, against a library file and no Temporal."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from activities.storage import store
+from tests.activities.test_library import T0, record
+from tests.starter.test_starter import error_line, offline_env, starter  # noqa: F401 - fixture
+from workflows.models import Source
+
+
+@pytest.fixture
+def library_env(offline_env: dict[str, str], tmp_path: Path) -> dict[str, str]:  # noqa: F811
+    """A library with two research in it; Temporal unreachable, to show no command needs it."""
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    store.write(record("research-old", "run-1", T0), url)
+    hostile = record("research-new", "run-2", T0.replace(day=21), query="Tide pools <script>alert(1)</script>")
+    hostile.result.report_markdown = (
+        "# Tide pools <script>alert(1)</script>\n\nStorms reset them [1]. Small pools [2, 1].\n\n"
+        "## Sources\n\n- [1] Aqueducts — https://example.org/a\n"
+    )
+    hostile.result.sources.append(Source(id=3, url="javascript:alert(1)", title="<b>bold</b>"))
+    store.write(hostile, url)
+    return {**offline_env, "RESEARCH_DB_URL": url}
+
+
+async def test_history_lists_newest_first_with_a_filter_and_as_json(library_env: dict[str, str]) -> None:
+    run = await starter("history", env=library_env)
+    lines = run.out.splitlines()
+    assert run.code == 0 and len(lines) == 2
+    assert "research-new" in lines[0] and "research-old" in lines[1]
+    assert "supported 1/3" in lines[1] and "2026-11-20 09:30" in lines[1]
+
+    only = await starter("history", "--filter", "aqueducts", "--json", env=library_env)
+    assert [e["workflow_id"] for e in json.loads(only.out)] == ["research-old"]
+
+
+async def test_history_filter_ignores_case_beyond_ascii(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    store.write(record("research-uber", "run-1", T0, query="Was ist über Wasser bekannt?"), url)
+    store.write(record("research-strasse", "run-2", T0.replace(day=21), query="STRASSE und Verkehr"), url)
+    env = {**offline_env, "RESEARCH_DB_URL": url}
+
+    for text, expected in (("ÜBER", ["research-uber"]), ("straße", ["research-strasse"])):
+        run = await starter("history", "--filter", text, "--json", env=env)
+        assert run.code == 0 and [e["workflow_id"] for e in json.loads(run.out)] == expected
+
+
+async def test_history_of_an_empty_library_says_so(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    run = await starter("history", env={**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'empty.sqlite'}"})
+    assert run.code == 0 and run.out == "" and run.err.startswith("no research stored yet in sqlite:///")
+
+
+async def test_show_prints_the_stored_report_and_writes_it_on_request(library_env: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    run = await starter("show", "research-old", "--out", str(out), env=library_env)
+    assert run.code == 0 and run.out.startswith("# Aqueducts")
+    assert out.read_text().startswith("# Aqueducts")
+
+    as_json = json.loads((await starter("show", "research-old", "--json", env=library_env)).out)
+    assert as_json["workflow_id"] == "research-old" and as_json["result"]["claims"][2]["removed"] is True
+
+
+async def test_an_unknown_id_or_an_unwritable_file_is_one_line_and_exit_2(library_env: dict[str, str]) -> None:
+    missing = await starter("show", "nope", env=library_env)
+    assert missing.code == 2 and error_line(missing).startswith("error: no stored research with id nope in ")
+    unwritable = await starter("export", "research-old", "--format", "md", "--out", "/nonexistent/dir/x.md",
+                               env=library_env)
+    assert unwritable.code == 2 and error_line(unwritable).startswith("error: cannot write /nonexistent/dir/x.md")
+    bad_format = await starter("export", "research-old", "--format", "pdf", env=library_env)
+    assert bad_format.code == 2 and "invalid choice" in error_line(bad_format)
+
+
+async def test_a_bad_library_url_is_one_line_without_the_password(offline_env: dict[str, str]) -> None:  # noqa: F811
+    env = {**offline_env, "RESEARCH_DB_URL": "postgresql://reader:hunter2@127.0.0.1:1/library"}
+    run = await starter("history", env=env)
+    assert run.code == 2 and "unavailable" in error_line(run)
+    assert "hunter2" not in run.err + run.out
+
+
+async def test_export_md_is_a_standalone_report_with_its_sources(library_env: dict[str, str], tmp_path: Path) -> None:
+    target = tmp_path / "old.md"
+    run = await starter("export", "research-old", "--format", "md", "--out", str(target), env=library_env)
+    text = target.read_text()
+    assert run.code == 0 and run.out.strip() == str(target)
+    assert text.startswith("# Aqueducts") and "## Sources" in text and "- [1] Aqueducts — https://example.org/a" in text
+
+
+class Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(found["id"] or "")
+        if tag == "a":
+            self.links.append(found.get("href") or "")
+
+
+async def test_export_html_links_every_citation_and_never_runs_text_from_the_web(
+    library_env: dict[str, str], tmp_path: Path,
+) -> None:
+    target = tmp_path / "new.html"
+    run = await starter("export", "research-new", "--format", "html", "--out", str(target), env=library_env)
+    text = target.read_text()
+    page = Page()
+    page.feed(text)
+
+    assert run.code == 0 and text.startswith("<!DOCTYPE html>")
+    assert "script" not in page.tags and "b" not in page.tags  # markup from the report and titles is text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    anchors = [link for link in page.links if link.startswith("#")]
+    assert anchors == ["#source-1", "#source-2", "#source-1"]
+    assert all(a[1:] in page.ids for a in anchors)
+    assert "javascript:alert(1)" not in page.links and "https://example.org/a" in page.links
+
+
+async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes(
+    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+) -> None:
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    odd = record("research-odd", "run-1", T0)
+    odd.result.report_markdown = (
+        "# Odd\n\nA chart ![tracking pixel [1]](https://tracker.example/p.png) shows it [1].\n\n"
+        "See [share](smb://host/share), [diag](ms-msdt:/id PCWDiagnostic), [find](search-ms:query=x), "
+        "[mail](mailto:a@example.org), [rel](//evil.example/x) and [fine](https://example.org \"title [2]\").\n"
+    )
+    store.write(odd, url)
+    target = tmp_path / "odd.html"
+    run = await starter("export", "research-odd", "--format", "html", "--out", str(target),
+                        env={**offline_env, "RESEARCH_DB_URL": url})
+    text = target.read_text()
+    page = Page()
+    page.feed(text)
+
+    assert run.code == 0
+    assert "img" not in page.tags and "<img" not in text  # nothing loads when the file is opened
+    assert "https://tracker.example/p.png" in page.links  # the image is a link a person may follow
+    for scheme in ("smb:", "ms-msdt:", "search-ms:", "mailto:", "//evil"):
+        assert not any(link.startswith(scheme) for link in page.links), scheme
+    assert "https://example.org" in page.links
+    assert 'title="title [2]"' in text  # no anchor spliced into an attribute
+    assert "#source-1" in page.links
+
+
+async def test_show_never_lets_a_source_drive_the_terminal(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    hostile = record("research-esc", "run-1", T0)
+    hostile.result.report_markdown = "# Title\x1b]0;pwned\x07\n\nCleared \x1b[2J screen\x9b31m and bell\x07 [1].\n"
+    store.write(hostile, url)
+    run = await starter("show", "research-esc", env={**offline_env, "RESEARCH_DB_URL": url})
+    assert run.code == 0
+    assert not any(ch in run.out for ch in "\x1b\x07\x9b")
+    assert "Cleared  screen31m and bell [1]." in run.out

@@ -1,0 +1,160 @@
+"""Record the histories that tests/workflow/test_replay.py replays: real runs of the real workflow and
+activities (offline engine, local provider) on a Temporal dev server.
+
+    .venv/bin/python -m tests.workflow.histories.record [SCENARIO...]   # all, or only the ones named
+
+The corpus is a handful of short notes written here, in our own words, so the recorded page
+passages are ours too (no third-party text enters the repository). Re-record only on purpose:
+a history that no longer replays means running research would break, and the commit must say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+NOTES = {
+    "durable-execution.md": """# Durable execution
+A durable workflow records every step it takes in an event history kept by the server.
+When a worker crashes, another worker replays the history and continues from the last recorded step.
+Completed activities are not run again: their results are read back from the history.
+Workflow code must be deterministic so that replay takes the same decisions as the first run.
+""",
+    "retries.md": """# Retries and backoff
+An activity that fails with a retryable error is retried by the server according to its retry policy.
+The policy sets the first interval, the backoff coefficient, the maximum interval and the maximum attempts.
+Errors that retrying cannot fix, such as a rejected API key, should be marked non-retryable.
+Timeouts bound each attempt: start-to-close limits how long one attempt may run.
+""",
+    "timers.md": """# Durable timers
+A durable timer is recorded in the history, so it fires even if every worker was down when it expired.
+Waiting for a signal with a timeout combines a condition with a timer: whichever comes first wins.
+Timers of days or weeks cost nothing while they wait.
+""",
+    "signals.md": """# Signals, queries and updates
+A signal delivers data to a running workflow asynchronously, for example a user's answer.
+A query reads the workflow's state without changing it, for example its current stage.
+An update is like a signal that returns a result, and a validator can refuse it before it is recorded.
+""",
+    "workers.md": """# Workers
+Workers poll a task queue for workflow and activity tasks.
+Several workers can share a task queue; the server spreads tasks among them.
+A worker that stops gracefully lets running activities finish before it exits.
+""",
+    "history-size.md": """# History size
+The event history has limits: large payloads make replay slow and can hit the size limit.
+Store trimmed text, not raw pages, and keep activity inputs and outputs small.
+""",
+}
+
+SCENARIOS = [
+    "deep-medium", "clarified-by-signal", "simple-mode", "cancelled-mid-research",
+    # Recorded after claim verification and the research library (their workflow.patched markers).
+    "verified-follow-up", "verification-off",
+    # Recorded with the plan review, the refining loop and the report review (issue 11).
+    "plan-reviewed", "report-revised", "report-escalated",
+]
+
+
+async def record(out_dir: Path, names: list[str]) -> None:
+    from temporalio.client import WorkflowHandle
+    from temporalio.contrib.pydantic import pydantic_data_converter
+    from temporalio.testing import WorkflowEnvironment
+    from temporalio.worker import Worker
+
+    from worker import ACTIVITIES
+    from workflows.models import Depth, Message, QueryMode, ReportReview, ResearchRequest, Speaker, Stage
+    from workflows.research import DeepResearchWorkflow
+
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
+    )
+    requests: dict[str, ResearchRequest] = {
+        "deep-medium": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.MEDIUM,
+        ),
+        "clarified-by-signal": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT),
+        "simple-mode": ResearchRequest(query="What is a durable timer?", mode=QueryMode.SIMPLE),
+        "cancelled-mid-research": ResearchRequest(
+            query="How do signals, queries and updates reach a running workflow?", depth=Depth.EXTENDED
+        ),
+        "verified-follow-up": ResearchRequest(
+            query="What are its limits?", depth=Depth.LIGHT, follow_up_of="earlier-research",
+            history=[Message(role=Speaker.USER, content="How does the event history of a workflow grow?"),
+                     Message(role=Speaker.ASSISTANT, content="# Event history\n\n- Every step is recorded [1].")],
+        ),
+        "verification-off": ResearchRequest(query="How do workers share a task queue?", depth=Depth.LIGHT, verify=False),
+        "plan-reviewed": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT, review_plan=True),
+        "report-revised": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
+                                          review_report=ReportReview.ALWAYS),
+        "report-escalated": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
+    }
+    async with env, Worker(
+        env.client,
+        task_queue="record",
+        workflows=[DeepResearchWorkflow],
+        activities=ACTIVITIES,
+    ):
+        for name in names:
+            handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
+                DeepResearchWorkflow.run, requests[name], id=f"{name}-{uuid.uuid4().hex[:6]}", task_queue="record"
+            )
+            if name == "clarified-by-signal":
+                while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
+                    await asyncio.sleep(0.05)
+                await handle.signal("clarification_answer", "durable timers and how they fire")
+            if name == "plan-reviewed":
+                await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
+                await _review(handle, 2, "plan_review", {"decision": "approve"})
+            if name in ("report-revised", "report-escalated"):
+                await _review(handle, 1, "report_review", {"decision": "revise", "feedback": "Say what is missing"})
+            if name == "cancelled-mid-research":
+                while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
+                    await asyncio.sleep(0.01)
+                await handle.cancel()
+            result = await handle.result()
+            assert result.outcome in (Stage.COMPLETED, Stage.CANCELLED), result.outcome
+            history = await handle.fetch_history()
+            path = out_dir / f"{name}.json"
+            path.write_text(history.to_json())
+            print(f"{path.name}: {len(history.events)} events, {path.stat().st_size} bytes, outcome {result.outcome.value}")
+
+
+async def _review(handle: Any, round_: int, signal: str, payload: dict[str, Any]) -> None:
+    from workflows.research import DeepResearchWorkflow
+
+    while True:
+        status = await handle.query(DeepResearchWorkflow.status)
+        if status.pending_review and status.review_rounds >= round_:
+            break
+        await asyncio.sleep(0.05)
+    await handle.signal(signal, payload)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "notes"
+        corpus.mkdir()
+        for name, text in NOTES.items():
+            (corpus / name).write_text(text)
+        os.environ.update(
+            LLM_PROVIDER="offline", SEARCH_PROVIDER="local",
+            RESEARCH_CORPUS_DIR=str(corpus), RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
+            RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}",
+        )
+        names = sys.argv[1:] or SCENARIOS
+        unknown = sorted(set(names) - set(SCENARIOS))
+        if unknown:
+            sys.exit(f"error: unknown scenario {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+        asyncio.run(record(Path(__file__).parent, names))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""A person reviews the plan before any step runs (time-skipping server: days pass in milliseconds)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.testing import WorkflowEnvironment
+
+from tests.support.doubles import Script
+from tests.workflow.test_workflow import run_research, status
+from workflows.models import Depth, ResearchRequest, ReviewDecision, Stage, StepStatus
+from workflows.research import DeepResearchWorkflow
+
+QUESTION = "How do Rust lifetimes work?"
+DAY = 24 * 3600.0
+
+
+def reviewed(**fields: Any) -> ResearchRequest:
+    return ResearchRequest(query=QUESTION, depth=Depth.LIGHT, review_plan=True, **fields)
+
+
+async def wait_for_review(handle: WorkflowHandle[Any, Any], round_: int = 1) -> None:
+    for _ in range(400):
+        current = await status(handle)
+        if current.pending_review is not None and current.review_rounds >= round_:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no review pending; stage {current.stage}")
+
+
+def answers(*payloads: Any) -> Any:
+    """A `during` that answers each review round with the next payload, by signal."""
+    async def during(handle: WorkflowHandle[Any, Any]) -> None:
+        for round_, payload in enumerate(payloads, start=1):
+            await wait_for_review(handle, round_)
+            await handle.signal(DeepResearchWorkflow.plan_review, payload)
+    return during
+
+
+async def test_an_approval_three_days_later_runs_the_plan_and_the_budget_did_not_run(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    async def approve_later(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        current = await status(handle)
+        assert current.stage is Stage.AWAITING_PLAN_REVIEW and current.plan is not None
+        await time_skipping_env.sleep(3 * DAY)
+        await handle.signal(DeepResearchWorkflow.plan_review, {"decision": "approve"})
+
+    result, _ = await run_research(time_skipping_env.client, Script(), reviewed(review_timeout_s=7 * DAY),
+                                   during=approve_later)
+    assert result.outcome is Stage.COMPLETED
+    assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "person")]
+    assert Stage.AWAITING_PLAN_REVIEW in result.stage_history
+    assert not any("time budget" in n for n in result.notes)  # three days of waiting cost no budget
+    assert result.plan is not None and all(s.status is StepStatus.COMPLETED for s in result.plan.steps)
+
+
+async def test_revise_replans_with_the_persons_feedback_then_the_approved_plan_runs(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script()
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(), during=answers(
+        {"decision": "revise", "feedback": "Cover lifetime elision too"}, {"decision": "approve"}))
+    assert [p.feedback for p in script.calls["plan"]] == [[], ["Cover lifetime elision too"]]
+    assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE, ReviewDecision.APPROVE]
+    assert result.reviews[0].feedback == "Cover lifetime elision too"
+
+
+async def test_a_persons_own_steps_replace_the_planned_ones(time_skipping_env: WorkflowEnvironment) -> None:
+    steps = [{"title": "Lifetime elision rules", "description": "the three rules"}, {"title": "'static"}]
+    script = Script()
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
+                                   during=answers({"decision": "approve", "steps": steps}))
+    assert result.plan is not None
+    assert [s.title for s in result.plan.steps] == ["Lifetime elision rules", "'static"]
+    assert {s.origin for s in result.plan.steps} == {"reviewer"}
+    assert [c.step.title for c in script.calls["observe"]] == ["Lifetime elision rules", "'static"]
+
+
+@pytest.mark.parametrize("bad", [
+    {"decision": "approve please"},
+    {"decision": "APPROVE"},
+    {"decision": "no, approve it"},
+    "approve",
+    {},
+    {"decision": "approve", "verdict": "extra field"},
+    {"decision": "revise"},  # revise needs feedback
+    {"decision": "approve", "steps": [{"title": "  "}]},
+    {"decision": "approve", "steps": [{"title": f"step {i}"} for i in range(4)]},  # light depth: at most 3
+])
+async def test_an_invalid_review_is_refused_and_recorded_never_taken_as_approval(
+    time_skipping_env: WorkflowEnvironment, bad: Any,
+) -> None:
+    async def bad_then_nothing(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        await handle.signal(DeepResearchWorkflow.plan_review, bad)
+        with pytest.raises(WorkflowUpdateFailedError):
+            await handle.execute_update(DeepResearchWorkflow.review, bad)
+        current = await status(handle)
+        assert current.pending_review is not None and current.ignored_signals_count == 1
+
+    result, final = await run_research(time_skipping_env.client, Script(), reviewed(review_timeout_s=600),
+                                       during=bad_then_nothing)
+    assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "timeout")]
+    assert any("ran as proposed" in n for n in result.notes)
+    assert final.ignored_signals[0].startswith("plan_review ignored:")
+
+
+async def test_after_three_revisions_the_last_plan_runs_and_the_notes_say_so(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    revise = {"decision": "revise", "feedback": "again"}
+    script = Script()
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
+                                   during=answers(revise, revise, revise))
+    assert len(script.calls["plan"]) == 4
+    assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE] * 3
+    assert any("revised 3 times" in n for n in result.notes)
+    assert result.outcome is Stage.COMPLETED
+
+
+async def test_cancel_at_the_plan_ends_the_research_as_cancelled_with_a_report(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script()
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
+                                   during=answers({"decision": "cancel"}))
+    assert result.outcome is Stage.CANCELLED
+    assert not script.calls["observe"] and result.report_markdown
+    assert result.reviews[0].decision is ReviewDecision.CANCEL
+
+
+async def test_the_update_answers_a_pending_review_and_refuses_when_none_is(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    async def by_update(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        assert await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve"}) == "approve accepted"
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve"})
+        assert "no review is pending" in str(refused.value.cause)
+
+    result, _ = await run_research(time_skipping_env.client, Script(), reviewed(), during=by_update)
+    assert [r.by for r in result.reviews] == ["person"]
+
+
+async def test_without_review_plan_nothing_waits(time_skipping_env: WorkflowEnvironment) -> None:
+    result, _ = await run_research(time_skipping_env.client, Script(), ResearchRequest(query=QUESTION))
+    assert result.reviews == [] and Stage.AWAITING_PLAN_REVIEW not in result.stage_history
+
+
+# --- the refining loop and the report review ------------------------------------------------------
+
+
+def critic(*verdicts: dict[str, Any]) -> Any:
+    """A critic double that answers with each verdict in turn (the last one repeats)."""
+    from workflows.activity_models import CritiqueOutput
+
+    answers_ = list(verdicts)
+
+    def critique(inp: Any) -> CritiqueOutput:
+        verdict = answers_.pop(0) if len(answers_) > 1 else answers_[0]
+        return CritiqueOutput(quality=0.5, quality_reason="q", hallucination_risk=0.2, hallucination_reason="r",
+                              **verdict)
+    return critique
+
+
+UNCOVERED = {"is_acceptable": False, "issues": [{"severity": "high", "text": "uncovered question terms: elision"}]}
+VAGUE = {"is_acceptable": False, "issues": [{"severity": "medium", "text": "the summary is vague"}],
+         "rewrite_suggestion": "Be concrete."}
+FINE: dict[str, Any] = {"is_acceptable": True}
+
+
+async def test_a_report_the_critic_rejects_for_coverage_is_researched_further(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic(UNCOVERED, FINE))
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "research")]
+    assert script.calls["plan"][-1].feedback == ["uncovered question terms: elision"]
+    assert Stage.REFINING in result.stage_history and result.outcome is Stage.COMPLETED
+    assert len(script.calls["synthesize"]) == 2 and "Still open" not in result.report_markdown
+
+
+async def test_refinement_is_bounded_and_what_is_still_wrong_is_listed_in_the_report(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic(VAGUE))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "rewrite"), (2, "rewrite")]
+    assert len(script.calls["synthesize"]) == 3
+    assert script.calls["synthesize"][1].feedback == ["the summary is vague", "Be concrete."]
+    assert "Still open after 2 refinements" in result.report_markdown
+    assert "(medium) the summary is vague" in result.report_markdown
+
+
+@pytest.mark.parametrize(("payload", "outcome", "syntheses"), [
+    ({"decision": "approve"}, Stage.COMPLETED, 1),
+    ({"decision": "revise", "feedback": "Add an example"}, Stage.COMPLETED, 2),
+    ({"decision": "cancel"}, Stage.CANCELLED, 1),
+])
+async def test_a_report_review_approves_revises_or_cancels(
+    time_skipping_env: WorkflowEnvironment, payload: dict[str, Any], outcome: Stage, syntheses: int,
+) -> None:
+    async def review_report(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        current = await status(handle)
+        assert current.stage is Stage.AWAITING_REPORT_REVIEW and current.critique is not None
+        await handle.signal(DeepResearchWorkflow.report_review, payload)
+
+    script = Script(critique=critic(FINE))
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, review_report="always"), during=review_report)
+    assert result.outcome is outcome
+    assert len(script.calls["synthesize"]) == syntheses
+    assert [(r.target.value, r.decision.value) for r in result.reviews] == [("report", payload["decision"])]
+    if payload["decision"] == "revise":
+        assert script.calls["synthesize"][1].feedback == ["Add an example"]
+    assert result.report_markdown
+
+
+async def test_the_critic_asking_for_a_person_makes_the_report_wait_until_the_timeout(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    assert [(r.target.value, r.by) for r in result.reviews] == [("report", "timeout")]
+    assert Stage.AWAITING_REPORT_REVIEW in result.stage_history and result.outcome is Stage.COMPLETED
+    assert any("stands as written" in n for n in result.notes)
+
+    never = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
+    unattended, _ = await run_research(time_skipping_env.client, never,
+                                       ResearchRequest(query=QUESTION, review_report="never"))
+    assert unattended.reviews == []
+
+
+async def test_the_steps_a_person_approved_all_run_even_if_the_reflector_would_stop(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    from workflows.activity_models import ReflectOutput
+    from workflows.models import ReflectionDecision
+
+    steps = [{"title": "Lifetime elision"}, {"title": "'static bounds"}, {"title": "Variance"}]
+    script = Script(reflect=lambda inp: ReflectOutput(decision=ReflectionDecision.COMPLETE, reasoning="covered"))
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
+                                   during=answers({"decision": "approve", "steps": steps}))
+    assert result.plan is not None
+    assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED] * 3
