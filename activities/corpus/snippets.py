@@ -31,7 +31,7 @@ class _Terms:
     def match(self, token: str) -> str | None:
         """The query word `token` stands for, if any (a shared stem, a short ending apart)."""
         if token not in self._memo:
-            self._memo[token] = next((p for p in self.parts if _same_stem(token, p)), None)
+            self._memo[token] = next((p for p in self.parts if _close_variant(token, p)), None)
         return self._memo[token]
 
     def of(self, text: str) -> list[str]:
@@ -45,7 +45,10 @@ class _Terms:
         return len(set(self.parts).intersection(self.of(text))) / len(self.parts)
 
 
-def _same_stem(a: str, b: str) -> bool:
+def _close_variant(a: str, b: str) -> bool:
+    """Loose word variants for snippet ranking (`lifetime`~`lifetimes`, any suffix of up to three
+    letters): looser on purpose than the offline engine's `_same_stem`, which decides what a step
+    covered; a snippet only needs to show the query's words in context."""
     short, long = sorted((a, b), key=len)
     return a == b or (len(short) >= 4 and len(long) - len(short) <= 3 and long.startswith(short))
 
@@ -60,7 +63,7 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def _is_prose(sentence: str) -> bool:
+def _snippet_worthy(sentence: str) -> bool:
     """Sentences of words, not headings, code or tables: a snippet should read like text."""
     if len(sentence) < 25 or sentence.startswith(("```", "|", ">>>", "$ ")):
         return False
@@ -89,7 +92,7 @@ def _snippet(body: str, terms: _Terms) -> str:
     for source in (_prose_paragraphs(body), split_paragraphs(body)):
         paragraphs = [split_sentences(p) for p in source]
         every = [(group, j) for group in paragraphs for j in range(len(group))]
-        candidates = [(group, j) for group, j in every if _is_prose(group[j])] or every
+        candidates = [(group, j) for group, j in every if _snippet_worthy(group[j])] or every
         if candidates:
             break
     if not candidates:

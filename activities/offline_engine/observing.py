@@ -145,7 +145,7 @@ def _prose_sentences(text: str) -> list[str]:
     for paragraph in _outside_code(text):
         for sentence in split_sentences(paragraph):
             sentence = _clean_sentence(sentence)
-            if _is_prose(sentence):
+            if _quotable(sentence):
                 out.append(trim(sentence, MAX_SENTENCE_CHARS))
     return out
 
@@ -179,7 +179,7 @@ def _clean_sentence(sentence: str) -> str:
     return s
 
 
-def _is_prose(sentence: str) -> bool:
+def _quotable(sentence: str) -> bool:
     """A sentence of words: long enough, shaped like a sentence, not code, a table or a label.
 
     Code fences cannot always be tracked (a passage is an excerpt, a fence may open outside it),
