@@ -38,6 +38,7 @@ async def main(workflow_id: str, ui: str = "http://localhost:8233") -> None:
         await page.get_by_role("menuitem", name=re.compile("Send a Signal")).click()
         dialog = page.get_by_role("dialog")
         await dialog.get_by_role("button").nth(1).click()  # the signal-name picker
+        await page.get_by_role("option").filter(has_text="plan_review").wait_for()
         offered = [await o.inner_text() for o in await page.get_by_role("option").all()]
         assert "plan_review" in offered and "report_review" in offered, offered
         await page.get_by_role("option").filter(has_text="plan_review").click()
