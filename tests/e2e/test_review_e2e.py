@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import uuid
 from pathlib import Path
@@ -98,5 +99,9 @@ async def test_attached_research_without_a_terminal_prints_the_review_command_an
                         env=worker_env, timeout=90)
     assert run.code == 3
     assert "plan to review" in run.err and f"python -m starter review {research_id}" in run.err
-    cancelled = await starter("review", research_id, "--cancel", env=worker_env)
-    assert cancelled.code == 0
+    approved = await starter("review", research_id, "--approve", env=worker_env)
+    assert approved.code == 0 and "approve accepted" in approved.out
+    finished = await starter("result", research_id, "--json", env=worker_env, timeout=120)
+    assert finished.code == 0
+    assert json.loads(finished.out)["reviews"] == [
+        {"target": "plan", "round": 1, "decision": "approve", "feedback": "", "by": "person"}]
