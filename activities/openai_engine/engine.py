@@ -253,6 +253,7 @@ class OpenAIEngine:
             sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
             notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
             evidence=_evidence(inp.evidence),
+            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
         )
         markdown = reply.markdown.strip()
         by_id = {s.id: s for s in inp.sources}
