@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from workflows import roles, verification
 from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
 from workflows.calls import call
-from workflows.models import MAX_CRITIQUE_ISSUES, Claim, Critique, StepStatus, Verdict, VerificationSummary
+from workflows.models import MAX_CRITIQUE_ISSUES, Claim, Critique, Verdict, VerificationSummary
 from workflows.state import ResearchState
 
 #: Claims per judge call: enough to batch, few enough that one verdict list stays short.
@@ -126,7 +126,7 @@ async def _critic(state: ResearchState, report: str) -> Critique | None:
         report_markdown=report,
         verification=state.verification,
         sources_count=len(state.sources),
-        steps_completed=sum(1 for s in steps if s.status is StepStatus.COMPLETED),
+        steps_completed=state.steps_done(),
         steps_planned=len(steps),
     ))
     if scored is None:

@@ -7,7 +7,6 @@ check shapes on both sides. The module is pure: no I/O, safe to import inside th
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import Enum
 
 from pydantic import BaseModel, Field

@@ -15,7 +15,6 @@ from temporalio import workflow
 
 from workflows import evidence, roles
 from workflows.activity_models import (
-    AboutQuestion,
     ObserveInput,
     ObserveOutput,
     ReadPageInput,
@@ -45,10 +44,9 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
     state.current_step_index = index
     show_progress(state)
     about = state.about()
-    topic = AboutQuestion(**about).topic_text()
     queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
     hits = await search_all(state, queries)
-    passages = await read_best(state, hits, focus=f"{step.title}. {step.description} {topic}")
+    passages = await read_best(state, hits, focus=f"{step.title}. {step.description} {state.topic_text()}")
     findings = await call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=passages))
     if findings is None:
         findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
@@ -73,7 +71,7 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     step = state.plan.steps[index]
     # Histories recorded before the relevance rule replay without it.
     context = (
-        f"{AboutQuestion(**state.about()).topic_text()} {step.title} {step.description}"
+        f"{state.topic_text()} {step.title} {step.description}"
         if workflow.patched(LOOP_BACK_RELEVANCE_PATCH) else None
     )
     reason = judge_loop_back(state.plan, agent, query, high, state.depth.value, context)

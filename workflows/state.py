@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from workflows import followup
+from workflows.activity_models import AboutQuestion
 from workflows.models import (
     STEP_LIMITS,
     Claim,
@@ -109,6 +110,10 @@ class ResearchState:
             "follows_up": followup.context(self.question, self.request.history),
             "clarifications": [c.answer for c in self.clarifications if c.answer],
         }
+
+    def topic_text(self) -> str:
+        """The question with what it follows up and its clarifications, in one line (for focus)."""
+        return AboutQuestion(**self.about()).topic_text()
 
     # --- the plan -------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ from workflows.text import content_terms, split_sentences, stem
 from workflows import verification
 from workflows.models import CritiqueIssue, Evidence, IssueSeverity
 from workflows.activity_models import (
-    AboutQuestion,
     ClaimRewrite,
     ClaimVerdict,
     CritiqueInput,
@@ -116,7 +115,7 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
             severity=IssueSeverity.HIGH if share > UNSUPPORTED_SHARE_HIGH else IssueSeverity.MEDIUM,
             text=f"unsupported claims: {v.removed + max(0, v.unsupported - v.removed)} of {v.claims} claims "
                  "were not supported by their sources"))
-    wanted = {stem(t) for t in content_terms(AboutQuestion.model_validate(inp.model_dump()).topic_text())}
+    wanted = {stem(t) for t in content_terms(inp.topic_text())}
     found = {stem(t) for t in content_terms(inp.report_markdown)}
     missing = sorted(wanted - found)
     if wanted and len(missing) / len(wanted) > UNCOVERED_SHARE:

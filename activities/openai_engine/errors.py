@@ -15,14 +15,10 @@ from activities.retry_after import retry_after
 from workflows.redaction import redact
 
 
-def _redact(text: str, secret: str) -> str:
-    return redact(text, [secret])
-
-
 def _server_message(err: openai.APIStatusError, secret: str) -> str:
     body = err.body
     message = body.get("message") if isinstance(body, dict) else body
-    return _redact(str(message or err.message or ""), secret).strip()[:300]
+    return redact(str(message or err.message or ""), [secret]).strip()[:300]
 
 
 def classify_error(
@@ -59,7 +55,7 @@ def classify_error(
             non_retryable=True,
         )
     if not isinstance(err, openai.APIStatusError):
-        return ApplicationError(f"LLM call failed: {_redact(str(err), secret)[:300]}", type="LLMError")
+        return ApplicationError(f"LLM call failed: {redact(str(err), [secret])[:300]}", type="LLMError")
 
     status, detail = err.status_code, _server_message(err, secret)
     if status == 429:
