@@ -11,8 +11,10 @@ verification, no critic). So the budget is overshot by at most what one call's p
 missed, and the report always comes out, opening with a line that says it is partial and why.
 
 The reserve is sized from the evidence gathered so far: the report calls read the observations
-and the evidence pool, verification reads the evidence again, the critic reads the report. A role
-already served is estimated from what it really took; one not yet served from its `max_tokens`.
+and the evidence pool, verification reads the evidence again, the critic reads the report; what
+the report calls write follows the report's length target (by depth). A prompt is estimated as
+its input plus the prompt's own text, learned from the calls already served (the largest gap
+seen between a call's input and the prompt tokens the endpoint counted).
 """
 
 from __future__ import annotations
@@ -29,9 +31,14 @@ from workflows.roles import PROMPTS, Role
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
 #: 4, JSON keys and ids lower the ratio; 3 errs on the side of a larger estimate.
 CHARS_PER_TOKEN = 3
-#: A prompt's own text (instructions, schema) on top of its input, in tokens; the longest prompt
-#: file is about 3,000 characters and the reply schema adds a few hundred tokens.
+#: A prompt's own text (instructions, schema) on top of its input, in tokens, until a served call
+#: shows the real figure: the longest prompt file is about 3,000 characters, the schema adds some.
 PROMPT_OVERHEAD = 1000
+#: Report length targets in words, by depth: a light report answers, a medium one explains each
+#: facet, an extended one goes into depth on each.
+TARGET_WORDS: dict[Depth, int] = {Depth.LIGHT: 500, Depth.MEDIUM: 1200, Depth.EXTENDED: 2500, Depth.AUTO: 1200}
+#: Tokens per word of report prose (English runs near 1.3; other languages and markdown more).
+TOKENS_PER_WORD = 1.6
 
 
 class BudgetSpent(Exception):
@@ -47,6 +54,8 @@ class Spending:
     phase: str = "research"
     in_flight_tokens: int = 0
     in_flight_cost: float = 0.0
+    #: The largest prompt text seen on top of a call's input (tokens); None before any call.
+    overhead_seen: int | None = None
     #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
     prompt_seen: dict[str, int] = field(default_factory=dict)
     completion_seen: dict[str, int] = field(default_factory=dict)
@@ -59,31 +68,44 @@ class Spending:
 
 @dataclass(frozen=True)
 class Charge:
-    """What an admitted call holds in flight until it returns."""
+    """What an admitted call holds in flight until it returns, and its input's size in tokens
+    (to learn the prompt's own size from what the endpoint counts)."""
 
     tokens: int
     cost: float
+    input_tokens: int = 0
 
 
 def limits(request_max_tokens: int | None, max_cost: float | None, time_budget_s: float | None) -> Budget:
     return Budget(max_tokens=request_max_tokens, max_cost_usd=max_cost, time_budget_s=time_budget_s)
 
 
-def estimate(spending: Spending, role: Role, arg: BaseModel | None, input_chars: int | None = None) -> tuple[int, float]:
-    """The most a call of `role` may take: (tokens, USD)."""
-    chars = input_chars if input_chars is not None else len(arg.model_dump_json()) if arg is not None else 0
-    prompt = max(math.ceil(chars / CHARS_PER_TOKEN) + PROMPT_OVERHEAD, spending.prompt_seen.get(role.name, 0))
+def input_tokens(arg: BaseModel) -> int:
+    return math.ceil(len(arg.model_dump_json()) / CHARS_PER_TOKEN)
+
+
+def _overhead(spending: Spending) -> int:
+    return PROMPT_OVERHEAD if spending.overhead_seen is None else spending.overhead_seen
+
+
+def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
+    """The most a call of `role` may take: its prompt (estimated) plus its `max_tokens`."""
+    given = input_tokens(arg)
+    prompt = given + _overhead(spending)
     completion = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     price_in, price_out = _prices(spending, role.name)
-    return prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000
+    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
 
 
-def expected(spending: Spending, role: Role, input_chars: int) -> tuple[int, float]:
-    """What a call of `role` will likely take, for the reserve: its completion as seen before
-    (or half its `max_tokens` when not yet served)."""
-    prompt = math.ceil(input_chars / CHARS_PER_TOKEN) + PROMPT_OVERHEAD
+def expected(spending: Spending, role: Role, input_chars: int, writes_words: int | None = None) -> tuple[int, float]:
+    """What a call of `role` will likely take, for the reserve: what it writes follows the words
+    it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
+    prompt = math.ceil(input_chars / CHARS_PER_TOKEN) + _overhead(spending)
     cap = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
-    completion = spending.completion_seen.get(role.name, cap // 2)
+    if writes_words is not None:
+        completion = min(cap, math.ceil(writes_words * TOKENS_PER_WORD) + 100)  # + the claims list
+    else:
+        completion = spending.completion_seen.get(role.name, cap // 2)
     price_in, price_out = _prices(spending, role.name)
     return prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000
 
@@ -99,11 +121,14 @@ def _prices(spending: Spending, role: str) -> tuple[float, float]:
 
 
 def remember(spending: Spending, role: str, prompt_tokens: int, completion_tokens: int, requests: int,
-             price: tuple[float, float] | None) -> None:
-    """Learn from a served call: its per-request size and its model's price."""
-    if requests > 0:
-        spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), prompt_tokens // requests)
+             price: tuple[float, float] | None, given_tokens: int) -> None:
+    """Learn from a served call: its per-request size, its prompt's own size, its model's price."""
+    if requests > 0 and prompt_tokens > 0:
+        per_request = prompt_tokens // requests
+        spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), per_request)
         spending.completion_seen[role] = max(spending.completion_seen.get(role, 0), completion_tokens // requests)
+        if given_tokens > 0:
+            spending.overhead_seen = max(spending.overhead_seen or 0, per_request - given_tokens)
     if price is not None:
         spending.prices[role] = price
 
@@ -149,21 +174,35 @@ CLAIMS_PER_STEP = 4
 
 
 def reserve(spending: Spending, sectioned: bool, sections: int, observations_chars: int,
-            evidence_chars: int, verify: bool) -> tuple[int, float]:
-    """What writing and checking the report will likely take, from what has been gathered."""
+            evidence_chars: int, verify: bool, words: int) -> tuple[int, float]:
+    """What writing and checking the report will likely take, from what has been gathered and
+    the report's length target in `words`."""
     parts: list[tuple[int, float]] = []
     if sectioned:
-        parts.append(expected(spending, roles.OUTLINE, observations_chars))
+        parts.append(expected(spending, roles.OUTLINE, observations_chars, writes_words=40 * sections))
         per_section = (observations_chars + evidence_chars) // max(sections, 1)
-        parts += [expected(spending, roles.WRITE_SECTION, per_section) for _ in range(max(sections, 1))]
-        parts.append(expected(spending, roles.SUMMARIZE, observations_chars))
+        parts += [expected(spending, roles.WRITE_SECTION, per_section, writes_words=words // max(sections, 1))
+                  for _ in range(max(sections, 1))]
+        parts.append(expected(spending, roles.SUMMARIZE, observations_chars, writes_words=150))
     else:
-        parts.append(expected(spending, roles.SYNTHESIZE, observations_chars + evidence_chars))
+        parts.append(expected(spending, roles.SYNTHESIZE, observations_chars + evidence_chars, writes_words=words))
     if verify:
-        batches = max(1, math.ceil(CLAIMS_PER_STEP * max(sections, 1) / 12))
-        parts += [expected(spending, roles.VERIFY_CLAIMS, evidence_chars // batches) for _ in range(batches)]
-        parts.append(expected(spending, roles.CRITIQUE, min(12000, observations_chars + 2000)))
+        claims = CLAIMS_PER_STEP * max(sections, 1)
+        batches = max(1, math.ceil(claims / 12))
+        parts += [expected(spending, roles.VERIFY_CLAIMS, evidence_chars // batches, writes_words=25 * 12)
+                  for _ in range(batches)]
+        report_chars = int(words * TOKENS_PER_WORD * CHARS_PER_TOKEN)
+        parts.append(expected(spending, roles.CRITIQUE, min(12000, report_chars), writes_words=200))
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def report_words(depth: Depth, done: int, planned: int) -> int:
+    """The report's length target: the depth's, in proportion to the steps researched (a
+    research a budget stopped after one step of four gets a quarter-length report)."""
+    full = TARGET_WORDS[depth]
+    if planned <= 0 or done >= planned:
+        return full if planned > 0 else full // 3
+    return max(full // 4, full * max(done, 1) // planned)
 
 
 def sectioned_depth(depth: Depth) -> bool:

@@ -47,13 +47,13 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
     if charge is None:
         return None
     try:
-        return await _run(state, role, arg)
+        return await _run(state, role, arg, charge)
     finally:
         state.spending.in_flight_tokens -= charge.tokens
         state.spending.in_flight_cost -= charge.cost
 
 
-async def _run(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
+async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Charge) -> O | None:
     try:
         result = await workflow.execute_activity(
             role.name,
@@ -68,7 +68,7 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
             raise asyncio.CancelledError() from err
         cause = err.cause
         if role.llm:
-            account(state, role.name, usage_of_failure(cause), succeeded=False)
+            account(state, role.name, usage_of_failure(cause), succeeded=False, given_tokens=charge.input_tokens)
         message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))
         if (
             isinstance(cause, ApplicationError)
@@ -81,7 +81,7 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
             state.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
         return None
     if role.llm:
-        account(state, role.name, getattr(result, "usage", None), succeeded=True)
+        account(state, role.name, getattr(result, "usage", None), succeeded=True, given_tokens=charge.input_tokens)
     return result
 
 
@@ -90,7 +90,8 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
     limit, spending = state.budget, state.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
-    tokens, cost = budget.estimate(spending, role, arg)
+    charge = budget.estimate(spending, role, arg)
+    tokens, cost = charge.tokens, charge.cost
     planned_tokens = limit.spent_tokens + spending.in_flight_tokens + tokens
     planned_cost = (limit.spent_cost_usd or 0.0) + spending.in_flight_cost + cost
     unpriced = spending.unpriced is not None and limit.max_cost_usd is not None
@@ -111,10 +112,10 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
             return None
     spending.in_flight_tokens += tokens
     spending.in_flight_cost += cost
-    return budget.Charge(tokens, cost)
+    return charge
 
 
-def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: bool) -> None:
+def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: bool, given_tokens: int = 0) -> None:
     """Add what one role call cost over all its attempts: completions served, retries, tokens,
     money; and learn its size and price for the budget's next estimates.
 
@@ -142,7 +143,7 @@ def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: 
     elif stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd + usage.cost_usd, 6)
     budget.remember(state.spending, role, usage.prompt_tokens, usage.completion_tokens, usage.requests,
-                    None if usage.cost_usd is None else (usage.price_in, usage.price_out))
+                    None if usage.cost_usd is None else (usage.price_in, usage.price_out), given_tokens)
     state.budget.spent_tokens = stats.prompt_tokens + stats.completion_tokens
     state.budget.spent_cost_usd = stats.cost_usd
 

@@ -154,3 +154,14 @@ def _script(ch: str) -> str | None:
 def choose(requested: str, question: str) -> str:
     """The report's language: the request's code, or the question's when it asks for "auto"."""
     return detect(question) if requested == "auto" else requested.split("-")[0].lower()
+
+
+def sources_note(report_language: str, texts: list[str]) -> str | None:
+    """A note for the reader when most sources are in another language than the report."""
+    found = [detect(t[:400]) for t in texts if t.strip()]
+    if not found:
+        return None
+    top = max(sorted(set(found)), key=found.count)
+    if top == report_language or found.count(top) * 2 <= len(found):
+        return None
+    return f"Most sources were in {name(top)}; the report is in {name(report_language)}."

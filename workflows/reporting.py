@@ -14,7 +14,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import budget, citations, roles
+from workflows import budget, citations, language, roles
 from workflows.activity_models import (
     OutlineInput,
     OutlineOutput,
@@ -33,9 +33,6 @@ from workflows.state import ResearchState
 
 #: Patch id: reports of medium and extended researches are written section by section.
 SECTIONED_PATCH = "sectioned-report"
-#: Report length targets in words, by depth: a light report answers, a medium one explains each
-#: facet, an extended one goes into depth on each.
-TARGET_WORDS: dict[Depth, int] = {Depth.LIGHT: 500, Depth.MEDIUM: 1200, Depth.EXTENDED: 2500, Depth.AUTO: 1200}
 #: A summary's share of the report.
 SUMMARY_WORDS = 150
 #: At most this many sections, whatever the outline proposes.
@@ -46,6 +43,9 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
     """The report; `feedback` (a rewrite) lists the objections the new report must answer."""
     enter(state, Stage.SYNTHESIZING)
     steps = state.plan.steps if state.plan else []
+    foreign = language.sources_note(state.language, [e.text for e in state.evidence_pool()])
+    if foreign and foreign not in state.notes:
+        state.notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
         if _in_sections(state) and workflow.patched(SECTIONED_PATCH):
@@ -66,9 +66,14 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
 
 
 def _in_sections(state: ResearchState) -> bool:
-    """Long reports (medium and extended depth, two steps or more) are written in sections."""
+    """Long reports (medium and extended depth, two steps or more) are written in sections,
+    when the budgets leave room for the extra calls (else in one call, the cheapest form)."""
     done = [s for s in state.plan.steps if s.status is StepStatus.COMPLETED and s.observation] if state.plan else []
-    return len(done) >= 2 and budget.sectioned_depth(state.depth)
+    if len(done) < 2 or not budget.sectioned_depth(state.depth):
+        return False
+    if state.budget.max_tokens is None and state.budget.max_cost_usd is None:
+        return True
+    return state.room_for(*state.report_reserve(sectioned=True))
 
 
 async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
@@ -79,7 +84,7 @@ async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple
         passages=state.background if state.plan is None else [],
         notes=state.notes,
         evidence=state.evidence,
-        target_words=TARGET_WORDS[state.depth],
+        target_words=state.report_words(),
         **({"feedback": feedback} if feedback else {}),
     ))
     if report is None:
@@ -98,7 +103,7 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
     """
     assert state.plan is not None
     steps = state.plan.steps
-    target = TARGET_WORDS[state.depth]
+    target = state.report_words()
     outline = await call(state, roles.OUTLINE, OutlineInput(
         **state.about(), plan=state.plan, sources=state.sources, notes=state.notes,
         feedback=feedback, target_words=target,

@@ -89,12 +89,13 @@ class PromptSettings:
 PROMPTS: dict[str, PromptSettings] = {
     "agent_orchestrator": PromptSettings(Tier.SIMPLE, 0.3, max_tokens=400),
     "agent_clarification": PromptSettings(Tier.SIMPLE, 0.5, max_tokens=400),
-    "agent_coordinator": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=600),
-    "agent_background": PromptSettings(Tier.SIMPLE, 0.4, max_tokens=400),
-    "agent_researcher_queries": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=400),
-    "agent_planner": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=2000),
-    "agent_researcher": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1500),
-    "agent_reflector": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=800),
+    "agent_coordinator": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=500),
+    "agent_background": PromptSettings(Tier.SIMPLE, 0.4, max_tokens=300),
+    "agent_researcher_queries": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=300),
+    "agent_planner": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=1500),
+    # An observation is at most OBSERVATION_LIMIT (3,000) characters: about 750 tokens and its fields.
+    "agent_researcher": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1200),
+    "agent_reflector": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=600),
     "agent_synthesizer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),
     # A long report is written in pieces (workflows/reporting.py): the outline, each section
     # (concurrently) and the summary; each piece is a reply of its own size.

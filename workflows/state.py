@@ -153,19 +153,32 @@ class ResearchState:
 
     # --- budgets ---------------------------------------------------------------------------------
 
-    def report_reserve(self) -> tuple[int, float]:
-        """What writing and checking the report will likely take, sized from what was gathered."""
+    def report_reserve(self, sectioned: bool = False) -> tuple[int, float]:
+        """What writing and checking the report will likely take, sized from what was gathered.
+        The research keeps the reserve of a report written in one call (the cheapest form); a
+        budget with room for more gets a report in sections (reporting.py)."""
         steps = budgets.completed(self.plan.steps) if self.plan else []
         observations = sum(len(s.observation or "") for s in steps) + sum(len(p.text) for p in self.background)
         evidence = sum(len(e.text) for e in self.evidence)
         return budgets.reserve(
             self.spending,
-            sectioned=budgets.sectioned_depth(self.depth) and len(steps) >= 2,
+            sectioned=sectioned,
             sections=max(len(steps), 1),
             observations_chars=observations + 200 * len(self.sources),
             evidence_chars=evidence,
             verify=self.request.verify,
+            words=self.report_words(),
         )
+
+    def report_words(self) -> int:
+        return budgets.report_words(self.depth, self.steps_done(), len(self.plan.steps) if self.plan else 0)
+
+    def room_for(self, tokens: int, cost: float) -> bool:
+        """Whether the budgets have room for `tokens` / `cost` more, on top of what is spent."""
+        return budgets.exceeded(
+            self.budget, self.budget.spent_tokens + self.spending.in_flight_tokens + tokens,
+            (self.budget.spent_cost_usd or 0.0) + self.spending.in_flight_cost + cost,
+        ) is None and not (self.spending.unpriced and self.budget.max_cost_usd is not None)
 
     def stop_for_budget(self, kind: BudgetKind) -> None:
         """Record which budget stopped the research, after how many steps; skip the rest."""

@@ -12,8 +12,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
+#: A word in any script (`\w` is Unicode-aware): "Speicherverwaltung", "bộ", "память" are words.
+WORD = re.compile(r"\w[\w'+#.-]*[\w+#]|\w")
+#: Han, kana and Hangul are written without spaces: a run of them is indexed as overlapping
+#: two-character pieces (the usual bigram approach of search engines for CJK text).
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+#: A sentence ends at . ! ? before a capital, digit, quote or bracket (so "e.g. foo" does not
+#: end one), or at the CJK full stops, which need no space after them.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\W_a-zß-ÿ]|[\"'(\[`])|(?<=[。！？])\s*")
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been
@@ -32,8 +38,22 @@ STOPWORDS = frozenset(
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens; keeps identifiers such as `asyncio.gather`, `c++` or `x86_64`."""
-    return [m.group(0).lower().strip(".") for m in _WORD.finditer(text)]
+    """Lower-cased word tokens in any script; keeps identifiers such as `asyncio.gather`, `c++`
+    or `x86_64`; CJK runs become overlapping character pairs."""
+    tokens: list[str] = []
+    for match in WORD.finditer(text):
+        word = match.group(0).lower().strip(".")
+        if not _CJK.search(word):
+            tokens.append(word)
+            continue
+        for piece in re.split(f"({_CJK.pattern})", word):
+            if not piece:
+                continue
+            if _CJK.fullmatch(piece):
+                tokens += [piece[i:i + 2] for i in range(max(1, len(piece) - 1))]
+            elif piece.strip("."):
+                tokens.append(piece.strip("."))
+    return tokens
 
 
 def content_terms(text: str) -> list[str]:

@@ -34,7 +34,7 @@ from activities.offline_engine.words import (
 from workflows.activity_models import AboutQuestion, ObserveOutput
 from workflows.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
-from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, trim, unique
+from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, tokenize, trim, unique
 
 _SIGNATURE = re.compile(r"^((?:async\s+|class\s+)?[A-Za-z_][\w.]*(?:\([^`]*?\))?)\s+[—–-]{1,2}\s+(\S.*)$")
 
@@ -179,6 +179,9 @@ def _clean_sentence(sentence: str) -> str:
     return s
 
 
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 def _quotable(sentence: str) -> bool:
     """A sentence of words: long enough, shaped like a sentence, not code, a table or a label.
 
@@ -186,9 +189,15 @@ def _quotable(sentence: str) -> bool:
     so code is also recognised by its shape: it starts in lower case ("rust,ignore ...") or has
     braces, `::`, `=>` or an assignment outside backticks.
     """
-    if len(sentence) < 40 or len(sentence.split()) < 6:
+    unspaced = bool(_UNSPACED.search(sentence))  # Chinese, Japanese: words are not spaced
+    if len(sentence) < (15 if unspaced else 40) or len(tokenize(sentence) if unspaced else sentence.split()) < 6:
         return False
-    if not re.match(r"[A-Z0-9`\"'(*_“‘]", sentence) or not re.search(r"[.!?][\"”')\]*]*$", sentence):
+    first = sentence[0]
+    # In any script: a capital, a caseless letter (CJK, Arabic), a digit or an opening mark; a
+    # lower-case start is code ("rust,ignore ...") or a fragment.
+    if not (first.isupper() or (first.isalpha() and not first.islower()) or first.isdigit() or first in "`\"'(*_“‘"):
+        return False
+    if not re.search(r"[.!?。！？][\"”')\]*]*$", sentence):
         return False
     if sentence.count("|") >= 2 or sentence.startswith((">>>", "$ ")):
         return False
@@ -201,7 +210,7 @@ def _quotable(sentence: str) -> bool:
 
 def _cite(sentence: str, source_id: int) -> str:
     """`[n]` before the sentence's final punctuation, so sentence splitting keeps it attached."""
-    match = re.match(r"^(.*?)([.!?]+[\"”')\]]*)$", sentence)
+    match = re.match(r"^(.*?)([.!?。！？]+[\"”')\]]*)$", sentence)
     if match and match.group(1):
         return f"{match.group(1)} [{source_id}]{match.group(2)}"
     if sentence.endswith("…"):

@@ -9,11 +9,12 @@ planning, observing, reflecting and reporting all see `races` as `race` in the s
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 
 from workflows.citations import CITATION
-from workflows.text import content_terms, tokenize
+from workflows.text import WORD, content_terms, tokenize
 
 # --- vocabulary -------------------------------------------------------------------------------------
 
@@ -84,7 +85,7 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
 )
 
 #: A word as typed: the shape of `workflows.text.tokenize`, case kept.
-_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_'+#.-]*[A-Za-z0-9_+#]|[A-Za-z0-9_]")
+_WORD = WORD
 #: Words that open a question: a new clause starts where one does.
 _QUESTION_WORDS = r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
 
@@ -127,9 +128,17 @@ _ENDINGS = ("s", "es", "d", "ed", "ing", "er", "ers", "ly")
 
 
 def _same_stem(a: str, b: str) -> bool:
-    """Inflections of one word: `borrowing`~`borrow`, `tuples`~`tuple`; not `async`~`asyncio`."""
+    """Inflections of one word: `borrowing`~`borrow`, `tuples`~`tuple`; not `async`~`asyncio`.
+
+    Words in other alphabets (no English endings to strip) meet when they share all but their
+    last three letters, at least four: Russian `проверка`~`проверки`, `ссылок`~`ссылки`."""
     short, long = sorted((a, b), key=len)
-    return a == b or (len(short) >= 4 and long.startswith(short) and long[len(short) :] in _ENDINGS)
+    if a == b or (len(short) >= 4 and long.startswith(short) and long[len(short) :] in _ENDINGS):
+        return True
+    if a.isascii() or b.isascii() or not (a.isalpha() and b.isalpha()):
+        return False
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= 4 and shared >= len(long) - 3
 
 
 class _Matcher:

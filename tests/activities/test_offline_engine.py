@@ -641,3 +641,41 @@ def test_the_same_input_gives_the_same_output_in_another_process() -> None:
         )
         runs.append(json.loads(done.stdout))
     assert runs[0] == runs[1]
+
+
+# --- other languages (issue 12) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question, title, text, quoted", [
+    ("Wie prüft der Borrow-Checker Referenzen in Rust?", "Borrow-Checker und Referenzen",
+     "Jeder Wert in Rust hat einen Besitzer. Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit.",
+     "Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit [1]."),
+    ("Как Rust проверяет ссылки во время компиляции?", "Проверка ссылок",
+     "Каждое значение в Rust имеет владельца. Средство проверки заимствований проверяет все ссылки во время "
+     "компиляции, чтобы они были действительны.",
+     "Средство проверки заимствований проверяет все ссылки во время компиляции, чтобы они были действительны [1]."),
+    ("Rust 的借用检查器如何检查引用？", "借用检查器",
+     "Rust 中的每一个值都有一个所有者。当所有者离开作用域，这个值将被丢弃。借用检查器在编译时检查所有引用是否有效。",
+     "借用检查器在编译时检查所有引用是否有效 [1]。"),
+])
+async def test_sources_in_any_language_are_quoted_with_their_citation(
+    question: str, title: str, text: str, quoted: str
+) -> None:
+    """Unicode-aware words (CJK as character pairs, inflections of other alphabets meeting by
+    their shared beginning): the offline engine answers from sources in the question's language."""
+    observed = await OfflineEngine().observe(ObserveInput(
+        query=question, step=PlanStep(title=title),
+        passages=[Passage(source_id=1, title=title, url="file:///notes.md", text=text)]))
+    assert observed.observation == quoted and observed.source_ids == [1]
+
+
+async def test_a_report_asked_in_another_language_says_the_offline_engine_cannot_write_it() -> None:
+    plan = Plan(title="p", steps=[PlanStep(title="Ownership", status=StepStatus.COMPLETED,
+                                           observation="Each value in Rust has an owner [1].", source_ids=[1])])
+    sources = [Source(id=1, url="file:///own.md", title="Ownership")]
+    german = await OfflineEngine().synthesize(SynthesizeInput(query="Wie funktioniert Ownership in Rust?",
+                                                              language="de", plan=plan, sources=sources))
+    english = await OfflineEngine().synthesize(SynthesizeInput(query="How does ownership work in Rust?",
+                                                               plan=plan, sources=sources))
+    assert "The offline engine cannot write German" in german.markdown
+    assert "cannot write" not in english.markdown

@@ -120,6 +120,10 @@ async def test_bad_question_is_refused_before_connecting(
     ("--time-budget", "-5"),
     ("--time-budget", "90000"),
     ("--max-clarifications", "11"),
+    ("--max-tokens", "0"),
+    ("--max-cost", "-1"),
+    ("--max-cost", "nan"),
+    ("--language", "Deutsch!"),
 ])
 async def test_numbers_that_cannot_work_are_refused_in_one_line(
     offline_env: dict[str, str], flag: str, value: str
@@ -128,6 +132,26 @@ async def test_numbers_that_cannot_work_are_refused_in_one_line(
     assert run.code == 2
     assert error_line(run).startswith(f"error: invalid {flag}")
     assert "Traceback" not in run.err
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"LLM_MODEL": "my-llama"},
+     "error: --max-cost: no price is known for model my-llama; set LLM_PRICES, e.g. "
+     """LLM_PRICES='{"my-llama": {"input": 0.5, "output": 1.5}}' (USD per 1M tokens)"""),
+    ({"LLM_MODEL_COMPLEX": "my-writer", "LLM_PRICES": '{"my-writer": {"input": 3, "output": 9}}'}, None),
+    ({"LLM_MODEL_COMPLEX": "my-writer"}, "error: --max-cost: no price is known for model my-writer"),
+    ({"LLM_PRICES": "{oops"}, "error: LLM_PRICES is not valid JSON"),
+])
+async def test_a_cost_budget_on_a_model_without_a_price_is_refused_before_it_starts(
+    offline_env: dict[str, str], extra: dict[str, str], message: str | None,
+) -> None:
+    env = {**offline_env, "LLM_PROVIDER": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", **extra}
+    run = await starter("research", GATHER_QUESTION, "--max-cost", "0.5", env=env)
+    assert run.code == 2 and "Traceback" not in run.err
+    if message is None:  # every tier model priced: it gets as far as connecting
+        assert error_line(run).startswith("error: cannot reach Temporal")
+    else:
+        assert error_line(run).startswith(message)
 
 
 async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str]) -> None:

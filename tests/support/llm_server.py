@@ -55,6 +55,8 @@ class Served:
     completion: bool = False
     #: The request's JSON body (model, messages, max_tokens, ...).
     body: dict[str, Any] = field(default_factory=dict)
+    #: The prompt and completion tokens the reply reported.
+    usage: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -117,6 +119,9 @@ class ScriptedLLM:
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
         self.usage_from_text = usage_from_text
+        #: Standing replies per role, over `answer()`'s (e.g. a four-step plan), for every request:
+        #: a reply, or a function of the prompt that returns one.
+        self.answers: dict[str, Any] = {}
         self.lock = threading.Lock()
         llm = self
 
@@ -139,11 +144,15 @@ class ScriptedLLM:
                     record.status = fault.status
                     self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
                     return
-                content = fault.body if fault is not None and fault.body is not None else json.dumps(answer(role, prompt))
+                standing = llm.answers.get(role)
+                content = (fault.body if fault is not None and fault.body is not None
+                           else json.dumps(standing(prompt) if callable(standing)
+                                           else standing if standing is not None else answer(role, prompt)))
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
                 sent = "".join(m["content"] for m in body["messages"])
                 usage = (len(sent) // 4, max(1, len(content) // 4)) if llm.usage_from_text else USAGE
+                record.usage = usage if record.completion else (0, 0)
                 self._send(200, completion(content, fault.finish_reason if fault else "stop", usage), {})
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
@@ -163,6 +172,7 @@ class ScriptedLLM:
         with self.lock:
             self.served.clear()
             self.faults.clear()
+            self.answers.clear()
 
     def completions(self, role: str | None = None) -> list[Served]:
         return [s for s in self.served if s.completion and (role is None or s.role == role)]

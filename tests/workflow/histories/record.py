@@ -58,6 +58,8 @@ SCENARIOS = [
     "verified-follow-up", "verification-off",
     # Recorded with the plan review, the refining loop and the report review (issue 11).
     "plan-reviewed", "report-revised", "report-escalated",
+    # Recorded with budgets, the report's language and the report written in sections (issue 12).
+    "sectioned-report",
 ]
 
 
@@ -95,6 +97,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "report-revised": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
                                           review_report=ReportReview.ALWAYS),
         "report-escalated": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
+        "sectioned-report": ResearchRequest(
+            query="How do durable workflows use timers, signals and retries?", depth=Depth.MEDIUM,
+            language="de", max_tokens=500_000,
+        ),
     }
     async with env, Worker(
         env.client,

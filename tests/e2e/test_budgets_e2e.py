@@ -1,0 +1,167 @@
+"""Budgets, prices and language with the real worker, the `openai` engine and an
+OpenAI-protocol test server whose token counts follow the texts (as a real endpoint's do).
+
+What a user would notice: a token budget of a third of what the research needs stops it early,
+says so on the report's first line and spends at most one call over; a cost budget is priced per
+tier model from LLM_PRICES and adds up to what the endpoint served; a German question makes every
+prompt that writes for the reader ask for German.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from tests.conftest import RUST_BOOK
+from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
+from tests.support.llm_server import ScriptedLLM, running_llm
+from workflows.models import BudgetKind, Depth, ResearchRequest, ResearchResult, Stage
+from workflows.research import DeepResearchWorkflow
+from workflows.roles import PROMPTS
+
+pytestmark = pytest.mark.e2e
+
+QUESTION = "How do Rust's ownership and borrowing rules prevent memory errors?"
+FOUR_STEPS = {
+    "title": "Context managers",
+    "thought": "Four facets.",
+    "steps": [{"title": t, "description": f"What the docs say about {t.lower()}."} for t in (
+        "Ownership rules", "References and borrowing", "Lifetimes", "The borrow checker's errors")],
+}
+MEDIUM = {"complexity": "moderate", "is_simple": False, "recommended_depth": "medium",
+          "reasoning": "Several facets."}
+PRICES = {"cheap-model": {"input": 0.5, "output": 1.0}, "mid-model": {"input": 2.0, "output": 4.0},
+          "dear-model": {"input": 10.0, "output": 30.0}}
+
+
+def _prose(words: int, prompt: str) -> str:
+    """About `words` words of sentences, each citing the first source the prompt lists."""
+    cited = (re.findall(r"^\[(\d+)\]", prompt, re.M) or ["1"])[0]
+    sentence = f"Each value in Rust has an owner, and the value is dropped when its owner goes out of scope [{cited}]."
+    return " ".join([sentence] * max(1, words // 14))
+
+
+def _written(words: int) -> Any:
+    """A writer's reply of realistic length (token counts follow the text on this server)."""
+    return lambda prompt: {"markdown": _prose(words, prompt), "claims": []}
+
+
+def realistic(llm: ScriptedLLM) -> None:
+    """A medium research of four steps whose writers write what a model would."""
+    llm.answers.update(
+        coordinate=MEDIUM, plan=FOUR_STEPS,
+        observe=lambda prompt: {"observation": _prose(150, prompt), "source_ids": [], "needs_more": False,
+                                "suggested_agent": None, "suggested_query": None},
+        write_section=_written(280), summarize_report=_written(150), synthesize=_written(600),
+    )
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[ScriptedLLM]:
+    with running_llm(usage_from_text=True) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module")
+async def worker(
+    dev_env: WorkflowEnvironment, llm: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[RunningWorker]:
+    """One model per tier, each with its price."""
+    folder = tmp_path_factory.mktemp("budgets")
+    running = start_worker(worker_env(
+        dev_env, folder, llm, LLM_MODEL_SIMPLE="cheap-model", LLM_MODEL_ANALYTICAL="mid-model",
+        LLM_MODEL_COMPLEX="dear-model", LLM_PRICES=json.dumps(PRICES), RESEARCH_CORPUS_DIR=str(RUST_BOOK),
+    ), folder)
+    yield running
+    running.stop()
+
+
+async def run(client: Client, worker: RunningWorker, **request: Any) -> ResearchResult:
+    handle = await client.start_workflow(
+        DeepResearchWorkflow.run, ResearchRequest(**{"query": QUESTION, **request}),
+        id=f"budget-{uuid.uuid4().hex[:8]}", task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
+    )
+    return await asyncio.wait_for(handle.result(), timeout=120)
+
+
+def spent(llm: ScriptedLLM) -> int:
+    return sum(p + c for p, c in (s.usage for s in llm.completions()))
+
+
+async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_call_over(
+    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+) -> None:
+    llm.reset()
+    realistic(llm)
+    full = await run(dev_client, worker, depth=Depth.MEDIUM)
+    unbudgeted = spent(llm)
+    print(f"unbudgeted medium research: {unbudgeted} tokens in {len(llm.completions())} calls")
+    assert full.budget is not None and full.budget.exhausted is None
+    assert full.budget.spent_tokens == unbudgeted and full.plan is not None
+    assert sum(s.status.value == "completed" for s in full.plan.steps) == 4
+
+    llm.reset()
+    realistic(llm)
+    limit = unbudgeted // 3
+    partial = await run(dev_client, worker, depth=Depth.MEDIUM, max_tokens=limit)
+
+    assert partial.outcome is Stage.COMPLETED and partial.budget is not None
+    assert partial.budget.exhausted is BudgetKind.TOKENS
+    done = sum(s.status.value == "completed" for s in partial.plan.steps) if partial.plan else 0
+    assert done < 4
+    first_line = partial.report_markdown.splitlines()[0]
+    assert first_line == f"> Partial report: the token budget of {limit:,} ran out after {done} of 4 steps."
+    print(f"a third ({limit}): {partial.budget.spent_tokens} tokens spent, {done} of 4 steps; report:\n"
+          + partial.report_markdown[:1500])
+    largest_call = max(p + c for p, c in (s.usage for s in llm.completions()))
+    assert partial.budget.spent_tokens == spent(llm) <= limit + largest_call
+    assert partial.stats.prompt_tokens + partial.stats.completion_tokens == partial.budget.spent_tokens
+
+
+async def test_cost_is_priced_per_tier_model_and_a_cost_budget_holds(
+    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+) -> None:
+    llm.reset()
+    result = await run(dev_client, worker, depth=Depth.LIGHT, max_cost_usd=5.0)
+
+    served = llm.completions()
+    assert {s.body["model"] for s in served} == {"cheap-model", "mid-model", "dear-model"}
+    expected = sum((p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
+                   for s in served for p, c in [s.usage])
+    assert result.stats.cost_usd == pytest.approx(expected, abs=1e-6)
+    assert result.budget is not None and result.budget.spent_cost_usd == pytest.approx(expected, abs=1e-6)
+    assert result.budget.exhausted is None and result.budget.max_cost_usd == 5.0
+
+    llm.reset()
+    tight = await run(dev_client, worker, depth=Depth.LIGHT, max_cost_usd=expected / 3)
+    assert tight.budget is not None and tight.budget.exhausted is BudgetKind.COST
+    assert tight.report_markdown.startswith("> Partial report: the cost budget of $")
+    costliest = max((p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
+                    for s in llm.completions() for p, c in [s.usage])
+    assert tight.stats.cost_usd is not None and tight.stats.cost_usd <= expected / 3 + costliest
+
+
+async def test_a_german_question_asks_every_writer_for_german(
+    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+) -> None:
+    llm.reset()
+    llm.answers.update(coordinate=MEDIUM, plan=FOUR_STEPS)
+    result = await run(dev_client, worker, query="Wie verhindern die Ownership- und Borrowing-Regeln von Rust Speicherfehler?",
+                       depth=Depth.MEDIUM)
+
+    assert result.language == "de"
+    writers = {"observe", "outline_report", "write_section", "summarize_report"}
+    prompts = [s for s in llm.completions() if s.role in writers]
+    assert {s.role for s in prompts} == writers
+    assert all("German" in s.content for s in prompts)
+    assert all(s.body["max_tokens"] in {p.max_tokens for p in PROMPTS.values()} for s in llm.completions())

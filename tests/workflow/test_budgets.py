@@ -1,0 +1,226 @@
+"""Budgets, language and long reports in sections, through the real workflow on the time-skipping
+server with scripted activities whose usage is scripted too (workflows/budget.py, language.py,
+reporting.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.support.doubles import DEFAULTS, Script
+from tests.workflow.test_workflow import run_research
+from workflows import budget, calls, language
+from workflows.activity_models import (
+    CoordinateOutput,
+    ObserveInput,
+    OutlineInput,
+    OutlineOutput,
+    ReadPageOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    Usage,
+)
+from workflows.models import (
+    Budget,
+    BudgetKind,
+    Complexity,
+    Depth,
+    ResearchRequest,
+    Stage,
+    StepStatus,
+)
+from workflows.roles import LLM_ROLES, PLAN, REFLECT
+from workflows.state import ResearchState
+
+QUESTION = "How does Rust's borrow checker prevent data races?"
+#: What every scripted LLM call reports: 3,000 prompt tokens, 400 completion tokens (a call of a
+#: real model reading pages), so the calls' worst cases (their max_tokens) do not dwarf them.
+PER_CALL = (3000, 400)
+
+
+def costing(behaviour: Callable[[Any], Any], prompt: int = PER_CALL[0], completion: int = PER_CALL[1]) -> Callable[[Any], Any]:
+    def run(inp: Any) -> Any:
+        out = behaviour(inp)
+        out.usage = Usage(prompt_tokens=prompt, completion_tokens=completion, requests=1, cost_usd=0.001,
+                          price_in=1.0, price_out=2.0)
+        return out
+    return run
+
+
+def medium(inp: Any) -> CoordinateOutput:
+    return CoordinateOutput(complexity=Complexity.MODERATE, is_simple=False, recommended_depth=Depth.MEDIUM,
+                            reasoning="several facets")
+
+
+def scripted(**overrides: Callable[[Any], Any]) -> Script:
+    """Every LLM role reports PER_CALL tokens; the plan has four steps."""
+    behaviour = {role.name: costing(overrides.get(role.name, DEFAULTS[role.name])) for role in LLM_ROLES}
+    behaviour["coordinate"] = costing(medium)
+    return Script(**behaviour)
+
+
+# --- arithmetic ---------------------------------------------------------------------------------------
+
+
+def test_a_budget_is_exceeded_only_past_its_limit() -> None:
+    limit = Budget(max_tokens=1000, max_cost_usd=0.5)
+    assert budget.exceeded(limit, 1000, 0.5) is None  # exactly at the limit is within it
+    assert budget.exceeded(limit, 1001, 0.1) is BudgetKind.TOKENS
+    assert budget.exceeded(limit, 10, 0.5000001) is BudgetKind.COST
+    assert budget.exceeded(Budget(), 10**9, 10**6) is None
+
+
+def _state_at(spent: int, limit: int) -> ResearchState:
+    state = ResearchState(request=ResearchRequest(query=QUESTION, max_tokens=limit))
+    state.stage = Stage.PLANNING
+    state.budget = Budget(max_tokens=limit, spent_tokens=spent)
+    return state
+
+
+def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops_the_research() -> None:
+    from workflows.activity_models import PlanInput
+
+    arg = PlanInput(query=QUESTION, background="", completed_steps=[], iteration=1, min_steps=3, max_steps=6)
+    probe = _state_at(1000, 10**8)
+    need = budget.estimate(probe.spending, PLAN, arg).tokens + probe.report_reserve()[0]
+
+    fits = _state_at(1000, 1000 + need)
+    assert calls.admit(fits, PLAN, arg) is not None
+    assert fits.spending.in_flight_tokens == budget.estimate(fits.spending, PLAN, arg).tokens
+
+    short = _state_at(1000, 1000 + need - 1)
+    with pytest.raises(budget.BudgetSpent):
+        calls.admit(short, PLAN, arg)
+    assert short.budget.exhausted is BudgetKind.TOKENS
+
+
+def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() -> None:
+    state = _state_at(990, 1000)
+    state.spending.phase = "report"
+    from workflows.activity_models import ReflectInput
+    from workflows.models import Plan
+
+    assert calls.admit(state, REFLECT, ReflectInput(query=QUESTION, plan=Plan(title="p"), completed_steps=0,
+                                                    min_steps=1, sources_count=0)) is None
+    assert state.notes[-1].startswith("reflect was skipped: the tokens budget had no room left")
+
+
+@pytest.mark.parametrize("text, code", [
+    ("How does Rust manage memory?", "en"),
+    ("Wie verwaltet Rust den Speicher, und warum ist das sicher?", "de"),
+    ("Comment Rust gère-t-il la mémoire ?", "fr"),
+    ("¿Cómo gestiona Rust la memoria?", "es"),
+    ("Rust quản lý bộ nhớ như thế nào?", "vi"),
+    ("Как Rust управляет памятью?", "ru"),
+    ("Rust 是如何管理内存的？", "zh"),
+    ("Rustはどのようにメモリを管理しますか？", "ja"),
+    ("Rust는 메모리를 어떻게 관리합니까?", "ko"),
+    ("كيف تدير لغة Rust الذاكرة؟", "ar"),
+    ("Πώς διαχειρίζεται η Rust τη μνήμη;", "el"),
+    ("Tell me more about asyncio", "en"),
+])
+def test_the_question_s_language_is_detected_in_any_script(text: str, code: str) -> None:
+    assert language.detect(text) == code
+
+
+# --- whole researches -----------------------------------------------------------------------------------
+
+
+async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and_says_so(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    full, _ = await run_research(time_skipping_env.client, scripted(),
+                                 ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    assert full.budget is not None and full.budget.exhausted is None
+    planned = len(full.plan.steps) if full.plan else 0
+    assert planned >= 3 and full.budget.spent_tokens == sum(PER_CALL) * full.stats.llm_calls
+
+    limit = full.budget.spent_tokens * 2 // 3
+    script = scripted()
+    result, status = await run_research(time_skipping_env.client, script,
+                                        ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit))
+
+    assert result.budget is not None and result.budget.exhausted is BudgetKind.TOKENS
+    assert result.budget.spent_tokens <= limit  # the reserve held: not even one call over
+    done = sum(s.status is StepStatus.COMPLETED for s in result.plan.steps) if result.plan else 0
+    assert 1 <= done < planned
+    assert result.report_markdown.splitlines()[0] == (
+        f"> Partial report: the token budget of {limit:,} ran out after {done} of {planned} steps.")
+    assert all(s.status is StepStatus.SKIPPED for s in result.plan.steps[done:])  # type: ignore[union-attr]
+    # The report was written and checked in full: nothing of it was skipped for lack of budget.
+    assert script.calls["synthesize"] and script.calls["critique"]
+    assert not any("was skipped" in n for n in result.notes)
+    assert any(n.startswith(f"The token budget of {limit:,} ran out") for n in result.notes)
+    assert result.outcome is Stage.COMPLETED and Stage.SYNTHESIZING in status.stage_history
+
+
+async def test_the_time_budget_is_a_budget_like_the_others(time_skipping_env: WorkflowEnvironment) -> None:
+    import asyncio
+
+    async def slow_observe(inp: ObserveInput) -> Any:
+        await asyncio.sleep(120)
+        return DEFAULTS["observe"](inp)
+
+    result, _ = await run_research(time_skipping_env.client, Script(coordinate=medium, observe=slow_observe),
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, time_budget_s=60))
+    assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
+    assert result.budget.time_budget_s == 60
+    assert result.report_markdown.startswith("> Partial report: the time budget of 60 s ran out after 0 of ")
+
+
+async def test_cost_adds_up_and_the_report_is_in_the_question_s_language(time_skipping_env: WorkflowEnvironment) -> None:
+    script = scripted()
+    script.behaviour["read_page"] = lambda req: ReadPageOutput(
+        url=req.url, title="The borrow checker",
+        text="The borrow checker rejects code with data races at compile time, so safe Rust has none.")
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query="Wie verhindert der Borrow-Checker von Rust Data Races?",
+                                                   depth=Depth.LIGHT))
+    assert result.stats.cost_usd == pytest.approx(0.001 * result.stats.llm_calls)
+    assert result.language == "de"
+    assert {inp.language for inp in script.calls["observe"]} == {"de"}
+    assert {inp.language for inp in script.calls["synthesize"]} == {"de"}
+    assert "Most sources were in English; the report is in German." in result.notes
+
+    script = scripted()
+    named, _ = await run_research(time_skipping_env.client, script,
+                                  ResearchRequest(query=QUESTION, depth=Depth.LIGHT, language="fr"))
+    assert named.language == "fr" and {inp.language for inp in script.calls["synthesize"]} == {"fr"}
+
+
+async def test_a_long_report_is_outlined_written_by_section_and_assembled_with_global_citations(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    def outline(inp: OutlineInput) -> OutlineOutput:
+        done = [i for i, s in enumerate(inp.plan.steps) if s.observation]
+        # The last two steps explain the same thing: one section; a step left out gets its own.
+        return OutlineOutput(title="Borrowing, explained", sections=[
+            ReportSection(heading="How it fits together", brief="b", step_indexes=done[1:]),
+            ReportSection(heading="Not a step", brief="b", step_indexes=[99]),
+        ], engine="double")
+
+    def section(inp: SectionInput) -> SectionOutput:
+        ids = sorted({e.source_id for e in inp.evidence} | {s.id for s in inp.sources})
+        return SectionOutput(markdown=" ".join(f"{s.title} is explained [{n}]." for s, n in zip(inp.steps, ids)))
+
+    script = Script(coordinate=medium, outline_report=outline, write_section=section)
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, verify=False))
+
+    assert not script.calls["synthesize"] and len(script.calls["outline_report"]) == 1
+    steps = result.plan.steps if result.plan else []
+    written = {tuple(s.title for s in inp.steps) for inp in script.calls["write_section"]}
+    assert written == {tuple(s.title for s in steps[1:]), (steps[0].title,)}
+    for inp in script.calls["write_section"]:  # each section sees only its own steps' sources
+        own = {n for s in inp.steps for n in s.source_ids}
+        assert {s.id for s in inp.sources} == own
+    report = result.report_markdown
+    assert report.startswith("# Borrowing, explained\n")
+    assert report.index("## Summary") < report.index("## How it fits together") < report.index(f"## {steps[0].title}")
+    assert "Not a step" not in report
+    cited = {n for s in steps for n in s.source_ids}
+    assert all(f"[{n}]" in report for n in cited) and "## Sources" in report
+    assert all(inp.target_words < 1200 for inp in script.calls["write_section"])
