@@ -13,8 +13,8 @@ missed, and the report always comes out, opening with a line that says it is par
 The reserve is sized from the evidence gathered so far: the report calls read the observations
 and the evidence pool, verification reads the evidence again, the critic reads the report; what
 the report calls write follows the report's length target (by depth). A prompt is estimated as
-its input plus the prompt's own text, learned from the calls already served (the largest gap
-seen between a call's input and the prompt tokens the endpoint counted).
+its input plus the prompt's own text, scaled by what the calls already served showed (the largest
+ratio seen between the prompt tokens the endpoint counted and the estimate).
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ class Spending:
     phase: str = "research"
     in_flight_tokens: int = 0
     in_flight_cost: float = 0.0
-    #: The largest prompt text seen on top of a call's input (tokens); None before any call.
-    overhead_seen: int | None = None
+    #: The largest ratio seen between a call's prompt as the endpoint counted it and as estimated
+    #: (input / CHARS_PER_TOKEN + PROMPT_OVERHEAD); None before any call. Estimates are scaled by it.
+    ratio_seen: float | None = None
     #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
     prompt_seen: dict[str, int] = field(default_factory=dict)
     completion_seen: dict[str, int] = field(default_factory=dict)
@@ -84,14 +85,17 @@ def input_tokens(arg: BaseModel) -> int:
     return math.ceil(len(arg.model_dump_json()) / CHARS_PER_TOKEN)
 
 
-def _overhead(spending: Spending) -> int:
-    return PROMPT_OVERHEAD if spending.overhead_seen is None else spending.overhead_seen
+def _prompt(spending: Spending, given: int) -> int:
+    """A prompt's tokens from its input's: plus the prompt's own text, scaled by how far off
+    such estimates were on the calls already served (never below a quarter of the estimate)."""
+    ratio = 1.0 if spending.ratio_seen is None else min(1.0, max(0.25, spending.ratio_seen))
+    return math.ceil((given + PROMPT_OVERHEAD) * ratio)
 
 
 def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     """The most a call of `role` may take: its prompt (estimated) plus its `max_tokens`."""
     given = input_tokens(arg)
-    prompt = given + _overhead(spending)
+    prompt = max(_prompt(spending, given), spending.prompt_seen.get(role.name, 0))
     completion = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     price_in, price_out = _prices(spending, role.name)
     return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
@@ -100,7 +104,7 @@ def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
 def expected(spending: Spending, role: Role, input_chars: int, writes_words: int | None = None) -> tuple[int, float]:
     """What a call of `role` will likely take, for the reserve: what it writes follows the words
     it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
-    prompt = math.ceil(input_chars / CHARS_PER_TOKEN) + _overhead(spending)
+    prompt = _prompt(spending, math.ceil(input_chars / CHARS_PER_TOKEN))
     cap = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     if writes_words is not None:
         completion = min(cap, math.ceil(writes_words * TOKENS_PER_WORD) + 100)  # + the claims list
@@ -128,7 +132,8 @@ def remember(spending: Spending, role: str, prompt_tokens: int, completion_token
         spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), per_request)
         spending.completion_seen[role] = max(spending.completion_seen.get(role, 0), completion_tokens // requests)
         if given_tokens > 0:
-            spending.overhead_seen = max(spending.overhead_seen or 0, per_request - given_tokens)
+            ratio = per_request / (given_tokens + PROMPT_OVERHEAD)
+            spending.ratio_seen = max(spending.ratio_seen or 0.0, ratio)
     if price is not None:
         spending.prices[role] = price
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.conftest import RUST_BOOK
 from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
-from tests.support.llm_server import ScriptedLLM, running_llm
+from tests.support.llm_server import Fault, ScriptedLLM, running_llm, write_like_a_model
 from workflows.models import BudgetKind, Depth, ResearchRequest, ResearchResult, Stage
 from workflows.research import DeepResearchWorkflow
 from workflows.roles import PROMPTS
@@ -32,38 +31,8 @@ from workflows.roles import PROMPTS
 pytestmark = pytest.mark.e2e
 
 QUESTION = "How do Rust's ownership and borrowing rules prevent memory errors?"
-FOUR_STEPS = {
-    "title": "Context managers",
-    "thought": "Four facets.",
-    "steps": [{"title": t, "description": f"What the docs say about {t.lower()}."} for t in (
-        "Ownership rules", "References and borrowing", "Lifetimes", "The borrow checker's errors")],
-}
-MEDIUM = {"complexity": "moderate", "is_simple": False, "recommended_depth": "medium",
-          "reasoning": "Several facets."}
 PRICES = {"cheap-model": {"input": 0.5, "output": 1.0}, "mid-model": {"input": 2.0, "output": 4.0},
           "dear-model": {"input": 10.0, "output": 30.0}}
-
-
-def _prose(words: int, prompt: str) -> str:
-    """About `words` words of sentences, each citing the first source the prompt lists."""
-    cited = (re.findall(r"^\[(\d+)\]", prompt, re.M) or ["1"])[0]
-    sentence = f"Each value in Rust has an owner, and the value is dropped when its owner goes out of scope [{cited}]."
-    return " ".join([sentence] * max(1, words // 14))
-
-
-def _written(words: int) -> Any:
-    """A writer's reply of realistic length (token counts follow the text on this server)."""
-    return lambda prompt: {"markdown": _prose(words, prompt), "claims": []}
-
-
-def realistic(llm: ScriptedLLM) -> None:
-    """A medium research of four steps whose writers write what a model would."""
-    llm.answers.update(
-        coordinate=MEDIUM, plan=FOUR_STEPS,
-        observe=lambda prompt: {"observation": _prose(150, prompt), "source_ids": [], "needs_more": False,
-                                "suggested_agent": None, "suggested_query": None},
-        write_section=_written(280), summarize_report=_written(150), synthesize=_written(600),
-    )
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +71,7 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
     dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
 ) -> None:
     llm.reset()
-    realistic(llm)
+    write_like_a_model(llm)
     full = await run(dev_client, worker, depth=Depth.MEDIUM)
     unbudgeted = spent(llm)
     print(f"unbudgeted medium research: {unbudgeted} tokens in {len(llm.completions())} calls")
@@ -111,7 +80,7 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
     assert sum(s.status.value == "completed" for s in full.plan.steps) == 4
 
     llm.reset()
-    realistic(llm)
+    write_like_a_model(llm)
     limit = unbudgeted // 3
     partial = await run(dev_client, worker, depth=Depth.MEDIUM, max_tokens=limit)
 
@@ -132,14 +101,17 @@ async def test_cost_is_priced_per_tier_model_and_a_cost_budget_holds(
     dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
 ) -> None:
     llm.reset()
+    llm.fail_next("plan", Fault(body="{not json"))  # served, paid for, unusable: asked again
     result = await run(dev_client, worker, depth=Depth.LIGHT, max_cost_usd=5.0)
 
     served = llm.completions()
+    assert [s.role for s in served].count("plan") == 2 and result.stats.llm_retries_by_role == {"plan": 1}
     assert {s.body["model"] for s in served} == {"cheap-model", "mid-model", "dear-model"}
     expected = sum((p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
                    for s in served for p, c in [s.usage])
     assert result.stats.cost_usd == pytest.approx(expected, abs=1e-6)
     assert result.budget is not None and result.budget.spent_cost_usd == pytest.approx(expected, abs=1e-6)
+    assert result.budget.spent_tokens == spent(llm)  # the retried call's tokens count too
     assert result.budget.exhausted is None and result.budget.max_cost_usd == 5.0
 
     llm.reset()
@@ -155,7 +127,7 @@ async def test_a_german_question_asks_every_writer_for_german(
     dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
 ) -> None:
     llm.reset()
-    llm.answers.update(coordinate=MEDIUM, plan=FOUR_STEPS)
+    write_like_a_model(llm)
     result = await run(dev_client, worker, query="Wie verhindern die Ownership- und Borrowing-Regeln von Rust Speicherfehler?",
                        depth=Depth.MEDIUM)
 

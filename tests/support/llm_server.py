@@ -186,3 +186,40 @@ def running_llm(usage_from_text: bool = False) -> Iterator[ScriptedLLM]:
     llm = ScriptedLLM(usage_from_text)
     with serving(llm.server):
         yield llm
+
+
+# --- a research whose writers write what a model would ---------------------------------------------
+
+
+def _prose(words: int, prompt: str) -> str:
+    """About `words` words of sentences, each citing the first source the prompt lists."""
+    cited = (re.findall(r"^\[(\d+)\]", prompt, re.M) or ["1"])[0]
+    sentence = f"Each value in Rust has an owner, and the value is dropped when its owner goes out of scope [{cited}]."
+    return " ".join([sentence] * max(1, words // 19))
+
+
+def write_like_a_model(llm: ScriptedLLM, depth: str = "medium", steps: int = 4) -> None:
+    """Standing replies for a research of `depth` with a plan of `steps` steps whose observations,
+    sections, summaries and reports are as long as a model's (token counts follow the text when
+    the server counts from it): budgets and report lengths can be measured against it."""
+    titles = ["Ownership rules", "References and borrowing", "Lifetimes", "The borrow checker's errors",
+              "Smart pointers", "Interior mutability", "Threads and Send", "Unsafe code"][:steps]
+
+    def written(words: int) -> Any:
+        return lambda prompt: {"markdown": _prose(words, prompt), "claims": []}
+
+    llm.answers.update(
+        coordinate={"complexity": "moderate", "is_simple": False, "recommended_depth": depth,
+                    "reasoning": "Several facets."},
+        plan={"title": "Ownership", "thought": "One step per facet.",
+              "steps": [{"title": t, "description": f"What the book says about {t.lower()}."} for t in titles]},
+        observe=lambda prompt: {"observation": _prose(150, prompt), "source_ids": [], "needs_more": False,
+                                "suggested_agent": None, "suggested_query": None},
+        write_section=lambda prompt: {
+            "markdown": _prose(int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 250, prompt),
+            "claims": []},
+        summarize_report=written(150),
+        synthesize=lambda prompt: {
+            "markdown": _prose(int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 500, prompt),
+            "claims": []},
+    )
