@@ -87,8 +87,8 @@ def input_tokens(arg: BaseModel) -> int:
 
 def _prompt(spending: Spending, given: int) -> int:
     """A prompt's tokens from its input's: plus the prompt's own text, scaled by how far off
-    such estimates were on the calls already served (never below a quarter of the estimate)."""
-    ratio = 1.0 if spending.ratio_seen is None else min(1.0, max(0.25, spending.ratio_seen))
+    such estimates were on the calls already served (between a quarter and four times)."""
+    ratio = 1.0 if spending.ratio_seen is None else min(4.0, max(0.25, spending.ratio_seen))
     return math.ceil((given + PROMPT_OVERHEAD) * ratio)
 
 
