@@ -78,12 +78,30 @@ class ProgressView:
         stats = result.stats
         say(f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
             f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-            f"(engine {result.engine or '?'})")
+            f"(engine {result.engine or '?'}){_spent(result)}")
 
     def _stages(self, history: list[str]) -> None:
         for stage in history[self.stages_seen:]:
             say(f"» {stage}")
         self.stages_seen = max(self.stages_seen, len(history))
+
+
+def _spent(result: ResearchResult) -> str:
+    """Tokens and cost, against their budgets when the research had some."""
+    stats, budget = result.stats, result.budget
+    tokens = stats.prompt_tokens + stats.completion_tokens
+    if not tokens:
+        return ""
+    text = f", {tokens:,} tokens"
+    if budget and budget.max_tokens:
+        text += f" of {budget.max_tokens:,}"
+    if stats.cost_usd is not None and stats.cost_usd > 0:
+        text += f", ${stats.cost_usd:.4f}"
+        if budget and budget.max_cost_usd:
+            text += f" of ${budget.max_cost_usd:g}"
+    if budget and budget.exhausted:
+        text += f" ({budget.exhausted.value} budget spent)"
+    return text
 
 
 def status_summary(workflow_id: str, status: ResearchStatus) -> str:
