@@ -112,6 +112,8 @@ class CoordinateOutput(LLMOutput):
     is_simple: bool
     recommended_depth: Depth
     reasoning: str
+    #: The background search's queries, written with the classification (one call, not two).
+    queries: list[str] = Field(default_factory=list)
 
 
 class WriteQueriesInput(AboutQuestion):
@@ -137,6 +139,10 @@ class PlanInput(AboutQuestion):
 class StepDraft(BaseModel):
     title: str
     description: str
+    #: The step's search queries, written with the plan (no separate call per step).
+    queries: list[str] = Field(default_factory=list)
+    #: True when the step needs no findings of the steps before it: it may run at the same time.
+    independent: bool = False
 
 
 class PlanOutput(LLMOutput):

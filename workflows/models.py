@@ -244,6 +244,10 @@ class PlanStep(BaseModel):
     source_ids: list[int] = Field(default_factory=list)
     #: "planner", or "loop_back" for a step a previous step asked for (seed 003).
     origin: str = "planner"
+    #: The search queries the planner wrote for the step (empty: they are written when it runs).
+    queries: list[str] = Field(default_factory=list)
+    #: The planner found it needs nothing from the steps before it: it may run beside them.
+    independent: bool = False
 
 
 class Plan(BaseModel):
@@ -257,6 +261,8 @@ class Reflection(BaseModel):
     decision: ReflectionDecision
     reasoning: str
     suggested_changes: list[str] = Field(default_factory=list)
+    #: The steps (1-based) this reflection judged, when several were researched at once.
+    steps: list[int] = Field(default_factory=list)
 
 
 class Clarification(BaseModel):

@@ -8,11 +8,20 @@ re-plan never loses work and never grows the plan past its maximum.
 
 from __future__ import annotations
 
+from temporalio import workflow
+
 from workflows import roles
 from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
 from workflows.calls import call
 from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
-from workflows.researching import PAGES_PER_STEP, search_all, write_queries
+from workflows.researching import (
+    PAGES_PER_STEP,
+    QUERIES_WITH_PLAN_PATCH,
+    SEARCH_QUERIES_PER_STEP,
+    clean_queries,
+    search_all,
+    write_queries,
+)
 from workflows.state import ResearchState
 
 
@@ -33,6 +42,7 @@ async def coordinate(state: ResearchState) -> bool:
             state.depth = Depth.MEDIUM
         return False
     state.complexity = classification.complexity
+    state.background_queries = clean_queries(classification.queries, 2)
     if state.depth is Depth.AUTO:
         if classification.is_simple:
             state.depth = Depth.LIGHT
@@ -46,8 +56,13 @@ async def coordinate(state: ResearchState) -> bool:
 
 
 async def investigate_background(state: ResearchState, as_sources: bool) -> None:
-    """A quick search before planning (no page reads). For a direct answer, its hits are the sources."""
-    queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))
+    """A quick search before planning (no page reads). For a direct answer, its hits are the sources.
+    Its queries come with the coordinator's classification (one call fewer on the critical path);
+    a coordinator that wrote none (or a history recorded before) has them written here."""
+    if state.background_queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
+        queries = state.background_queries
+    else:
+        queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))
     hits = await search_all(state, queries)
     state.background = []
     for hit in hits[:PAGES_PER_STEP * 2]:
@@ -82,7 +97,8 @@ def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep
     room = max(0, max_steps - len(completed))
     done_titles = {c.title.lower() for c in completed}
     new_steps = [
-        PlanStep(title=s.title.strip(), description=s.description.strip())
+        PlanStep(title=s.title.strip(), description=s.description.strip(),
+                 queries=clean_queries(s.queries, SEARCH_QUERIES_PER_STEP), independent=s.independent)
         for s in (draft.steps if draft else [])
         if s.title.strip() and s.title.strip().lower() not in done_titles
     ][:room]

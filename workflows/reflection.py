@@ -24,7 +24,9 @@ from workflows.state import ResearchState
 MAX_PLAN_ITERATIONS = 3
 
 
-async def reflect(state: ResearchState) -> Reflection:
+async def reflect(state: ResearchState, judged: list[int] | None = None) -> Reflection:
+    """One reflection on the steps just researched (`judged`, 0-based: one step, or a wave of
+    independent steps researched at the same time, judged together in plan order)."""
     assert state.plan is not None
     low, _ = state.step_limits()
     done = state.steps_done()
@@ -47,6 +49,8 @@ async def reflect(state: ResearchState) -> Reflection:
     reflection = guard(proposed, done=done, min_steps=low, pending=pending,
                        plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value,
                        approved_pending=approved)
+    if judged and len(judged) > 1:
+        reflection = reflection.model_copy(update={"steps": [i + 1 for i in judged]})
     state.reflections.append(reflection)
     return reflection
 

@@ -37,7 +37,9 @@ from workflows.models import (
     ReviewTarget,
     Speaker,
     Stage,
+    StepStatus,
 )
+from workflows.concurrency import together
 from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.refining import refine
@@ -51,6 +53,9 @@ from workflows.state import ResearchState
 VERIFICATION_PATCH = "claim-verification"
 LIBRARY_PATCH = "research-library"
 REFINING_PATCH = "refining-loop"
+CONCURRENT_STEPS_PATCH = "concurrent-steps"
+#: Independent steps researched at the same time, at most (pages read at once: 3 per step).
+MAX_STEPS_AT_ONCE = 4
 
 
 @workflow.defn(name="DeepResearchWorkflow")
@@ -169,12 +174,13 @@ class DeepResearchWorkflow:
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[])
         await self._review_plan()
-        while (index := state.next_step()) is not None:
+        while wave := self._next_wave():
             enter(state, Stage.RESEARCHING)
-            findings = await research_step(state, index)
-            handle_loop_back(state, index, findings)
+            found = await together([research_step(state, i) for i in wave])
+            for index, findings in zip(wave, found):
+                handle_loop_back(state, index, findings)
             enter(state, Stage.REFLECTING)
-            reflection = await reflect(state)
+            reflection = await reflect(state, judged=wave)
             if reflection.decision is ReflectionDecision.COMPLETE:
                 state.skip_pending("the reflector judged the research complete")
                 return
@@ -182,6 +188,23 @@ class DeepResearchWorkflow:
                 enter(state, Stage.PLANNING)
                 await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
                 await self._review_plan()
+
+    def _next_wave(self) -> list[int]:
+        """The steps to research now: the next step, and the pending steps after it that the plan
+        marks independent, researched at the same time (then reflected on together, in order).
+        Histories recorded before concurrent steps replay one step at a time."""
+        state = self.state
+        index = state.next_step()
+        if index is None:
+            return []
+        wave = [index]
+        if state.plan and state.plan.steps[index].independent and workflow.patched(CONCURRENT_STEPS_PATCH):
+            for later in range(index + 1, len(state.plan.steps)):
+                step = state.plan.steps[later]
+                if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
+                    break
+                wave.append(later)
+        return wave
 
     async def _review_plan(self) -> None:
         if self.state.request.review_plan:

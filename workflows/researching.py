@@ -35,6 +35,7 @@ PAGES_PER_STEP = 3
 LOOP_BACK_AGENTS = frozenset({"researcher"})
 APPENDED = "appended as a new step"
 LOOP_BACK_RELEVANCE_PATCH = "loop-back-relevance"
+QUERIES_WITH_PLAN_PATCH = "queries-with-plan"
 
 
 async def research_step(state: ResearchState, index: int) -> ObserveOutput:
@@ -44,7 +45,10 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
     state.current_step_index = index
     show_progress(state)
     about = state.about()
-    queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
+    if step.queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
+        queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
+    else:
+        queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
     hits = await search_all(state, queries)
     passages = await read_best(state, hits, focus=f"{step.title}. {step.description} {state.topic_text()}")
     findings = await call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=passages))
@@ -110,6 +114,16 @@ def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: s
 
 def _words(text: str) -> set[str]:
     return {stem(w) for w in content_terms(text)}
+
+
+def clean_queries(queries: list[str], limit: int) -> list[str]:
+    """Queries as a search box takes them: one line each, no repeats, at most `limit`."""
+    out: list[str] = []
+    for query in queries:
+        query = " ".join(query.split()).strip("\"'")[:400]
+        if query and query.lower() not in {q.lower() for q in out}:
+            out.append(query)
+    return out[:limit]
 
 
 async def write_queries(state: ResearchState, request: WriteQueriesInput) -> list[str]:

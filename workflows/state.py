@@ -68,6 +68,8 @@ class ResearchState:
     depth: Depth = Depth.AUTO
     complexity: Complexity | None = None
     background: list[Passage] = field(default_factory=list)
+    #: The background search's queries, as the coordinator wrote them with its classification.
+    background_queries: list[str] = field(default_factory=list)
     plan: Plan | None = None
     plan_iterations: int = 0
     current_step_index: int = 0

@@ -26,6 +26,7 @@ from activities.offline_engine.reflecting import reflect_on
 from activities.offline_engine import reporting
 from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule
+from workflows.models import PlanStep
 from workflows.activity_models import (
     ClarifyInput,
     ClarifyOutput,
@@ -72,13 +73,20 @@ class OfflineEngine:
         return clarification_question(inp)
 
     async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
-        return classify(inp)
+        """The classification, with the background search's queries (one call, not two)."""
+        return classify(inp).model_copy(update={"queries": search_queries(inp, None, 2)})
 
     async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
         return WriteQueriesOutput(queries=search_queries(inp, inp.step, inp.max_queries))
 
     async def plan(self, inp: PlanInput) -> PlanOutput:
-        return make_plan(inp)
+        """The plan, each step with its search queries; the offline planner's steps are facets of
+        one question, each looked up on its own, so they are independent."""
+        drafted = make_plan(inp)
+        for draft in drafted.steps:
+            draft.queries = search_queries(inp, PlanStep(title=draft.title, description=draft.description), 2)
+            draft.independent = True
+        return drafted
 
     async def observe(self, inp: ObserveInput) -> ObserveOutput:
         return observe_step(inp, inp.step, inp.passages)

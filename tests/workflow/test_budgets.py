@@ -14,7 +14,6 @@ from tests.workflow.test_workflow import run_research
 from workflows import budget, calls, language
 from workflows.activity_models import (
     CoordinateOutput,
-    ObserveInput,
     OutlineInput,
     OutlineOutput,
     ReadPageOutput,
@@ -155,20 +154,6 @@ async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and
     assert not any("was skipped" in n for n in result.notes)
     assert any(n.startswith(f"The token budget of {limit:,} ran out") for n in result.notes)
     assert result.outcome is Stage.COMPLETED and Stage.SYNTHESIZING in status.stage_history
-
-
-async def test_the_time_budget_is_a_budget_like_the_others(time_skipping_env: WorkflowEnvironment) -> None:
-    import asyncio
-
-    async def slow_observe(inp: ObserveInput) -> Any:
-        await asyncio.sleep(120)
-        return DEFAULTS["observe"](inp)
-
-    result, _ = await run_research(time_skipping_env.client, Script(coordinate=medium, observe=slow_observe),
-                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, time_budget_s=60))
-    assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
-    assert result.budget.time_budget_s == 60
-    assert result.report_markdown.startswith("> Partial report: the time budget of 60 s ran out after 0 of ")
 
 
 async def test_cost_adds_up_and_the_report_is_in_the_question_s_language(time_skipping_env: WorkflowEnvironment) -> None:

@@ -15,6 +15,7 @@ from temporalio.worker import Worker
 
 from tests.support.doubles import Script, default_plan, default_read
 from workflows.models import (
+    BudgetKind,
     Depth,
     ResearchRequest,
     ResearchResult,
@@ -62,6 +63,9 @@ async def test_a_spent_time_budget_goes_to_synthesis_with_what_it_has(dev_client
     result = await run(dev_client, script, ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT, time_budget_s=2))
     assert result.outcome is Stage.COMPLETED
     assert any("time budget of 2 s ran out" in note for note in result.notes)
+    # The time budget is a budget like the token and cost ones (workflows/budget.py).
+    assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
+    assert result.report_markdown.startswith("> Partial report: the time budget of 2 s ran out after 1 of 3 steps.")
     assert result.plan is not None
     assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED, StepStatus.SKIPPED, StepStatus.SKIPPED]
     assert "Found facts for Aspect 1" in result.report_markdown
