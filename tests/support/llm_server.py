@@ -3,7 +3,8 @@
 
 It answers each role sensibly (recognised by the structured-output schema the engine asks for) and
 can be told to misbehave for one role: reply with an error, garbage, or not at all for a while.
-Every request is recorded with its arrival time, so tests can measure the gaps between retries.
+Every request is recorded with its arrival and answer times, so tests can measure the gaps between
+retries, and `make bench` how long the LLM was busy (`latency_s`: every answer takes that long).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -48,6 +49,8 @@ class Served:
     headers: dict[str, str]
     #: True when a completion (with tokens) was returned.
     completion: bool = False
+    #: When the answer was sent (monotonic); None until then.
+    ended: float | None = None
 
 
 @dataclass
@@ -94,13 +97,19 @@ def completion(content: str) -> dict[str, Any]:
 
 
 class ScriptedLLM:
-    def __init__(self) -> None:
+    """`latency_s`: every answer is sent that long after the request arrived, as a model would take
+    (the bench's 250 ms). `answers(role, prompt)`: the reply's JSON object (default `answer`)."""
+
+    def __init__(self, latency_s: float = 0.0,
+                 answers: Callable[[str, str], dict[str, Any]] = answer) -> None:
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
         self.lock = threading.Lock()
         llm = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints: no new connection per call
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
@@ -115,11 +124,15 @@ class ScriptedLLM:
                 if fault is not None and fault.status != 200:
                     record.status = fault.status
                     self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
+                    record.ended = time.monotonic()
                     return
-                content = fault.body if fault is not None and fault.body is not None else json.dumps(answer(role, prompt))
+                content = fault.body if fault is not None and fault.body is not None else json.dumps(answers(role, prompt))
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
+                if latency_s:
+                    time.sleep(max(0.0, record.at + latency_s - time.monotonic()))
                 self._send(200, completion(content), {})
+                record.ended = time.monotonic()
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 send_json(self, status, payload, headers)
@@ -127,7 +140,7 @@ class ScriptedLLM:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = local_server(Handler)
+        self.server = local_server(Handler, backlog=1024)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def fail_next(self, role: str, *faults: Fault) -> None:
@@ -147,7 +160,7 @@ class ScriptedLLM:
 
 
 @contextmanager
-def running_llm() -> Iterator[ScriptedLLM]:
-    llm = ScriptedLLM()
+def running_llm(latency_s: float = 0.0, answers: Callable[[str, str], dict[str, Any]] = answer) -> Iterator[ScriptedLLM]:
+    llm = ScriptedLLM(latency_s, answers)
     with serving(llm.server):
         yield llm
