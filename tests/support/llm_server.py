@@ -88,6 +88,26 @@ def answer(role: str, prompt: str) -> dict[str, Any]:
     }[role]
 
 
+def completed(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
+    """A plain value valid for `schema` (strict structured output: every property required), so a
+    reply model added to the engine is answered before it has its own line in `answer` and the
+    bench does not measure retries and fallbacks."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "anyOf" in schema:
+        return None if any(o.get("type") == "null" for o in schema["anyOf"]) else completed(schema["anyOf"][0], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: completed(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [completed(schema.get("items", {}), defs)]
+    return {"string": "the with statement and context managers", "integer": 1, "number": 0.5,
+            "boolean": False}.get(kind)
+
+
 def completion(content: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
@@ -112,7 +132,8 @@ class ScriptedLLM:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+                asked = (body.get("response_format") or {}).get("json_schema") or {}
+                schema = asked.get("name", "")
                 role = ROLE_OF_SCHEMA.get(schema, "unknown")
                 prompt = body["messages"][0]["content"]
                 with llm.lock:
@@ -126,7 +147,12 @@ class ScriptedLLM:
                     self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
                     record.ended = time.monotonic()
                     return
-                content = fault.body if fault is not None and fault.body is not None else json.dumps(answers(role, prompt))
+                if fault is not None and fault.body is not None:
+                    content = fault.body
+                elif role == "unknown":  # a reply model added to the engine before its line in `answer`
+                    content = json.dumps(completed(asked.get("schema") or {"type": "object"}))
+                else:
+                    content = json.dumps(answers(role, prompt))
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
                 if latency_s:
