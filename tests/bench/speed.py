@@ -22,7 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
+import signal
 import sqlite3
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -120,20 +124,37 @@ async def bench_depths(client: Client, task_queue: str, llm: ScriptedLLM, worker
 
 
 async def bench_concurrent(client: Client, task_queue: str, llm: ScriptedLLM, worker: WorkerProcess,
-                           server: DevServer, count: int, floor: float) -> None:
+                           server: DevServer, count: int, floor: float, profile: Path | None) -> None:
     llm.reset()
-    cpu_w, cpu_s = worker.cpu(), server.cpu()
+    profiler = _py_spy(worker.pid, profile) if profile else None
+    cpu_w, cpu_s, cpu_b = worker.cpu(), server.cpu(), time.process_time()
     began = time.perf_counter()
     handles = await asyncio.gather(*(start(client, task_queue, Depth.LIGHT, "bench-many") for _ in range(count)))
     results = await asyncio.gather(*(h.result() for h in handles))
     wall = time.perf_counter() - began
-    cpu_w, cpu_s = worker.cpu() - cpu_w, server.cpu() - cpu_s
+    cpu_w, cpu_s, cpu_b = worker.cpu() - cpu_w, server.cpu() - cpu_s, time.process_time() - cpu_b
+    if profiler is not None:
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait()
+        print(f"worker profile (py-spy, collapsed stacks): {profile}")
     completed = sum(r.outcome.value == "completed" for r in results)
     print(f"\n== {count} light researches started at once on one worker")
     print(f"{completed}/{count} completed in {wall:.1f} s; single-research floor {floor:.2f} s (its LLM busy time): "
           f"×{wall / floor:.1f}")
     print(f"CPU per research: worker {cpu_w / count * 1000:.0f} ms, Temporal server {cpu_s / count * 1000:.0f} ms "
-          f"({len(llm.completions())} LLM calls, {len(llm.completions()) / wall:.0f}/s)")
+          f"({len(llm.completions())} LLM calls, {len(llm.completions()) / wall:.0f}/s); this process (the LLM "
+          f"server and the client) {cpu_b / count * 1000:.0f} ms, on the same {os.cpu_count()} cores")
+
+
+def _py_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling the worker (all its threads: the workflow sandbox runs in a thread pool)."""
+    spy = shutil.which("py-spy")
+    if spy is None:
+        sys.exit("error: --profile needs py-spy on the PATH (pip install py-spy)")
+    process = subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "250", "--gil", "--format", "raw",
+                                "--nonblocking", "--output", str(out)], stdout=subprocess.DEVNULL)
+    time.sleep(1.0)  # attached before the first research starts
+    return process
 
 
 async def bench_scaleout(client: Client, server: DevServer, llm: ScriptedLLM, folder: Path,
@@ -218,7 +239,8 @@ async def run(args: argparse.Namespace) -> None:
                                 floor = await bench_depths(client, task_queue, llm, worker, server, args.repeat,
                                                            args.latency)
                             if "concurrent" in sections:
-                                await bench_concurrent(client, task_queue, llm, worker, server, args.concurrent, floor)
+                                await bench_concurrent(client, task_queue, llm, worker, server, args.concurrent, floor,
+                                                       args.profile)
                         finally:
                             worker.stop()
                     if "scaleout" in sections:
@@ -238,6 +260,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.25, help="seconds the LLM takes per call (0.25)")
     parser.add_argument("--repeat", type=int, default=2, help="researches per depth; medians are printed (2)")
     parser.add_argument("--concurrent", type=int, default=100, help="light researches started at once (100)")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="concurrent: sample the worker with py-spy into this file (collapsed stacks)")
     parser.add_argument("--workers", type=int, default=3, help="scale-out: worker processes (3)")
     parser.add_argument("--researches", type=int, default=30, help="scale-out: researches (30)")
     parser.add_argument("--noop-count", type=int, default=40, help="noop: activities in a row (40)")
@@ -250,7 +274,6 @@ def main() -> None:
 
 
 def _machine() -> str:
-    import os
     import platform
 
     return f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, {platform.system()}"
