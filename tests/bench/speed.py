@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 
 from tests.bench.harness import (
     QUESTION,
@@ -205,7 +204,7 @@ async def bench_noop(folder: Path, count: int) -> None:
     for label, config in (("server default", {}), (f"ours {DEV_SERVER_DYNAMIC_CONFIG}", None)):
         server = DevServer(config).start()
         try:
-            client = await Client.connect(server.address)
+            client = await server.client(pydantic=False)
             async with Worker(client, task_queue="noop", workflows=[NoopChain], activities=[noop]):
                 costs = {}
                 for local in (False, True, False):  # the first run warms the worker up
@@ -227,7 +226,7 @@ async def run(args: argparse.Namespace) -> None:
             with running_llm(args.latency, bench_answer) as llm:
                 server = DevServer().start()
                 try:
-                    client = await Client.connect(server.address, data_converter=pydantic_data_converter)
+                    client = await server.client()
                     if sections & {"depths", "concurrent"}:
                         task_queue = f"bench-speed-{uuid.uuid4().hex[:6]}"
                         worker = WorkerProcess(worker_env(server.address, task_queue, llm.base_url, folder),
