@@ -136,3 +136,44 @@ def busy_seconds(served: Iterable[Served]) -> float:
         total += stop - max(start, end)
         end = stop
     return total
+
+
+# --- where a research's time went ---------------------------------------------------------------
+
+
+def time_spent(history: Any) -> dict[str, tuple[int, float, float]]:
+    """From a workflow history: per activity type (and "workflow task"), how many ran, the time
+    from scheduled to started (dispatch) and from started to completed (execution), in seconds.
+    Local activities appear as markers only and are counted by the workflow tasks that ran them."""
+    from temporalio.api.enums.v1 import EventType
+
+    def at(event: Any) -> float:
+        return event.event_time.ToDatetime().timestamp()
+
+    scheduled: dict[int, tuple[str, float]] = {}
+    started: dict[int, float] = {}
+    spent: dict[str, list[float]] = {}
+    task_scheduled = 0.0
+    for event in history.events:
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            scheduled[event.event_id] = (event.activity_task_scheduled_event_attributes.activity_type.name, at(event))
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started[event.activity_task_started_event_attributes.scheduled_event_id] = at(event)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            ref = event.activity_task_completed_event_attributes.scheduled_event_id
+            name, when = scheduled[ref]
+            row = spent.setdefault(name, [0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += started[ref] - when
+            row[2] += at(event) - started[ref]
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+            task_scheduled = at(event)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+            started[-1] = at(event)
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            row = spent.setdefault("workflow task", [0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += started[-1] - task_scheduled
+            row[2] += at(event) - started[-1]
+    return {name: (int(n), dispatch, run) for name, (n, dispatch, run) in spent.items()}

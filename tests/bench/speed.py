@@ -44,6 +44,7 @@ from tests.bench.harness import (
     bench_answer,
     busy_seconds,
     prepare_corpus,
+    time_spent,
     worker_env,
 )
 from tests.support.llm_server import ScriptedLLM, running_llm
@@ -65,6 +66,8 @@ class Single:
     server_cpu_s: float
     events: int
     history_bytes: int
+    #: time_spent(history): per activity type, (count, dispatch s, execution s).
+    spent: dict[str, tuple[int, float, float]]
 
 
 async def start(client: Client, task_queue: str, depth: Depth, prefix: str) -> WorkflowHandle[
@@ -92,6 +95,7 @@ async def one_research(client: Client, task_queue: str, depth: Depth, llm: Scrip
         wall_s=wall, workflow_s=(described.close_time - described.start_time).total_seconds(),
         busy_s=busy_seconds(llm.served), calls=len(llm.completions()), worker_cpu_s=cpu_w, server_cpu_s=cpu_s,
         events=len(history.events), history_bytes=sum(e.ByteSize() for e in history.events),
+        spent=time_spent(history),
     )
 
 
@@ -106,8 +110,11 @@ async def bench_depths(client: Client, task_queue: str, llm: ScriptedLLM, worker
     print(f"{'depth':9} {'workflow':>9} {'LLM busy':>9} {'overhead':>9} {'ratio':>6} {'critical':>9} {'calls':>6} "
           f"{'worker CPU':>11} {'server CPU':>11} {'events':>7} {'history':>9}")
     floor = 0.0
+    medium: Single | None = None
     for depth in (Depth.LIGHT, Depth.MEDIUM, Depth.EXTENDED):
         runs = [await one_research(client, task_queue, depth, llm, worker, server) for _ in range(repeat)]
+        if depth is Depth.MEDIUM:
+            medium = runs[-1]
         workflow_s = _median([r.workflow_s for r in runs])
         busy = _median([r.busy_s for r in runs])
         if depth is Depth.LIGHT:
@@ -119,6 +126,12 @@ async def bench_depths(client: Client, task_queue: str, llm: ScriptedLLM, worker
     print("(workflow: start to close as the server recorded it; overhead: workflow - LLM busy; ratio: workflow ÷ "
           "LLM busy; critical: LLM calls on the critical path = busy ÷ latency; history: protobuf bytes, as "
           "Temporal counts them against its limits)")
+    if medium is not None:
+        print(f"\nwhere the last medium research's {medium.workflow_s:.2f} s went (from its history; LLM calls "
+              f"include the {latency * 1000:.0f} ms the LLM takes):")
+        for name, (count, dispatch, run) in sorted(medium.spent.items(), key=lambda kv: -kv[1][2]):
+            print(f"  {name:16} x{count:<3} running {run:6.2f} s ({run / count * 1000:4.0f} ms each), "
+                  f"waiting to start {dispatch * 1000:4.0f} ms")
     return floor
 
 
