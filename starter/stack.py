@@ -44,8 +44,9 @@ def dynamic_config_args(values: dict[str, object] | None = None) -> list[str]:
             for arg in ("--dynamic-config-value", f"{key}={json.dumps(value)}")]
 
 
-class Stopped(Exception):
-    """SIGTERM or SIGHUP arrived: leave through the `finally` that stops what was started."""
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: leave through the `finally` that stops what was started. A
+    BaseException, as KeyboardInterrupt is, so no `except Exception` on the way swallows it."""
 
 
 def stop_on_signals() -> None:
