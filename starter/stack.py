@@ -27,6 +27,7 @@ from activities.config import Settings
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 PORT, UI_PORT = 7233, 8233
+DEMO_QUESTION = "How do asyncio tasks, gather and wait run coroutines concurrently, and how are they cancelled?"
 #: Dynamic configuration for every dev server we start (here, the tests' `dev_env`, `make bench`).
 #: The history service hands each transfer task (an activity or workflow task to schedule) to
 #: matching through a rate limiter that defaults to 20 polls a second, so every hand-off of a
@@ -58,7 +59,6 @@ def stop_on_signals() -> None:
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
-DEMO_QUESTION = "How do asyncio tasks, gather and wait run coroutines concurrently, and how are they cancelled?"
 
 
 def listening(port: int, host: str = "127.0.0.1") -> bool:
