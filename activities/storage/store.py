@@ -11,11 +11,19 @@ Why SQLAlchemy 2 with Alembic rather than hand-written SQL: the same schema must
 dialect differences (JSON, timestamps with time zones, upserts we do not need), Alembic versions
 the schema so a later release can migrate a library users already have. The tables are in
 `schema.py`; this module writes, lists and loads research, and classifies database failures.
+
+Several worker processes share one library (`docker compose up --scale worker=3`, or a few
+`python worker.py` beside `make dev`): on SQLite the file is in WAL mode (readers never wait for
+the writer) with a busy timeout (a writer waits its turn instead of failing with "database is
+locked"), and the schema is migrated by one process at a time (`migrate`); PostgreSQL takes an
+advisory lock for the migration. A research is written once whichever worker writes it, and however
+often its activity is retried: (workflow id, run id) is unique, and `write` checks it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import unicodedata
 from contextlib import closing
 from datetime import datetime
@@ -23,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, event, select
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
@@ -189,6 +197,11 @@ def load_research(url: str, research_id: str) -> StoredResearch | None:
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
+#: How long a SQLite writer waits for another process's write to finish (the save activity's
+#: start-to-close timeout is 60 s; a write takes milliseconds).
+SQLITE_BUSY_TIMEOUT_S = 30.0
+#: PostgreSQL advisory lock key held while the schema is migrated (any constant of our own).
+MIGRATION_LOCK_KEY = 0x6465657072  # "deepr"
 
 
 def _configured_url() -> str:
@@ -217,25 +230,62 @@ def engine_for(url: URL) -> Engine:
     with _lock:
         engine = _engines.get(key)
         if engine is None:
+            sqlite = url.get_backend_name() == "sqlite"
             try:
-                engine = create_engine(url, pool_pre_ping=True)
+                engine = create_engine(url, pool_pre_ping=True,
+                                       connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {})
             except (ArgumentError, ImportError) as err:
                 raise ApplicationError(
                     f"cannot use the research library at {safe(url)}: {_one_line(err)}",
                     type="LibraryConfigError", non_retryable=True) from None
+            if sqlite:
+                event.listen(engine, "connect", _sqlite_for_several_processes)
             migrate(engine)
             _engines[key] = engine
         return engine
 
 
+def _sqlite_for_several_processes(connection: Any, record: Any) -> None:
+    """WAL (readers never wait for the writer, and a commit is one append), a busy timeout (a
+    writer waits for another process's write instead of failing at once), and NORMAL sync, which
+    WAL makes safe against corruption: a power cut may lose the last commits, never the file.
+
+    Switching a new file to WAL needs an exclusive lock, and SQLite refuses it at once, without
+    waiting, while another process opens the same new file: so that is retried."""
+    cursor = connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+        while True:
+            try:
+                cursor.execute("PRAGMA journal_mode = WAL")
+                break
+            except Exception as err:  # sqlite3.OperationalError, without importing the driver here
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    finally:
+        cursor.close()
+
+
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest Alembic revision (creates it in an empty database)."""
+    """Bring the schema to the newest Alembic revision (creates it in an empty database).
+
+    One process at a time: workers that start together on a new library would otherwise each
+    create the tables and all but one fail. The first takes the lock (SQLite: the write lock,
+    `BEGIN IMMEDIATE`; PostgreSQL: an advisory lock until commit), the others wait for it and
+    then find the schema current."""
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
+        if engine.dialect.name == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        elif engine.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 

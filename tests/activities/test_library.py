@@ -3,6 +3,9 @@ PostgreSQL, every research written once, read back equal."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -15,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.storage import store
+from tests.conftest import REPO
 from tests.support.doubles import Script
 from tests.support.postgres import postgres_cluster
 from tests.workflow.test_workflow import run_research
@@ -133,6 +137,40 @@ def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
     assert not again.created
     assert count(db_url, "research") == 1
     assert (count(db_url, "research_claim"), count(db_url, "research_source")) == (3, 2)
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from activities.storage import store
+from tests.activities.test_library import record
+url, name, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+while not go.exists():
+    time.sleep(0.005)
+created = [store.write(record(workflow_id=f"{name}-{i}", run_id=f"run-{name}-{i}"), url).created for i in range(5)]
+shared = store.write(record(workflow_id="research-shared", run_id="run-shared"), url).created
+print(sum(created), int(shared))
+"""
+
+
+def test_worker_processes_writing_into_a_new_library_at_once_store_each_research_once(
+        db_url: str, tmp_path: Path) -> None:
+    """Four processes start together on a library nobody has created yet: they migrate it one
+    at a time, write their own research without "database is locked", and the research all of
+    them write (one activity retried on four workers) is stored once."""
+    go = tmp_path / "go"
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, db_url, f"worker{n}", str(go)], cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(4)]
+    time.sleep(1.0)  # every process has imported what it needs and waits at the line
+    go.touch()
+    outcomes = [w.communicate(timeout=120) for w in writers]
+
+    assert [w.returncode for w in writers] == [0] * 4, [err[-2000:] for _, err in outcomes]
+    created = [tuple(map(int, out.split())) for out, _ in outcomes]
+    assert [own for own, _ in created] == [5] * 4
+    assert sum(shared for _, shared in created) == 1
+    assert count(db_url, "research") == 4 * 5 + 1
+    assert count(db_url, "research_claim") == (4 * 5 + 1) * 3
 
 
 def test_the_newest_run_of_a_workflow_id_is_shown_and_history_is_newest_first(db_url: str) -> None:

@@ -44,3 +44,18 @@ def test_the_stack_has_temporal_on_postgresql_a_web_ui_and_scalable_workers() ->
     assert "container_name" not in worker and "ports" not in worker
     assert worker["environment"]["TEMPORAL_ADDRESS"] == "temporal:7233"
     assert (REPO / "Dockerfile").read_text().rstrip().endswith('CMD ["python", "worker.py"]')
+
+
+def test_the_temporal_service_runs_with_the_dispatch_rate_of_make_dev() -> None:
+    """The compose file's Temporal reads our dynamic config file, and it holds what `make dev`
+    starts its dev server with (starter/stack.py), in the server's file format."""
+    from starter.stack import DEV_SERVER_DYNAMIC_CONFIG
+
+    temporal = yaml.safe_load(COMPOSE.read_text())["services"]["temporal"]
+    mounted = {inside: outside for outside, inside, *_ in (volume.split(":") for volume in temporal["volumes"])}
+    host_dir = REPO / mounted["/etc/temporal/config/dynamicconfig"]
+    config_path = temporal["environment"]["DYNAMIC_CONFIG_FILE_PATH"]
+    assert config_path.startswith("config/dynamicconfig/")  # relative to the image's /etc/temporal
+    values = yaml.safe_load((host_dir / config_path.removeprefix("config/dynamicconfig/")).read_text())
+    assert {key: entries[0]["value"] for key, entries in values.items()} == DEV_SERVER_DYNAMIC_CONFIG
+    assert all(entries == [{"value": entries[0]["value"], "constraints": {}}] for entries in values.values())

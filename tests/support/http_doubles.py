@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,10 +26,20 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, header
         pass
 
 
-def local_server(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    return server
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a killed worker, a timed-out call) is not news; anything else is."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+def local_server(handler: type[BaseHTTPRequestHandler], backlog: int = 5) -> ThreadingHTTPServer:
+    """`backlog`: connections waiting to be accepted; the standard library's 5 makes a burst of
+    clients (the bench's hundred researches) wait for SYN retries, seconds each."""
+    server_class = type("Server", (_Server,), {"request_queue_size": backlog})
+    return server_class(("127.0.0.1", 0), handler)
 
 
 @contextmanager

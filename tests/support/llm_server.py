@@ -3,7 +3,8 @@
 
 It answers each role sensibly (recognised by the structured-output schema the engine asks for) and
 can be told to misbehave for one role: reply with an error, garbage, or not at all for a while.
-Every request is recorded with its arrival time, so tests can measure the gaps between retries.
+Every request is recorded with its arrival and answer times, so tests can measure the gaps between
+retries, and `make bench` how long the LLM was busy (`latency_s`: every answer takes that long).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -57,6 +58,8 @@ class Served:
     body: dict[str, Any] = field(default_factory=dict)
     #: The prompt and completion tokens the reply reported.
     usage: tuple[int, int] = (0, 0)
+    #: When the answer was sent (monotonic); None until then.
+    ended: float | None = None
 
 
 @dataclass
@@ -104,6 +107,26 @@ def answer(role: str, prompt: str) -> dict[str, Any]:
     }[role]
 
 
+def completed(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
+    """A plain value valid for `schema` (strict structured output: every property required), so a
+    reply model added to the engine is answered before it has its own line in `answer` and the
+    bench does not measure retries and fallbacks."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "anyOf" in schema:
+        return None if any(o.get("type") == "null" for o in schema["anyOf"]) else completed(schema["anyOf"][0], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: completed(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [completed(schema.get("items", {}), defs)]
+    return {"string": "the with statement and context managers", "integer": 1, "number": 0.5,
+            "boolean": False}.get(kind)
+
+
 def completion(content: str, finish_reason: str = "stop", usage: tuple[int, int] = USAGE) -> dict[str, Any]:
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
@@ -113,12 +136,17 @@ def completion(content: str, finish_reason: str = "stop", usage: tuple[int, int]
 
 
 class ScriptedLLM:
-    def __init__(self, usage_from_text: bool = False) -> None:
-        """`usage_from_text`: tokens are counted from the texts (4 characters a token), as a
-        real endpoint's would vary, instead of the fixed USAGE of every completion."""
+    """`latency_s`: every answer is sent that long after the request arrived, as a model would take
+    (the bench's 250 ms). `answers(role, prompt)`: the reply's JSON object (default `answer`).
+    `usage_from_text`: tokens are counted from the texts (4 characters a token), as a real
+    endpoint's would vary, instead of the fixed USAGE of every completion."""
+
+    def __init__(self, latency_s: float = 0.0,
+                 answers: Callable[[str, str], dict[str, Any]] = answer, usage_from_text: bool = False) -> None:
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
         self.usage_from_text = usage_from_text
+        answer_for = answers
         #: Standing replies per role, over `answer()`'s (e.g. a four-step plan), for every request:
         #: a reply, or a function of the prompt that returns one.
         self.answers: dict[str, Any] = {}
@@ -126,9 +154,15 @@ class ScriptedLLM:
         llm = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints: no new connection per call
+            # The headers and the body are two writes: with Nagle's algorithm the body waits for the
+            # client's delayed ACK of the headers, 40 ms a call that no real endpoint charges.
+            disable_nagle_algorithm = True
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+                asked = (body.get("response_format") or {}).get("json_schema") or {}
+                schema = asked.get("name", "")
                 role = ROLE_OF_SCHEMA.get(schema, "unknown")
                 if not schema and len(body["messages"]) > 1:
                     role = CONTINUATION
@@ -143,17 +177,26 @@ class ScriptedLLM:
                 if fault is not None and fault.status != 200:
                     record.status = fault.status
                     self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
+                    record.ended = time.monotonic()
                     return
                 standing = llm.answers.get(role)
-                content = (fault.body if fault is not None and fault.body is not None
-                           else json.dumps(standing(prompt) if callable(standing)
-                                           else standing if standing is not None else answer(role, prompt)))
+                if fault is not None and fault.body is not None:
+                    content = fault.body
+                elif standing is not None:
+                    content = json.dumps(standing(prompt) if callable(standing) else standing)
+                elif role == "unknown":  # a reply model added to the engine before its line in `answer`
+                    content = json.dumps(completed(asked.get("schema") or {"type": "object"}))
+                else:
+                    content = json.dumps(answer_for(role, prompt))
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
                 sent = "".join(m["content"] for m in body["messages"])
                 usage = (len(sent) // 4, max(1, len(content) // 4)) if llm.usage_from_text else USAGE
                 record.usage = usage if record.completion else (0, 0)
+                if latency_s:
+                    time.sleep(max(0.0, record.at + latency_s - time.monotonic()))
                 self._send(200, completion(content, fault.finish_reason if fault else "stop", usage), {})
+                record.ended = time.monotonic()
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 send_json(self, status, payload, headers)
@@ -161,7 +204,7 @@ class ScriptedLLM:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = local_server(Handler)
+        self.server = local_server(Handler, backlog=1024)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def fail_next(self, role: str, *faults: Fault) -> None:
@@ -182,8 +225,9 @@ class ScriptedLLM:
 
 
 @contextmanager
-def running_llm(usage_from_text: bool = False) -> Iterator[ScriptedLLM]:
-    llm = ScriptedLLM(usage_from_text)
+def running_llm(latency_s: float = 0.0, answers: Callable[[str, str], dict[str, Any]] = answer,
+                usage_from_text: bool = False) -> Iterator[ScriptedLLM]:
+    llm = ScriptedLLM(latency_s, answers, usage_from_text)
     with serving(llm.server):
         yield llm
 
