@@ -29,6 +29,7 @@ bench: setup
 	$(PY) -m tests.bench.langfuse
 	$(PY) -m tests.bench.extraction
 	$(PY) -m tests.bench.verification
+	$(PY) -m tests.bench.retrieval
 
 worker: setup
 	$(PY) worker.py
