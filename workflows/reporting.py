@@ -41,7 +41,7 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         report = None
     if report is None:
         state.notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
-        return citations.fallback_report(state.question, steps, state.sources, state.notes), []
+        return citations.fallback_report(state.meant(), steps, state.sources, state.notes), []
     state.engine = report.engine
     markdown, dropped = citations.drop_unresolved(report.markdown, state.sources)
     if dropped:

@@ -47,7 +47,11 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
     question, answers, follow_up = _question_parts(inp)
     known = {s.id for s in inp.sources}
-    lines = [f"# {_escape_citations(' '.join(question.split())) or 'Research report'}", ""]
+    # The title is the question as meant (a pasted answer, such as code, stays in "Clarified").
+    title = question.split("\n", 1)[0]
+    lines = [f"# {_escape_citations(' '.join(title.split())) or 'Research report'}", ""]
+    if " ".join(question.split()) != " ".join(inp.query.split()):
+        lines += [f"*Asked: {_escape_citations(' '.join(inp.query.split()))}*", ""]
     if follow_up:
         lines += [f"*Follow-up to: {_escape_citations(follow_up)}*", ""]
     if answers:

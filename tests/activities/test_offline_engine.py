@@ -336,8 +336,23 @@ async def test_a_clarified_question_takes_its_subject_from_the_answer() -> None:
     titles = await first_plan(
         "Use the approach from the paper", Depth.MEDIUM, clarifications=["I meant the DAIL-SQL approach"]
     )
-    assert titles[0] == "Use the approach from the paper (DAIL-SQL)"
+    assert titles[0] == "Use the DAIL-SQL approach from the paper"  # the question as meant
     assert all("DAIL-SQL" in t for t in titles)
+
+
+async def test_a_follow_up_that_points_back_is_searched_with_what_it_follows() -> None:
+    follow_up = "What do I have to do to publish my library to crates.io?"
+    queries = (await engine.write_queries(WriteQueriesInput(
+        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, max_queries=2,
+    ))).queries
+    assert all(word in " ".join(queries) for word in ("publish", "library", "crates.io"))
+    plan = await engine.plan(PlanInput(
+        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, background="",
+        completed_steps=[], min_steps=3, max_steps=6, iteration=1,
+    ))
+    assert "take" not in " ".join(s.title for s in plan.steps[1:]).split()  # no "How take works"
+    assert all("crates.io" in s.title for s in plan.steps)
+    assert "It follows up: What do I have to do to publish my library to crates.io" in plan.steps[0].description
 
 
 async def test_a_question_is_taken_as_asked_even_when_it_looks_like_a_clarified_one() -> None:
