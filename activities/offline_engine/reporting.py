@@ -16,7 +16,7 @@ from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts
 from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
 from workflows.activity_models import AboutQuestion, SynthesizeInput, SynthesizeOutput
-from workflows.citations import CITATION
+from workflows.citations import CITATION, origin
 from workflows.models import Claim, Passage, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
@@ -69,7 +69,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     listed = sorted((s for s in inp.sources if s.id in set(used)), key=lambda s: s.id)
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {_escape_citations(s.title)} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {_escape_citations(s.title)} — {s.url} ({origin(s)})" for s in listed]
         lines.append("")
     lines += ["---", "", DISCLAIMER]
     claims = _claims(cited)
