@@ -170,10 +170,12 @@ def _markdown_text(raw: str) -> tuple[str, list[Section]]:
             continue
         heading = _MD_HEADING.match(line)
         if heading:
-            level, text = len(heading.group(1)), heading.group(2).strip()
+            level, name = len(heading.group(1)), heading.group(2).strip()
             parts.append(Section(heading_path, "\n".join(lines)))
-            heading_path, lines = outline.enter(level, text, is_title=not title and level == 1), []
-            title = title or text
+            # The first heading, before any text, is the document's title (mdBook chapters open with "##").
+            opening = not title and not any(written.strip() for written in lines) and not parts[1:]
+            heading_path, lines = outline.enter(level, name, is_title=opening), []
+            title = title or name
         else:
             lines.append(line)
     if fence:

@@ -86,15 +86,6 @@ CREATE TABLE IF NOT EXISTS docs (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, body, content='docs', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-    INSERT INTO docs_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
-END;
-CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
-    INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
-END;
 CREATE TABLE IF NOT EXISTS sections (
     id INTEGER PRIMARY KEY,
     doc_id INTEGER NOT NULL,
@@ -283,7 +274,6 @@ class LocalCorpus:
                         changes.skipped.append((path, error))
                 if not pending and new_index:
                     con.execute("INSERT INTO sections_fts(sections_fts) VALUES ('optimize')")
-                    con.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:

@@ -24,6 +24,7 @@ from activities.offline_engine.questions import (
     _key_terms,
     _question_and_qualifiers,
     decompose,
+    points_back,
 )
 from activities.offline_engine.words import (
     TEMPLATE_WORDS,
@@ -103,6 +104,10 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
     else:
         title = _clean_clause(step.title)
         missing = [t for t in key[:4] if t not in VERBS and not _Matcher([t]).found(title)][:2]
+        if points_back(about):
+            # "Does a String need the same treatment?": what "the same" means is in the question it follows.
+            earlier = [t for t in _specific_terms(about.follows_up) if t not in VERBS]
+            missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[:6]
         step_terms = [t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS]
         candidates = [
             " ".join([title, *missing]),

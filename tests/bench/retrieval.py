@@ -12,12 +12,15 @@ depth, and prints:
   asked back and its report cites the file the follow-up refers to.
 
 A file is *cited* when the report's `[n]` resolves to a source whose `file://` URL ends in it.
-`--only D3,V1,F2` runs a subset (for tuning; the figures to report come from the whole set).
+`--only D3,V1,F2` runs a subset (for tuning; the figures to report come from the whole set), and
+`--set NAME=VALUE` changes a constant of activities/corpus/ranking.py for the run (ablations:
+`--set EXPANSION_WEIGHT=0` turns pseudo-relevance feedback off).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import logging
 import os
@@ -216,7 +219,17 @@ def _short(name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="comma-separated keys, e.g. D1,V3,F2")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a constant of activities/corpus/ranking.py, e.g. EXPANSION_WEIGHT=0")
     args = parser.parse_args()
+    from activities.corpus import ranking
+
+    for assignment in args.set:
+        name, _, value = assignment.partition("=")
+        if not hasattr(ranking, name):
+            sys.exit(f"error: activities/corpus/ranking.py has no {name}")
+        setattr(ranking, name, type(getattr(ranking, name))(ast.literal_eval(value)))
+        print(f"ranking.{name} = {getattr(ranking, name)}")
     if not RUST_BOOK.is_dir() or not DEV_SET.is_file():
         sys.exit(f"error: the shared corpus or dev set is not at {RUST_BOOK.parent.parent}")
     logging.getLogger("temporalio").setLevel(logging.ERROR)  # the workflows' own warnings are not the figures
