@@ -36,6 +36,7 @@ import sys
 import sysconfig
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -248,14 +249,14 @@ class LocalCorpus:
     def _apply(self, con: sqlite3.Connection, current: dict[str, Stamp], new_index: bool,
                changes: IndexChanges) -> None:
         started = time.perf_counter()
-        pending = sorted(set(current) | set(_stored_stamps(con)))
+        pending = deque(sorted(set(current) | set(_stored_stamps(con))))
         while pending:
             con.execute("BEGIN IMMEDIATE")
             try:
                 stored = _stored_stamps(con)
                 batch_started = time.perf_counter()
                 while pending and time.perf_counter() - batch_started < COMMIT_EVERY_S:
-                    path = pending.pop(0)
+                    path = pending.popleft()
                     stamp, known = current.get(path), stored.get(path)
                     if stamp == known:
                         continue
