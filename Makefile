@@ -31,6 +31,7 @@ bench: setup
 	$(PY) -m tests.bench.extraction
 	$(PY) -m tests.bench.verification
 	$(PY) -m tests.bench.budgets
+	$(PY) -m tests.bench.retrieval
 
 worker: setup
 	$(PY) worker.py

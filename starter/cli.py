@@ -15,7 +15,7 @@ import sys
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.config import settings
-from starter import commands, extract, library, progress, prompts, reviews
+from starter import commands, extract, index, library, progress, prompts, reviews
 from starter.progress import say
 from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line
@@ -108,6 +108,10 @@ def build_parser() -> Parser:
     p.add_argument("inputs", nargs="+", metavar="URL_OR_FILE")
     p.add_argument("--json", action="store_true", help="one JSON object per input per line")
     p.set_defaults(handler=extract.extract)
+
+    p = sub.add_parser("index", help="build or refresh the local search index of a folder of documents now")
+    p.add_argument("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)")
+    p.set_defaults(handler=index.index)
 
     p = sub.add_parser("history", help="finished research from the library, newest first")
     p.add_argument("--json", action="store_true")

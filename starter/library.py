@@ -22,7 +22,7 @@ from activities.storage import store
 from starter.progress import say
 from starter.temporal import CliError
 from workflows import verification
-from workflows.citations import CITATION
+from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
 
 if TYPE_CHECKING:
@@ -76,7 +76,9 @@ def to_markdown(result: ResearchResult) -> str:
     """The report as it was delivered, with a sources list when the report has none."""
     report = result.report_markdown.rstrip()
     if result.sources and not re.search(r"^#+\s*(Sources|References)\b", report, re.M | re.I):
-        report += "\n\n## Sources\n\n" + "\n".join(f"- [{s.id}] {s.title} — {s.url}" for s in result.sources)
+        report += "\n\n## Sources\n\n" + "\n".join(
+            f"- [{s.id}] {s.title} — {s.url} ({origin(s)})" for s in result.sources
+        )
     return report + "\n"
 
 
@@ -89,7 +91,8 @@ def to_html(result: ResearchResult) -> str:
     known = {s.id for s in result.sources}
     body = _inert_markdown(known).render(_without_sources_section(result.report_markdown))
     items = "\n".join(
-        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)}<br>{_url(s.url)}</li>' for s in result.sources
+        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)} ({html.escape(origin(s))})<br>{_url(s.url)}</li>'
+        for s in result.sources
     )
     claims = ""
     if result.claims:

@@ -12,6 +12,7 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from workflows.clarified import meant_question
 from workflows.models import (
     PAGE_TEXT_LIMIT,
     Claim,
@@ -70,9 +71,17 @@ class AboutQuestion(BaseModel):
     #: The language the reader gets text in (a code: "en", "de", ...; see workflows/language.py).
     language: str = "en"
 
+    def meant(self) -> str:
+        """The question as the person meant it: rewritten with the clarification answers
+        ("Tell me more about it" + "asyncio task cancellation"; see workflows/clarified.py)."""
+        return meant_question(self.query, self.clarifications)
+
     def topic_text(self) -> str:
-        """The question with its context in one line, as an LLM prompt shows it."""
-        text = self.query
+        """The question with its context in one line, as an LLM prompt shows it: as meant, then
+        as asked when the answers changed it."""
+        text = " ".join(self.meant().split())
+        if text != " ".join(self.query.split()):
+            text = f'{text} (asked as: "{self.query}")'
         if self.follows_up:
             text = f"{text} (follow-up to: {self.follows_up})"
         if self.clarifications:

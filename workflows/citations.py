@@ -20,6 +20,14 @@ def escape(text: str) -> str:
     return CITATION.sub(lambda m: f"\\[{m.group(1)}\\]", text)
 
 
+def origin(source: Source) -> str:
+    """Where a source came from, as a report's Sources list says it (a research may mix them):
+    "local" for a document of the research corpus, else "web" and the search provider."""
+    if source.provider == "local" or source.url.startswith("file:"):
+        return "local"
+    return f"web, {source.provider}" if source.provider else "web"
+
+
 def cited_ids(markdown: str) -> list[int]:
     ids: list[int] = []
     for match in CITATION.finditer(markdown):

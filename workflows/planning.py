@@ -87,7 +87,7 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
         max_steps=max(0, high - len(completed)),
         iteration=state.plan_iterations,
     ))
-    state.plan = merge_plan(state.question, draft, completed, high, state.plan_iterations)
+    state.plan = merge_plan(state.meant(), draft, completed, high, state.plan_iterations)
 
 
 def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,

@@ -57,7 +57,7 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         written = None
     if written is None:
         state.notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
-        return citations.fallback_report(state.question, steps, state.sources, state.notes), []
+        return citations.fallback_report(state.meant(), steps, state.sources, state.notes), []
     markdown, claims = written
     markdown, dropped = citations.drop_unresolved(markdown, state.sources)
     if dropped:
@@ -167,7 +167,7 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
     """One report from its pieces: title, notes, summary, the sections in the outline's order
     (a section whose writer failed shows its steps' observations as found), the sources cited."""
     steps = state.plan.steps if state.plan else []
-    lines = [f"# {citations.escape(outline.title.strip() or state.question)}", ""]
+    lines = [f"# {citations.escape(outline.title.strip() or state.meant())}", ""]
     if outline.lead.strip():
         lines += [outline.lead.strip(), ""]
     lines += [f"> **Note:** {citations.escape(note)}" for note in state.notes]
@@ -192,7 +192,7 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
     listed = [s for s in state.sources if s.id in cited]
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {citations.escape(s.title)} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {citations.escape(s.title)} — {s.url} ({citations.origin(s)})" for s in listed]
         lines.append("")
     if outline.footer.strip():
         lines += ["---", "", outline.footer.strip()]

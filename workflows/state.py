@@ -126,6 +126,10 @@ class ResearchState:
         """The question with what it follows up and its clarifications, in one line (for focus)."""
         return AboutQuestion(**self.about()).topic_text()
 
+    def meant(self) -> str:
+        """The question as the person meant it, after their clarification answers (clarified.py)."""
+        return AboutQuestion(**self.about()).meant()
+
     # --- the plan -------------------------------------------------------------------------------
 
     def step_limits(self) -> tuple[int, int]:

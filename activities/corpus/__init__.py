@@ -1,8 +1,10 @@
 """The local corpus: the `local` search provider's documents in a SQLite FTS5 index.
 
-- `index`: `LocalCorpus` (search, read, the index kept up to date) and `open_corpus`, the
-  process-wide instance per corpus;
-- `documents`: markdown, HTML and text files to documents;
+- `index`: `LocalCorpus` (search, read, the index kept fresh, `refresh()` for `starter index`)
+  and `open_corpus`, the process-wide instance per corpus;
+- `documents`: markdown, HTML and text files to documents and their sections;
+- `binary`: PDF (one document per page) and Word `.docx` files;
+- `ranking`: how sections are ranked and documents scored (field weights, feedback, aggregation);
 - `stdlib`: the default corpus, the interpreter's own documentation read from source with `ast`;
 - `snippets`: the sentence of a document a search hit shows.
 """

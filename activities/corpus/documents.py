@@ -1,6 +1,14 @@
-"""Files to documents: markdown, HTML and plain text in a corpus folder, as title and paragraphs.
+"""Files to documents: markdown, HTML and plain text in a corpus folder, as title, paragraphs and
+sections.
 
-What a document is (`Document`), and the stamp that decides whether its file must be read again.
+What a document is (`Document`: what a citation points to), its sections (what the index ranks:
+a heading and the text under it), and the stamp that decides whether its file must be read again.
+PDF and Word files are read in `binary.py`.
+
+Why sections: a chapter answers many questions, and the paragraphs that answer one of them sit
+under one heading. Ranked whole, a long chapter that mentions a query's words once in each of its
+parts can beat the short chapter that explains them; ranked by section (and the heading weighed
+like a title), the explaining part wins, and the document it belongs to is what a research reads.
 """
 
 from __future__ import annotations
@@ -13,11 +21,52 @@ from pathlib import Path
 from workflows.text import split_paragraphs
 
 
+#: Sections longer than this are cut into windows of whole paragraphs: a section is ranked as one
+#: piece of text, and past a screenful BM25's length normalisation starts to hide what it says.
+SECTION_CHARS = 2400
+
+
+@dataclass(frozen=True)
+class Section:
+    #: The heading path ("Ownership Rules > Variable Scope"), or "" for text before any heading.
+    heading: str
+    text: str
+
+
 @dataclass(frozen=True)
 class Document:
     url: str
     title: str
     body: str
+    #: The document's parts under their headings; empty: windows of the body's paragraphs.
+    parts: tuple[Section, ...] = ()
+
+    def sections(self) -> list[Section]:
+        """What the index ranks: each part (long ones cut into windows), never an empty one."""
+        parts = self.parts or (Section("", self.body),)
+        out = []
+        for part in parts:
+            for window in _windows(split_paragraphs(part.text)):
+                out.append(Section(part.heading, window))
+            if not part.text.strip() and part.heading:
+                out.append(Section(part.heading, ""))
+        return out or [Section("", "")]
+
+
+def _windows(paragraphs: list[str], size: int = SECTION_CHARS) -> list[str]:
+    """Consecutive paragraphs, about `size` characters a window (a longer paragraph alone)."""
+    windows: list[str] = []
+    current: list[str] = []
+    length = 0
+    for paragraph in paragraphs:
+        if current and length + len(paragraph) > size:
+            windows.append("\n\n".join(current))
+            current, length = [], 0
+        current.append(paragraph)
+        length += len(paragraph) + 2
+    if current:
+        windows.append("\n\n".join(current))
+    return windows
 
 
 #: A source file's (mtime_ns, size): what decides whether it must be read again.
@@ -35,17 +84,46 @@ def _file_document(path: Path) -> Document:
     raw = path.read_text(encoding="utf-8", errors="replace")
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
-        title, text = _html_text(raw)
+        title, parts = _html_text(raw)
     elif suffix in (".md", ".markdown"):
-        title, text = _markdown_text(raw)
+        title, parts = _markdown_text(raw)
     else:
-        title, text = "", raw
-    return Document(url=path.as_uri(), title=title or path.name, body=_normalise(text))
+        title, parts = "", [Section("", raw)]
+    return document(path.as_uri(), title or path.name, parts)
+
+
+def document(url: str, title: str, parts: list[Section]) -> Document:
+    """A document from its parts: each part's text normalised, the body their headings and texts."""
+    clean = tuple(Section(" ".join(p.heading.split()), _normalise(p.text)) for p in parts)
+    clean = tuple(p for p in clean if p.text or p.heading)
+    body = "\n\n".join(
+        "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x) for p in clean
+    )
+    return Document(url=url, title=" ".join(title.split()), body=body, parts=clean)
 
 
 def _normalise(text: str) -> str:
     """Paragraphs with collapsed whitespace, one blank line apart: what read() and snippets use."""
     return "\n\n".join(split_paragraphs(text))
+
+
+#: Joins the headings of a heading path: "Ownership Rules > Variable Scope".
+HEADING_SEPARATOR = " > "
+
+
+class _Outline:
+    """Headings met in document order, as the path of the current section. The heading that is
+    the document's own title heads every path, so it is left out of them."""
+
+    def __init__(self) -> None:
+        self.levels: list[tuple[int, str]] = []
+        self.title: tuple[int, str] | None = None
+
+    def enter(self, level: int, heading: str, is_title: bool = False) -> str:
+        if is_title and self.title is None:
+            self.title = (level, heading)
+        self.levels = [(n, h) for n, h in self.levels if n < level] + [(level, heading)]
+        return HEADING_SEPARATOR.join(h for n, h in self.levels if h and (n, h) != self.title)
 
 
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -63,8 +141,8 @@ _MD_LINK_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s+\S+.*$", re.M)
 _MD_QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+", re.M)
 
 
-def _markdown_text(raw: str) -> tuple[str, str]:
-    """(first heading, readable text) of a markdown file: markup that means nothing to a reader
+def _markdown_text(raw: str) -> tuple[str, list[Section]]:
+    """(first heading, sections) of a markdown file: markup that means nothing to a reader
     (mdBook directives, HTML comments and tags, link targets, quote marks) goes; code stays."""
     text = _MD_QUOTE.sub("", _MD_COMMENT.sub("", raw))
     text = _MD_DIRECTIVE.sub("", text)
@@ -74,6 +152,9 @@ def _markdown_text(raw: str) -> tuple[str, str]:
     text = _MD_TAG.sub("", text)
     title = ""
     lines: list[str] = []
+    parts: list[Section] = []
+    heading_path = ""
+    outline = _Outline()
     fence: list[str] | None = None
     for line in text.splitlines():
         if _MD_FENCE.match(line):
@@ -89,19 +170,25 @@ def _markdown_text(raw: str) -> tuple[str, str]:
             continue
         heading = _MD_HEADING.match(line)
         if heading:
-            title = title or heading.group(2)
-            lines.extend(["", heading.group(2), ""])
+            level, name = len(heading.group(1)), heading.group(2).strip()
+            parts.append(Section(heading_path, "\n".join(lines)))
+            # The first heading, before any text, is the document's title (mdBook chapters open with "##").
+            opening = not title and not any(written.strip() for written in lines) and not parts[1:]
+            heading_path, lines = outline.enter(level, name, is_title=opening), []
+            title = title or name
         else:
             lines.append(line)
     if fence:
         lines.extend(fence)
-    return title.strip(), "\n".join(lines)
+    parts.append(Section(heading_path, "\n".join(lines)))
+    return title.strip(), parts
 
 
 class _HTMLText(HTMLParser):
-    """Visible text of an HTML page, in paragraphs, plus its <title> and first <h1>."""
+    """Visible text of an HTML page in sections (cut at h1-h6), plus its <title> and first <h1>."""
 
     SKIP = frozenset({"script", "style", "nav", "footer", "noscript", "template", "svg"})
+    HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
     BLOCK = frozenset(
         {
             "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5",
@@ -112,20 +199,25 @@ class _HTMLText(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
+        self.sections: list[Section] = []
         self.parts: list[str] = []
         self.title = ""
         self.h1 = ""
+        self._heading_path = ""
+        self._outline = _Outline()
+        self._heading: tuple[int, list[str]] | None = None
         self._skipping = 0
         self._in_title = False
-        self._in_h1 = False
 
     def handle_starttag(self, tag: str, attrs: object) -> None:
         if tag == "title":
             self._in_title = True
         elif tag in self.SKIP:
             self._skipping += 1
-        elif tag == "h1" and not self.h1:
-            self._in_h1 = True
+        elif tag in self.HEADINGS and not self._skipping:
+            self.sections.append(Section(self._heading_path, "".join(self.parts)))
+            self.parts = []
+            self._heading = (self.HEADINGS[tag], [])
         if tag in self.BLOCK:
             self.parts.append("\n\n")
 
@@ -134,8 +226,15 @@ class _HTMLText(HTMLParser):
             self._in_title = False
         elif tag in self.SKIP:
             self._skipping = max(0, self._skipping - 1)
-        elif tag == "h1":
-            self._in_h1 = False
+        elif tag in self.HEADINGS and self._heading is not None:
+            level, words = self._heading
+            text = " ".join("".join(words).split())
+            is_title = level == 1 and not self.h1 and " ".join(self.title.split()) in ("", text)
+            if level == 1 and not self.h1:
+                self.h1 = text
+            self._heading_path = self._outline.enter(level, text, is_title) if text else self._heading_path
+            self._heading = None
+            self.parts = []
         if tag in self.BLOCK:
             self.parts.append("\n\n")
 
@@ -143,14 +242,18 @@ class _HTMLText(HTMLParser):
         if self._in_title:
             self.title += data
         elif not self._skipping:
-            self.parts.append(data)
-            if self._in_h1:
-                self.h1 += data
+            if self._heading is not None:
+                self._heading[1].append(data)
+            else:
+                self.parts.append(data)
+
+    def result(self) -> list[Section]:
+        return [*self.sections, Section(self._heading_path, "".join(self.parts))]
 
 
-def _html_text(raw: str) -> tuple[str, str]:
+def _html_text(raw: str) -> tuple[str, list[Section]]:
     parser = _HTMLText()
     parser.feed(raw)
     parser.close()
     title = " ".join((parser.title or parser.h1).split())
-    return title, "".join(parser.parts)
+    return title, parser.result()

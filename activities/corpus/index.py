@@ -3,17 +3,23 @@
 Why this shape:
 
 - **No network, no third-party code.** `sqlite3` ships with Python and its FTS5 extension gives
-  BM25 ranking, Porter stemming and phrase queries, which is all a research step needs to find
-  the right few documents.
+  BM25 ranking, Porter stemming and phrase queries; the ranking on top of it is ours
+  (`ranking.py`: sections, field weights, pseudo-relevance feedback, document aggregation).
 - **A real corpus on every machine.** With no `corpus_dir`, the corpus is the documentation that
   ships inside the interpreter: the language reference topics of `pydoc_data.topics` and the
   docstrings of the standard library, read from *source* with `ast`. Nothing is copied into the
   repository and no standard-library module is imported (some act on import: `antigravity` opens
   a browser, `this` prints a poem).
-- **Durable and shared.** The index is a file under `index_dir`, built lazily on first use and
-  brought up to date (by file mtime and size) before each search or read. Two worker processes
-  may share it: each change is one `BEGIN IMMEDIATE` transaction in WAL mode, so a reader never
-  sees a half-built index and a second writer waits, re-checks and finds nothing left to do.
+- **Your own documents**, at any depth: Markdown, text, HTML, PDF (one document per page, so a
+  citation names the page) and Word `.docx` (documents.py, binary.py). A file that cannot be read
+  is skipped with its reason (kept in the index, logged, and listed by `starter index`), never fatal.
+- **Fresh, durable and shared.** The index is a file under `index_dir`, built lazily on first use.
+  Before a search or read, at most once every `refresh_interval_s` (2 s), every file's mtime and
+  size are compared with the index, and what was added, changed or deleted is applied: a file
+  dropped into the folder is found by the next research, with no restart. Two worker processes
+  may share the index: changes are applied in short `BEGIN IMMEDIATE` transactions in WAL mode (a
+  file's documents change all at once; a second writer waits, re-checks and skips what is done),
+  committed every second or so, so a first build longer than a search's timeout keeps its progress.
 - **Safe reading.** `read()` serves text from the index only. A URL that is not a document of this
   corpus (an LLM may well ask for `file:///etc/passwd`) gives `None`; no path is ever opened
   because a caller named it.
@@ -22,6 +28,7 @@ Why this shape:
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sqlite3
@@ -29,12 +36,16 @@ import sys
 import sysconfig
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES, UnreadableDocument, docx_document, pdf_documents
 from activities.corpus.documents import Document, Stamp, _file_document, _stamp
+from activities.corpus.ranking import Ranker
 from activities.corpus.snippets import MAX_QUERY_TERMS, _snippet, _Terms  # noqa: F401 - MAX_QUERY_TERMS: re-exported
 from activities.corpus.stdlib import _module_documents, _stdlib_sources, _topic_documents, _topics_path
 from workflows.text import content_terms, select_passages, trim
@@ -43,22 +54,30 @@ from workflows.activity_models import ReadPageOutput, SearchHit
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
 #: it, so an old index is simply left behind instead of being misread.
-INDEX_VERSION = 1
-DOCUMENT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+INDEX_VERSION = 2
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+DOCUMENT_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 #: Files that describe a corpus rather than belong to it (the shared corpora carry a SOURCE.md
 #: with provenance and licence text, which would otherwise answer every "license" question).
 SKIPPED_FILES = frozenset({"source.md"})
-#: Title matches count this many times more than body matches in the BM25 ranking.
-TITLE_WEIGHT = 5.0
 MAX_LIMIT = 50
 #: A writer may hold the index for the whole first build of the default corpus; wait for it.
 BUSY_TIMEOUT_S = 300.0
+#: The folder is compared with the index at most this often (a stat per file): cheap enough for
+#: every search of a research, and a dropped file is found within seconds.
+REFRESH_INTERVAL_S = 2.0
+#: A refresh commits what it has every so often, so other processes see progress and a long
+#: first build interrupted by a timeout starts again where it stopped.
+COMMIT_EVERY_S = 1.0
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY,
     mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL
+    size INTEGER NOT NULL,
+    error TEXT
 );
 CREATE TABLE IF NOT EXISTS docs (
     id INTEGER PRIMARY KEY,
@@ -68,21 +87,43 @@ CREATE TABLE IF NOT EXISTS docs (
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    title, body, content='docs', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+CREATE TABLE IF NOT EXISTS sections (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    heading TEXT NOT NULL,
+    body TEXT NOT NULL
 );
-CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
-    INSERT INTO docs_fts(rowid, title, body) VALUES (new.id, new.title, new.body);
+CREATE INDEX IF NOT EXISTS sections_doc ON sections(doc_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
+    title, heading, body, content='sections', content_rowid='id',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS sections_ai AFTER INSERT ON sections BEGIN
+    INSERT INTO sections_fts(rowid, title, heading, body) VALUES (new.id, new.title, new.heading, new.body);
 END;
-CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
-    INSERT INTO docs_fts(docs_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+CREATE TRIGGER IF NOT EXISTS sections_ad AFTER DELETE ON sections BEGIN
+    INSERT INTO sections_fts(sections_fts, rowid, title, heading, body)
+    VALUES ('delete', old.id, old.title, old.heading, old.body);
 END;
 """
+
+
+@dataclass
+class IndexChanges:
+    """What one refresh did: source files added, updated and removed, and those it skipped."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    #: (path, why) of files changed since the last refresh that could not be read.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
 
 class LocalCorpus:
     """Full-text search over one corpus; thread-safe, and safe to share between processes."""
 
-    def __init__(self, corpus_dir: Path | None, index_dir: Path) -> None:
+    def __init__(self, corpus_dir: Path | None, index_dir: Path, refresh_interval_s: float = REFRESH_INTERVAL_S) -> None:
         self.corpus_dir = Path(corpus_dir).expanduser().resolve() if corpus_dir is not None else None
         self.index_dir = Path(index_dir).expanduser().resolve()
         if self.corpus_dir is None:
@@ -93,46 +134,40 @@ class LocalCorpus:
             slug = re.sub(r"[^A-Za-z0-9_-]+", "-", self.corpus_dir.name).strip("-")[:40] or "root"
             name = f"corpus-{slug}-{_digest(f'{self.corpus_dir}|{INDEX_VERSION}')}.sqlite"
         self.index_path = self.index_dir / name
+        self.refresh_interval_s = refresh_interval_s
         #: Seconds the last brand-new index took to build (None until this instance built one).
         self.build_seconds: float | None = None
         self._lock = threading.Lock()
+        self._checked_at: float | None = None
 
     # --- public interface -----------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 5) -> list[SearchHit]:
         """The documents that best match `query`, best first (ties by URL, so repeatable).
 
-        FTS5's BM25 picks the candidates; a title that names the query's words then lifts its
-        document. (FTS5 weighs the title column higher too, but BM25 gives a word found in most
-        documents almost no weight, so in a book where "references" is everywhere the chapter
-        called "References and Borrowing" would not otherwise stand out.)
+        Sections are ranked (title, heading and body weighed apart), the query is widened with
+        the words the best sections share (pseudo-relevance feedback), and each document is
+        scored by its best sections (ranking.py says why each). The snippet comes from the
+        document's best section.
         """
         terms = _Terms(content_terms(query or ""))
         limit = min(int(limit), MAX_LIMIT)
         if not terms.words or limit <= 0:
             return []
-        # Every term becomes an FTS5 string (a phrase of its own tokens), so nothing the user
-        # typed can be read as FTS syntax: AND, NEAR(, *, -, : and quotes are all just text.
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms.words)
         self._refresh()
         with closing(self._connect()) as con:
             # One read transaction: a consistent snapshot even if another process updates the
             # index between the ranking and the fetching of bodies.
             con.execute("BEGIN")
-            candidates = con.execute(
-                "SELECT d.id, d.url, d.title, -bm25(docs_fts, ?, 1.0) FROM docs_fts "
-                "JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? "
-                "ORDER BY bm25(docs_fts, ?, 1.0), d.url LIMIT ?",
-                (TITLE_WEIGHT, match, TITLE_WEIGHT, max(4 * limit, 40)),
-            ).fetchall()
-            ranked = sorted(
-                candidates, key=lambda c: (-c[3] * (1 + terms.coverage(c[2])), c[1])
-            )[:limit]
+            ranked = Ranker(con, terms).rank(limit)
             hits = []
-            for doc_id, url, title, _ in ranked:
-                (body,) = con.execute("SELECT body FROM docs WHERE id = ?", (doc_id,)).fetchone()
+            for doc in ranked:
+                (body,) = con.execute("SELECT body FROM sections WHERE id = ?", (doc.best_section,)).fetchone()
                 snippet = _snippet(body, terms)
-                hits.append(SearchHit(url=url, title=title, snippet=snippet, provider=PROVIDER))
+                if not snippet:
+                    (whole,) = con.execute("SELECT body FROM docs WHERE id = ?", (doc.doc_id,)).fetchone()
+                    snippet = _snippet(whole, terms)
+                hits.append(SearchHit(url=doc.url, title=doc.title, snippet=snippet, provider=PROVIDER))
             con.execute("COMMIT")
         return hits
 
@@ -157,6 +192,16 @@ class LocalCorpus:
         text = select_passages(body, focus or title, max_chars) if max_chars > 0 else ""
         return ReadPageOutput(url=doc_url, title=title, text=trim(text, max(0, max_chars)))
 
+    def refresh(self) -> IndexChanges:
+        """Bring the index up to date now (what `python -m starter index` runs)."""
+        return self._refresh(force=True)
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """(path, why) of every file of the corpus that could not be read, by path."""
+        self._refresh()
+        with closing(self._connect()) as con:
+            return list(con.execute("SELECT path, error FROM sources WHERE error IS NOT NULL ORDER BY path"))
+
     @property
     def description(self) -> str:
         """What the corpus is, for the CLI and reports: "Python 3.11 documentation (421 documents)"."""
@@ -177,49 +222,66 @@ class LocalCorpus:
         con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         return con
 
-    def _refresh(self) -> None:
+    def _refresh(self, force: bool = False) -> IndexChanges:
         """Bring the index up to date with the files: add new and changed ones, drop deleted ones.
 
-        The cheap check (stat every source, compare with the index) runs without a write lock.
-        Only when something differs is the write lock taken (`BEGIN IMMEDIATE`, which waits for a
-        writer in another process), the comparison repeated inside the transaction, and the
-        difference applied and committed at once.
+        The cheap check (stat every source, compare with the index) runs without a write lock, and
+        at most once per `refresh_interval_s`. Only when something differs is the write lock taken
+        (`BEGIN IMMEDIATE`, which waits for a writer in another process), and each file's stamp
+        compared again inside the transaction, so what another process did meanwhile is skipped.
         """
-        with self._lock, closing(self._connect()) as con:
-            _prepare(con)
-            current = dict(self._scan())
-            if _stored_stamps(con) == current:
-                return
-            started = time.perf_counter()
+        changes = IndexChanges()
+        with self._lock:
+            now = time.monotonic()
+            if not force and self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
+                return changes
+            with closing(self._connect()) as con:
+                _prepare(con)
+                current = dict(self._scan())
+                stored = _stored_stamps(con)
+                if stored != current:
+                    self._apply(con, current, new_index=not stored, changes=changes)
+            self._checked_at = time.monotonic()
+        for path, why in changes.skipped:
+            log.warning("research corpus: skipped %s: %s", path, why)
+        return changes
+
+    def _apply(self, con: sqlite3.Connection, current: dict[str, Stamp], new_index: bool,
+               changes: IndexChanges) -> None:
+        started = time.perf_counter()
+        pending = deque(sorted(set(current) | set(_stored_stamps(con))))
+        while pending:
             con.execute("BEGIN IMMEDIATE")
             try:
                 stored = _stored_stamps(con)
-                new_index = not stored
-                for path in stored.keys() - current.keys():
-                    con.execute("DELETE FROM docs WHERE source = ?", (path,))
-                    con.execute("DELETE FROM sources WHERE path = ?", (path,))
-                for path, stamp in sorted(current.items()):
-                    if stored.get(path) == stamp:
+                batch_started = time.perf_counter()
+                while pending and time.perf_counter() - batch_started < COMMIT_EVERY_S:
+                    path = pending.popleft()
+                    stamp, known = current.get(path), stored.get(path)
+                    if stamp == known:
                         continue
-                    con.execute("DELETE FROM docs WHERE source = ?", (path,))
-                    for doc in self._extract(Path(path)):
-                        con.execute(
-                            "INSERT OR IGNORE INTO docs(url, source, title, body) VALUES (?, ?, ?, ?)",
-                            (doc.url, path, doc.title, doc.body),
-                        )
+                    _delete_source(con, path)
+                    if stamp is None:
+                        changes.removed.append(path)
+                        continue
+                    documents, error = self._extract(Path(path))
+                    for doc in documents:
+                        _insert(con, path, doc)
                     con.execute(
-                        "INSERT OR REPLACE INTO sources(path, mtime_ns, size) VALUES (?, ?, ?)",
-                        (path, *stamp),
+                        "INSERT INTO sources(path, mtime_ns, size, error) VALUES (?, ?, ?, ?)", (path, *stamp, error)
                     )
-                if new_index:
-                    con.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
+                    (changes.updated if known is not None else changes.added).append(path)
+                    if error:
+                        changes.skipped.append((path, error))
+                if not pending and new_index:
+                    con.execute("INSERT INTO sections_fts(sections_fts) VALUES ('optimize')")
                 con.execute("COMMIT")
             except BaseException:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
                 raise
-            if new_index and current:
-                self.build_seconds = time.perf_counter() - started
+        if new_index and current:
+            self.build_seconds = time.perf_counter() - started
 
     def _scan(self) -> Iterator[tuple[str, Stamp]]:
         """Every source file of the corpus with its stamp."""
@@ -233,7 +295,7 @@ class LocalCorpus:
             for name in sorted(filenames):
                 path = Path(folder, name)
                 if (
-                    name.startswith(".")
+                    name.startswith((".", "~$"))  # hidden files, Office's lock files
                     or name.lower() in SKIPPED_FILES
                     or path.suffix.lower() not in DOCUMENT_SUFFIXES
                 ):
@@ -245,15 +307,24 @@ class LocalCorpus:
                 if stamp is not None:
                     yield str(path), stamp
 
-    def _extract(self, path: Path) -> list[Document]:
-        """The documents one source file holds. A file that cannot be read or parsed holds none:
-        one odd file must not take the search of all the others down with it."""
+    def _extract(self, path: Path) -> tuple[list[Document], str | None]:
+        """The documents one source file holds, or none and why: one odd file must not take the
+        search of all the others down with it."""
         try:
             if self.corpus_dir is None:
-                return _topic_documents(path) if path == _topics_path() else _module_documents(path)
-            return [_file_document(path)]
-        except Exception:
-            return []
+                found = _topic_documents(path) if path == _topics_path() else _module_documents(path)
+                return found, None
+            suffix = path.suffix.lower()
+            if suffix in PDF_SUFFIXES:
+                return pdf_documents(path), None
+            found = [docx_document(path)] if suffix in DOCX_SUFFIXES else [_file_document(path)]
+            if not any(d.body.strip() for d in found):
+                return [], "no text"
+            return found, None
+        except UnreadableDocument as err:
+            return [], str(err)
+        except Exception as err:  # noqa: BLE001 - whatever a file does, it costs that file only
+            return [], f"{type(err).__name__}: {err}"[:300]
 
 
 _instances: dict[tuple[Path | None, Path], LocalCorpus] = {}
@@ -299,7 +370,27 @@ def _prepare(con: sqlite3.Connection) -> None:
 
 
 def _stored_stamps(con: sqlite3.Connection) -> dict[str, Stamp]:
-    return {path: (mtime, size) for path, mtime, size in con.execute("SELECT * FROM sources")}
+    return {path: (mtime, size) for path, mtime, size in con.execute("SELECT path, mtime_ns, size FROM sources")}
+
+
+def _delete_source(con: sqlite3.Connection, path: str) -> None:
+    con.execute("DELETE FROM sections WHERE doc_id IN (SELECT id FROM docs WHERE source = ?)", (path,))
+    con.execute("DELETE FROM docs WHERE source = ?", (path,))
+    con.execute("DELETE FROM sources WHERE path = ?", (path,))
+
+
+def _insert(con: sqlite3.Connection, path: str, doc: Document) -> None:
+    """A document and its sections (a URL already taken by another file keeps its first owner)."""
+    cursor = con.execute(
+        "INSERT OR IGNORE INTO docs(url, source, title, body) VALUES (?, ?, ?, ?)", (doc.url, path, doc.title, doc.body)
+    )
+    if not cursor.rowcount:
+        return
+    doc_id = cursor.lastrowid
+    con.executemany(
+        "INSERT INTO sections(doc_id, title, heading, body) VALUES (?, ?, ?, ?)",
+        [(doc_id, doc.title, s.heading, s.text) for s in doc.sections()],
+    )
 
 
 def _url_variants(url: str) -> list[str]:

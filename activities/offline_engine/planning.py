@@ -24,6 +24,7 @@ from activities.offline_engine.questions import (
     _key_terms,
     _question_and_qualifiers,
     decompose,
+    points_back,
 )
 from activities.offline_engine.words import (
     TEMPLATE_WORDS,
@@ -103,6 +104,10 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
     else:
         title = _clean_clause(step.title)
         missing = [t for t in key[:4] if t not in VERBS and not _Matcher([t]).found(title)][:2]
+        if points_back(about):
+            # "Does a String need the same treatment?": what "the same" means is in the question it follows.
+            earlier = [t for t in _specific_terms(about.follows_up) if t not in VERBS]
+            missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[:6]
         step_terms = [t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS]
         candidates = [
             " ".join([title, *missing]),
@@ -165,7 +170,7 @@ def make_plan(inp: PlanInput) -> PlanOutput:
                 added = drafts[len(drafts) - len(extra):]
                 drafts = [*drafts[: max(0, room - len(added))], *added][:room]
             thought += f" Revised for the reviewer's feedback: {'; '.join(inp.feedback)[:200]}."
-        return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+        return PlanOutput(title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}", thought=thought, steps=drafts)
     return _replan(inp, candidates, room, wanted)
 
 
@@ -183,7 +188,10 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
     parts = decompose(question)
     related = _related_terms(background, about.topic_text())
     context = f" Related terms from the first search: {', '.join(related)}." if related else ""
-    clarified = f" The user clarified: {answers}." if answers else ""
+    answered = "; ".join(about.clarifications).strip()
+    clarified = f" The user clarified: {answered}." if answered else ""
+    if about.follows_up.strip():
+        clarified += f" It follows up: {_clean_clause(about.follows_up)}."
     aspects: list[_Candidate] = []
     skip: set[str] = set()
     scope = f" {parts.scope}" if parts.scope else ""
@@ -345,7 +353,7 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
         f"Replanning (iteration {inp.iteration}): {len(drafts)} new step(s) for {why}; "
         f"the {len(inp.completed_steps)} completed step(s) are kept and not repeated."
     )
-    return PlanOutput(title=f"Research plan: {_short(question, 14)}", thought=thought, steps=drafts)
+    return PlanOutput(title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}", thought=thought, steps=drafts)
 
 
 _FEEDBACK_FILLER = frozenset(

@@ -40,9 +40,21 @@ def _question_and_qualifiers(about: AboutQuestion) -> tuple[str, str]:
 
 
 def _question_parts(about: AboutQuestion) -> tuple[str, str, str]:
-    """(question, clarification answers, follow-up context): the typed fields, each as one text.
-    The answers are joined as `topic_text()` shows them to an LLM, so both engines read the same."""
-    return about.query.strip(), "; ".join(about.clarifications).strip(), about.follows_up.strip()
+    """(question as meant, clarification answers, follow-up context): the typed fields, each as
+    one text. The question is the one the person meant once they answered what it was missing
+    ("Tell me more about it" + "asyncio task cancellation": workflows/clarified.py); the answers
+    are joined as `topic_text()` shows them to an LLM, so both engines read the same."""
+    return about.meant().strip(), "; ".join(about.clarifications).strip(), about.follows_up.strip()
+
+
+#: Words by which a follow-up points back at the earlier research ("Can I take *it* back?",
+#: "Does a String need the *same* treatment?").
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|those|same|other|such|either|both)\b", re.I)
+
+
+def points_back(about: AboutQuestion) -> bool:
+    """Whether a follow-up leans on what it follows for its subject."""
+    return bool(about.follows_up.strip()) and bool(_POINTS_BACK.search(about.meant()))
 
 
 def _phrases(text: str) -> list[list[str]]:
@@ -108,9 +120,22 @@ def subject_of(text: str, background: str = "") -> str:
 
 
 def _key_terms(about: AboutQuestion, limit: int = 6) -> list[str]:
-    """The query's specific words (clarification answers included), for search and coverage."""
+    """The query's specific words (clarification answers included), for search and coverage.
+
+    A follow-up is expanded with what it follows (contextual query expansion, as conversational
+    search does): its own words first, verbs last, then up to half the list from the earlier
+    question or point, so "Can I take it back?" is searched with "publish", "library" and
+    "crates.io" from the question it follows, not as a question about taking things back.
+    """
     question, answers = _question_and_qualifiers(about)
-    return unique(_specific_terms(f"{question} {answers}"))[:limit]
+    if not about.follows_up.strip():
+        return unique(_specific_terms(f"{question} {answers}"))[:limit]
+    own = unique(_specific_terms(f"{question} {'; '.join(about.clarifications)}"))
+    own = [t for t in own if t not in VERBS] + [t for t in own if t in VERBS]
+    earlier = [t for t in unique(_specific_terms(about.follows_up)) if t not in VERBS and t.lower() not in
+               {o.lower() for o in own}]
+    taken = min(len(earlier), limit // 2) if own else limit
+    return unique([*own[: limit - taken], *earlier[:taken]])[:limit]
 
 
 def _focus(about: AboutQuestion, background: str = "") -> tuple[str, bool]:
@@ -121,9 +146,18 @@ def _focus(about: AboutQuestion, background: str = "") -> tuple[str, bool]:
     """
     question, answers = _question_and_qualifiers(about)
     subject = subject_of(question, background)
+    if points_back(about) and len(subject.split()) < 2 and not any(_is_name(w) for w in subject.split()):
+        # "Can I take it back ...": the subject is what the follow-up points back at.
+        earlier = subject_of(about.follows_up, background)
+        return (earlier if len(earlier.split()) >= 2 else " ".join(_key_terms(about)[-3:])) or subject, True
     if answers and (not subject or not _specific_terms(question)):
         return subject_of(answers, background) or _clean_clause(answers), True
     return subject or " ".join(_specific_terms(question)[:3]) or _clean_clause(question), False
+
+
+def _is_name(word: str) -> bool:
+    """A name rather than a common word: capitalised, dotted, coded or with digits."""
+    return word[:1].isupper() or any(c in word for c in "._`#") or any(c.isdigit() for c in word)
 
 
 # --- its aspects: clauses, comparisons, enumerations ------------------------------------------------

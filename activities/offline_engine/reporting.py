@@ -28,7 +28,7 @@ from workflows.activity_models import (
     SynthesizeInput,
     SynthesizeOutput,
 )
-from workflows.citations import CITATION, escape
+from workflows.citations import CITATION, escape, origin
 from workflows.models import Claim, Passage, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
@@ -74,7 +74,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     listed = sorted((s for s in inp.sources if s.id in set(used)), key=lambda s: s.id)
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {escape(s.title)} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {escape(s.title)} — {s.url} ({origin(s)})" for s in listed]
         lines.append("")
     lines += ["---", "", _footer(inp)]
     claims = _claims(cited)
@@ -137,14 +137,18 @@ def summarize(inp: SummaryInput) -> SummaryOutput:
 
 
 def _title(about: AboutQuestion) -> str:
+    """The question as meant (a pasted answer, such as code, stays in "Clarified")."""
     question, _, _ = _question_parts(about)
-    return escape(" ".join(question.split())) or "Research report"
+    return escape(" ".join(question.split("\n", 1)[0].split())) or "Research report"
 
 
 def _lead(about: AboutQuestion) -> str:
-    """What the question follows up and how it was clarified, in italics under the title."""
-    _, answers, follow_up = _question_parts(about)
+    """What was asked (when the title is the clarified question), what it follows up and how it
+    was clarified, in italics under the title."""
+    question, answers, follow_up = _question_parts(about)
     lines = []
+    if " ".join(question.split()) != " ".join(about.query.split()):
+        lines.append(f"*Asked: {escape(' '.join(about.query.split()))}*")
     if follow_up:
         lines.append(f"*Follow-up to: {escape(follow_up)}*")
     if answers:

@@ -1,9 +1,11 @@
 """Routing by rule: does the latest message say enough to research, and if not, what to ask.
 
-Six ambiguity rules, tried in order (ordinal reference, pronoun, definite reference, superlative or
-comparative without scope, evaluation without target, no subject); the first that fires sends the
-conversation to clarification, and the clarifier runs the same rules, so the question it asks names
-exactly what the routing decision found missing.
+Seven ambiguity rules, tried in order (ordinal reference, pronoun, definite or possessive reference,
+a choice without options, superlative or comparative without scope, evaluation without target, no
+subject); the first that fires sends the conversation to clarification, and the clarifier runs the
+same rules, so the question it asks names exactly what the routing decision found missing: the
+referent of "it" or "them", the code that "my code" is, the options "which one" chooses between,
+what "the most important" is measured against, what "how many" counts.
 
 Routing judges the *latest* message: a pronoun or a definite reference ("the paper") must be
 resolved inside it or by an earlier mention of the same noun, because the research runs on the
@@ -43,9 +45,21 @@ _PUBLICATIONS = frozenset(
     blog video talk survey tutorial course lecture slides website site page source sources""".split()
 )
 #: Nouns whose referent is best shown by pasting it.
-_PASTABLE = frozenset("code snippet error errors bug bugs issue issues file script program config configuration".split())
+_PASTABLE = frozenset(
+    """code snippet error errors bug bugs issue issues file script program config configuration data output
+    log logs""".split()
+)
 
-_SUPERLATIVES = ("best", "optimal", "ideal", "worst")
+_SUPERLATIVES = (
+    "best", "optimal", "ideal", "worst", "fastest", "slowest", "simplest", "easiest", "cheapest", "safest",
+    "biggest", "smallest", "largest", "highest", "lowest", "strongest", "cleanest", "shortest", "longest",
+)
+#: "the most important", "the least risky": a superlative in two words.
+_MOST = re.compile(r"\b(most|least)\s+([a-z][a-z-]+)", re.I)
+#: A superlative is scoped by a phrase that names what it is measured in: "best for text-to-SQL".
+_SCOPE_PHRASE = re.compile(r"\b(?:for|in|to|when|among|of|with|on|between|within|under)\s+(.+)$", re.I)
+#: "Which one is better?", "Which of them should I use?": a choice, with the options not named.
+_CHOICE = re.compile(r"\bwhich\s+(?:one|ones|of\s+(?:them|these|those|the\s+two))\b", re.I)
 _COMPARATIVES = ("better", "worse")
 #: Evaluations that need a target: "enough" for what, "fast" compared to what.
 _SUFFICIENCY = ("enough", "sufficient", "adequate", "acceptable")
@@ -65,7 +79,7 @@ _NUMBERED_REF = re.compile(r"\b(?:point|item|section|step|option|bullet|number|n
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+\S|^\s{0,3}#{1,6}\s+\S", re.M)
 
 _DEFINITE = re.compile(
-    r"\b(the|that|this|these|those)\s+"
+    r"\b(the|that|this|these|those|my|our|your)\s+"
     r"(?:(?:same|other|previous|above|earlier|last|original|mentioned|aforementioned|two|three|both|new|latest)\s+)?"
     r"([a-z]+)\b"
 )
@@ -123,15 +137,16 @@ def _split_conversation(messages: list[Message]) -> tuple[str | None, list[Messa
 def find_ambiguity(message: str, earlier: list[Message]) -> Ambiguity | str:
     """The first ambiguity rule that fires on `message`, or the reasoning for RESEARCH.
 
-    Rules in order: ordinal reference, pronoun, definite reference, superlative/comparative
-    without scope, evaluation without target, no subject at all. Only the ordinal rule reads the
+    Rules in order: ordinal reference, pronoun, definite or possessive reference, a choice
+    without options, superlative/comparative without scope, evaluation without target, no
+    subject at all. Only the ordinal rule reads the
     earlier conversation's structure; the definite-reference rule reads it for an antecedent.
     Every rule but the last stays silent when the message carries enough specific words of its
     own: a normal question must never be asked back.
     """
     text = " ".join(message.split())
     specific = _specific_terms(text)
-    for rule in (_ordinal_rule, _pronoun_rule, _definite_rule, _scope_rule, _target_rule, _subject_rule):
+    for rule in (_ordinal_rule, _pronoun_rule, _definite_rule, _choice_rule, _scope_rule, _target_rule, _subject_rule):
         found = rule(text, specific, earlier)
         if found is not None:
             return found
@@ -183,7 +198,7 @@ def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
     assistant message alone (seed 000's "Tell me more about it" after a remark on RAG) is no
     antecedent: the user never said what they were asking about.
     """
-    if specific:
+    if [t for t in specific if t not in VERBS]:  # "Where should I put them?" names only a verb
         return None
     pronoun = next((t for t in tokenize(text) if t in PRONOUNS), None)
     if pronoun is None:
@@ -199,8 +214,9 @@ def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
         trigger=pronoun,
         reasoning=f'Pronoun "{pronoun}" has no antecedent in the message, which names no subject of its own.',
         question=(
-            f'What does "{_PRONOUN_BASE.get(pronoun, pronoun)}" refer to, '
-            "and which aspect of it would you like to know more about?"
+            f'What does "{_PRONOUN_BASE.get(pronoun, pronoun) if pronoun in ("its", "their") else pronoun}" refer to, '
+            f"and which aspect of {'them' if _PRONOUN_BASE.get(pronoun, pronoun) == 'they' else 'it'} "
+            "would you like to know more about?"
         ),
     )
 
@@ -235,12 +251,18 @@ def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Am
             continue
         if _qualified(text[match.end() :]) or _stem(noun) in earlier_words:
             continue
-        unresolved.append(noun)
+        unresolved.append((match.group(1), noun, match.group(0)))
     if not unresolved:
         return None
-    noun = unresolved[-1]
-    phrase = f"the {noun}"
-    if noun in _PUBLICATIONS:
+    determiner, noun, phrase = unresolved[-1]
+    if determiner in ("my", "our", "your") and noun in _PASTABLE:
+        question = (
+            f"Could you paste {'the' if determiner == 'your' else 'your'} {noun}, with the error message you get "
+            "and what you expected it to do?"
+        )
+    elif noun == "one" and "other" in phrase:
+        question = 'Which two things do you mean by "the other one"? Could you name both, or the one you asked about?'
+    elif noun in _PUBLICATIONS:
         question = f"Which {noun} do you mean? Could you give its title, authors or a link?"
     elif noun in _PASTABLE:
         question = f"Which {noun} do you mean? Could you paste it or say where it occurs?"
@@ -277,25 +299,66 @@ def _qualified(rest: str) -> bool:
     return False
 
 
+def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
+    """"Which one is better?" chooses between options it never names.
+
+    Silent when the options are there: named with "or", "vs" or a list, or two specific words
+    ("Which one is faster, Vec or VecDeque?", "Which one of the JSON crates parses fastest?").
+    """
+    match = _CHOICE.search(text)
+    if match is None:
+        return None
+    words = tokenize(text)
+    if any(w in ("or", "vs", "versus", "between") for w in words) or "," in text:
+        return None
+    anchors = [t for t in specific if t not in VERBS and t not in REFERENTIAL]
+    if len(anchors) >= 2:
+        return None
+    return Ambiguity(
+        rule="choice without options",
+        trigger=match.group(0),
+        reasoning=f'"{match.group(0)}" chooses between options the message never names.',
+        question=(
+            "Which options are you choosing between? Could you name them, and say what matters most "
+            "to you (for example speed, safety or simplicity)?"
+        ),
+    )
+
+
 def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
     """"Best" needs a problem and a measure; "better" needs something to compare with.
 
-    A superlative is scoped by any specific word ("the best approach for text-to-SQL"); a
-    comparative by "than/vs/or/for ..." or by two specific words ("how can I better understand
-    lifetimes" is not a comparison).
+    A superlative ("best", "fastest", "the most important") is scoped by a phrase that names
+    where it is measured ("the best approach for text-to-SQL") or by two specific words of its own
+    besides the superlative ("the highest accuracy in Zhang 2024"); a comparative by
+    "than/vs/or/for ..." or by two specific words ("how can I better understand lifetimes" is not
+    a comparison).
     """
     words = tokenize(text)
-    superlative = next((w for w in words if w in _SUPERLATIVES), None)
-    if superlative and not specific:
-        return Ambiguity(
-            rule="superlative without scope",
-            trigger=superlative,
-            reasoning=f'Superlative "{superlative}" has no scope: {superlative} for what problem, and by which measure?',
-            question=(
-                f"{_capitalize(superlative)} for what problem, and by which measure "
-                "(for example accuracy, speed or cost)?"
-            ),
-        )
+    most = _MOST.search(text)
+    superlative = next((w for w in words if w in _SUPERLATIVES), None) or (most.group(0).lower() if most else None)
+    if superlative:
+        adjective = most.group(2).lower() if most and superlative == most.group(0).lower() else ""
+        anchors = [t for t in specific if t not in VERBS and t not in (adjective, superlative)]
+        scope = _SCOPE_PHRASE.search(text[text.lower().find(superlative.split()[-1]):])
+        scoped = bool(scope and _specific_terms(scope.group(1)))
+        if not anchors or (len(anchors) == 1 and not scoped):
+            thing = f' "the {superlative} {anchors[0]}"' if anchors else ""
+            return Ambiguity(
+                rule="superlative without scope",
+                trigger=superlative,
+                reasoning=(
+                    f'Superlative "{superlative}"{" in" + thing if thing else ""} has no scope: '
+                    f"{superlative} for what problem, and by which measure?"
+                ),
+                question=(
+                    f"{_capitalize(superlative)} for what problem, and by which measure "
+                    "(for example accuracy, speed or cost)?"
+                    if not anchors else
+                    f"{_capitalize(superlative)} for what? Could you say what you are trying to do, or in which "
+                    f"area, so I know which {anchors[0]} matters most there?"
+                ),
+            )
     comparative = next((w for w in words if w in _COMPARATIVES), None)
     has_target = any(w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for") for w in words)
     if comparative and not has_target and len(specific) < 2:
@@ -340,11 +403,17 @@ def _subject_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
     if specific:
         return None
     said = _clean_clause(text)[:60]
+    counting = re.match(r"\s*how\s+(many|much)\b", text, re.I)
     return Ambiguity(
         rule="no subject",
         trigger=said,
         reasoning=f'The message names no subject: "{said}" has no content word that could be researched.',
-        question="What topic should I research? Could you name the subject and what you want to know about it?",
+        question=(
+            f"How {counting.group(1).lower()} of what? Could you name what should be counted, and where "
+            "(for example in which language, library or document)?"
+            if counting else
+            "What topic should I research? Could you name the subject and what you want to know about it?"
+        ),
     )
 
 

@@ -51,7 +51,7 @@ REFERENTIAL = frozenset(
     project repo repository file one ones solution solutions idea ideas answer option options
     version problem survey benchmark experiment experiments findings source sources website site
     page tutorial course lecture slides proposal design setup config configuration script program
-    system""".split()
+    system data output log logs""".split()
 )
 
 #: Common verbs of questions: a subject phrase ends where one begins ("Rust's borrow checker | prevent").
@@ -65,7 +65,8 @@ VERBS = frozenset(
     reduces increase increases achieve achieves enable enables provide provides produce produces
     solve solves call calls deal deals lead leads become becomes matter matters fit fits scale
     scales learn start stop fix configure get got made introduced introduce added changed removed
-    replaced replace recommend recommended use uses used""".split()
+    replaced replace recommend recommended use uses used put puts place places keep keeps take
+    takes fixes""".split()
 )
 
 #: Words that name the aspect a template step asks for: they steer the ranking of sentences

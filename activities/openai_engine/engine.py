@@ -31,6 +31,7 @@ from activities import pricing, tracing
 from activities.config import Settings
 from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
+from workflows.citations import origin
 from workflows.redaction import redact
 from activities.openai_engine.formatting import (
     NONE,
@@ -268,7 +269,7 @@ class OpenAIEngine:
             query=inp.topic_text(),
             findings=_findings(inp.plan),
             passages=_passages(inp.passages),
-            sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
+            sources="\n".join(f"[{s.id}] {s.title} - {s.url} ({origin(s)})" for s in inp.sources) or NONE,
             notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
             evidence=_evidence(inp.evidence),
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
@@ -279,7 +280,7 @@ class OpenAIEngine:
         by_id = {s.id: s for s in inp.sources}
         cited = [by_id[n] for n in _cited(markdown) if n in by_id]
         if cited and not re.search(r"^#+\s*Sources\b", markdown, re.M | re.I):
-            listing = "\n".join(f"[{s.id}] {s.title} - {s.url}" for s in sorted(cited, key=lambda s: s.id))
+            listing = "\n".join(f"[{s.id}] {s.title} - {s.url} ({origin(s)})" for s in sorted(cited, key=lambda s: s.id))
             markdown += f"\n\n## Sources\n\n{listing}"
         claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
         return SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)

@@ -12,7 +12,7 @@ from workflows.activity_models import SearchHit
 
 
 class Local:
-    """The local corpus (activities/corpus.py), opened on first search: building its index is slow."""
+    """The local corpus (activities/corpus/), opened on first search: building its index is slow."""
 
     name = "local"
 

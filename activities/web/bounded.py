@@ -103,6 +103,10 @@ class ExtractionPool:
             cancelled.set()
             raise
 
+    def extract_now(self, body: bytes, content_type: str) -> Extracted:
+        """`extract`, for a caller that is a thread of its own (the local corpus's indexing)."""
+        return self._run((body, content_type, None, None), threading.Event())
+
     def _run(self, request: tuple[Any, ...], cancelled: threading.Event) -> Extracted:
         child = self._idle.get()
         try:

@@ -60,6 +60,12 @@ from trafilatura.settings import use_config
 from activities.web.charset import decode_text
 
 MAX_PDF_PAGES = 50
+#: A PDF read page by page for the local corpus (`extract` with this media type): its pages joined
+#: by PAGE_BREAK, a control character no extracted text keeps, so a citation can name the page.
+PDF_PAGES_TYPE = "application/x-pdf-pages"
+PAGE_BREAK = "\f"
+#: Pages of a corpus PDF: a manual is longer than a web paper (the character caps still apply).
+MAX_CORPUS_PDF_PAGES = 1000
 #: Text kept per PDF page and per PDF: a research keeps 4,000 characters of a page anyway, and
 #: these stop a document that inflates to tens of MiB of text from growing further once read
 #: (memory and time while reading are bounded by the extraction process, see bounded.py).
@@ -100,6 +106,8 @@ def extract(body: bytes, content_type: str, url: str | None = None, charset: str
     characters or terminal escape sequences."""
     media_type, _, parameters = content_type.partition(";")
     media_type = media_type.strip().lower()
+    if media_type == PDF_PAGES_TYPE:
+        return _pdf_pages(body)
     if body.startswith(b"%PDF-") or (media_type == "application/pdf" and body.strip()):
         return _clean(_pdf(body))
     if charset is None and (declared := _CHARSET_PARAMETER.search(parameters)):
@@ -162,25 +170,38 @@ def _html_title(tree: lxml.html.HtmlElement) -> str:
 
 
 def _pdf(body: bytes) -> Extracted:
-    try:
-        title, pages = _pdfium_pages(body)
-        method = "pdfium"
-    except Exception as pdfium_error:  # pdfium says little more than "data format error"
-        try:
-            title, pages = _pypdf_pages(body)
-            method = "pypdf"
-        except Exception as pypdf_error:
-            raise ValueError(
-                f"unreadable PDF ({len(body)} bytes): pdfium: {pdfium_error}; pypdf: {pypdf_error}. "
-                "The file is corrupt, truncated or password-protected; another copy may read."
-            ) from pypdf_error
+    title, pages, method = _read_pdf(body, MAX_PDF_PAGES)
     text = "\n\n".join(p for p in map(_normalise, pages) if p)
     if not title.strip():
         title = next((line for line in text.splitlines() if line.strip()), "")
     return Extracted(" ".join(title.split())[:300], text, method)
 
 
-def _pdfium_pages(body: bytes) -> tuple[str, list[str]]:
+def _pdf_pages(body: bytes) -> Extracted:
+    """Every page's text (cleaned, possibly empty) joined by PAGE_BREAK; the title from the
+    metadata only (the corpus decides what stands in for a missing one)."""
+    title, pages, method = _read_pdf(body, MAX_CORPUS_PDF_PAGES)
+    text = PAGE_BREAK.join(strip_controls(_normalise(p)) for p in pages)
+    return Extracted(" ".join(strip_controls(title).split())[:300], text, method)
+
+
+def _read_pdf(body: bytes, max_pages: int) -> tuple[str, list[str], str]:
+    try:
+        title, pages = _pdfium_pages(body, max_pages)
+        method = "pdfium"
+    except Exception as pdfium_error:  # pdfium says little more than "data format error"
+        try:
+            title, pages = _pypdf_pages(body, max_pages)
+            method = "pypdf"
+        except Exception as pypdf_error:
+            raise ValueError(
+                f"unreadable PDF ({len(body)} bytes): pdfium: {pdfium_error}; pypdf: {pypdf_error}. "
+                "The file is corrupt, truncated or password-protected; another copy may read."
+            ) from pypdf_error
+    return title or "", pages, method
+
+
+def _pdfium_pages(body: bytes, max_pages: int = MAX_PDF_PAGES) -> tuple[str, list[str]]:
     import pypdfium2 as pdfium
 
     with _PDFIUM_LOCK:
@@ -188,7 +209,7 @@ def _pdfium_pages(body: bytes) -> tuple[str, list[str]]:
         try:
             title = document.get_metadata_value("Title")
             pages: list[str] = []
-            for index in range(min(len(document), MAX_PDF_PAGES)):
+            for index in range(min(len(document), max_pages)):
                 page = document[index]
                 textpage = page.get_textpage()
                 pages.append(textpage.get_text_range()[:MAX_PAGE_CHARS])
@@ -201,13 +222,13 @@ def _pdfium_pages(body: bytes) -> tuple[str, list[str]]:
             document.close()
 
 
-def _pypdf_pages(body: bytes) -> tuple[str, list[str]]:
+def _pypdf_pages(body: bytes, max_pages: int = MAX_PDF_PAGES) -> tuple[str, list[str]]:
     import pypdf
 
     reader = pypdf.PdfReader(io.BytesIO(body))
     title = str(reader.metadata.title or "") if reader.metadata else ""
     pages: list[str] = []
-    for page in reader.pages[:MAX_PDF_PAGES]:
+    for page in reader.pages[:max_pages]:
         pages.append((page.extract_text() or "")[:MAX_PAGE_CHARS])
         if sum(map(len, pages)) >= MAX_PDF_CHARS:
             break

@@ -9,6 +9,7 @@ import pytest
 from activities.web import extraction
 from activities.web.extraction import Extracted, extract
 from tests.bench.extraction import BENCHMARK, aggregate, run, shingle_scores
+from tests.support.documents import make_pdf
 
 PARAGRAPH = " ".join(["The river study measured dissolved oxygen at twelve stations every morning for a year."] * 3)
 
@@ -36,33 +37,6 @@ NEWS_PAGE = f"""<!DOCTYPE html>
   <ul><li><a href="/a">Sidebar related story one</a></li></ul></aside>
 <footer><p>Copyright 2024 Example News footer. All rights reserved.</p></footer>
 </body></html>"""
-
-
-def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
-    """A real, minimal PDF: one Helvetica text stream per page, an xref table, optional /Info title."""
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
-    font = 3 + 2 * len(pages)
-    kids = []
-    for lines in pages:
-        stream = "\n".join(["BT /F1 12 Tf 14 TL 72 720 Td", *(f"({line}) Tj T*" for line in lines), "ET"]).encode()
-        kids.append(len(objects) + 1)
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-                       b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (len(objects) + 2, font))
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    if title:
-        objects.append(b"<< /Title (%s) >>" % title.encode("latin-1"))
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, obj in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, obj)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    info = b" /Info %d 0 R" % len(objects) if title else b""
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
-    return bytes(out)
 
 
 # --- the benchmark --------------------------------------------------------------------------------

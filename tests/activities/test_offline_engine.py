@@ -18,6 +18,7 @@ import pytest
 
 from activities.offline_engine import OfflineEngine
 from activities.offline_engine.reporting import DISCLAIMER
+from activities.offline_engine.routing import Ambiguity, find_ambiguity
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,
@@ -178,6 +179,48 @@ async def test_the_clarification_question_names_what_is_missing(
     assert len(re.findall(r"[.?!](?:\s|$)", question)) <= 2  # one or two sentences
 
 
+# The kinds of vagueness the dev set shows (../shared/data/rust-book-dev-questions.md), each asked back
+# with a question that names what is missing, beside a clear question of the same shape.
+VAGUE_KINDS = [
+    # query, the rule that fires, what the clarification question asks for
+    ("Which one is better?", "choice without options", "Which options are you choosing between?"),
+    ("Which one should I pick?", "choice without options", "Which options are you choosing between?"),
+    ("And what about the other one?", "definite reference", 'by "the other one"? Could you name both'),
+    ("Can you fix my code?", "definite reference", "Could you paste your code, with the error message"),
+    ("Why does my script crash?", "definite reference", "Could you paste your script"),
+    ("Where should I put them?", "pronoun", 'What does "them" refer to'),
+    ("What's the most important trait?", "superlative without scope", "Most important for what?"),
+    ("Which is the fastest?", "superlative without scope", "Fastest for what problem"),
+    ("How many are there?", "no subject", "How many of what?"),
+]
+SAME_SHAPE_BUT_CLEAR = [
+    "Which one is faster, Vec or VecDeque?",
+    "Where should I put integration tests in a Rust project?",
+    "Why does my Rust code fail to compile with a borrow error?",
+    "What is the most important trait in async Rust?",
+    "What is the fastest sorting algorithm in the standard library?",
+    "How many unsafe superpowers are there?",
+]
+
+
+@pytest.mark.parametrize(("query", "rule", "asks"), VAGUE_KINDS)
+async def test_each_kind_of_vague_question_is_asked_back_naming_what_is_missing(query: str, rule: str, asks: str) -> None:
+    decision, reasoning = await route(query, [])
+    question = await ask_back(query, [])
+
+    assert decision is CLARIFICATION, reasoning
+    found = find_ambiguity(query, [])
+    assert isinstance(found, Ambiguity) and found.rule == rule
+    assert asks in question, question
+    assert question.endswith("?")
+
+
+@pytest.mark.parametrize("query", SAME_SHAPE_BUT_CLEAR)
+async def test_the_same_shapes_with_their_subject_named_are_researched(query: str) -> None:
+    decision, reasoning = await route(query, [])
+    assert decision is RESEARCH, reasoning
+
+
 async def test_a_clarification_for_a_clear_question_still_asks_a_question() -> None:
     question = await ask_back("Explain Python decorators", [])
     assert question.endswith("?") and "python decorators" in question
@@ -293,8 +336,23 @@ async def test_a_clarified_question_takes_its_subject_from_the_answer() -> None:
     titles = await first_plan(
         "Use the approach from the paper", Depth.MEDIUM, clarifications=["I meant the DAIL-SQL approach"]
     )
-    assert titles[0] == "Use the approach from the paper (DAIL-SQL)"
+    assert titles[0] == "Use the DAIL-SQL approach from the paper"  # the question as meant
     assert all("DAIL-SQL" in t for t in titles)
+
+
+async def test_a_follow_up_that_points_back_is_searched_with_what_it_follows() -> None:
+    follow_up = "What do I have to do to publish my library to crates.io?"
+    queries = (await engine.write_queries(WriteQueriesInput(
+        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, max_queries=2,
+    ))).queries
+    assert all(word in " ".join(queries) for word in ("publish", "library", "crates.io"))
+    plan = await engine.plan(PlanInput(
+        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, background="",
+        completed_steps=[], min_steps=3, max_steps=6, iteration=1,
+    ))
+    assert "take" not in " ".join(s.title for s in plan.steps[1:]).split()  # no "How take works"
+    assert all("crates.io" in s.title for s in plan.steps)
+    assert "It follows up: What do I have to do to publish my library to crates.io" in plan.steps[0].description
 
 
 async def test_a_question_is_taken_as_asked_even_when_it_looks_like_a_clarified_one() -> None:

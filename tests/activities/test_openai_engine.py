@@ -661,7 +661,7 @@ async def test_the_report_gets_a_sources_list_and_unverified_claims(llm: FakeLLM
         SynthesizeInput(query="How does ownership work?", plan=plan, sources=sources, notes=["Budget ran out."])
     )
 
-    assert report.markdown.endswith("## Sources\n\n[1] Ownership - file:///book/ch04.md\n")
+    assert report.markdown.endswith("## Sources\n\n[1] Ownership - file:///book/ch04.md (local)\n")
     assert report.claims[0].source_ids == [1] and report.claims[0].verdict.value == "unverified"
     assert report.engine == f"openai:{MODEL}"
     assert report.usage.completion_tokens == 7

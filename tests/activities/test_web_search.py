@@ -565,6 +565,56 @@ async def test_fallback_reaches_the_local_corpus(web: Web, tmp_path: Path) -> No
     assert [(h.url, h.provider) for h in hits] == [((docs / "moon.md").as_uri(), "local")]
 
 
+# --- hybrid research: your documents first, the web as well ---------------------------------------
+
+
+def _documents(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "moon.md").write_text("# Tidal locking\n\nThe Moon is tidally locked: one face always points at us.\n")
+    (docs / "volcano.md").write_text("# Volcanoes\n\nMagma rises through the crust.\n")
+    return docs
+
+
+async def test_local_with_web_fallback_asks_the_web_only_for_what_the_documents_lack(web: Web, tmp_path: Path) -> None:
+    docs = _documents(tmp_path)
+    config = web.config("local", "searxng", research_corpus_dir=docs, research_index_dir=tmp_path / "index")
+
+    local = await run_search("tidally locked moon", 5, config)
+    assert [(h.url, h.provider) for h in local] == [((docs / "moon.md").as_uri(), "local")]
+    assert web.searxng.requests == []  # the documents answered: the web was not asked
+
+    elsewhere = await run_search("quasar redshift", 5, config)
+    assert [(h.url, h.provider) for h in elsewhere] == [
+        ("https://searx.example/one", "searxng"), ("https://searx.example/two", "searxng")
+    ]
+
+
+async def test_local_exploratory_mixes_your_documents_and_the_web_by_rank(web: Web, tmp_path: Path) -> None:
+    docs = _documents(tmp_path)
+    config = web.config("local", "searxng", strategy="exploratory", research_corpus_dir=docs,
+                        research_index_dir=tmp_path / "index")
+
+    hits = await run_search("moon tidally locked", 5, config)
+
+    assert [(h.url, h.provider) for h in hits] == [
+        ((docs / "moon.md").as_uri(), "local"),
+        ("https://searx.example/one", "searxng"),
+        ("https://searx.example/two", "searxng"),
+    ]
+
+
+async def test_local_exploratory_still_answers_from_the_documents_when_the_web_is_down(web: Web, tmp_path: Path) -> None:
+    docs = _documents(tmp_path)
+    web.searxng.fault = (503, {}, "down")
+    config = web.config("local", "searxng", strategy="exploratory", research_corpus_dir=docs,
+                        research_index_dir=tmp_path / "index")
+
+    hits = await run_search("magma crust", 5, config)
+
+    assert [(h.url, h.provider) for h in hits] == [((docs / "volcano.md").as_uri(), "local")]
+
+
 async def test_exploratory_merges_every_provider_by_rank_and_counts_each_page_once(web: Web) -> None:
     web.searxng.answer = searxng_api([
         hit("https://Example.com/a/?utm_source=x#frag"), hit("https://example.com/b"), hit("https://example.com/c")

@@ -123,6 +123,7 @@ async def test_export_html_links_every_citation_and_never_runs_text_from_the_web
     assert anchors == ["#source-1", "#source-2", "#source-1"]
     assert all(a[1:] in page.ids for a in anchors)
     assert "javascript:alert(1)" not in page.links and "https://example.org/a" in page.links
+    assert "Aqueducts (web, searxng)" in text and "B (local)" in text  # which sources are the user's own
 
 
 async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes(

@@ -399,3 +399,44 @@ def test_the_worker_refuses_a_bad_configuration_with_one_line(env: dict[str, str
     assert done.returncode == 2
     assert message in done.stderr.strip().splitlines()[-1]
     assert "Traceback" not in done.stderr
+
+
+# --- python -m starter index [DIR] --------------------------------------------------------------
+
+
+async def test_index_builds_then_refreshes_and_lists_what_it_changed_and_could_not_read(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.support.documents import make_docx, make_pdf
+
+    docs = tmp_path / "my documents"
+    (docs / "reports").mkdir(parents=True)
+    (docs / "notes.md").write_text("# Notes\n\nThe heron waits in the reeds.\n")
+    (docs / "reports" / "annual.pdf").write_bytes(make_pdf([["Annual report"], ["Revenue rose."]], title="Annual"))
+    (docs / "reports" / "plan.docx").write_bytes(make_docx([("heading 1", "Plan"), ("p", "Ship in May.")]))
+    (docs / "reports" / "scan.pdf").write_bytes(b"%PDF-1.4\nnot really a pdf")
+    env = {**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path / "index")}
+
+    first = await starter("index", str(docs), env=env)
+
+    assert first.code == 0, first.err
+    lines = first.out.splitlines()
+    assert lines[0].startswith(f"{docs} (4 documents): 4 added, 0 updated, 0 removed, 1 unreadable, in ")
+    assert "  added    reports/annual.pdf" in lines and "  added    notes.md" in lines
+    assert any(line.startswith("  skipped  reports/scan.pdf: unreadable PDF") for line in lines)
+    assert f"index: {tmp_path / 'index'}" in first.out
+
+    (docs / "notes.md").write_text("# Notes\n\nThe heron and the egret wait in the reeds.\n")
+    os.utime(docs / "notes.md", ns=(1, 10**18))
+    (docs / "reports" / "plan.docx").unlink()
+    second = await starter("index", str(docs), env=env)
+
+    assert second.code == 0, second.err
+    assert second.out.splitlines()[0].startswith(f"{docs} (3 documents): 0 added, 1 updated, 1 removed, 1 unreadable")
+    assert "  updated  notes.md" in second.out and "  removed  reports/plan.docx" in second.out
+
+
+async def test_index_of_a_missing_folder_is_one_line_and_exit_2(offline_env: dict[str, str], tmp_path: Path) -> None:
+    run = await starter("index", str(tmp_path / "nowhere"), env={**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path)})
+    assert run.code == 2
+    assert error_line(run) == f"error: {tmp_path / 'nowhere'} is not a folder of documents"

@@ -54,13 +54,14 @@ def test_the_context_is_the_named_point_else_the_earlier_question() -> None:
     assert context("What are its limits?", []) == ""
 
 
-def test_the_offline_report_is_titled_by_the_question_and_says_what_it_follows_up() -> None:
+def test_the_offline_report_is_titled_by_the_question_as_meant_and_says_what_it_follows_up() -> None:
     report = write_report(SynthesizeInput(
         query="What are its limits?", follows_up="How does retrieval for RAG work?", clarifications=["BM25"],
         plan=None, sources=[Source(id=1, url="u", title="t")],
     ))
     lines = report.markdown.splitlines()
-    assert lines[0] == "# What are its limits?"
+    assert lines[0] == "# What are BM25's limits?"
+    assert "*Asked: What are its limits?*" in lines
     assert "*Follow-up to: How does retrieval for RAG work?*" in lines and "*Clarified: BM25*" in lines
 
 

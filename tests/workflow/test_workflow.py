@@ -140,6 +140,34 @@ async def test_a_reply_to_a_clarification_goes_to_research_without_an_llm_call(
     ]
 
 
+async def test_a_clarified_question_is_planned_searched_and_titled_as_the_person_meant_it(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    from activities.offline_engine import OfflineEngine
+
+    engine = OfflineEngine()
+    script = Script(route=engine.route, clarify=engine.clarify, coordinate=engine.coordinate,
+                    write_queries=engine.write_queries, plan=engine.plan, synthesize=engine.synthesize)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT),
+        during=answering("asyncio task cancellation"),
+    )
+
+    assert result.query == "Tell me more about it"  # what was asked stays what was asked
+    assert result.plan is not None and result.plan.title == "Research plan: Tell me more about asyncio task cancellation"
+    assert all("asyncio task cancellation" in q.query for q in script.calls["search"][:1])
+    assert all("cancellation" in q.query for q in script.calls["search"])
+    assert result.report_markdown.startswith(
+        "# Tell me more about asyncio task cancellation\n\n*Asked: Tell me more about it*\n"
+    )
+    assert script.calls["plan"][0].topic_text() == (
+        'Tell me more about asyncio task cancellation (asked as: "Tell me more about it") '
+        "(clarified: asyncio task cancellation)"
+    )
+
+
 async def test_without_the_reply_shortcut_the_llm_judges_every_reply_and_the_limit_stops_the_loop(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:

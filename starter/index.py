@@ -1,0 +1,64 @@
+"""`python -m starter index [DIR]`: build or bring up to date the local provider's index of a folder.
+
+A research keeps the index fresh by itself (added, changed and deleted files are seen on the next
+search, checked at most every 2 s), so this is never required. It is for a first build of a large
+folder of PDFs, which may take longer than one search is allowed (30 s), and for seeing what was
+indexed: it prints what it added, updated and removed, and every file it could not read with why.
+Without DIR it indexes RESEARCH_CORPUS_DIR (or, unset, the Python documentation), into
+RESEARCH_INDEX_DIR, the very index a worker with the same settings searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from starter.temporal import CliError
+
+#: Files listed per kind of change; the rest are counted.
+LISTED = 20
+EXIT_USAGE = 2
+
+
+async def index(args: argparse.Namespace, session: object) -> int:
+    from activities.corpus import LocalCorpus
+    from activities.web.bounded import close_pool
+
+    # What could not be read is listed below; the worker's log line for it would say it twice.
+    logging.getLogger("activities.corpus.index").setLevel(logging.ERROR)
+    cfg = session.cfg  # type: ignore[attr-defined]
+    folder = Path(args.dir).expanduser() if args.dir else cfg.research_corpus_dir
+    if folder is not None and not folder.is_dir():
+        raise CliError(f"{folder} is not a folder of documents", EXIT_USAGE)
+    corpus = LocalCorpus(folder, cfg.research_index_dir)
+    started = time.perf_counter()
+    try:
+        changes = await asyncio.to_thread(corpus.refresh)
+        skipped = await asyncio.to_thread(corpus.skipped)
+        description = await asyncio.to_thread(lambda: corpus.description)
+    finally:
+        close_pool()
+    elapsed = time.perf_counter() - started
+    root = corpus.corpus_dir
+
+    def shown(path: str) -> str:
+        return str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path
+
+    print(f"{description}: {len(changes.added)} added, {len(changes.updated)} updated, "
+          f"{len(changes.removed)} removed, {len(skipped)} unreadable, in {elapsed:.1f} s")
+    for label, paths in (("added", changes.added), ("updated", changes.updated), ("removed", changes.removed)):
+        for path in paths[:LISTED]:
+            print(f"  {label:8} {shown(path)}")
+        if len(paths) > LISTED:
+            print(f"  {label:8} … and {len(paths) - LISTED} more")
+    for path, why in skipped:
+        print(f"  skipped  {shown(path)}: {why}")
+    print(f"index: {corpus.index_path}")
+    configured = cfg.research_corpus_dir.expanduser().resolve() if cfg.research_corpus_dir else None
+    if root != configured:
+        print(f"note: workers search RESEARCH_CORPUS_DIR ({configured or 'unset: the Python documentation'}); "
+              f"set it to {root or 'nothing'} to search this index")
+    return 0
