@@ -11,6 +11,7 @@ from __future__ import annotations
 from workflows import roles
 from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
 from workflows.researching import PAGES_PER_STEP, search_all, write_queries
 from workflows.state import ResearchState
@@ -73,6 +74,9 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
         iteration=state.plan_iterations,
     ))
     state.plan = merge_plan(state.question, draft, completed, high, state.plan_iterations)
+    emit(state, EventKind.PLAN, f"plan {state.plan_iterations}: {state.plan.title} ({len(state.plan.steps)} steps)",
+         {"iteration": state.plan_iterations, "title": state.plan.title,
+          "steps": [{"title": s.title, "status": s.status.value} for s in state.plan.steps]})
 
 
 def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from workflows import roles
 from workflows.activity_models import ReflectInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import Reflection, ReflectionDecision
 from workflows.state import ResearchState
 
@@ -48,6 +49,8 @@ async def reflect(state: ResearchState) -> Reflection:
                        plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value,
                        approved_pending=approved)
     state.reflections.append(reflection)
+    emit(state, EventKind.REFLECTION, f"reflection: {reflection.decision.value}: {reflection.reasoning}",
+         {"decision": reflection.decision.value, "reason": reflection.reasoning[:1000]})
     return reflection
 
 

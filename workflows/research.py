@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
+from workflows.events import Event, finished
 from workflows.models import (
     MODE_BUDGET_S,
     QUERY_MAX_CHARS,
@@ -42,7 +43,7 @@ from workflows.refining import refine
 from workflows.reporting import save, synthesize
 from workflows.researching import handle_loop_back, research_step
 from workflows.reviews import review_plan, review_problem
-from workflows.stages import RESEARCH_STAGES, enter, show_progress
+from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 
 #: Patch ids (workflow.patched): histories recorded before these features replay without them.
@@ -76,7 +77,7 @@ class DeepResearchWorkflow:
                 non_retryable=True,
             )
         state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
-        show_progress(state)
+        begin(state)
 
         cancelled = False
         try:
@@ -87,7 +88,9 @@ class DeepResearchWorkflow:
             if state.stage not in RESEARCH_STAGES:
                 enter(state, Stage.CANCELLED)
                 report = f"# {query}\n\nThe research was cancelled before it began.\n"
-                return state.result(report, [], started, workflow.now())
+                result = state.result(report, [], started, workflow.now())
+                finished(state, result)
+                return result
             cancelled = True
         report, claims = await synthesize(state)
         if workflow.patched(VERIFICATION_PATCH):
@@ -99,6 +102,7 @@ class DeepResearchWorkflow:
         result = state.result(report, claims, started, workflow.now())
         if workflow.patched(LIBRARY_PATCH):
             await save(state, result, started)
+        finished(state, result)
         return result
 
     async def _research_within_budget(self) -> None:
@@ -225,6 +229,12 @@ class DeepResearchWorkflow:
     @workflow.query(name="status")
     def status(self) -> ResearchStatus:
         return self.state.status()
+
+    @workflow.query(name="events")
+    def events(self, since: int = 0) -> list[Event]:
+        """The events with `seq > since`, oldest first (gapless; a first seq above `since + 1`
+        means the ones between were dropped: the workflow keeps the last 500)."""
+        return self.state.events.after(since)
 
 
 def _valid_request(raw: Any) -> ResearchRequest:

@@ -23,6 +23,7 @@ from workflows.activity_models import (
     WriteQueriesInput,
 )
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
 from workflows.stages import show_progress
 from workflows.state import ResearchState
@@ -43,6 +44,8 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
     step.status = StepStatus.IN_PROGRESS
     state.current_step_index = index
     show_progress(state)
+    emit(state, EventKind.STEP_STARTED, f"step {index + 1}/{len(state.plan.steps)}: {step.title}",
+         {"index": index + 1, "of": len(state.plan.steps), "title": step.title})
     about = state.about()
     queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
     hits = await search_all(state, queries)
@@ -57,6 +60,9 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
         state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
     )
     step.status = StepStatus.COMPLETED
+    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources {step.source_ids or 'none'})",
+         {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
+          "sources": [s.model_dump() for s in state.sources if s.id in step.source_ids]})
     return findings
 
 
@@ -84,6 +90,8 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
     state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
+    emit(state, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({'accepted' if accepted else 'declined'}): {query}",
+         state.loop_backs[-1].model_dump())
 
 
 def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str,
