@@ -58,6 +58,8 @@ SCENARIOS = [
     "verified-follow-up", "verification-off",
     # Recorded with the plan review, the refining loop and the report review (issue 11).
     "plan-reviewed", "report-revised", "report-escalated",
+    # Recorded with the event stream (issue 15): a clarification answered, then a plan approved.
+    "followed-clarified-reviewed",
 ]
 
 
@@ -95,6 +97,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "report-revised": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
                                           review_report=ReportReview.ALWAYS),
         "report-escalated": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
+        "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
     }
     async with env, Worker(
         env.client,
@@ -106,10 +109,14 @@ async def record(out_dir: Path, names: list[str]) -> None:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
                 DeepResearchWorkflow.run, requests[name], id=f"{name}-{uuid.uuid4().hex[:6]}", task_queue="record"
             )
-            if name == "clarified-by-signal":
+            if name in ("clarified-by-signal", "followed-clarified-reviewed"):
                 while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
                     await asyncio.sleep(0.05)
                 await handle.signal("clarification_answer", "durable timers and how they fire")
+            if name == "followed-clarified-reviewed":
+                await _review(handle, 1, "plan_review", {"decision": "approve"})
+                events = await handle.query(DeepResearchWorkflow.events, 0)
+                assert [e.seq for e in events] == list(range(1, len(events) + 1)), events
             if name == "plan-reviewed":
                 await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
                 await _review(handle, 2, "plan_review", {"decision": "approve"})
