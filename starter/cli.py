@@ -79,6 +79,12 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=commands.status)
 
+    p = sub.add_parser("watch", help="print a research's events as they happen, until it ends")
+    p.add_argument("id")
+    p.add_argument("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)")
+    p.add_argument("--json", action="store_true", help="one JSON event object per line")
+    p.set_defaults(handler=commands.watch)
+
     p = sub.add_parser("result", help="wait for a research and print its report")
     p.add_argument("id")
     _output_flags(p)
@@ -139,8 +145,8 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
         wid = session.workflow_id if session else None
-        say(f"\ninterrupted: research {wid} keeps running; reattach with "
-            f"`{progress.result_command(wid)}`" if wid else "\ninterrupted")
+        again = (session.reattach if session else None) or (progress.result_command(wid) if wid else None)
+        say(f"\ninterrupted: research {wid} keeps running; reattach with `{again}`" if wid else "\ninterrupted")
     except CliError as err:
         say(f"error: {err}")
         code = err.code

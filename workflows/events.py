@@ -104,11 +104,13 @@ def emit(state: ResearchState, kind: EventKind | str, text: str, data: dict[str,
 
 
 def finished(state: ResearchState, result: ResearchResult) -> Event:
-    """The last event: the outcome, with the figures a person checks first."""
-    summary = result.verification
+    """The last event: the outcome with the figures a person checks first, and the result's notes
+    (an unanswered question, a spent budget, a fallback taken) for whoever only follows events."""
+    stats, summary = result.stats, result.verification
     return emit(state, EventKind.DONE,
-                f"{result.outcome.value}: {len(result.sources)} sources, {result.stats.llm_calls} LLM calls, "
-                f"{result.stats.duration_s:.1f}s",
+                f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
+                f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
+                f"(engine {result.engine or '?'})",
                 {"outcome": result.outcome.value, "sources": len(result.sources), "claims": len(result.claims),
                  "share_supported": summary.share_supported if summary and summary.enabled else None,
-                 "llm_calls": result.stats.llm_calls, "duration_s": result.stats.duration_s})
+                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s, "notes": result.notes[-20:]})
