@@ -126,7 +126,17 @@ def build_parser() -> Parser:
     p.add_argument("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)")
     p.set_defaults(handler=library.export)
 
+    p = sub.add_parser("mcp", help="serve the research tools over the Model Context Protocol (stdio)")
+    p.set_defaults(handler=_serve_mcp)
+
     return parser
+
+
+async def _serve_mcp(args: argparse.Namespace, session: commands.Session) -> int:
+    """Imported on use: the MCP SDK is not loaded for the other commands."""
+    from starter import mcp_server
+
+    return await mcp_server.serve(args, session)
 
 
 def _output_flags(p: argparse.ArgumentParser) -> None:

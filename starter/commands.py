@@ -107,22 +107,8 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
-    workflow_id = args.id or f"research-{uuid.uuid4().hex[:8]}"
-    try:
-        handle = await client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=workflow_id,
-            task_queue=session.cfg.temporal_task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=summary_line(request),
-            result_type=ResearchResult,
-        )
-    except WorkflowAlreadyStartedError as err:
-        raise CliError(
-            f"a research with id {workflow_id} is already running "
-            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
-        ) from err
+    workflow_id = args.id or new_id()
+    handle = await start_research(client, session.cfg, request, workflow_id)
     session.workflow_id = workflow_id
     if args.detach:
         print(json.dumps({"id": workflow_id, "run_id": handle.result_run_id}) if args.json else workflow_id)
@@ -134,6 +120,30 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     if result is None:
         return EXIT_PENDING
     return emit_result(result, args)
+
+
+def new_id() -> str:
+    return f"research-{uuid.uuid4().hex[:8]}"
+
+
+async def start_research(client: Client, cfg: Settings, request: ResearchRequest,
+                         workflow_id: str) -> WorkflowHandle[object, ResearchResult]:
+    """Start a `DeepResearchWorkflow`; a duplicate running id is bad input (exit 2)."""
+    try:
+        return await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=workflow_id,
+            task_queue=cfg.temporal_task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            static_summary=summary_line(request),
+            result_type=ResearchResult,
+        )
+    except WorkflowAlreadyStartedError as err:
+        raise CliError(
+            f"a research with id {workflow_id} is already running "
+            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
+        ) from err
 
 
 async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | None:
