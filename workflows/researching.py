@@ -60,7 +60,7 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
         state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
     )
     step.status = StepStatus.COMPLETED
-    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources {step.source_ids or 'none'})",
+    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {' '.join(f'[{n}]' for n in step.source_ids) or 'none'})",
          {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
           "sources": [s.model_dump() for s in state.sources if s.id in step.source_ids]})
     return findings
