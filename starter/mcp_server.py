@@ -28,6 +28,7 @@ from typing import Any, Literal
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import Resource
+from pydantic import ValidationError
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -67,6 +68,17 @@ class ResearchServer(MCPServer):
     def __init__(self, session: Session) -> None:
         super().__init__("deep-research", instructions=INSTRUCTIONS, log_level="WARNING")
         self.session = session
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Arguments the schema refuses are one line too (the SDK's text is pydantic's, multi-line)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            if not isinstance(err.__cause__, ValidationError):
+                raise
+            first = err.__cause__.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "arguments"
+            raise ToolError(f"invalid {where}: {first['msg']}") from err.__cause__
 
     async def list_resources(self) -> list[Resource]:
         url = self.session.cfg.research_db_url
