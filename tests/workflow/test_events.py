@@ -1,4 +1,5 @@
-"""The `events` query under the time-skipping server: what a person following a research sees.
+"""The `events` query: what a person following a research sees (time-skipping server, and the dev
+server where real time must pass).
 
 Whatever happens (a clarification, an ADJUST re-plan, a spent time budget, a cancellation, a
 flood of bad signals), the events are gapless from 1, their stage events are `stage_history`, in
@@ -11,12 +12,13 @@ import asyncio
 import uuid
 from typing import Any
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from tests.support.doubles import Script, default_read, slow
+from tests.support.doubles import Script
 from tests.workflow.test_workflow import always, wait_for_question
+from tests.workflow.test_workflow_realtime import slow_after_first_step, three_steps
 from workflows.activity_models import ReflectOutput
 from workflows.events import EVENTS_KEPT, Event, EventKind
 from workflows.models import (
@@ -108,34 +110,49 @@ async def test_a_clarification_and_an_adjust_appear_in_the_order_they_happened(
     assert final.last_event_seq == len(seen) and final.first_event_seq == 1
 
 
-async def test_a_spent_time_budget_ends_the_steps_and_the_stream_says_so(time_skipping_env: WorkflowEnvironment) -> None:
-    script = Script(read_page=slow(30, default_read))
+async def test_a_cancellation_while_a_question_waits_ends_the_stream_at_once(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    async def cancel(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_question(handle)
+        await handle.cancel()
+
+    script = Script(route=always(RoutingDecision.CLARIFICATION))
+    result, _, seen = await run_watched(time_skipping_env.client, script, ResearchRequest(query="How do they work?"),
+                                        during=cancel)
+    assert result.outcome is Stage.CANCELLED
+    assert_a_faithful_record(seen, result)
+    assert kinds(seen) == ["stage", "stage", "stage", "question", "stage", "done"]
+
+
+# --- in real time on the dev server: the time-skipping server would fast-forward a budget while an
+# activity runs, and the activities these leave running would hold up the tests after them.
+
+
+async def test_a_spent_time_budget_ends_the_steps_and_the_stream_says_so(dev_client: Client) -> None:
+    script = Script(plan=three_steps, read_page=slow_after_first_step)
     result, _, seen = await run_watched(
-        time_skipping_env.client, script,
-        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT, time_budget_s=5))
-    assert any("time budget" in note for note in result.notes)
+        dev_client, script, ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT, time_budget_s=2))
+    assert any("time budget of 2 s ran out" in note for note in result.notes)
     assert_a_faithful_record(seen, result)
     stages = [e.data["stage"] for e in seen if e.kind is EventKind.STAGE]
-    assert stages[stages.index("researching") + 1] == "synthesizing"
-    assert result.outcome is Stage.COMPLETED
+    assert stages[-4:] == ["researching", "synthesizing", "verifying", "completed"]
+    assert [e.data["index"] for e in seen if e.kind is EventKind.STEP_DONE] == [1]  # step 2 never finished
+    assert any("time budget of 2 s ran out" in note for note in seen[-1].data["notes"])
 
 
-async def test_a_cancelled_research_ends_its_stream_with_the_cancellation(time_skipping_env: WorkflowEnvironment) -> None:
-    script = Script(read_page=slow(30, default_read))
-    task_queue = f"tq-{uuid.uuid4()}"
-    async with Worker(time_skipping_env.client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
-                      activities=script.activities()):
-        handle = await time_skipping_env.client.start_workflow(
-            DeepResearchWorkflow.run, ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
-            id=f"wf-{uuid.uuid4()}", task_queue=task_queue,
-        )
+async def test_a_cancelled_research_ends_its_stream_with_the_cancellation(dev_client: Client) -> None:
+    async def cancel_in_step_2(handle: WorkflowHandle[Any, Any]) -> None:
         seen: list[Event] = []
-        while not any(e.kind is EventKind.STEP_STARTED for e in seen):
+        while not any(e.kind is EventKind.STEP_STARTED and e.data["index"] == 2 for e in seen):
             seen += await events(handle, seen[-1].seq if seen else 0)
             await asyncio.sleep(0.05)
         await handle.cancel()
-        result = await handle.result()
-        seen += await events(handle, seen[-1].seq)
+
+    script = Script(plan=three_steps, read_page=slow_after_first_step)
+    result, _, seen = await run_watched(dev_client, script,
+                                        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
+                                        during=cancel_in_step_2)
     assert result.outcome is Stage.CANCELLED
     assert_a_faithful_record(seen, result)
     assert kinds(seen)[-4:] == ["stage", "verification", "stage", "done"]
