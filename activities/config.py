@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     #: Seconds one LLM request may take before it counts as a failed (retryable) attempt; default
     #: per role (60 s, the report 120 s), never above what the workflow gives the activity.
     llm_request_timeout_s: float | None = Field(default=None, gt=0, le=85)
+    #: Prices per model, JSON: `{"MODEL": {"input": USD per 1M tokens, "output": USD per 1M}}`,
+    #: over the built-in table (activities/pricing.py).
+    llm_prices: str | None = None
 
     #: `duckduckgo` (keyless), `searxng`, `tavily`, `brave` or `local` (a folder of documents).
     search_provider: str = "duckduckgo"

@@ -27,6 +27,12 @@ from workflows.activity_models import (
     CritiqueInput,
     CritiqueOutput,
     LLMOutput,
+    OutlineInput,
+    OutlineOutput,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
     ObserveInput,
     ObserveOutput,
     PlanInput,
@@ -112,6 +118,21 @@ async def synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     return await _served(engine().synthesize(inp))
 
 
+@activity.defn(name=roles.OUTLINE.name)
+async def outline_report(inp: OutlineInput) -> OutlineOutput:
+    return await _served(engine().outline_report(inp))
+
+
+@activity.defn(name=roles.WRITE_SECTION.name)
+async def write_section(inp: SectionInput) -> SectionOutput:
+    return await _served(engine().write_section(inp))
+
+
+@activity.defn(name=roles.SUMMARIZE.name)
+async def summarize_report(inp: SummaryInput) -> SummaryOutput:
+    return await _served(engine().summarize_report(inp))
+
+
 @activity.defn(name=roles.VERIFY_CLAIMS.name)
 async def verify_claims(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     return await _served(engine().verify_claims(inp))
@@ -129,5 +150,5 @@ async def critique(inp: CritiqueInput) -> CritiqueOutput:
 
 LLM_ACTIVITIES = [
     route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize,
-    verify_claims, revise_claims, critique,
+    outline_report, write_section, summarize_report, verify_claims, revise_claims, critique,
 ]

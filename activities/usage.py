@@ -24,13 +24,22 @@ T = TypeVar("T", bound=LLMOutput)
 _METER: ContextVar[Usage | None] = ContextVar("llm_usage_meter", default=None)
 
 
-def served(prompt_tokens: int, completion_tokens: int) -> None:
-    """Count one completion the endpoint returned (whether or not its reply turns out usable)."""
+def served(prompt_tokens: int, completion_tokens: int, cost: Usage | None = None) -> None:
+    """Count one completion the endpoint returned (whether or not its reply turns out usable);
+    `cost` carries its price (`cost_usd`, None when the model has no known price, and the
+    model's prices), absent for an engine that costs nothing."""
     total = _METER.get()
     if total is not None:
         total.requests += 1
         total.prompt_tokens += prompt_tokens
         total.completion_tokens += completion_tokens
+        if cost is not None:
+            if cost.cost_usd is None or total.cost_usd is None:
+                total.cost_usd = None
+                total.unpriced = total.unpriced or cost.unpriced
+            else:
+                total.cost_usd += cost.cost_usd
+            total.price_in, total.price_out = cost.price_in, cost.price_out
 
 
 def spent_before() -> Usage:

@@ -56,6 +56,12 @@ def build_parser() -> Parser:
                    help="wait for your review of the report: when the critic asks (auto), always, or never")
     p.add_argument("--review-timeout", type=float, metavar="SECONDS",
                    help="how long a review waits for you before the plan runs as proposed (default 1 h)")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="token budget for the whole research, report and verification included")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="cost budget in USD (prices: LLM_PRICES or the built-in table)")
+    p.add_argument("--language", default="auto", metavar="CODE",
+                   help="the report's language: auto (the question's, default) or a code such as en, de, vi")
     _output_flags(p)
     p.set_defaults(handler=commands.research)
 

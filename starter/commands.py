@@ -17,10 +17,12 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities import pricing
 from activities.config import OFFLINE_NOTICE, Settings
 from starter import followup, progress, reviews
 from starter.progress import say
 from starter.stream import EventPrinter, EventStream
+from workflows.roles import Tier
 from starter.temporal import (
     WORKFLOW_TYPE,
     AnswerRefused,
@@ -83,11 +85,36 @@ def build_request(args: argparse.Namespace) -> ResearchRequest:
             review_plan=args.review_plan,
             review_report=args.review_report,
             **({"review_timeout_s": args.review_timeout} if args.review_timeout is not None else {}),
+            max_tokens=args.max_tokens,
+            max_cost_usd=args.max_cost,
+            language=args.language.strip().lower() if args.language else "auto",
         )
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"]).replace("_", "-")
-        raise CliError(f"invalid --{where}: {first['msg']}", EXIT_USAGE) from err
+        flag = {"max-cost-usd": "max-cost"}.get(where, where)
+        if flag == "language":
+            raise CliError(f"invalid --language {args.language!r}: use auto or a language code such as en, de or vi",
+                           EXIT_USAGE) from err
+        raise CliError(f"invalid --{flag}: {first['msg']}", EXIT_USAGE) from err
+
+
+def check_prices(request: ResearchRequest, cfg: Settings) -> None:
+    """A cost budget needs a price for every model the research may use: refused before it
+    starts, naming the model (the worker reads the same LLM_PRICES and model settings)."""
+    if request.max_cost_usd is None or cfg.engine_name == "offline":
+        return
+    try:
+        prices = pricing.table(cfg.llm_prices)
+    except pricing.PriceError as err:
+        raise CliError(str(err), EXIT_USAGE) from None
+    for model in dict.fromkeys(cfg.model_for(tier.value) for tier in Tier):
+        if pricing.price_of(model, prices) is None:
+            raise CliError(
+                f"--max-cost: no price is known for model {model}; set LLM_PRICES, e.g. "
+                f"LLM_PRICES='{{\"{model}\": {{\"input\": 0.5, \"output\": 1.5}}}}' (USD per 1M tokens)",
+                EXIT_USAGE,
+            )
 
 
 def summary_line(request: ResearchRequest) -> str:
@@ -99,6 +126,7 @@ def summary_line(request: ResearchRequest) -> str:
 
 async def research(args: argparse.Namespace, session: Session) -> int:
     request = build_request(args)
+    check_prices(request, session.cfg)
     if args.follow_up:
         earlier = await followup.earlier_research(args.follow_up, session)
         request = request.model_copy(

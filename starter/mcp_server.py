@@ -207,13 +207,8 @@ def _request(question: str, depth: str, mode: str, language: str) -> ResearchReq
     from starter.cli import build_parser
 
     args = build_parser().parse_args(["research", "placeholder"])
-    args.question, args.depth, args.mode = question, depth, mode
-    request = build_request(args)
-    if language.strip().lower() in ("", "auto"):
-        return request
-    if "language" not in ResearchRequest.model_fields:
-        raise CliError("this version writes the report in the question's language only: use language=auto")
-    return ResearchRequest.model_validate({**request.model_dump(), "language": language.strip()})
+    args.question, args.depth, args.mode, args.language = question, depth, mode, language
+    return build_request(args)
 
 
 async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[str, Any]:

@@ -41,6 +41,14 @@ class Usage(BaseModel):
     requests: int = 0
     #: The activity attempt that produced the result (1 = no retry).
     attempt: int = 1
+    #: What those tokens cost in USD; None when the model has no known price (see `unpriced`).
+    cost_usd: float | None = 0.0
+    #: The model that served the call, when its price is unknown (named in the budget's note).
+    unpriced: str | None = None
+    #: The model's prices (USD per 1M tokens, input and output): the workflow prices its next
+    #: calls of this role from them before they are made.
+    price_in: float = 0.0
+    price_out: float = 0.0
 
 
 class LLMOutput(BaseModel):
@@ -59,6 +67,8 @@ class AboutQuestion(BaseModel):
     follows_up: str = ""
     #: The user's answers to clarification questions, in order.
     clarifications: list[str] = Field(default_factory=list)
+    #: The language the reader gets text in (a code: "en", "de", ...; see workflows/language.py).
+    language: str = "en"
 
     def topic_text(self) -> str:
         """The question with its context in one line, as an LLM prompt shows it."""
@@ -85,6 +95,8 @@ class RouteOutput(LLMOutput):
 
 class ClarifyInput(BaseModel):
     messages: list[Message]
+    #: The language to ask in (the question's, or the one the request named).
+    language: str = "en"
 
 
 class ClarifyOutput(LLMOutput):
@@ -171,12 +183,80 @@ class SynthesizeInput(AboutQuestion):
     evidence: list[Evidence] = Field(default_factory=list)
     #: A rewrite: the critic's (or a reviewer's) objections to the previous report, to answer.
     feedback: list[str] = Field(default_factory=list)
+    #: The report's length target in words.
+    target_words: int = 600
 
 
 class SynthesizeOutput(LLMOutput):
     markdown: str
     claims: list[Claim] = Field(default_factory=list)
     engine: str = ""
+
+
+class ReportSection(BaseModel):
+    """One section of a long report, as the outline plans it."""
+
+    heading: str
+    #: What the section must cover, in a sentence.
+    brief: str = ""
+    #: The plan's steps (0-based) whose findings the section draws on.
+    step_indexes: list[int] = Field(default_factory=list)
+
+
+class OutlineInput(AboutQuestion):
+    plan: Plan
+    sources: list[Source]
+    notes: list[str] = Field(default_factory=list)
+    feedback: list[str] = Field(default_factory=list)
+    #: The report's length target in words (by depth, see workflows/reporting.py).
+    target_words: int = 1200
+
+
+class OutlineOutput(LLMOutput):
+    title: str
+    #: Text shown under the title: what the question follows up, how it was clarified.
+    lead: str = ""
+    sections: list[ReportSection] = Field(default_factory=list)
+    #: A closing line the engine adds to every report it writes (the offline engine's disclaimer).
+    footer: str = ""
+    engine: str = ""
+
+
+class SectionInput(AboutQuestion):
+    title: str
+    section: ReportSection
+    #: The steps this section draws on, with their observations.
+    steps: list[PlanStep]
+    #: Only the evidence and sources those steps cite: citations keep their global ids.
+    evidence: list[Evidence] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    #: The other sections' headings, so this one does not repeat them.
+    other_headings: list[str] = Field(default_factory=list)
+    #: Observations of the steps of earlier sections (findings already told there).
+    told_before: list[str] = Field(default_factory=list)
+    feedback: list[str] = Field(default_factory=list)
+    target_words: int = 300
+
+
+class SectionOutput(LLMOutput):
+    #: The section's body in markdown, without its heading.
+    markdown: str
+    claims: list[Claim] = Field(default_factory=list)
+
+
+class SummaryInput(AboutQuestion):
+    title: str
+    sections: list[ReportSection]
+    #: Every completed step, with its observation: the summary is written beside the sections.
+    steps: list[PlanStep]
+    sources: list[Source] = Field(default_factory=list)
+    feedback: list[str] = Field(default_factory=list)
+    target_words: int = 150
+
+
+class SummaryOutput(LLMOutput):
+    markdown: str
+    claims: list[Claim] = Field(default_factory=list)
 
 
 class SearchInput(BaseModel):

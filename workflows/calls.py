@@ -9,7 +9,8 @@
 
 Activities are called by name (`Role.name`) with the role's typed result, so this module and the
 whole workflow package import no activity code. What an LLM call cost, over all its attempts,
-is added to `stats` here, for successes and failures alike.
+is added to `stats` here, for successes and failures alike, and each LLM call is admitted against
+the research's token and cost budgets first (`workflows/budget.py`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
+from workflows import budget
 from workflows.activity_models import Usage
-from workflows.models import Stats, TokenCount
+from workflows.models import TokenCount
 from workflows.redaction import redact
 from workflows.roles import HEARTBEAT_TIMEOUT, Role
+from workflows.stages import RESEARCH_STAGES
 from workflows.state import ResearchState
 
 I = TypeVar("I", bound=BaseModel)
@@ -37,7 +40,20 @@ REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefus
 
 
 async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
-    """Run one activity; None when its retries are spent (the caller applies the fallback)."""
+    """Run one activity; None when its retries are spent (the caller applies the fallback) or
+    when the budget has no room for it while the report is written. Raises `BudgetSpent` while
+    researching when the call would eat into the report's reserve."""
+    charge = admit(state, role, arg) if role.llm else budget.Charge(0, 0.0)
+    if charge is None:
+        return None
+    try:
+        return await _run(state, role, arg)
+    finally:
+        state.spending.in_flight_tokens -= charge.tokens
+        state.spending.in_flight_cost -= charge.cost
+
+
+async def _run(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
     try:
         result = await workflow.execute_activity(
             role.name,
@@ -52,7 +68,7 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
             raise asyncio.CancelledError() from err
         cause = err.cause
         if role.llm:
-            account(state.stats, role.name, usage_of_failure(cause), succeeded=False)
+            account(state, role.name, usage_of_failure(cause), succeeded=False)
         message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))
         if (
             isinstance(cause, ApplicationError)
@@ -65,15 +81,46 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
             state.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
         return None
     if role.llm:
-        account(state.stats, role.name, getattr(result, "usage", None), succeeded=True)
+        account(state, role.name, getattr(result, "usage", None), succeeded=True)
     return result
 
 
-def account(stats: Stats, role: str, usage: Usage | None, *, succeeded: bool) -> None:
-    """Add what one role call cost over all its attempts: completions served, retries, tokens.
+def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
+    """Hold the call's worst case against the budgets (see workflows/budget.py)."""
+    limit, spending = state.budget, state.spending
+    if limit.max_tokens is None and limit.max_cost_usd is None:
+        return budget.Charge(0, 0.0)
+    tokens, cost = budget.estimate(spending, role, arg)
+    planned_tokens = limit.spent_tokens + spending.in_flight_tokens + tokens
+    planned_cost = (limit.spent_cost_usd or 0.0) + spending.in_flight_cost + cost
+    unpriced = spending.unpriced is not None and limit.max_cost_usd is not None
+    if spending.phase == "research" and state.stage in RESEARCH_STAGES:
+        extra_tokens, extra_cost = state.report_reserve()
+        over = budget.BudgetKind.COST if unpriced else budget.exceeded(
+            limit, planned_tokens + extra_tokens, planned_cost + extra_cost)
+        if over is not None:
+            state.stop_for_budget(over)
+            raise budget.BudgetSpent(over.value)
+    elif spending.phase == "report":
+        over = budget.BudgetKind.COST if unpriced else budget.exceeded(limit, planned_tokens, planned_cost)
+        if over is not None:
+            if limit.exhausted is None:
+                state.stop_for_budget(over)
+            state.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
+                               "a fallback was used.")
+            return None
+    spending.in_flight_tokens += tokens
+    spending.in_flight_cost += cost
+    return budget.Charge(tokens, cost)
+
+
+def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: bool) -> None:
+    """Add what one role call cost over all its attempts: completions served, retries, tokens,
+    money; and learn its size and price for the budget's next estimates.
 
     A result without a usage record (an old history, a test double) counts as one call.
     """
+    stats = state.stats
     if usage is None:
         if not succeeded:
             return
@@ -89,6 +136,15 @@ def account(stats: Stats, role: str, usage: Usage | None, *, succeeded: bool) ->
         tokens = stats.tokens_by_role.setdefault(role, TokenCount())
         tokens.prompt_tokens += usage.prompt_tokens
         tokens.completion_tokens += usage.completion_tokens
+    if usage.cost_usd is None:
+        stats.cost_usd = None
+        state.spending.unpriced = state.spending.unpriced or usage.unpriced or "(unknown)"
+    elif stats.cost_usd is not None:
+        stats.cost_usd = round(stats.cost_usd + usage.cost_usd, 6)
+    budget.remember(state.spending, role, usage.prompt_tokens, usage.completion_tokens, usage.requests,
+                    None if usage.cost_usd is None else (usage.price_in, usage.price_out))
+    state.budget.spent_tokens = stats.prompt_tokens + stats.completion_tokens
+    state.budget.spent_cost_usd = stats.cost_usd
 
 
 def usage_of_failure(cause: BaseException | None) -> Usage | None:

@@ -14,6 +14,12 @@ from workflows.models import Claim, PlanStep, Source
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
+def escape(text: str) -> str:
+    """Text from elsewhere (a note, a title) may contain `[7]`: escaped, it cannot pass for a
+    citation, and markdown still shows it as [7]."""
+    return CITATION.sub(lambda m: f"\\[{m.group(1)}\\]", text)
+
+
 def cited_ids(markdown: str) -> list[int]:
     ids: list[int] = []
     for match in CITATION.finditer(markdown):

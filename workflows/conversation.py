@@ -32,7 +32,7 @@ async def converse(state: ResearchState) -> None:
         if route.decision is RoutingDecision.RESEARCH:
             return
         enter(state, Stage.CLARIFYING)
-        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=state.messages[-ROUTING_HISTORY:]))
+        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=state.messages[-ROUTING_HISTORY:], language=state.language))
         if asked is None or not asked.question.strip():
             state.notes.append("A clarification question could not be written; researched the question as asked.")
             return

@@ -31,6 +31,9 @@ ANSWER_MAX_CHARS = 5000
 #: refused at the CLI and when the workflow starts, never left to fail later.
 MAX_CLARIFICATION_TIMEOUT_S = 30 * 24 * 3600.0
 MAX_TIME_BUDGET_S = 24 * 3600.0
+#: Upper bounds of the token and cost budgets: generous, but finite.
+MAX_TOKEN_BUDGET = 100_000_000
+MAX_COST_BUDGET_USD = 10_000.0
 
 
 class Stage(str, Enum):
@@ -163,6 +166,12 @@ class ResearchRequest(BaseModel):
     review_report: ReportReview = ReportReview.AUTO
     #: How long a review waits for a person; then the plan is taken as proposed.
     review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+    #: Token budget for the whole research, report and verification included (None: no limit).
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKEN_BUDGET)
+    #: Cost budget in USD, priced from LLM_PRICES or the built-in table (None: no limit).
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_BUDGET_USD, allow_inf_nan=False)
+    #: The report's language: "auto" (the question's) or a code such as "de" or "vi".
+    language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
 
 
 class ReviewDecision(str, Enum):
@@ -357,6 +366,27 @@ class Stats(BaseModel):
     duration_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: What the LLM calls cost in USD (prices: LLM_PRICES or the built-in table); None when a
+    #: model in use has no known price. The offline engine costs 0.
+    cost_usd: float | None = 0.0
+
+
+class BudgetKind(str, Enum):
+    TOKENS = "tokens"
+    COST = "cost"
+    TIME = "time"
+
+
+class Budget(BaseModel):
+    """The research's budgets and what was spent against them; `exhausted` names the budget
+    that stopped the research early (its report is then partial and says so)."""
+
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    time_budget_s: float | None = None
+    spent_tokens: int = 0
+    spent_cost_usd: float | None = 0.0
+    exhausted: BudgetKind | None = None
 
 
 class ResearchStatus(BaseModel):
@@ -419,6 +449,10 @@ class ResearchResult(BaseModel):
     refinements: list[Refinement] = Field(default_factory=list)
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
+    #: The budgets and what was spent; None when the research predates budgets.
+    budget: Budget | None = None
+    #: The report's language code (the question's, detected, unless the request named one).
+    language: str = "en"
 
 
 class Passage(BaseModel):

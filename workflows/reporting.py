@@ -14,39 +14,184 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import citations, roles
-from workflows.activity_models import SaveResearchInput, SynthesizeInput
+from workflows import budget, citations, roles
+from workflows.activity_models import (
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SaveResearchInput,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
+    SynthesizeInput,
+)
 from workflows.calls import call
-from workflows.models import Claim, ResearchResult, Stage
+from workflows.models import Claim, Depth, PlanStep, ResearchResult, Stage, StepStatus
 from workflows.stages import enter
 from workflows.state import ResearchState
+
+#: Patch id: reports of medium and extended researches are written section by section.
+SECTIONED_PATCH = "sectioned-report"
+#: Report length targets in words, by depth: a light report answers, a medium one explains each
+#: facet, an extended one goes into depth on each.
+TARGET_WORDS: dict[Depth, int] = {Depth.LIGHT: 500, Depth.MEDIUM: 1200, Depth.EXTENDED: 2500, Depth.AUTO: 1200}
+#: A summary's share of the report.
+SUMMARY_WORDS = 150
+#: At most this many sections, whatever the outline proposes.
+MAX_SECTIONS = 8
 
 
 async def synthesize(state: ResearchState, feedback: list[str] | None = None) -> tuple[str, list[Claim]]:
     """The report; `feedback` (a rewrite) lists the objections the new report must answer."""
     enter(state, Stage.SYNTHESIZING)
     steps = state.plan.steps if state.plan else []
+    written: tuple[str, list[Claim]] | None = None
     try:
-        report = await call(state, roles.SYNTHESIZE, SynthesizeInput(
-            **state.about(),
-            plan=state.plan,
-            sources=state.sources,
-            passages=state.background if state.plan is None else [],
-            notes=state.notes,
-            evidence=state.evidence,
-            **({"feedback": feedback} if feedback else {}),
-        ))
+        if _in_sections(state) and workflow.patched(SECTIONED_PATCH):
+            written = await _write_in_sections(state, feedback or [])
+        if written is None:
+            written = await _write_in_one_call(state, feedback or [])
     except asyncio.CancelledError:
         state.notes.append("The research was cancelled while the report was being written.")
-        report = None
-    if report is None:
+        written = None
+    if written is None:
         state.notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
         return citations.fallback_report(state.question, steps, state.sources, state.notes), []
-    state.engine = report.engine
-    markdown, dropped = citations.drop_unresolved(report.markdown, state.sources)
+    markdown, claims = written
+    markdown, dropped = citations.drop_unresolved(markdown, state.sources)
     if dropped:
         state.notes.append(f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}.")
-    return markdown, citations.keep_resolved_claims(report.claims, state.sources)
+    return markdown, citations.keep_resolved_claims(claims, state.sources)
+
+
+def _in_sections(state: ResearchState) -> bool:
+    """Long reports (medium and extended depth, two steps or more) are written in sections."""
+    done = [s for s in state.plan.steps if s.status is StepStatus.COMPLETED and s.observation] if state.plan else []
+    return len(done) >= 2 and budget.sectioned_depth(state.depth)
+
+
+async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
+    report = await call(state, roles.SYNTHESIZE, SynthesizeInput(
+        **state.about(),
+        plan=state.plan,
+        sources=state.sources,
+        passages=state.background if state.plan is None else [],
+        notes=state.notes,
+        evidence=state.evidence,
+        target_words=TARGET_WORDS[state.depth],
+        **({"feedback": feedback} if feedback else {}),
+    ))
+    if report is None:
+        return None
+    state.engine = report.engine
+    return report.markdown, report.claims
+
+
+async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
+    """Outline, then every section and the summary at once (each call sees only its own
+    findings and evidence, citing by the research's global source ids), assembled here.
+
+    The summary is written beside the sections, from the same findings, rather than after them:
+    the critical path is then two calls (outline, then the longest section), not one per section.
+    None when the outline cannot be had: the report is then written in one call.
+    """
+    assert state.plan is not None
+    steps = state.plan.steps
+    target = TARGET_WORDS[state.depth]
+    outline = await call(state, roles.OUTLINE, OutlineInput(
+        **state.about(), plan=state.plan, sources=state.sources, notes=state.notes,
+        feedback=feedback, target_words=target,
+    ))
+    if outline is None:
+        return None
+    state.engine = outline.engine or state.engine
+    sections = plan_sections(outline.sections, steps)
+    if not sections:
+        return None
+    per_section = max(100, (target - SUMMARY_WORDS) // len(sections))
+    headings = [s.heading for s in sections]
+    writing = [
+        call(state, roles.WRITE_SECTION, SectionInput(
+            **state.about(), title=outline.title, section=section,
+            steps=[steps[i] for i in section.step_indexes],
+            evidence=[e for e in state.evidence if e.source_id in _cited_by(steps, section)],
+            sources=[s for s in state.sources if s.id in _cited_by(steps, section)],
+            other_headings=[h for h in headings if h != section.heading],
+            told_before=[steps[i].observation or "" for earlier in sections[:k] for i in earlier.step_indexes],
+            feedback=feedback, target_words=per_section,
+        ))
+        for k, section in enumerate(sections)
+    ]
+    summarizing = call(state, roles.SUMMARIZE, SummaryInput(
+        **state.about(), title=outline.title, sections=sections,
+        steps=[s for s in steps if s.status is StepStatus.COMPLETED and s.observation],
+        sources=state.sources, feedback=feedback, target_words=SUMMARY_WORDS,
+    ))
+    *bodies, summary = await asyncio.gather(*writing, summarizing)
+    return assemble(state, outline, sections, bodies, summary)
+
+
+def plan_sections(proposed: list[ReportSection], steps: list[PlanStep]) -> list[ReportSection]:
+    """The outline's sections, kept to completed steps with findings; each such step in exactly
+    one section (a step the outline left out gets a section of its own, so no finding is lost)."""
+    usable = {i for i, s in enumerate(steps) if s.status is StepStatus.COMPLETED and s.observation}
+    placed: set[int] = set()
+    sections: list[ReportSection] = []
+    for section in proposed[:MAX_SECTIONS]:
+        indexes = [i for i in dict.fromkeys(section.step_indexes) if i in usable and i not in placed]
+        if not indexes or not section.heading.strip():
+            continue
+        placed.update(indexes)
+        sections.append(section.model_copy(update={"step_indexes": indexes, "heading": section.heading.strip()}))
+    for i in sorted(usable - placed):
+        sections.append(ReportSection(heading=steps[i].title, brief=steps[i].description, step_indexes=[i]))
+    return sections
+
+
+def _cited_by(steps: list[PlanStep], section: ReportSection) -> set[int]:
+    ids: set[int] = set()
+    for i in section.step_indexes:
+        ids.update(steps[i].source_ids)
+        ids.update(citations.cited_ids(steps[i].observation or ""))
+    return ids
+
+
+def assemble(state: ResearchState, outline: OutlineOutput, sections: list[ReportSection],
+             bodies: list[SectionOutput | None], summary: SummaryOutput | None) -> tuple[str, list[Claim]]:
+    """One report from its pieces: title, notes, summary, the sections in the outline's order
+    (a section whose writer failed shows its steps' observations as found), the sources cited."""
+    steps = state.plan.steps if state.plan else []
+    lines = [f"# {citations.escape(outline.title.strip() or state.question)}", ""]
+    if outline.lead.strip():
+        lines += [outline.lead.strip(), ""]
+    lines += [f"> **Note:** {citations.escape(note)}" for note in state.notes]
+    if state.notes:
+        lines.append("")
+    claims: list[Claim] = []
+    if summary is not None and summary.markdown.strip():
+        lines += ["## Summary", "", summary.markdown.strip(), ""]
+        claims += summary.claims
+    for section, body in zip(sections, bodies):
+        lines += [f"## {citations.escape(section.heading)}", ""]
+        if body is not None and body.markdown.strip():
+            lines += [body.markdown.strip(), ""]
+            claims += body.claims
+        else:
+            lines += [(steps[i].observation or "").strip() for i in section.step_indexes]
+            lines.append("")
+    skipped = [s.title for s in steps if s.status is not StepStatus.COMPLETED]
+    if skipped:
+        lines += [f"Planned but not researched: {citations.escape('; '.join(skipped))}.", ""]
+    cited = set(citations.cited_ids("\n".join(lines)))
+    listed = [s for s in state.sources if s.id in cited]
+    if listed:
+        lines += ["## Sources", ""]
+        lines += [f"- [{s.id}] {citations.escape(s.title)} — {s.url}" for s in listed]
+        lines.append("")
+    if outline.footer.strip():
+        lines += ["---", "", outline.footer.strip()]
+    return "\n".join(lines).rstrip() + "\n", claims
 
 
 async def save(state: ResearchState, result: ResearchResult, started: datetime) -> None:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from workflows import budget, language
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
 from workflows.events import Event, finished
@@ -33,6 +34,7 @@ from workflows.models import (
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
+    BudgetKind,
     ReviewTarget,
     Speaker,
     Stage,
@@ -77,6 +79,8 @@ class DeepResearchWorkflow:
                 non_retryable=True,
             )
         state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
+        state.language = language.choose(request.language, query)
+        state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
         begin(state)
 
         cancelled = False
@@ -92,12 +96,16 @@ class DeepResearchWorkflow:
                 finished(state, result)
                 return result
             cancelled = True
+        state.spending.phase = "report"
         report, claims = await synthesize(state)
         if workflow.patched(VERIFICATION_PATCH):
             if state.request.verify and not cancelled and workflow.patched(REFINING_PATCH):
                 report, claims, cancelled = await refine(state, report, claims)
             else:
                 report, claims = await check(state, report, claims, cancelled)
+        partial = budget.partial_line(state.budget, state.spending)
+        if partial:
+            report = f"{partial}\n\n{report}"
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
         result = state.result(report, claims, started, workflow.now())
         if workflow.patched(LIBRARY_PATCH):
@@ -105,16 +113,26 @@ class DeepResearchWorkflow:
         finished(state, result)
         return result
 
+    def _time_budget(self) -> float | None:
+        return self.state.request.time_budget_s or MODE_BUDGET_S[self.state.request.mode]
+
     async def _research_within_budget(self) -> None:
-        """Run the research; when the mode's time budget runs out, a durable timer stops it.
-        Time spent waiting for a person's review does not count: the timer is re-armed with
-        what is left once the person has answered."""
+        """Run the research until it is done or a budget stops it: the token or cost budget
+        from inside (`BudgetSpent`, workflows/budget.py), the time budget from outside with a
+        durable timer. Time spent waiting for a person's review does not count: the timer is
+        re-armed with what is left once the person has answered."""
+        try:
+            await self._research_within_time()
+        except budget.BudgetSpent:
+            pass  # state.budget says which budget, the notes say so; the report is written next
+
+    async def _research_within_time(self) -> None:
         state = self.state
-        budget = state.request.time_budget_s or MODE_BUDGET_S[state.request.mode]
+        limit_s = self._time_budget()
         research = asyncio.create_task(self._research())
         started = workflow.now()
         try:
-            if budget is None:
+            if limit_s is None:
                 await research
                 return
             while not research.done():
@@ -122,9 +140,9 @@ class DeepResearchWorkflow:
                     await workflow.wait_condition(lambda: research.done() or state.waiting_since is None)
                     continue
                 spent = (workflow.now() - started).total_seconds() - state.paused_s
-                if spent >= budget:
+                if spent >= limit_s:
                     break
-                done, _ = await workflow.wait([research], timeout=budget - spent)
+                done, _ = await workflow.wait([research], timeout=limit_s - spent)
                 if not done and state.waiting_since is None and state.paused_s == 0:
                     break  # the budget ran out with nobody waited for: no re-arming needed
         except asyncio.CancelledError:
@@ -135,9 +153,12 @@ class DeepResearchWorkflow:
             return
         await _stop(research)
         state.notes.append(
-            f"The {state.request.mode.value} mode's time budget of {duration(budget)} ran out; "
+            f"The {state.request.mode.value} mode's time budget of {duration(limit_s)} ran out; "
             "the report covers the steps finished by then."
         )
+        if state.budget.exhausted is None:
+            state.budget.exhausted = BudgetKind.TIME
+            state.spending.stopped_after = (state.steps_done(), len(state.plan.steps) if state.plan else 0)
 
     async def _research(self) -> None:
         state = self.state

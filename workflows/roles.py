@@ -28,6 +28,8 @@ from workflows.activity_models import (
     CoordinateOutput,
     CritiqueInput,
     CritiqueOutput,
+    OutlineInput,
+    OutlineOutput,
     ObserveInput,
     ObserveOutput,
     PlanInput,
@@ -44,6 +46,10 @@ from workflows.activity_models import (
     SaveResearchOutput,
     SearchInput,
     SearchOutput,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
     SynthesizeInput,
     SynthesizeOutput,
     VerifyClaimsInput,
@@ -72,26 +78,35 @@ class PromptSettings:
 
     tier: Tier
     temperature: float
+    #: The longest reply the engine asks for (`max_tokens`): what bounds a call's cost before it
+    #: is made (workflows/budget.py). A reply cut off there is continued once (openai engine).
+    max_tokens: int = 1000
     request_timeout_s: float = 60.0
 
 
 #: One row per prompt file in activities/prompts/. Low temperatures for decisions (routing at 0.3
 #: per seed 000), a little higher where variety helps.
 PROMPTS: dict[str, PromptSettings] = {
-    "agent_orchestrator": PromptSettings(Tier.SIMPLE, 0.3),
-    "agent_clarification": PromptSettings(Tier.SIMPLE, 0.5),
-    "agent_coordinator": PromptSettings(Tier.SIMPLE, 0.2),
-    "agent_background": PromptSettings(Tier.SIMPLE, 0.4),
-    "agent_researcher_queries": PromptSettings(Tier.ANALYTICAL, 0.4),
-    "agent_planner": PromptSettings(Tier.ANALYTICAL, 0.4),
-    "agent_researcher": PromptSettings(Tier.ANALYTICAL, 0.2),
-    "agent_reflector": PromptSettings(Tier.SIMPLE, 0.2),
-    "agent_synthesizer": PromptSettings(Tier.COMPLEX, 0.3, request_timeout_s=120.0),
+    "agent_orchestrator": PromptSettings(Tier.SIMPLE, 0.3, max_tokens=400),
+    "agent_clarification": PromptSettings(Tier.SIMPLE, 0.5, max_tokens=400),
+    "agent_coordinator": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=600),
+    "agent_background": PromptSettings(Tier.SIMPLE, 0.4, max_tokens=400),
+    "agent_researcher_queries": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=400),
+    "agent_planner": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=2000),
+    "agent_researcher": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1500),
+    "agent_reflector": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=800),
+    "agent_synthesizer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),
+    # A long report is written in pieces (workflows/reporting.py): the outline, each section
+    # (concurrently) and the summary; each piece is a reply of its own size.
+    "agent_outliner": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=1000),
+    "agent_section_writer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),
+    "agent_summarizer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=1000),
     # Judging a claim against a passage is a reading task; rewriting one is close to it.
-    "agent_verifier": PromptSettings(Tier.ANALYTICAL, 0.0),
-    "agent_reviser": PromptSettings(Tier.ANALYTICAL, 0.2),
-    "agent_critic": PromptSettings(Tier.ANALYTICAL, 0.0),
+    "agent_verifier": PromptSettings(Tier.ANALYTICAL, 0.0, max_tokens=2000),
+    "agent_reviser": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1500),
+    "agent_critic": PromptSettings(Tier.ANALYTICAL, 0.0, max_tokens=1200),
 }
+
 
 LLM_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
@@ -155,6 +170,13 @@ REFLECT = Role("reflect", ReflectInput, ReflectOutput, "CONTINUE while steps rem
 SYNTHESIZE = Role("synthesize", SynthesizeInput, SynthesizeOutput,
                   "a plain report of the step observations",
                   timeout=timedelta(seconds=180), prompts=("agent_synthesizer",))
+OUTLINE = Role("outline_report", OutlineInput, OutlineOutput, "the report is written in one call",
+               prompts=("agent_outliner",))
+WRITE_SECTION = Role("write_section", SectionInput, SectionOutput,
+                     "the section lists its steps' observations as found",
+                     timeout=timedelta(seconds=180), prompts=("agent_section_writer",))
+SUMMARIZE = Role("summarize_report", SummaryInput, SummaryOutput, "the report has no summary",
+                 prompts=("agent_summarizer",))
 VERIFY_CLAIMS = Role("verify_claims", VerifyClaimsInput, VerifyClaimsOutput, "claims stay unverified",
                      prompts=("agent_verifier",))
 REVISE_CLAIMS = Role("revise_claims", ReviseClaimsInput, ReviseClaimsOutput,
@@ -170,7 +192,7 @@ SAVE_RESEARCH = Role("save_research", SaveResearchInput, SaveResearchOutput,
 
 ROLES: tuple[Role, ...] = (
     ROUTE, CLARIFY, COORDINATE, WRITE_QUERIES, PLAN, OBSERVE, REFLECT, SYNTHESIZE,
-    VERIFY_CLAIMS, REVISE_CLAIMS, CRITIQUE, SEARCH, READ_PAGE, SAVE_RESEARCH,
+    OUTLINE, WRITE_SECTION, SUMMARIZE, VERIFY_CLAIMS, REVISE_CLAIMS, CRITIQUE, SEARCH, READ_PAGE, SAVE_RESEARCH,
 )
 LLM_ROLES: tuple[Role, ...] = tuple(r for r in ROLES if r.llm)
 BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}

@@ -107,7 +107,7 @@ def begin(state: ResearchState) -> None:
     request = state.request
     emit(state, EventKind.STAGE, f"{state.stage.value}: {state.question[:200]}",
          {"stage": state.stage.value, "from": None, "query": state.question, "depth": request.depth.value,
-          "mode": request.mode.value})
+          "mode": request.mode.value, "language": state.language})
     show_progress(state)
 
 

@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from workflows import budget as budgets
 from workflows import followup
 from workflows.activity_models import AboutQuestion
 from workflows.events import EventLog, EventKind, emit
 from workflows.models import (
     STEP_LIMITS,
+    Budget,
+    BudgetKind,
     Claim,
     Clarification,
     Complexity,
@@ -96,6 +99,11 @@ class ResearchState:
     notes: list[str] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
     engine: str = ""
+    # --- budgets and language (budget.py, language.py) ---
+    budget: Budget = field(default_factory=Budget)
+    spending: budgets.Spending = field(default_factory=budgets.Spending)
+    #: The report's language code, decided when the research starts.
+    language: str = "en"
     #: What happened, in order, for the `events` query (workflows/events.py).
     events: EventLog = field(default_factory=EventLog)
 
@@ -112,6 +120,7 @@ class ResearchState:
             "query": self.question,
             "follows_up": followup.context(self.question, self.request.history),
             "clarifications": [c.answer for c in self.clarifications if c.answer],
+            "language": self.language,
         }
 
     def topic_text(self) -> str:
@@ -144,6 +153,33 @@ class ResearchState:
             if step.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS):
                 step.status = StepStatus.SKIPPED
                 step.description = f"{step.description} (skipped: {why})".strip()
+
+    # --- budgets ---------------------------------------------------------------------------------
+
+    def report_reserve(self) -> tuple[int, float]:
+        """What writing and checking the report will likely take, sized from what was gathered."""
+        steps = budgets.completed(self.plan.steps) if self.plan else []
+        observations = sum(len(s.observation or "") for s in steps) + sum(len(p.text) for p in self.background)
+        evidence = sum(len(e.text) for e in self.evidence)
+        return budgets.reserve(
+            self.spending,
+            sectioned=budgets.sectioned_depth(self.depth) and len(steps) >= 2,
+            sections=max(len(steps), 1),
+            observations_chars=observations + 200 * len(self.sources),
+            evidence_chars=evidence,
+            verify=self.request.verify,
+        )
+
+    def stop_for_budget(self, kind: BudgetKind) -> None:
+        """Record which budget stopped the research, after how many steps; skip the rest."""
+        if self.budget.exhausted is not None:
+            return
+        self.budget.exhausted = kind
+        planned = len(self.plan.steps) if self.plan else 0
+        self.spending.stopped_after = (self.steps_done(), planned)
+        why = (budgets.partial_line(self.budget, self.spending) or "").removeprefix("> Partial report: ")
+        self.notes.append(f"{why[:1].upper()}{why[1:].rstrip('.')}; the report covers what was found by then.")
+        self.skip_pending(f"the {kind.value} budget ran out")
 
     # --- sources --------------------------------------------------------------------------------
 
@@ -221,6 +257,8 @@ class ResearchState:
             reviews=self.reviews,
             refinements=self.refinements,
             notes=self.notes,
+            budget=self.budget,
+            language=self.language,
         )
 
     def details(self) -> str:

@@ -23,6 +23,7 @@ from activities.offline_engine import checks
 from activities.offline_engine.observing import observe_step
 from activities.offline_engine.planning import classify, make_plan, search_queries
 from activities.offline_engine.reflecting import reflect_on
+from activities.offline_engine import reporting
 from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule
 from workflows.activity_models import (
@@ -32,6 +33,12 @@ from workflows.activity_models import (
     CoordinateOutput,
     CritiqueInput,
     CritiqueOutput,
+    OutlineInput,
+    OutlineOutput,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
     ObserveInput,
     ObserveOutput,
     PlanInput,
@@ -81,6 +88,15 @@ class OfflineEngine:
 
     async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
         return write_report(inp)
+
+    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
+        return reporting.outline(inp)
+
+    async def write_section(self, inp: SectionInput) -> SectionOutput:
+        return reporting.write_section(inp)
+
+    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
+        return reporting.summarize(inp)
 
     async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         return checks.verify(inp)

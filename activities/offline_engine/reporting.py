@@ -15,8 +15,20 @@ from dataclasses import dataclass
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts
 from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
-from workflows.activity_models import AboutQuestion, SynthesizeInput, SynthesizeOutput
-from workflows.citations import CITATION
+from workflows import language
+from workflows.activity_models import (
+    AboutQuestion,
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
+    SynthesizeInput,
+    SynthesizeOutput,
+)
+from workflows.citations import CITATION, escape
 from workflows.models import Claim, Passage, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
@@ -45,15 +57,12 @@ class _Sentence:
 
 def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     """An extractive report: title, notes, summary, one section per completed step, sources."""
-    question, answers, follow_up = _question_parts(inp)
     known = {s.id for s in inp.sources}
-    lines = [f"# {_escape_citations(' '.join(question.split())) or 'Research report'}", ""]
-    if follow_up:
-        lines += [f"*Follow-up to: {_escape_citations(follow_up)}*", ""]
-    if answers:
-        lines += [f"*Clarified: {_escape_citations(answers)}*", ""]
+    lines = [f"# {_title(inp)}", ""]
+    if _lead(inp):
+        lines += [_lead(inp), ""]
     if inp.notes:
-        lines += ["\n>\n".join(f"> **Note:** {_escape_citations(n)}" for n in inp.notes), ""]
+        lines += ["\n>\n".join(f"> **Note:** {escape(n)}" for n in inp.notes), ""]
     cited: list[_Sentence] = []
     if inp.plan is None:
         body, cited = _direct_answer(inp, inp.passages, known)
@@ -65,11 +74,96 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     listed = sorted((s for s in inp.sources if s.id in set(used)), key=lambda s: s.id)
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {_escape_citations(s.title)} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {escape(s.title)} — {s.url}" for s in listed]
         lines.append("")
-    lines += ["---", "", DISCLAIMER]
+    lines += ["---", "", _footer(inp)]
     claims = _claims(cited)
     return SynthesizeOutput(markdown="\n".join(lines).rstrip() + "\n", claims=claims, engine=ENGINE_NAME)
+
+
+# --- a long report in pieces: outline, sections, summary (workflows/reporting.py assembles them) ---
+
+
+def outline(inp: OutlineInput) -> OutlineOutput:
+    """One section per completed step with findings, in the plan's order, headed by its title."""
+    sections = [
+        ReportSection(heading=step.title, brief=step.description, step_indexes=[i])
+        for i, step in enumerate(inp.plan.steps)
+        if step.status is StepStatus.COMPLETED and step.observation
+    ]
+    return OutlineOutput(title=_title(inp), lead=_lead(inp), sections=sections, footer=_footer(inp),
+                         engine=ENGINE_NAME)
+
+
+def write_section(inp: SectionInput) -> SectionOutput:
+    """The section's steps' cited sentences as a list; a finding an earlier section already
+    told (its steps' observations are `told_before`) is not told again."""
+    known = {s.id for s in inp.sources}
+    told = [_uncited(s.text) for text in inp.told_before for s in _report_sentences(text, {*known, *_ids(text)})]
+    found: list[_Sentence] = []
+    said = ""
+    for step in inp.steps:
+        sentences = _report_sentences(step.observation or "", known)
+        found += [s for s in sentences if s.ids]
+        said = said or _uncited(step.observation or "").strip()
+    fresh: list[_Sentence] = []
+    for sentence in found:
+        plain = _uncited(sentence.text)
+        if not any(_near_duplicate(plain, t) for t in told) and not any(
+            _near_duplicate(plain, _uncited(f.text)) for f in fresh
+        ):
+            fresh.append(sentence)
+    if fresh:
+        body = "\n".join(f"- {s.text}" for s in fresh)
+    elif found:
+        body = "_This section's sources repeat findings listed above._"
+    else:
+        body = f"_No cited findings for this section. {escape(said)}_"
+    return SectionOutput(markdown=body, claims=_claims(fresh))
+
+
+def summarize(inp: SummaryInput) -> SummaryOutput:
+    """The sentences of all findings that best match the question, as one paragraph."""
+    known = {s.id for s in inp.sources}
+    everything: list[_Sentence] = []
+    for step in inp.steps:
+        for sentence in _report_sentences(step.observation or "", known):
+            if sentence.ids and not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in everything):
+                everything.append(sentence)
+    chosen = _top_sentences(inp, everything, SUMMARY_SENTENCES, require_match=False)
+    if not chosen:
+        return SummaryOutput(markdown="The sections below found no sentence in their sources that could be cited.")
+    return SummaryOutput(markdown=" ".join(s.text for s in chosen), claims=_claims(chosen))
+
+
+def _title(about: AboutQuestion) -> str:
+    question, _, _ = _question_parts(about)
+    return escape(" ".join(question.split())) or "Research report"
+
+
+def _lead(about: AboutQuestion) -> str:
+    """What the question follows up and how it was clarified, in italics under the title."""
+    _, answers, follow_up = _question_parts(about)
+    lines = []
+    if follow_up:
+        lines.append(f"*Follow-up to: {escape(follow_up)}*")
+    if answers:
+        lines.append(f"*Clarified: {escape(answers)}*")
+    return "\n\n".join(lines)
+
+
+def _footer(about: AboutQuestion) -> str:
+    """The disclaimer, and when the reader asked for another language, that it was not written."""
+    if about.language.split("-")[0] == "en":
+        return DISCLAIMER
+    return (
+        f"*The offline engine cannot write {language.name(about.language)}: this report quotes its "
+        f"sources in their own language and its headings are in English.*\n\n{DISCLAIMER}"
+    )
+
+
+def _ids(text: str) -> set[int]:
+    return {int(n) for m in CITATION.finditer(text) for n in m.group(1).split(",")}
 
 
 def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], list[_Sentence]]:
@@ -82,13 +176,13 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
         found = [s for s in sentences if s.ids]
         # Steps often read the same pages: a finding is listed once, under the first step that found it.
         fresh = [s for s in found if not any(_near_duplicate(_uncited(s.text), _uncited(e.text)) for e in everything)]
-        sections += [f"## {_escape_citations(step.title)}", ""]
+        sections += [f"## {escape(step.title)}", ""]
         if fresh:
             sections += [f"- {s.text}" for s in fresh]
         elif found:
             sections.append("_This step's sources repeat findings listed above._")
         else:
-            said = _escape_citations(_uncited(step.observation or "").strip())
+            said = escape(_uncited(step.observation or "").strip())
             sections.append(f"_No cited findings for this step. {said}_")
         sections.append("")
         everything += fresh
@@ -103,7 +197,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
     lines += sections
     skipped = [s.title for s in inp.plan.steps if s.status is not StepStatus.COMPLETED]
     if skipped:
-        lines += [f"Planned but not researched: {_escape_citations('; '.join(skipped))}.", ""]
+        lines += [f"Planned but not researched: {escape('; '.join(skipped))}.", ""]
     return lines, [*summary, *everything]
 
 
@@ -179,9 +273,3 @@ def _claims(sentences: list[_Sentence]) -> list[Claim]:
             seen.add(text.lower())
             claims.append(Claim(text=text, source_ids=list(sentence.ids), verdict=Verdict.UNVERIFIED))
     return claims
-
-
-def _escape_citations(text: str) -> str:
-    """Text from elsewhere (a note, a title) may contain `[7]`: escaped, it cannot pass for a
-    citation, and markdown still shows it as [7]."""
-    return CITATION.sub(lambda m: f"\\[{m.group(1)}\\]", text)

@@ -25,7 +25,8 @@ from workflows.roles import PROMPTS
 NO_KEY = "not-needed"
 
 #: Features a server rejected, per (base_url, model), for the life of the process. One of
-#: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature".
+#: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature",
+#: "max_tokens" (newer OpenAI models want `max_completion_tokens`), "max_completion_tokens".
 _UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
 
 
@@ -59,6 +60,10 @@ def _rejected_feature(err: openai.APIStatusError, sent: set[str]) -> str | None:
         return "json_object"
     if "temperature" in sent and "temperature" in text:
         return "temperature"
+    if "max_completion_tokens" in sent and "max_completion_tokens" in text:
+        return "max_completion_tokens"
+    if "max_tokens" in sent and "max_tokens" in text:
+        return "max_tokens"
     return None
 
 
@@ -83,9 +88,14 @@ def _request(
             options["response_format"] = {"type": "json_object"}
     if "temperature" not in unsupported:
         options["temperature"] = PROMPTS[role].temperature
+    # The reply's length cap is what bounds a call's cost before it is made (workflows/budget.py).
+    if "max_tokens" not in unsupported:
+        options["max_tokens"] = PROMPTS[role].max_tokens
+    elif "max_completion_tokens" not in unsupported:
+        options["max_completion_tokens"] = PROMPTS[role].max_tokens
     return content, options
 
 
 def _features(options: dict[str, Any]) -> set[str]:
     sent = {options["response_format"]["type"]} if "response_format" in options else set()
-    return sent | ({"temperature"} & options.keys())
+    return sent | ({"temperature", "max_tokens", "max_completion_tokens"} & options.keys())

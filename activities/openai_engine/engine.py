@@ -27,7 +27,7 @@ import openai
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
-from activities import tracing
+from activities import pricing, tracing
 from activities.config import Settings
 from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
@@ -45,6 +45,10 @@ from activities.openai_engine.formatting import (
     _plan,
 )
 from activities.openai_engine.replies import (
+    OutlineReply,
+    SectionReply,
+    SummaryReply,
+    read_text,
     ClarifyReply,
     ClassificationReply,
     CritiqueReply,
@@ -77,6 +81,13 @@ from workflows.activity_models import (
     CritiqueOutput,
     ObserveInput,
     ObserveOutput,
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
     PlanInput,
     PlanOutput,
     ReflectInput,
@@ -93,6 +104,7 @@ from workflows.activity_models import (
     WriteQueriesInput,
     WriteQueriesOutput,
 )
+from workflows.language import name as language_name
 from workflows.roles import PROMPTS
 
 log = logging.getLogger(__name__)
@@ -115,6 +127,10 @@ class OpenAIEngine:
         self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
         self._prompts = PromptBook(self._langfuse)
         self._secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        try:
+            self._prices = pricing.table(settings.llm_prices)
+        except pricing.PriceError as err:
+            raise ApplicationError(str(err), type="ConfigError", non_retryable=True) from None
         if client is None:
             client = connect(settings, self._secret)
         self._client = client
@@ -141,7 +157,8 @@ class OpenAIEngine:
 
     async def clarify(self, inp: ClarifyInput) -> ClarifyOutput:
         reply, usage = await self._ask(
-            "agent_clarification", ClarifyReply, conversation_history=_conversation(inp.messages)
+            "agent_clarification", ClarifyReply, conversation_history=_conversation(inp.messages),
+            language=language_name(inp.language),
         )
         return ClarifyOutput(question=reply.question.strip(), usage=usage)
 
@@ -211,6 +228,7 @@ class OpenAIEngine:
             step_description=inp.step.description or NONE,
             sources=_passages(inp.passages),
             source_ids=", ".join(str(n) for n in dict.fromkeys(known)),
+            language=language_name(inp.language),
         )
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
         source_ids = [n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known]
@@ -254,6 +272,8 @@ class OpenAIEngine:
             notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
             evidence=_evidence(inp.evidence),
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            target_words=inp.target_words,
+            language=language_name(inp.language),
         )
         markdown = reply.markdown.strip()
         by_id = {s.id: s for s in inp.sources}
@@ -263,6 +283,70 @@ class OpenAIEngine:
             markdown += f"\n\n## Sources\n\n{listing}"
         claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
         return SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
+
+    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
+        """The long report's title and sections, each with the steps whose findings it uses."""
+        model = self._settings.model_for(PROMPTS["agent_outliner"].tier.value)
+        steps = "\n\n".join(
+            f"Step {i}: {s.title}\n{untrusted(s.observation, 'findings')}"
+            for i, s in enumerate(inp.plan.steps) if s.status is StepStatus.COMPLETED and s.observation
+        )
+        reply, usage = await self._ask(
+            "agent_outliner",
+            OutlineReply,
+            query=inp.topic_text(),
+            findings=steps or NONE,
+            notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
+            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            target_words=inp.target_words,
+            language=language_name(inp.language),
+        )
+        sections = [ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
+                    for s in reply.sections if s.heading.strip()]
+        return OutlineOutput(title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage)
+
+    async def write_section(self, inp: SectionInput) -> SectionOutput:
+        """One section's prose; citations to ids outside the section's sources are removed."""
+        known = {s.id for s in inp.sources}
+        reply, usage = await self._ask(
+            "agent_section_writer",
+            SectionReply,
+            query=inp.topic_text(),
+            title=inp.title,
+            heading=inp.section.heading,
+            brief=inp.section.brief or NONE,
+            findings="\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in inp.steps) or NONE,
+            evidence=_evidence(inp.evidence),
+            sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
+            other_headings="\n".join(f"- {h}" for h in inp.other_headings) or NONE,
+            told_before=untrusted(_cut("\n".join(inp.told_before), 4000), "findings") if inp.told_before else NONE,
+            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            target_words=inp.target_words,
+            language=language_name(inp.language),
+        )
+        markdown = _only_known_citations(reply.markdown.strip(), known)
+        claims = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known])
+                  for c in reply.claims if c.text.strip()]
+        return SectionOutput(markdown=markdown, claims=[c for c in claims if c.source_ids], usage=usage)
+
+    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
+        known = {s.id for s in inp.sources}
+        reply, usage = await self._ask(
+            "agent_summarizer",
+            SummaryReply,
+            query=inp.topic_text(),
+            title=inp.title,
+            sections="\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections) or NONE,
+            findings="\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in inp.steps) or NONE,
+            sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
+            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            target_words=inp.target_words,
+            language=language_name(inp.language),
+        )
+        markdown = _only_known_citations(reply.markdown.strip(), known)
+        claims = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known])
+                  for c in reply.claims if c.text.strip()]
+        return SummaryOutput(markdown=markdown, claims=[c for c in claims if c.source_ids], usage=usage)
 
     async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         """The judge's verdict per claim; a claim the model skipped stays out of the answer and
@@ -291,6 +375,7 @@ class OpenAIEngine:
                 for c in inp.claims
             ),
             evidence=_evidence(inp.evidence),
+            language=language_name(inp.language),
         )
         rewrites = [
             r.model_copy(update={"text": _only_known_citations(r.text, allowed[r.index]).strip()})
@@ -365,14 +450,13 @@ class OpenAIEngine:
                     failure = self._error(err, model)
                     generation.failed(failure.message)
                     raise failure from None
-                usage = Usage(
-                    prompt_tokens=getattr(completion.usage, "prompt_tokens", 0) or 0,
-                    completion_tokens=getattr(completion.usage, "completion_tokens", 0) or 0,
-                    requests=1,
-                )
-                served(usage.prompt_tokens, usage.completion_tokens)
+                usage = self._usage(completion, model)
+                served(usage.prompt_tokens, usage.completion_tokens, usage)
                 try:
-                    parsed = read_reply(completion, reply, model, lambda err: self._error(err, model))
+                    if _cut_off(completion):
+                        parsed, usage = await self._continued(role, model, messages, options, completion, reply, usage)
+                    else:
+                        parsed = read_reply(completion, reply, model, lambda err: self._error(err, model))
                 except ApplicationError as failure:
                     text = completion.choices[0].message.content if completion.choices else None
                     generation.failed(failure.message, output=text, usage=usage)
@@ -380,8 +464,67 @@ class OpenAIEngine:
                 generation.succeeded(parsed.model_dump(), usage, describe(parsed) if describe else None)
                 return parsed, usage
 
+    async def _continued(
+        self, role: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
+        completion: Any, reply: type[T], usage: Usage,
+    ) -> tuple[T, Usage]:
+        """A reply cut off at `max_tokens` is continued once, in the same conversation, rather
+        than thrown away: the two parts are read as one reply. A continuation that is cut off
+        too fails as a truncated reply (the role's fallback applies)."""
+        partial = completion.choices[0].message.content
+        more_messages = [
+            *messages,
+            {"role": "assistant", "content": partial},
+            {"role": "user", "content": "Your reply was cut off by the length limit. Continue it exactly where "
+                                        "it stopped: write only the rest, with no preface and nothing repeated."},
+        ]
+        plain = {k: v for k, v in options.items() if k != "response_format"}
+        try:
+            more = await self._client.chat.completions.create(
+                model=model, messages=more_messages, timeout=self._timeout(role), **plain  # type: ignore[arg-type]
+            )
+        except openai.OpenAIError as err:
+            raise self._error(err, model) from None
+        extra = self._usage(more, model)
+        served(extra.prompt_tokens, extra.completion_tokens, extra)
+        usage = _added(usage, extra)
+        if _cut_off(more) or not more.choices:
+            return read_reply(more, reply, model, lambda err: self._error(err, model)), usage
+        return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
+
+    def _usage(self, completion: Any, model: str) -> Usage:
+        """What one completion cost: its tokens, priced by the model's row (None: no price known)."""
+        prompt_tokens = getattr(completion.usage, "prompt_tokens", 0) or 0
+        completion_tokens = getattr(completion.usage, "completion_tokens", 0) or 0
+        price = pricing.price_of(model, self._prices)
+        return Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            requests=1,
+            cost_usd=None if price is None else price.cost(prompt_tokens, completion_tokens),
+            unpriced=None if price is not None else model,
+            price_in=price.input if price else 0.0,
+            price_out=price.output if price else 0.0,
+        )
+
     def _timeout(self, role: str) -> float:
         return self._settings.llm_request_timeout_s or PROMPTS[role].request_timeout_s
 
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
+
+
+def _cut_off(completion: Any) -> bool:
+    """A reply stopped by `max_tokens` with text worth continuing."""
+    return bool(completion.choices) and completion.choices[0].finish_reason == "length" and bool(
+        completion.choices[0].message.content)
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
+    return a.model_copy(update={
+        "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
+        "completion_tokens": a.completion_tokens + b.completion_tokens,
+        "requests": a.requests + b.requests,
+        "cost_usd": cost,
+    })

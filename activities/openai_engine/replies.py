@@ -119,6 +119,27 @@ class ReportReply(BaseModel):
     claims: list[ClaimReply]
 
 
+class SectionPlanReply(BaseModel):
+    heading: str
+    brief: str
+    step_indexes: list[int]
+
+
+class OutlineReply(BaseModel):
+    title: str
+    sections: list[SectionPlanReply]
+
+
+class SectionReply(BaseModel):
+    markdown: str
+    claims: list[ClaimReply]
+
+
+class SummaryReply(BaseModel):
+    markdown: str
+    claims: list[ClaimReply]
+
+
 # --- reading a completion ------------------------------------------------------------------------------
 
 
@@ -145,10 +166,15 @@ def read_reply(
             type="LLMRefused",
             non_retryable=True,
         )
+    return read_text(message.content, reply, model)
+
+
+def read_text(content: str | None, reply: type[T], model: str) -> T:
+    """The validated reply from a reply's text (a whole reply, or a cut-off one and its continuation)."""
     try:
-        return parse_reply(message.content, reply)
+        return parse_reply(content, reply)
     except ValueError as err:
-        excerpt = _cut(" ".join((message.content or "").split()), 200) or "(empty)"
+        excerpt = _cut(" ".join((content or "").split()), 200) or "(empty)"
         raise ApplicationError(
             f"model {model} replied with something that is not a valid {reply.__name__}: "
             f"{_cut(str(err).splitlines()[0], 200)}; reply began: {excerpt}",

@@ -43,6 +43,11 @@ class ResearchRow(Base):
     verification: Mapped[Any] = mapped_column(JSON, nullable=True)
     critique: Mapped[Any] = mapped_column(JSON, nullable=True)
     notes: Mapped[Any] = mapped_column(JSON)
+    # Revision 0002: null in rows written before it.
+    reviews: Mapped[Any] = mapped_column(JSON, nullable=True)
+    refinements: Mapped[Any] = mapped_column(JSON, nullable=True)
+    budget: Mapped[Any] = mapped_column(JSON, nullable=True)
+    language: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
     sources: Mapped[list[SourceRow]] = relationship(order_by="SourceRow.position", cascade="all, delete-orphan")
     claims: Mapped[list[ClaimRow]] = relationship(order_by="ClaimRow.position", cascade="all, delete-orphan")

@@ -39,6 +39,7 @@ from activities.storage.schema import (
     SourceRow,
 )
 from workflows.models import (
+    Budget,
     Claim,
     Clarification,
     Critique,
@@ -46,7 +47,9 @@ from workflows.models import (
     LoopBack,
     Plan,
     Reflection,
+    Refinement,
     ResearchResult,
+    Review,
     Source,
     Stats,
     VerificationSummary,
@@ -297,6 +300,9 @@ def _row(record: SaveResearchInput) -> ResearchRow:
         stats=r.stats.model_dump(mode="json"), notes=list(r.notes),
         verification=r.verification.model_dump(mode="json") if r.verification else None,
         critique=r.critique.model_dump(mode="json") if r.critique else None,
+        reviews=[v.model_dump(mode="json") for v in r.reviews],
+        refinements=[f.model_dump(mode="json") for f in r.refinements],
+        budget=r.budget.model_dump(mode="json") if r.budget else None, language=r.language,
         sources=[SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
                  for i, s in enumerate(r.sources)],
         claims=[ClaimRow(position=i, text=c.text, source_ids=c.source_ids, verdict=c.verdict.value, reason=c.reason,
@@ -327,6 +333,9 @@ def _stored(row: ResearchRow) -> StoredResearch:
         verification=VerificationSummary.model_validate(row.verification) if row.verification else None,
         critique=Critique.model_validate(row.critique) if row.critique else None,
         follow_up_of=row.follow_up_of, notes=row.notes,
+        reviews=[Review.model_validate(v) for v in row.reviews or []],
+        refinements=[Refinement.model_validate(f) for f in row.refinements or []],
+        budget=Budget.model_validate(row.budget) if row.budget else None, language=row.language or "en",
     )
     return StoredResearch(workflow_id=row.workflow_id, run_id=row.run_id, started_at=_aware(row.started_at),
                           finished_at=_aware(row.finished_at), result=result)

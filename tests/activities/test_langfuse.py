@@ -22,7 +22,8 @@ from tests.conftest import REPO
 from tests.support.langfuse_server import FakeLangfuse, running_langfuse
 
 SECRET = "sk-lf-test"
-VALUES = {"conversation_history": "User: hello", "clarification_count": 0, "max_clarifications": 2}
+VALUES = {"conversation_history": "User: hello", "clarification_count": 0, "max_clarifications": 2,
+          "language": "English"}
 
 
 @pytest.fixture
@@ -49,7 +50,8 @@ async def test_a_production_prompt_in_langfuse_replaces_the_file(langfuse: FakeL
     book = PromptBook(client_for(langfuse.url, public_key(langfuse)))
 
     prompt, text = await book.get("agent_orchestrator", VALUES)
-    clarifier, _ = await book.get("agent_clarification", {"conversation_history": "User: hello"})
+    clarifier, _ = await book.get("agent_clarification", {"conversation_history": "User: hello",
+                                                                 "language": "English"})
 
     assert text == "Managed. User: hello JSON\n" or text == "Managed. User: hello JSON"
     assert (prompt.source, prompt.version) == ("langfuse", 2)

@@ -389,16 +389,60 @@ async def test_other_rejections_are_permanent(llm: FakeLLM, engine: OpenAIEngine
     assert caught.value.non_retryable
 
 
-@pytest.mark.parametrize("finish_reason", ["length", "content_filter"])
-async def test_a_cut_off_or_filtered_reply_is_permanent(
-    llm: FakeLLM, engine: OpenAIEngine, finish_reason: str
-) -> None:
-    llm.replies = [completion('{"decision": "RESEA', finish_reason=finish_reason)]
+async def test_a_filtered_reply_is_permanent(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    llm.replies = [completion('{"decision": "RESEA', finish_reason="content_filter")]
 
     with pytest.raises(ApplicationError) as caught:
         await engine.route(VAGUE)
 
     assert caught.value.non_retryable
+
+
+async def test_a_cut_off_reply_is_continued_once_and_read_as_one(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    """`finish_reason=length`: the engine asks the model to go on (its partial reply in the
+    conversation, no schema so the text can continue mid-JSON), and reads both parts as one."""
+    llm.replies = [
+        completion('{"decision": "RESEARCH", "reason', finish_reason="length", usage=(100, 20)),
+        completion('ing": "The question is specific."}', usage=(130, 9)),
+    ]
+
+    routed = await engine.route(VAGUE)
+
+    assert routed.decision is RoutingDecision.RESEARCH and routed.reasoning == "The question is specific."
+    first, more = (r["json"] for r in llm.requests)
+    assert first["max_tokens"] == PROMPTS["agent_orchestrator"].max_tokens
+    assert "response_format" not in more and more["max_tokens"] == first["max_tokens"]
+    assert [m["role"] for m in more["messages"]] == ["user", "assistant", "user"]
+    assert more["messages"][1]["content"] == '{"decision": "RESEARCH", "reason'
+    assert (routed.usage.prompt_tokens, routed.usage.completion_tokens, routed.usage.requests) == (230, 29, 2)
+
+
+async def test_a_reply_cut_off_twice_is_permanent(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    llm.replies = [completion('{"decision": "RESEA', finish_reason="length"),
+                   completion('RCH", "reas', finish_reason="length")]
+
+    with pytest.raises(ApplicationError) as caught:
+        await engine.route(VAGUE)
+
+    assert caught.value.non_retryable and caught.value.type == "LLMReplyTruncated"
+    assert len(llm.requests) == 2  # continued once, not again
+
+
+async def test_a_server_without_max_tokens_gets_max_completion_tokens(llm: FakeLLM, engine: OpenAIEngine) -> None:
+    """Newer OpenAI models refuse `max_tokens` and want `max_completion_tokens`; remembered."""
+    llm.replies = [
+        error(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                   "Use 'max_completion_tokens' instead."),
+        completion({"decision": "RESEARCH", "reasoning": "Specific."}),
+        completion({"decision": "RESEARCH", "reasoning": "Specific."}),
+    ]
+
+    await engine.route(VAGUE)
+    await engine.route(VAGUE)
+
+    bodies = [r["json"] for r in llm.requests]
+    assert "max_tokens" in bodies[0] and "max_tokens" not in bodies[1] and "max_tokens" not in bodies[2]
+    assert bodies[2]["max_completion_tokens"] == PROMPTS["agent_orchestrator"].max_tokens
 
 
 async def test_a_server_that_does_not_answer_in_time_is_a_retryable_timeout(
@@ -696,7 +740,7 @@ def test_each_prompt_names_exactly_the_variables_it_uses(role: str) -> None:
 def test_rendering_substitutes_once_and_refuses_missing_values() -> None:
     prompt = load_prompt("agent_clarification")
 
-    text = prompt.render({"conversation_history": "User: what does {{query}} mean?"})
+    text = prompt.render({"conversation_history": "User: what does {{query}} mean?", "language": "German"})
 
     assert "User: what does {{query}} mean?" in text
     with pytest.raises(ApplicationError) as caught:
@@ -731,3 +775,23 @@ async def test_a_rewrite_carries_the_objections_to_the_previous_report(llm: Fake
     ))
     prompt = llm.prompts[-1]
     assert "- uncovered question terms: borrowing\n- Say what the sources do not cover." in prompt
+
+
+async def test_each_call_is_priced_from_llm_prices_and_an_unknown_model_has_no_price(llm: FakeLLM) -> None:
+    priced = make_engine(llm.base_url, llm_prices='{"test-model": {"input": 1.5, "output": 6}}')
+    unknown = make_engine(llm.base_url)
+    llm.replies = [completion({"decision": "RESEARCH", "reasoning": "Specific."}, usage=(1000, 200))] * 2
+
+    bought = await priced.route(VAGUE)
+    unpriced = await unknown.route(VAGUE)
+
+    assert bought.usage.cost_usd == pytest.approx((1000 * 1.5 + 200 * 6) / 1_000_000)
+    assert (bought.usage.price_in, bought.usage.price_out) == (1.5, 6)
+    assert unpriced.usage.cost_usd is None and unpriced.usage.unpriced == "test-model"
+
+
+def test_bad_llm_prices_stop_the_engine_with_one_line() -> None:
+    with pytest.raises(ApplicationError) as caught:
+        make_engine("http://127.0.0.1:9/v1", llm_prices='{"m": {"input": "cheap"}}')
+    assert caught.value.non_retryable and caught.value.type == "ConfigError"
+    assert "LLM_PRICES['m']" in caught.value.message

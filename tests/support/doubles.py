@@ -34,6 +34,13 @@ from workflows.activity_models import (
     CritiqueOutput,
     JudgeVerdict,
     ObserveInput,
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
     ObserveOutput,
     PlanInput,
     PlanOutput,
@@ -121,6 +128,20 @@ def default_synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     return SynthesizeOutput(markdown="\n\n".join(lines), engine="double")
 
 
+def default_outline(inp: OutlineInput) -> OutlineOutput:
+    sections = [ReportSection(heading=s.title, step_indexes=[i])
+                for i, s in enumerate(inp.plan.steps) if s.observation]
+    return OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
+
+
+def default_section(inp: SectionInput) -> SectionOutput:
+    return SectionOutput(markdown="\n\n".join(s.observation or "" for s in inp.steps))
+
+
+def default_summary(inp: SummaryInput) -> SummaryOutput:
+    return SummaryOutput(markdown=f"{len(inp.steps)} steps were researched.")
+
+
 def default_verify(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
     return VerifyClaimsOutput(verdicts=[
         ClaimVerdict(index=c.index, verdict=JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
@@ -151,6 +172,9 @@ DEFAULTS: dict[str, Callable[..., Any]] = {
     "observe": default_observe,
     "reflect": default_reflect,
     "synthesize": default_synthesize,
+    "outline_report": default_outline,
+    "write_section": default_section,
+    "summarize_report": default_summary,
     "verify_claims": default_verify,
     "revise_claims": default_revise,
     "critique": default_critique,

@@ -34,7 +34,12 @@ ROLE_OF_SCHEMA = {
     replies.VerifyReply.__name__: "verify_claims",
     replies.ReviseReply.__name__: "revise_claims",
     replies.CritiqueReply.__name__: "critique",
+    replies.OutlineReply.__name__: "outline_report",
+    replies.SectionReply.__name__: "write_section",
+    replies.SummaryReply.__name__: "summarize_report",
 }
+#: A request without a schema that carries an earlier (cut-off) reply: the engine continuing it.
+CONTINUATION = "continuation"
 
 USAGE = (120, 30)  # prompt and completion tokens of every completion served
 
@@ -48,6 +53,8 @@ class Served:
     headers: dict[str, str]
     #: True when a completion (with tokens) was returned.
     completion: bool = False
+    #: The request's JSON body (model, messages, max_tokens, ...).
+    body: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +65,8 @@ class Fault:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     hang_s: float = 0.0
+    #: "length": the reply is cut off (`body` is the part that came back).
+    finish_reason: str = "stop"
 
 
 def answer(role: str, prompt: str) -> dict[str, Any]:
@@ -82,21 +91,32 @@ def answer(role: str, prompt: str) -> dict[str, Any]:
         "revise_claims": {"rewrites": [{"index": i, "text": ""} for i in claims]},
         "critique": {"quality": 0.7, "quality_reason": "Short but sourced.",
                      "hallucination_risk": 0.1, "hallucination_reason": "Every claim is verified."},
+        "outline_report": {"title": "The with statement", "sections": [
+            {"heading": f"Part {n}", "brief": "What the step found.", "step_indexes": [int(n)]}
+            for n in re.findall(r"^Step (\d+):", prompt, re.M)]},
+        "write_section": {"markdown": f"The with statement calls __enter__ and __exit__ [{ids[0]}].",
+                          "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}]},
+        "summarize_report": {"markdown": f"The with statement manages a context [{ids[0]}].",
+                             "claims": [{"text": "The with statement manages a context.", "source_ids": [ids[0]]}]},
+        CONTINUATION: {},
     }[role]
 
 
-def completion(content: str) -> dict[str, Any]:
+def completion(content: str, finish_reason: str = "stop", usage: tuple[int, int] = USAGE) -> dict[str, Any]:
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1], "total_tokens": sum(USAGE)},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
     }
 
 
 class ScriptedLLM:
-    def __init__(self) -> None:
+    def __init__(self, usage_from_text: bool = False) -> None:
+        """`usage_from_text`: tokens are counted from the texts (4 characters a token), as a
+        real endpoint's would vary, instead of the fixed USAGE of every completion."""
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
+        self.usage_from_text = usage_from_text
         self.lock = threading.Lock()
         llm = self
 
@@ -105,10 +125,13 @@ class ScriptedLLM:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
                 role = ROLE_OF_SCHEMA.get(schema, "unknown")
+                if not schema and len(body["messages"]) > 1:
+                    role = CONTINUATION
                 prompt = body["messages"][0]["content"]
                 with llm.lock:
                     fault = llm.faults.get(role, []).pop(0) if llm.faults.get(role) else None
-                record = Served(time.monotonic(), role, 200, prompt, {k.lower(): v for k, v in self.headers.items()})
+                record = Served(time.monotonic(), role, 200, prompt, {k.lower(): v for k, v in self.headers.items()},
+                                body=body)
                 llm.served.append(record)
                 if fault is not None and fault.hang_s:
                     time.sleep(fault.hang_s)
@@ -119,7 +142,9 @@ class ScriptedLLM:
                 content = fault.body if fault is not None and fault.body is not None else json.dumps(answer(role, prompt))
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
-                self._send(200, completion(content), {})
+                sent = "".join(m["content"] for m in body["messages"])
+                usage = (len(sent) // 4, max(1, len(content) // 4)) if llm.usage_from_text else USAGE
+                self._send(200, completion(content, fault.finish_reason if fault else "stop", usage), {})
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 send_json(self, status, payload, headers)
@@ -147,7 +172,7 @@ class ScriptedLLM:
 
 
 @contextmanager
-def running_llm() -> Iterator[ScriptedLLM]:
-    llm = ScriptedLLM()
+def running_llm(usage_from_text: bool = False) -> Iterator[ScriptedLLM]:
+    llm = ScriptedLLM(usage_from_text)
     with serving(llm.server):
         yield llm
