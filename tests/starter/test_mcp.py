@@ -31,6 +31,8 @@ async def test_refusals_are_one_line_tool_errors_and_a_missing_report_a_protocol
             "the question is empty or too short (at least 3 characters)")
         assert (await error("research", {"question": "How do lifetimes work?", "depth": "deepest"})).endswith(
             "invalid depth: Input should be 'auto', 'light', 'medium' or 'extended'")  # the schema's enum
+        assert (await error("research", {"question": "How do lifetimes work?", "language": "elvish!"})).endswith(
+            "use auto or a language code such as en, de or vi")
         address = offline_env["TEMPORAL_ADDRESS"]
         assert (await error("research_status", {"id": "research-x"})).endswith(
             f"cannot reach Temporal at {address} (start one with `make dev`)")
