@@ -294,9 +294,10 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
             await stream.pause(result_task)
             printer.show(await stream.poll())
             session.reattach = progress.watch_command(args.id, stream.seq)
-            if stream.pending is not None and stream.pending.kind is EventKind.QUESTION:
-                say(f"answer with:  {progress.answer_command(args.id)}")
-                stream.pending = None  # said once
+            if stream.pending is not None:  # said once per question or review
+                say(f"answer with:  {progress.answer_command(args.id)}" if stream.pending.kind is EventKind.QUESTION
+                    else f"review with:  {reviews.review_command(args.id)}")
+                stream.pending = None
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
@@ -309,7 +310,6 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         return EXIT_OK
     say(f"error: the research was {outcome.outcome.value}; `{progress.result_command(args.id)}` shows what it had found")
     return EXIT_FAILED
-
 
 
 async def answer(args: argparse.Namespace, session: Session) -> int:

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from workflows.state import ResearchState
 
 #: The events a research keeps. 500 covers an extended research with every review and
-#: refinement many times over (a medium research emits about 60); a client that floods the
-#: workflow with bad signals cannot grow its state without bound.
+#: refinement many times over (`make bench`: a medium research emits about 30 events, an extended
+#: one about 45); a client that floods the workflow with bad signals cannot grow its state
+#: without bound.
 EVENTS_KEPT = 500
 #: Longest `text` of one event: one terminal line, give or take.
 TEXT_LIMIT = 300

@@ -74,7 +74,8 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
         iteration=state.plan_iterations,
     ))
     state.plan = merge_plan(state.question, draft, completed, high, state.plan_iterations)
-    emit(state, EventKind.PLAN, f"plan {state.plan_iterations}: {state.plan.title} ({len(state.plan.steps)} step{'s' * (len(state.plan.steps) != 1)})",
+    steps = len(state.plan.steps)
+    emit(state, EventKind.PLAN, f"plan {state.plan_iterations}: {state.plan.title} ({steps} step{'s' * (steps != 1)})",
          {"iteration": state.plan_iterations, "title": state.plan.title,
           "steps": [{"title": s.title, "status": s.status.value} for s in state.plan.steps]})
 

@@ -60,7 +60,8 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
         state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
     )
     step.status = StepStatus.COMPLETED
-    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {' '.join(f'[{n}]' for n in step.source_ids) or 'none'})",
+    cited = " ".join(f"[{n}]" for n in step.source_ids) or "none"
+    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {cited})",
          {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
           "sources": [s.model_dump() for s in state.sources if s.id in step.source_ids]})
     return findings
@@ -90,7 +91,8 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
     state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
-    emit(state, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({'accepted' if accepted else 'declined'}): {query}",
+    verdict = "accepted" if accepted else "declined"
+    emit(state, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({verdict}): {query}",
          state.loop_backs[-1].model_dump())
 
 

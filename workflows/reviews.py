@@ -97,9 +97,11 @@ async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage)
         state.waiting_since = None
         state.pending_review = None
     answer = state.review_answer
+    assert answer is not None
     emit(state, EventKind.REVIEW, f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
          {"target": target.value, "round": state.review_rounds, "decision": answer.decision.value,
-          "feedback": answer.feedback, "steps": len(answer.steps) if answer.steps is not None else None, "by": "person"})
+          "feedback": answer.feedback, "steps": None if answer.steps is None else len(answer.steps),
+          "by": "person"})
     return answer
 
 
