@@ -85,6 +85,12 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=commands.status)
 
+    p = sub.add_parser("watch", help="print a research's events as they happen, until it ends")
+    p.add_argument("id")
+    p.add_argument("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)")
+    p.add_argument("--json", action="store_true", help="one JSON event object per line")
+    p.set_defaults(handler=commands.watch)
+
     p = sub.add_parser("result", help="wait for a research and print its report")
     p.add_argument("id")
     _output_flags(p)
@@ -130,7 +136,17 @@ def build_parser() -> Parser:
     p.add_argument("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)")
     p.set_defaults(handler=library.export)
 
+    p = sub.add_parser("mcp", help="serve the research tools over the Model Context Protocol (stdio)")
+    p.set_defaults(handler=_serve_mcp)
+
     return parser
+
+
+async def _serve_mcp(args: argparse.Namespace, session: commands.Session) -> int:
+    """Imported on use: the MCP SDK is not loaded for the other commands."""
+    from starter import mcp_server
+
+    return await mcp_server.serve(args, session)
 
 
 def _output_flags(p: argparse.ArgumentParser) -> None:
@@ -149,8 +165,8 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
         wid = session.workflow_id if session else None
-        say(f"\ninterrupted: research {wid} keeps running; reattach with "
-            f"`{progress.result_command(wid)}`" if wid else "\ninterrupted")
+        again = (session.reattach if session else None) or (progress.result_command(wid) if wid else None)
+        say(f"\ninterrupted: research {wid} keeps running; reattach with `{again}`" if wid else "\ninterrupted")
     except CliError as err:
         say(f"error: {err}")
         code = err.code

@@ -21,6 +21,7 @@ from activities import pricing
 from activities.config import OFFLINE_NOTICE, Settings
 from starter import followup, progress, reviews
 from starter.progress import say
+from starter.stream import EventPrinter, EventStream
 from workflows.roles import Tier
 from starter.temporal import (
     WORKFLOW_TYPE,
@@ -36,24 +37,25 @@ from starter.temporal import (
     root_message,
     send_answer,
 )
+from workflows.events import EventKind
 from workflows.models import (
     QUERY_MAX_CHARS,
     QUERY_MIN_CHARS,
     ResearchRequest,
     ResearchResult,
-    ResearchStatus,
     Stage,
 )
 
-POLL_S = 0.5
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
 
 
 @dataclass
 class Session:
     cfg: Settings
-    #: The research this command is attached to, for the Ctrl-C message.
+    #: The research this command is attached to, for the Ctrl-C message, and the command that
+    #: reattaches (default: `result ID`).
     workflow_id: str | None = None
+    reattach: str | None = None
 
     async def connect(self) -> Client:
         return await connect(self.cfg)
@@ -133,22 +135,8 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
-    workflow_id = args.id or f"research-{uuid.uuid4().hex[:8]}"
-    try:
-        handle = await client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=workflow_id,
-            task_queue=session.cfg.temporal_task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=summary_line(request),
-            result_type=ResearchResult,
-        )
-    except WorkflowAlreadyStartedError as err:
-        raise CliError(
-            f"a research with id {workflow_id} is already running "
-            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
-        ) from err
+    workflow_id = args.id or new_id()
+    handle = await start_research(client, session.cfg, request, workflow_id)
     session.workflow_id = workflow_id
     if args.detach:
         print(json.dumps({"id": workflow_id, "run_id": handle.result_run_id}) if args.json else workflow_id)
@@ -162,79 +150,86 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     return emit_result(result, args)
 
 
+def new_id() -> str:
+    return f"research-{uuid.uuid4().hex[:8]}"
+
+
+async def start_research(client: Client, cfg: Settings, request: ResearchRequest,
+                         workflow_id: str) -> WorkflowHandle[object, ResearchResult]:
+    """Start a `DeepResearchWorkflow`; a duplicate running id is bad input (exit 2)."""
+    try:
+        return await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=workflow_id,
+            task_queue=cfg.temporal_task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            static_summary=summary_line(request),
+            result_type=ResearchResult,
+        )
+    except WorkflowAlreadyStartedError as err:
+        raise CliError(
+            f"a research with id {workflow_id} is already running "
+            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
+        ) from err
+
+
 async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | None:
-    """Poll `status` until the result arrives; answer questions. None: a question needs an answer
-    and there is no terminal to read it from."""
-    view = ProgressPoller(handle)
+    """Print the research's events as they happen until the result arrives; answer its questions
+    and reviews. None: one needs an answer and there is no terminal to read it from."""
+    stream = EventStream(handle)
+    printer = EventPrinter()
     result_task = asyncio.ensure_future(handle.result())
-    asked: tuple[int, str] | None = None
-    reviewed: tuple[int, int] | None = None
+    handled = 0
     try:
         while not result_task.done():
-            status = await view.poll()
-            if status and status.pending_review and (status.plan_iterations, status.review_rounds) != reviewed:
-                reviewed = (status.plan_iterations, status.review_rounds)
-                if not interactive:
-                    reviews.show_pending(status)
-                    say(f"review with:  {reviews.review_command(handle.id)}")
-                    say(f"then follow:  {progress.result_command(handle.id)}")
-                    say("(the research waits for the review; nothing was read from stdin)")
-                    return None
-                if not await reviews.ask(handle, status, result_task):
+            printer.show(await stream.poll())
+            pending = stream.pending
+            if pending is not None and pending.seq != handled:
+                handled = pending.seq
+                if not await _take_up(handle, interactive, result_task):
                     return None
                 continue
-            question = status.pending_question if status else None
-            if status and question and (status.clarification_count, question) != asked:
-                asked = (status.clarification_count, question)
-                if not interactive:
-                    say(f"question: {question}")
-                    say(f"answer with:  {progress.answer_command(handle.id)}")
-                    say(f"then follow:  {progress.result_command(handle.id)}")
-                    say("(the research waits for the answer; nothing was read from stdin)")
-                    return None
-                if not await ask(handle, question, result_task):
-                    return None
-                continue
-            await asyncio.wait({result_task}, timeout=POLL_S)
+            await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
         raise CliError(f"research {handle.id} failed: {root_message(err)}", EXIT_FAILED) from err
     finally:
         if not result_task.done():
             result_task.cancel()
-    view.view.finish(result)
+    printer.show(await stream.poll())  # what happened between the last poll and the end
     return result
 
 
-class ProgressPoller:
-    """One `status` query per call, tolerant of a missing or slow worker (said once)."""
-
-    def __init__(self, handle: WorkflowHandle) -> None:
-        self.handle, self.view = handle, progress.ProgressView()
-        self.complained: set[str] = set()
-
-    async def poll(self) -> ResearchStatus | None:
-        try:
-            status = await query_status(self.handle)
-        except CliError as err:
-            self._once(f"waiting: {err} (still trying)")
-            return None
-        except RPCError as err:
-            if is_not_found(err):
-                raise
-            return None  # e.g. the first workflow task has not run yet
-        self.view.show(status)
-        return status
-
-    def _once(self, message: str) -> None:
-        if message not in self.complained:
-            self.complained.add(message)
-            say(message)
+async def _take_up(handle: WorkflowHandle, interactive: bool, result_task: asyncio.Future) -> bool:
+    """The research asked (a question or a review): ask the person at the terminal, or print the
+    commands that answer it. False when nobody answered here (the research keeps waiting)."""
+    try:
+        status = await query_status(handle)
+    except CliError:
+        return True  # asked again on the next event or poll
+    if status.pending_review:
+        if not interactive:
+            reviews.show_pending(status)
+            say(f"review with:  {reviews.review_command(handle.id)}")
+            say(f"then follow:  {progress.result_command(handle.id)}")
+            say("(the research waits for the review; nothing was read from stdin)")
+            return False
+        return await reviews.ask(handle, status, result_task)
+    question = status.pending_question
+    if not question:
+        return True  # answered meanwhile
+    if not interactive:
+        say(f"answer with:  {progress.answer_command(handle.id)}")
+        say(f"then follow:  {progress.result_command(handle.id)}")
+        say("(the research waits for the answer; nothing was read from stdin)")
+        return False
+    return await ask(handle, question, result_task)
 
 
 async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future) -> bool:
-    """Prompt until the workflow accepts an answer, or the question lapses. False at end of input."""
-    say(f"\nquestion: {question}")
+    """Prompt until the workflow accepts an answer, or the question lapses. False at end of input.
+    (The question itself was printed with its event.)"""
     while True:
         print("your answer> ", end="", file=sys.stderr, flush=True)
         line = progress.read_line()
@@ -280,6 +275,41 @@ def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
 
 
 # --- the other sub-commands -----------------------------------------------------------------------
+
+
+async def watch(args: argparse.Namespace, session: Session) -> int:
+    """Print a research's events as they happen until it ends; exit as `result` would."""
+    if args.since < 0:
+        raise CliError("--since must be 0 or more", EXIT_USAGE)
+    client = await session.connect()
+    handle = result_handle(client, args.id)
+    session.workflow_id = args.id
+    stream = EventStream(handle, since=args.since)
+    printer = EventPrinter(sys.stdout, as_json=args.json, times=True)
+    printer.show(await stream.poll(tolerant=False))  # an unknown id ends here, exit 2
+    session.reattach = progress.watch_command(args.id, stream.seq)
+    result_task = asyncio.ensure_future(handle.result())
+    try:
+        while not result_task.done():
+            await stream.pause(result_task)
+            printer.show(await stream.poll())
+            session.reattach = progress.watch_command(args.id, stream.seq)
+            if stream.pending is not None:  # said once per question or review
+                say(f"answer with:  {progress.answer_command(args.id)}" if stream.pending.kind is EventKind.QUESTION
+                    else f"review with:  {reviews.review_command(args.id)}")
+                stream.pending = None
+        outcome = result_task.result()
+    except WorkflowFailureError as err:
+        printer.show(await stream.poll())
+        raise CliError(f"research {args.id} failed: {root_message(err)}", EXIT_FAILED) from err
+    finally:
+        if not result_task.done():
+            result_task.cancel()
+    printer.show(await stream.poll())
+    if outcome.outcome == Stage.COMPLETED:
+        return EXIT_OK
+    say(f"error: the research was {outcome.outcome.value}; `{progress.result_command(args.id)}` shows what it had found")
+    return EXIT_FAILED
 
 
 async def answer(args: argparse.Namespace, session: Session) -> int:

@@ -35,7 +35,7 @@ EXIT_USAGE = 2
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    entries = _read(lambda: store.list_research(url, contains=args.filter, limit=args.limit))
+    entries = read_library(lambda: store.list_research(url, contains=args.filter, limit=args.limit))
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
@@ -52,7 +52,7 @@ async def history(args: argparse.Namespace, session: Session) -> int:
 
 
 async def show(args: argparse.Namespace, session: Session) -> int:
-    stored = _stored(session, args.id)
+    stored = stored_research(session, args.id)
     text = stored.model_dump_json(indent=2) if args.json else stored.result.report_markdown
     print(text)
     if args.out:
@@ -61,7 +61,7 @@ async def show(args: argparse.Namespace, session: Session) -> int:
 
 
 async def export(args: argparse.Namespace, session: Session) -> int:
-    stored = _stored(session, args.id)
+    stored = stored_research(session, args.id)
     out = Path(args.out or f"{args.id}.{args.format}")
     text = to_html(stored.result) if args.format == "html" else to_markdown(stored.result)
     _write(out, text)
@@ -174,15 +174,15 @@ def _url(url: str) -> str:
 # --- plumbing -----------------------------------------------------------------------------------
 
 
-def _stored(session: Session, research_id: str) -> store.StoredResearch:
+def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
-    stored = _read(lambda: store.load_research(url, research_id))
+    stored = read_library(lambda: store.load_research(url, research_id))
     if stored is None:
         raise CliError(f"no stored research with id {research_id} in {_where(url)}", EXIT_USAGE)
     return stored
 
 
-def _read(query: Callable[[], T]) -> T:
+def read_library(query: Callable[[], T]) -> T:
     """Run a library read; its classified errors become the CLI's one line, exit 2."""
     try:
         return query()

@@ -1,4 +1,6 @@
-"""What the user sees while a research runs: progress lines, the status summary, the prompt.
+"""What the user sees of a research: the status summary, the commands to run next, the prompt.
+
+The live progress lines are the research's events (starter/stream.py).
 
 Everything here writes to stderr, so stdout carries only the report (or the JSON result).
 """
@@ -10,14 +12,14 @@ import shlex
 import sys
 import threading
 
-from workflows.models import ResearchResult, ResearchStatus, Stage
+from workflows.models import ResearchStatus
 
 
 def say(line: str = "") -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _clip(text: str, limit: int = 160) -> str:
+def clip(text: str, limit: int = 160) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -31,83 +33,10 @@ def step_line(status: ResearchStatus) -> str | None:
     return f"step {index + 1}/{len(plan.steps)}: {plan.steps[index].title}"
 
 
-class ProgressView:
-    """Prints a line for each change between two `status` snapshots."""
-
-    def __init__(self) -> None:
-        self.stages_seen = 0
-        self.step: str | None = None
-        self.plan_key: tuple[int, int] | None = None
-        self.sources = 0
-        self.reflections = 0
-        self.notes = 0
-        self.loop_backs = 0
-
-    def show(self, status: ResearchStatus) -> None:
-        self._stages([s.value for s in status.stage_history] or [status.stage.value])
-        if status.plan is not None:
-            key = (status.plan_iterations, len(status.plan.steps))
-            if key != self.plan_key:
-                self.plan_key = key
-                say(f"  plan (iteration {status.plan_iterations}): {status.plan.title}, "
-                    f"{len(status.plan.steps)} steps")
-        step = step_line(status) if status.stage == Stage.RESEARCHING else None
-        if step and step != self.step:
-            say(f"  {step}")
-        self.step = step or self.step
-        if status.sources_count != self.sources:
-            self.sources = status.sources_count
-            say(f"  sources so far: {self.sources}")
-        for reflection in status.reflections[self.reflections:]:
-            say(f"  reflection: {reflection.decision.value}: {_clip(reflection.reasoning)}")
-        self.reflections = len(status.reflections)
-        for loop_back in status.loop_backs[self.loop_backs:]:
-            verdict = "accepted" if loop_back.accepted else "declined"
-            say(f"  loop-back after step {loop_back.after_step} ({verdict}): "
-                f"{_clip(loop_back.query, 100)}")
-        self.loop_backs = len(status.loop_backs)
-        for note in status.notes[self.notes:]:
-            say(f"  note: {_clip(note)}")
-        self.notes = len(status.notes)
-
-    def finish(self, result: ResearchResult) -> None:
-        """Show the stages the polling missed, then a one-line summary."""
-        self._stages([s.value for s in result.stage_history])
-        for note in result.notes[self.notes:]:
-            say(f"  note: {_clip(note)}")
-        stats = result.stats
-        say(f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
-            f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-            f"(engine {result.engine or '?'}){_spent(result)}")
-
-    def _stages(self, history: list[str]) -> None:
-        for stage in history[self.stages_seen:]:
-            say(f"» {stage}")
-        self.stages_seen = max(self.stages_seen, len(history))
-
-
-def _spent(result: ResearchResult) -> str:
-    """Tokens and cost, against their budgets when the research had some."""
-    stats, budget = result.stats, result.budget
-    tokens = stats.prompt_tokens + stats.completion_tokens
-    if not tokens:
-        return ""
-    text = f", {tokens:,} tokens"
-    if budget and budget.max_tokens:
-        text += f" of {budget.max_tokens:,}"
-    if stats.cost_usd is not None and stats.cost_usd > 0:
-        text += f", ${stats.cost_usd:.4f}"
-        if budget and budget.max_cost_usd:
-            text += f" of ${budget.max_cost_usd:g}"
-    if budget and budget.exhausted:
-        text += f" ({budget.exhausted.value} budget spent)"
-    return text
-
-
 def status_summary(workflow_id: str, status: ResearchStatus) -> str:
     lines = [
         f"research {workflow_id}: {status.stage.value}",
-        f"  question: {_clip(status.query)}",
+        f"  question: {clip(status.query)}",
         f"  depth {status.depth.value}, mode {status.mode.value}, "
         f"stages: {' > '.join(s.value for s in status.stage_history) or '-'}",
     ]
@@ -127,9 +56,9 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
         lines.append(f"  steps done: {done}/{len(status.plan.steps)}")
     lines.append(f"  sources: {status.sources_count}, clarifications: {status.clarification_count}")
     for reflection in status.reflections:
-        lines.append(f"  reflection: {reflection.decision.value}: {_clip(reflection.reasoning)}")
+        lines.append(f"  reflection: {reflection.decision.value}: {clip(reflection.reasoning)}")
     for note in status.notes:
-        lines.append(f"  note: {_clip(note)}")
+        lines.append(f"  note: {clip(note)}")
     return "\n".join(lines)
 
 
@@ -139,6 +68,10 @@ def answer_command(workflow_id: str) -> str:
 
 def result_command(workflow_id: str) -> str:
     return f"python -m starter result {shlex.quote(workflow_id)}"
+
+
+def watch_command(workflow_id: str, since: int = 0) -> str:
+    return f"python -m starter watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
 
 
 # --- reading an answer without blocking the event loop -----------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from workflows import roles, verification
 from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import MAX_CRITIQUE_ISSUES, Claim, Critique, Verdict, VerificationSummary
 from workflows.state import ResearchState
 
@@ -29,10 +30,24 @@ async def check(state: ResearchState, report: str, claims: list[Claim], cancelle
     if not state.request.verify or cancelled:
         why = "verification was turned off" if not state.request.verify else "the research was cancelled"
         state.verification = VerificationSummary(enabled=False, method=why, claims=len(claims), unverified=len(claims))
+        emit(state, EventKind.VERIFICATION, f"claims not verified ({why})", state.verification.model_dump())
         return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
     report, claims = await _verify(state, report)
     state.critique = await _critic(state, report)
+    emit(state, EventKind.VERIFICATION, _verification_line(state), {
+        **state.verification.model_dump(), "acceptable": state.critique.is_acceptable if state.critique else None,
+        "issues": len(state.critique.issues) if state.critique else 0})
     return report, claims
+
+
+def _verification_line(state: ResearchState) -> str:
+    v, critique = state.verification, state.critique
+    assert v is not None
+    line = f"verified: {v.supported}/{v.claims} claims supported, {v.partial} partly, {v.removed} removed"
+    if critique is not None:
+        line += "; the critic " + ("accepts the report" if critique.is_acceptable
+                                   else f"does not accept it ({len(critique.issues)} issues)")
+    return line
 
 
 async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:

@@ -16,6 +16,7 @@ from temporalio import workflow
 from workflows import roles
 from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, Speaker, Stage
 from workflows.routing import Route, route_without_llm
 from workflows.stages import enter
@@ -69,6 +70,7 @@ async def _await_answer(state: ResearchState, question: str) -> bool:
     state.answer = None
     state.last_agent = "clarification"
     enter(state, Stage.AWAITING_ANSWER)
+    emit(state, EventKind.QUESTION, f"question: {question}", {"question": question, "count": len(state.clarifications)})
     timeout = state.request.clarification_timeout_s
     try:
         await workflow.wait_condition(lambda: state.answer is not None, timeout=timedelta(seconds=timeout))
@@ -78,11 +80,13 @@ async def _await_answer(state: ResearchState, question: str) -> bool:
             f"The clarification question was not answered within {duration(timeout)}; "
             "the research went ahead with the question as asked."
         )
+        emit(state, EventKind.ANSWER, f"no answer within {duration(timeout)}", {"answer": None, "by": "timeout"})
         return False
     answer = state.answer or ""
     state.pending_question = None
     state.clarifications[-1].answer = answer
     state.messages.append(Message(role=Speaker.USER, content=answer))
+    emit(state, EventKind.ANSWER, f"answer: {answer}", {"answer": answer, "by": "person"})
     return True
 
 

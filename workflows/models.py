@@ -421,6 +421,9 @@ class ResearchStatus(BaseModel):
     review_rounds: int = 0
     #: The critic's verdict, while the report waits for a person's review.
     critique: Critique | None = None
+    #: The oldest event the `events` query still holds and the newest (0 when there are none).
+    first_event_seq: int = 0
+    last_event_seq: int = 0
 
 
 class ResearchResult(BaseModel):

@@ -13,6 +13,7 @@ from temporalio import workflow
 from workflows import roles
 from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
 from workflows.researching import (
     PAGES_PER_STEP,
@@ -88,6 +89,10 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
         iteration=state.plan_iterations,
     ))
     state.plan = merge_plan(state.meant(), draft, completed, high, state.plan_iterations)
+    steps = len(state.plan.steps)
+    emit(state, EventKind.PLAN, f"plan {state.plan_iterations}: {state.plan.title} ({steps} step{'s' * (steps != 1)})",
+         {"iteration": state.plan_iterations, "title": state.plan.title,
+          "steps": [{"title": s.title, "status": s.status.value} for s in state.plan.steps]})
 
 
 def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,

@@ -35,6 +35,7 @@ from workflows.reviews import await_review
 from workflows.stages import enter
 from workflows.state import ResearchState
 from workflows.conversation import duration
+from workflows.events import EventKind, emit
 
 MAX_REFINEMENTS = 2
 #: Issue texts that say the research, not the writing, fell short (offline critic's rule names,
@@ -71,6 +72,8 @@ async def _refine_once(state: ResearchState, round_: int, issues: list[str], sug
     enter(state, Stage.REFINING)
     action = action or choose_action(issues, state)
     state.refinements.append(Refinement(round=round_, issues=issues, action=action))
+    emit(state, EventKind.REFINEMENT, f"refinement {round_}: {action} ({len(issues)} issues)",
+         {"round": round_, "action": action, "issues": issues[:20]})
     if action == "research":
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=issues)

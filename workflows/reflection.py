@@ -18,6 +18,7 @@ from __future__ import annotations
 from workflows import roles
 from workflows.activity_models import ReflectInput
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import Reflection, ReflectionDecision
 from workflows.state import ResearchState
 
@@ -52,6 +53,8 @@ async def reflect(state: ResearchState, judged: list[int] | None = None) -> Refl
     if judged and len(judged) > 1:
         reflection = reflection.model_copy(update={"steps": [i + 1 for i in judged]})
     state.reflections.append(reflection)
+    emit(state, EventKind.REFLECTION, f"reflection: {reflection.decision.value}: {reflection.reasoning}",
+         {"decision": reflection.decision.value, "reason": reflection.reasoning[:1000]})
     return reflection
 
 

@@ -23,6 +23,7 @@ from temporalio.exceptions import ApplicationError
 from workflows import budget, language
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
+from workflows.events import Event, finished
 from workflows.models import (
     MODE_BUDGET_S,
     QUERY_MAX_CHARS,
@@ -46,7 +47,7 @@ from workflows.refining import refine
 from workflows.reporting import save, synthesize
 from workflows.researching import handle_loop_back, research_step
 from workflows.reviews import review_plan, review_problem
-from workflows.stages import RESEARCH_STAGES, enter, show_progress
+from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 
 #: Patch ids (workflow.patched): histories recorded before these features replay without them.
@@ -85,7 +86,7 @@ class DeepResearchWorkflow:
         state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
         state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
-        show_progress(state)
+        begin(state)
 
         cancelled = False
         try:
@@ -96,7 +97,9 @@ class DeepResearchWorkflow:
             if state.stage not in RESEARCH_STAGES:
                 enter(state, Stage.CANCELLED)
                 report = f"# {query}\n\nThe research was cancelled before it began.\n"
-                return state.result(report, [], started, workflow.now())
+                result = state.result(report, [], started, workflow.now())
+                finished(state, result)
+                return result
             cancelled = True
         state.spending.phase = "report"
         report, claims = await synthesize(state)
@@ -112,6 +115,7 @@ class DeepResearchWorkflow:
         result = state.result(report, claims, started, workflow.now())
         if workflow.patched(LIBRARY_PATCH):
             await save(state, result, started)
+        finished(state, result)
         return result
 
     def _time_budget(self) -> float | None:
@@ -269,6 +273,12 @@ class DeepResearchWorkflow:
     @workflow.query(name="status")
     def status(self) -> ResearchStatus:
         return self.state.status()
+
+    @workflow.query(name="events")
+    def events(self, since: int = 0) -> list[Event]:
+        """The events with `seq > since`, oldest first (gapless; a first seq above `since + 1`
+        means the ones between were dropped: the workflow keeps the last 500)."""
+        return self.state.events.after(since)
 
 
 def _valid_request(raw: Any) -> ResearchRequest:

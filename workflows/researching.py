@@ -23,6 +23,7 @@ from workflows.activity_models import (
     WriteQueriesInput,
 )
 from workflows.calls import call
+from workflows.events import EventKind, emit
 from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
 from workflows.stages import show_progress
 from workflows.state import ResearchState
@@ -44,6 +45,8 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
     step.status = StepStatus.IN_PROGRESS
     state.current_step_index = index
     show_progress(state)
+    emit(state, EventKind.STEP_STARTED, f"step {index + 1}/{len(state.plan.steps)}: {step.title}",
+         {"index": index + 1, "of": len(state.plan.steps), "title": step.title})
     about = state.about()
     if step.queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
         queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
@@ -61,6 +64,10 @@ async def research_step(state: ResearchState, index: int) -> ObserveOutput:
         state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
     )
     step.status = StepStatus.COMPLETED
+    cited = " ".join(f"[{n}]" for n in step.source_ids) or "none"
+    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {cited})",
+         {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
+          "sources": [s.model_dump() for s in state.sources if s.id in step.source_ids]})
     return findings
 
 
@@ -88,6 +95,9 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
     state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
+    verdict = "accepted" if accepted else "declined"
+    emit(state, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({verdict}): {query}",
+         state.loop_backs[-1].model_dump())
 
 
 def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str,

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from temporalio import workflow
 
 from workflows.conversation import duration
+from workflows.events import EventKind, emit
 from workflows.models import (
     PlanStep,
     Review,
@@ -80,18 +81,28 @@ async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage)
     state.pending_review = target
     state.review_answer = None
     enter(state, stage)
+    emit(state, EventKind.REVIEW_REQUESTED, f"waiting for a review of the {target.value} (round {state.review_rounds})",
+         {"target": target.value, "round": state.review_rounds})
     started = workflow.now()
     state.waiting_since = started
     try:
         await workflow.wait_condition(lambda: state.review_answer is not None,
                                       timeout=timedelta(seconds=state.request.review_timeout_s))
     except asyncio.TimeoutError:
+        emit(state, EventKind.REVIEW, f"no review of the {target.value} in time: taken as it is",
+             {"target": target.value, "round": state.review_rounds, "decision": "approve", "by": "timeout"})
         return None
     finally:
         state.paused_s += (workflow.now() - started).total_seconds()
         state.waiting_since = None
         state.pending_review = None
-    return state.review_answer
+    answer = state.review_answer
+    assert answer is not None
+    emit(state, EventKind.REVIEW, f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
+         {"target": target.value, "round": state.review_rounds, "decision": answer.decision.value,
+          "feedback": answer.feedback, "steps": None if answer.steps is None else len(answer.steps),
+          "by": "person"})
+    return answer
 
 
 def review_problem(state: ResearchState, target: ReviewTarget | None, payload: Any) -> tuple[ReviewAnswer | None, str | None]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from workflows.events import EventKind, emit
 from workflows.models import Stage
 from workflows.state import ResearchState
 
@@ -91,11 +92,22 @@ def enter(state: ResearchState, stage: Stage) -> None:
     if stage is state.stage:
         return
     check_transition(state.stage, stage)
-    state.stage = stage
+    before, state.stage = state.stage, stage
     state.stage_history.append(stage)
     if stage in (Stage.SYNTHESIZING, Stage.CANCELLED) and state.plan:
         state.skip_pending("the research ended before this step")
     workflow.upsert_memo({"stage": stage.value})
+    emit(state, EventKind.STAGE, stage.value, {"stage": stage.value, "from": before.value})
+    show_progress(state)
+
+
+def begin(state: ResearchState) -> None:
+    """The research's first stage event: `stage_history` starts in routing without a transition,
+    so the stage events name every entry of `stage_history`, in order."""
+    request = state.request
+    emit(state, EventKind.STAGE, f"{state.stage.value}: {state.question[:200]}",
+         {"stage": state.stage.value, "from": None, "query": state.question, "depth": request.depth.value,
+          "mode": request.mode.value, "language": state.language})
     show_progress(state)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from workflows import budget as budgets
 from workflows import followup
 from workflows.activity_models import AboutQuestion
+from workflows.events import EventLog, EventKind, emit
 from workflows.models import (
     STEP_LIMITS,
     Budget,
@@ -105,6 +106,8 @@ class ResearchState:
     spending: budgets.Spending = field(default_factory=budgets.Spending)
     #: The report's language code, decided when the research starts.
     language: str = "en"
+    #: What happened, in order, for the `events` query (workflows/events.py).
+    events: EventLog = field(default_factory=EventLog)
 
     # --- what the research is about -----------------------------------------------------------
 
@@ -206,6 +209,7 @@ class ResearchState:
                 return source.id
         source = Source(id=len(self.sources) + 1, url=url, title=title or url, provider=provider)
         self.sources.append(source)
+        emit(self, EventKind.SOURCE, f"source [{source.id}]: {source.title}", source.model_dump())
         return source.id
 
     def evidence_pool(self) -> list[Evidence]:
@@ -218,6 +222,7 @@ class ResearchState:
         self.ignored_signals.append(why)
         del self.ignored_signals[:-IGNORED_SIGNALS_KEPT]
         self.ignored_signals_count += 1
+        emit(self, EventKind.SIGNAL_IGNORED, why, {"count": self.ignored_signals_count})
 
     # --- the two projections --------------------------------------------------------------------
 
@@ -242,6 +247,8 @@ class ResearchState:
             pending_review=self.pending_review,
             review_rounds=self.review_rounds,
             critique=self.critique if self.pending_review is ReviewTarget.REPORT else None,
+            first_event_seq=self.events.dropped + 1 if self.events.items else 0,
+            last_event_seq=self.events.last_seq,
         )
 
     def result(self, report: str, claims: list[Claim], started: datetime, now: datetime) -> ResearchResult:

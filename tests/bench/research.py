@@ -2,7 +2,8 @@
 
 Prints: the default corpus's first index time and document count, search latency, and for a
 medium research on the Rust book (offline engine, real worker in-process, dev server) its
-duration, activity count and history size, which must stay far below Temporal's 2 MB warning.
+duration, activity count, history size (which must stay far below Temporal's 2 MB warning) and
+how many events its `events` query holds (state, not history: they add nothing to the history).
 """
 
 from __future__ import annotations
@@ -67,8 +68,10 @@ async def bench_research(tmp: Path) -> None:
                 history = await handle.fetch_history()
                 size = len(history.to_json())
                 steps = sum(1 for s in (result.plan.steps if result.plan else []) if s.observation)
+                followed = len(await handle.query("events", 0))
                 print(f"{depth.value:8} {elapsed:5.2f} s  {len(history.events):4} events  {size / 1024:6.0f} KiB history  "
-                      f"{steps} steps  {len(result.sources):2} sources  {question}")
+                      f"{size:8} bytes  {followed:3} research events  {steps} steps  {len(result.sources):2} sources  "
+                      f"{question}")
 
 
 def main() -> None:

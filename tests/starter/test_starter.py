@@ -163,7 +163,7 @@ async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str
 # --- against the dev server, no worker needed ---------------------------------------------------
 
 
-@pytest.mark.parametrize("command", [["status"], ["result"], ["cancel"], ["answer", "@", "blue"]])
+@pytest.mark.parametrize("command", [["status"], ["result"], ["cancel"], ["answer", "@", "blue"], ["watch"]])
 async def test_unknown_id(subprocess_env: dict[str, str], command: list[str]) -> None:
     wid = unique_id("missing")
     args = [wid if a == "@" else a for a in command] if "@" in command else [*command, wid]

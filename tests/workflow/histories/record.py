@@ -60,6 +60,8 @@ SCENARIOS = [
     "plan-reviewed", "report-revised", "report-escalated",
     # Recorded with budgets, the report's language and the report written in sections (issue 12).
     "sectioned-report",
+    # Recorded with the event stream (issue 15): a clarification answered, then a plan approved.
+    "followed-clarified-reviewed",
 ]
 
 
@@ -101,6 +103,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
             query="How do durable workflows use timers, signals and retries?", depth=Depth.MEDIUM,
             language="de", max_tokens=500_000,
         ),
+        "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
     }
     async with env, Worker(
         env.client,
@@ -112,10 +115,14 @@ async def record(out_dir: Path, names: list[str]) -> None:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
                 DeepResearchWorkflow.run, requests[name], id=f"{name}-{uuid.uuid4().hex[:6]}", task_queue="record"
             )
-            if name == "clarified-by-signal":
+            if name in ("clarified-by-signal", "followed-clarified-reviewed"):
                 while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
                     await asyncio.sleep(0.05)
                 await handle.signal("clarification_answer", "durable timers and how they fire")
+            if name == "followed-clarified-reviewed":
+                await _review(handle, 1, "plan_review", {"decision": "approve"})
+                events = await handle.query(DeepResearchWorkflow.events, 0)
+                assert [e.seq for e in events] == list(range(1, len(events) + 1)), events
             if name == "plan-reviewed":
                 await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
                 await _review(handle, 2, "plan_review", {"decision": "approve"})

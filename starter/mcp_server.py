@@ -1,0 +1,303 @@
+"""`python -m starter mcp`: the research assistant as Model Context Protocol tools, over stdio.
+
+An agent or editor (any MCP client) starts a research, follows it, answers its clarification
+question or its review, and reads the report, with the same rules as the CLI, because the tools
+are the starter's own commands underneath: the request is validated by `build_request`, answers
+go through the validating `answer_clarification` and `review` updates, progress is the research's
+event stream, reports come from Temporal or the research library.
+
+- Tools: `research`, `research_status`, `answer_clarification`, `review`, `get_report`,
+  `search_library`. A tool that cannot do what was asked returns an MCP tool error (`isError`)
+  whose text is one line saying why, e.g. `answer refused: no clarification question is pending`.
+- Resources: `research://ID/report`, the stored report (markdown) of every research in the
+  library; the newest 50 are listed.
+- `wait: true` follows the research's events and sends each as an MCP progress notification
+  (`progress` = the event's seq, `message` = its text) until the report is ready, a person is
+  needed (the question or the review is returned, with the tool that answers it), or MAX_WAIT_S
+  pass (then the id, to wait again with `research_status` or `get_report`).
+
+Nothing is printed on stdout but the protocol: the starter's progress lines go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import Resource
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.service import RPCError
+
+from activities.storage import store
+from starter import library, reviews
+from starter.commands import Session, build_request, new_id, start_research
+from starter.stream import EventStream
+from starter.temporal import (
+    AnswerRefused,
+    CliError,
+    is_not_found,
+    one_line,
+    query_status,
+    require_running,
+    result_handle,
+    root_message,
+    send_answer,
+)
+from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
+
+#: The longest one tool call waits for a research before it returns the id to wait again with.
+MAX_WAIT_S = 900.0
+#: Stored reports listed as resources (all of them can be read by URI).
+LISTED_REPORTS = 50
+
+INSTRUCTIONS = """\
+Deep research with cited, verified reports. Call `research` with a question (wait=true to get the
+report in the same call). If it returns status `awaiting_answer`, ask the user the question and call
+`answer_clarification`; if `awaiting_review`, show the plan or critique and call `review`. Reports of
+finished research are resources research://ID/report; `search_library` finds them."""
+
+
+class ResearchServer(MCPServer):
+    """MCPServer whose resource list is the research library's newest reports (read through the
+    `research://{id}/report` template; a library of thousands is not listed whole)."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__("deep-research", instructions=INSTRUCTIONS, log_level="WARNING")
+        self.session = session
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Arguments the schema refuses are one line too (the SDK's text is pydantic's, multi-line)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            if not isinstance(err.__cause__, ValidationError):
+                raise
+            first = err.__cause__.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "arguments"
+            raise ToolError(f"invalid {where}: {first['msg']}") from err.__cause__
+
+    async def list_resources(self) -> list[Resource]:
+        url = self.session.cfg.research_db_url
+        try:
+            entries = await asyncio.to_thread(store.list_research, url, limit=LISTED_REPORTS)
+        except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
+            entries = []
+        return [*await super().list_resources(), *(
+            Resource(uri=f"research://{e.workflow_id}/report", name=e.workflow_id, title=one_line(e.query, 120),
+                     description=f"{e.outcome}, {e.sources} sources, finished {e.finished_at:%Y-%m-%d %H:%M}",
+                     mime_type="text/markdown")
+            for e in entries)]
+
+
+def build_server(session: Session) -> ResearchServer:
+    server = ResearchServer(session)
+    client: list[Client] = []
+
+    async def connected() -> Client:
+        if not client:
+            client.append(await session.connect())
+        return client[0]
+
+    @server.tool()
+    async def research(question: str, ctx: Context, depth: Literal["auto", "light", "medium", "extended"] = "auto",
+                       mode: Literal["deep", "web", "simple"] = "deep", language: str = "auto",
+                       wait: bool = False) -> dict[str, Any]:
+        """Start a deep research on QUESTION. Returns its id; with wait=true, waits for the cited
+        report (with its sources), or returns the clarification question or the review it needs."""
+        async with one_line_errors():
+            request = _request(question, depth, mode, language)
+            handle = await start_research(await connected(), session.cfg, request, new_id())
+            if not wait:
+                return {"id": handle.id, "status": "started",
+                        "next": "research_status(id) to follow it, get_report(id) when it is done"}
+            return await _wait(handle, ctx)
+
+    @server.tool()
+    async def research_status(id: str, since: int = 0) -> dict[str, Any]:
+        """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
+        async with one_line_errors():
+            handle = (await connected()).get_workflow_handle(id)
+            status = await query_status(handle)
+            events = await EventStream(handle, since).poll(tolerant=False)
+            return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
+
+    @server.tool()
+    async def answer_clarification(id: str, answer: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
+        """Answer the clarification question research ID is waiting for; wait=true then waits as
+        `research` does."""
+        async with one_line_errors():
+            handle = result_handle(await connected(), id)
+            await require_running(handle, "answer")
+            since = (await query_status(handle)).last_event_seq
+            try:
+                accepted = await send_answer(handle, answer.strip())
+            except AnswerRefused as refused:
+                raise CliError(f"answer refused: {refused}") from refused
+            return await _wait(handle, ctx, since) if wait else {"id": id, "status": accepted}
+
+    @server.tool()
+    async def review(id: str, decision: Literal["approve", "revise", "cancel"], ctx: Context, feedback: str = "",
+                     steps: list[dict[str, str]] | None = None, wait: bool = False) -> dict[str, Any]:
+        """Answer the plan or report review research ID is waiting for: approve, revise (with
+        feedback), or cancel; for a plan, STEPS ([{title, description}]) replace the steps not yet done."""
+        async with one_line_errors():
+            handle = result_handle(await connected(), id)
+            await require_running(handle, "review")
+            since = (await query_status(handle)).last_event_seq
+            payload: dict[str, Any] = {"decision": decision, "feedback": feedback}
+            if steps is not None:
+                payload["steps"] = steps
+            try:
+                accepted = await reviews.send_review(handle, payload)
+            except reviews.ReviewRefused as refused:
+                raise CliError(f"review refused: {refused}") from refused
+            return await _wait(handle, ctx, since) if wait else {"id": id, "status": accepted}
+
+    @server.tool()
+    async def get_report(id: str) -> dict[str, Any]:
+        """The report of a finished research, with its sources: from the research library (kept
+        after Temporal forgot the workflow), else from Temporal."""
+        async with one_line_errors():
+            stored = await asyncio.to_thread(
+                library.read_library, lambda: store.load_research(session.cfg.research_db_url, id))
+            if stored is not None:
+                return _report(id, stored.result)
+            handle = result_handle(await connected(), id)
+            try:
+                described = await handle.describe()
+            except RPCError as err:
+                if is_not_found(err):
+                    raise CliError(f"no research with id {id} in the library or in Temporal") from err
+                raise
+            if described.status is WorkflowExecutionStatus.RUNNING:
+                status = await query_status(handle)
+                raise CliError(f"research {id} is still running ({status.stage.value}); "
+                               "wait with research_status, or research's wait")
+            return _report(id, await _result(handle))
+
+    @server.tool()
+    async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
+        """Finished research in the library whose question contains TEXT (all when empty), newest
+        first; each report is the resource research://ID/report."""
+        async with one_line_errors():
+            entries = await asyncio.to_thread(library.read_library, lambda: store.list_research(
+                session.cfg.research_db_url, contains=text.strip() or None, limit=max(1, min(limit, 100))))
+            return [{**e.model_dump(mode="json"), "report": f"research://{e.workflow_id}/report"} for e in entries]
+
+    @server.resource("research://{id}/report", mime_type="text/markdown",
+                     description="The stored report of a finished research, with its sources")
+    async def stored_report(id: str) -> str:
+        try:
+            stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, id)
+        except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
+            raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
+        if stored is None:
+            raise ResourceNotFoundError(f"no stored research with id {id}")
+        return library.to_markdown(stored.result)
+
+    return server
+
+
+def _request(question: str, depth: str, mode: str, language: str) -> ResearchRequest:
+    """The request as `python -m starter research` would build it, every default included."""
+    from starter.cli import build_parser
+
+    args = build_parser().parse_args(["research", "placeholder"])
+    args.question, args.depth, args.mode, args.language = question, depth, mode, language
+    return build_request(args)
+
+
+async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[str, Any]:
+    """Follow the research's events (each a progress notification) until it ends, a person is
+    needed, or MAX_WAIT_S pass."""
+    stream = EventStream(handle, since)
+    result_task = asyncio.ensure_future(handle.result())
+    deadline = asyncio.get_running_loop().time() + MAX_WAIT_S
+    try:
+        while not result_task.done():
+            for event in await stream.poll():
+                await ctx.report_progress(event.seq, None, event.text)
+            if stream.pending is not None:
+                status = await query_status(handle)
+                if status.pending_question or status.pending_review:
+                    return _status(handle.id, status)
+            if asyncio.get_running_loop().time() > deadline:
+                return {**_status(handle.id, await query_status(handle)),
+                        "next": f"still running after {MAX_WAIT_S:.0f}s: research_status(id) or get_report(id)"}
+            await stream.pause(result_task)
+        result = await _result(handle, result_task)
+    finally:
+        if not result_task.done():
+            result_task.cancel()
+    for event in await stream.poll():
+        await ctx.report_progress(event.seq, None, event.text)
+    return _report(handle.id, result)
+
+
+async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None) -> ResearchResult:
+    try:
+        return await (waiting if waiting is not None else handle.result())
+    except WorkflowFailureError as err:
+        raise CliError(f"research {handle.id} failed: {root_message(err)}") from err
+
+
+def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
+    """What a client needs to decide its next call: the stage, and what the research waits for."""
+    answer: dict[str, Any] = {"id": workflow_id, "status": status.stage.value, "question": status.query,
+                              "sources": status.sources_count, "last_event_seq": status.last_event_seq}
+    if status.plan is not None:
+        answer["plan"] = {"title": status.plan.title, "iteration": status.plan_iterations,
+                          "steps": [{"title": s.title, "description": s.description, "status": s.status.value}
+                                    for s in status.plan.steps]}
+    if status.pending_question:
+        answer.update(status="awaiting_answer", clarification_question=status.pending_question,
+                      next=f"ask the user, then answer_clarification(id={workflow_id!r}, answer=...)")
+    elif status.pending_review:
+        answer.update(status="awaiting_review", review=status.pending_review.value,
+                      next=f"review(id={workflow_id!r}, decision='approve'|'revise'|'cancel', feedback=...)")
+        if status.critique is not None:
+            answer["critique"] = status.critique.model_dump(mode="json")
+    return answer
+
+
+def _report(workflow_id: str, result: ResearchResult) -> dict[str, Any]:
+    return {
+        "id": workflow_id,
+        "status": result.outcome.value,
+        "question": result.query,
+        "report_markdown": result.report_markdown,
+        "sources": [{"id": s.id, "url": s.url, "title": s.title} for s in result.sources],
+        "verification": result.verification.model_dump(mode="json") if result.verification else None,
+        "notes": result.notes,
+        "resource": f"research://{workflow_id}/report",
+    }
+
+
+class one_line_errors:
+    """Whatever goes wrong in a tool reaches the client as an MCP tool error of one line."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: Any) -> bool:
+        if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
+            return False
+        if isinstance(err, CliError):
+            raise ToolError(str(err)) from None
+        if is_not_found(err):
+            raise ToolError("no research with that id") from None
+        if isinstance(err, RPCError):
+            raise ToolError(f"Temporal: {one_line(err.message)}") from None
+        if isinstance(err, Exception):
+            raise ToolError(f"{type(err).__name__}: {one_line(str(err))}") from None
+        return False
+
+
+async def serve(args: argparse.Namespace, session: Session) -> int:
+    """`python -m starter mcp`: serve until the client closes stdin."""
+    await build_server(session).run_stdio_async()
+    return 0
