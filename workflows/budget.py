@@ -217,3 +217,20 @@ def sectioned_depth(depth: Depth) -> bool:
 
 def completed(steps: list) -> list:  # type: ignore[type-arg]
     return [s for s in steps if s.status is StepStatus.COMPLETED]
+
+
+def spent_text(prompt_tokens: int, completion_tokens: int, cost_usd: float | None, budget: Budget | None) -> str:
+    """What the research spent, against its budgets: ", 12,400 tokens of 20,000, $0.0031"."""
+    tokens = prompt_tokens + completion_tokens
+    if not tokens:
+        return ""
+    text = f", {tokens:,} tokens"
+    if budget and budget.max_tokens:
+        text += f" of {budget.max_tokens:,}"
+    if cost_usd is not None and cost_usd > 0:
+        text += f", ${cost_usd:.4f}"
+        if budget and budget.max_cost_usd:
+            text += f" of ${budget.max_cost_usd:g}"
+    if budget and budget.exhausted:
+        text += f" ({budget.exhausted.value} budget spent)"
+    return text

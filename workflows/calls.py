@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget
+from workflows import budget, events
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.redaction import redact
@@ -101,12 +101,14 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
             limit, planned_tokens + extra_tokens, planned_cost + extra_cost)
         if over is not None:
             state.stop_for_budget(over)
+            events.budget_spent(state)
             raise budget.BudgetSpent(over.value)
     elif spending.phase == "report":
         over = budget.BudgetKind.COST if unpriced else budget.exceeded(limit, planned_tokens, planned_cost)
         if over is not None:
             if limit.exhausted is None:
                 state.stop_for_budget(over)
+                events.budget_spent(state)
             state.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
                                "a fallback was used.")
             return None

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 from temporalio import workflow
 
+from workflows.budget import spent_text
+
 if TYPE_CHECKING:
     from workflows.models import ResearchResult
     from workflows.state import ResearchState
@@ -111,7 +113,25 @@ def finished(state: ResearchState, result: ResearchResult) -> Event:
     return emit(state, EventKind.DONE,
                 f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
                 f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-                f"(engine {result.engine or '?'})",
+                f"(engine {result.engine or '?'})"
+                + spent_text(stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget),
                 {"outcome": result.outcome.value, "sources": len(result.sources), "claims": len(result.claims),
                  "share_supported": summary.share_supported if summary and summary.enabled else None,
-                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s, "notes": result.notes[-20:]})
+                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s,
+                 "tokens": stats.prompt_tokens + stats.completion_tokens, "cost_usd": stats.cost_usd,
+                 "notes": result.notes[-20:]})
+
+
+def budget_spent(state: ResearchState) -> Event:
+    """The research stopped for a budget: which one, what was spent, how far it got."""
+    limit = state.budget
+    done, planned = state.spending.stopped_after or (0, 0)
+    kind = limit.exhausted.value if limit.exhausted else "?"
+    return emit(state, EventKind.BUDGET,
+                f"{kind} budget spent after {done} of {planned} steps: {limit.spent_tokens:,} tokens"
+                + (f" of {limit.max_tokens:,}" if limit.max_tokens else "")
+                + (f", ${limit.spent_cost_usd:.4f}" if limit.spent_cost_usd else "")
+                + (f" of ${limit.max_cost_usd:g}" if limit.max_cost_usd else ""),
+                {"exhausted": kind, "spent_tokens": limit.spent_tokens, "max_tokens": limit.max_tokens,
+                 "spent_cost_usd": limit.spent_cost_usd, "max_cost_usd": limit.max_cost_usd,
+                 "time_budget_s": limit.time_budget_s, "steps_done": done, "steps_planned": planned})

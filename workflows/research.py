@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError
 from workflows import budget, language
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
-from workflows.events import Event, finished
+from workflows.events import Event, budget_spent, finished
 from workflows.models import (
     MODE_BUDGET_S,
     QUERY_MAX_CHARS,
@@ -164,6 +164,7 @@ class DeepResearchWorkflow:
         if state.budget.exhausted is None:
             state.budget.exhausted = BudgetKind.TIME
             state.spending.stopped_after = (state.steps_done(), len(state.plan.steps) if state.plan else 0)
+            budget_spent(state)
 
     async def _research(self) -> None:
         state = self.state

@@ -10,8 +10,10 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.support.doubles import DEFAULTS, Script
+from tests.workflow.test_events import run_watched
 from tests.workflow.test_workflow import run_research
-from workflows import budget, calls, language
+from workflows.events import EventKind
+from workflows import budget, calls, events, language
 from workflows.activity_models import (
     CoordinateOutput,
     OutlineInput,
@@ -79,6 +81,13 @@ def _state_at(spent: int, limit: int) -> ResearchState:
     return state
 
 
+@pytest.fixture
+def no_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`admit` outside a workflow: the budget event it emits needs the workflow's clock."""
+    monkeypatch.setattr(events, "budget_spent", lambda state: None)
+
+
+@pytest.mark.usefixtures("no_events")
 def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops_the_research() -> None:
     from workflows.activity_models import PlanInput
 
@@ -96,6 +105,7 @@ def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops
     assert short.budget.exhausted is BudgetKind.TOKENS
 
 
+@pytest.mark.usefixtures("no_events")
 def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() -> None:
     state = _state_at(990, 1000)
     state.spending.phase = "report"
@@ -139,8 +149,8 @@ async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and
 
     limit = full.budget.spent_tokens * 2 // 3
     script = scripted()
-    result, status = await run_research(time_skipping_env.client, script,
-                                        ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit))
+    result, status, seen = await run_watched(time_skipping_env.client, script,
+                                             ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit))
 
     assert result.budget is not None and result.budget.exhausted is BudgetKind.TOKENS
     assert result.budget.spent_tokens <= limit  # the reserve held: not even one call over
@@ -154,6 +164,9 @@ async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and
     assert not any("was skipped" in n for n in result.notes)
     assert any(n.startswith(f"The token budget of {limit:,} ran out") for n in result.notes)
     assert result.outcome is Stage.COMPLETED and Stage.SYNTHESIZING in status.stage_history
+    [spent] = [e for e in seen if e.kind is EventKind.BUDGET]  # the event stream says so too
+    assert spent.data["exhausted"] == "tokens" and spent.data["max_tokens"] == limit
+    assert f"tokens of {limit:,}" in seen[-1].text and "(tokens budget spent)" in seen[-1].text
 
 
 async def test_cost_adds_up_and_the_report_is_in_the_question_s_language(time_skipping_env: WorkflowEnvironment) -> None:

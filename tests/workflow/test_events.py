@@ -139,6 +139,9 @@ async def test_a_spent_time_budget_ends_the_steps_and_the_stream_says_so(dev_cli
     assert stages[-4:] == ["researching", "synthesizing", "verifying", "completed"]
     assert [e.data["index"] for e in seen if e.kind is EventKind.STEP_DONE] == [1]  # step 2 never finished
     assert any("time budget of 2 s ran out" in note for note in seen[-1].data["notes"])
+    [spent] = [e for e in seen if e.kind is EventKind.BUDGET]
+    assert spent.data["exhausted"] == "time" and (spent.data["steps_done"], spent.data["steps_planned"]) == (1, 3)
+    assert spent.text.startswith("time budget spent after 1 of 3 steps")
 
 
 async def test_a_cancelled_research_ends_its_stream_with_the_cancellation(dev_client: Client) -> None:
