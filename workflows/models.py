@@ -170,6 +170,9 @@ class ResearchRequest(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKEN_BUDGET)
     #: Cost budget in USD, priced from LLM_PRICES or the built-in table (None: no limit).
     max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_BUDGET_USD, allow_inf_nan=False)
+    #: Continue as new after this many waves of steps in one run (None: only when Temporal
+    #: suggests it). An operator's cap on one run's history; the tests force it with it.
+    steps_per_run: int | None = Field(default=None, ge=1, le=100)
     #: The report's language: "auto" (the question's) or a code such as "de" or "vi".
     language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
 

@@ -14,6 +14,7 @@ and one module per stage group: `conversation`, `planning`, `researching`, `refl
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -63,34 +64,47 @@ MAX_STEPS_AT_ONCE = 4
 class DeepResearchWorkflow:
     def __init__(self) -> None:
         self.state = ResearchState()
+        #: This run continues a research handed over by continue-as-new.
+        self.resumed = False
+        #: When this run's research (the time budget's clock) began, and its waves of steps.
+        self.research_started: datetime | None = None
+        self.waves = 0
 
     # --- the research, top to bottom ------------------------------------------------------------
 
     @workflow.run
-    async def run(self, request: ResearchRequest | dict[str, Any]) -> ResearchResult:
+    async def run(self, request: ResearchRequest | dict[str, Any], resume: ResearchState | None = None) -> ResearchResult:
         """`request` arrives as a dict when it does not validate (a start from another client):
-        the research then fails at once with one line, instead of failing every workflow task."""
+        the research then fails at once with one line, instead of failing every workflow task.
+        `resume` is the state a previous run of this research handed over when it continued as
+        new (a long research keeps its history short; see `_continue_as_new`)."""
         if not isinstance(request, ResearchRequest):
             request = _valid_request(request)
-        state = self.state
-        state.request = request
-        state.depth = request.depth
-        started = workflow.now()
         query = request.query.strip()
-        if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
-            raise ApplicationError(
-                f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",
-                type="InvalidRequest",
-                non_retryable=True,
-            )
-        state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
-        state.language = language.choose(request.language, query)
-        state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
-        begin(state)
+        if resume is not None:
+            self.state = resume
+            self.resumed = True
+        state = self.state
+        if not self.resumed:
+            state.request = request
+            state.depth = request.depth
+            state.started_at = workflow.now()
+            if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
+                raise ApplicationError(
+                    f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",
+                    type="InvalidRequest",
+                    non_retryable=True,
+                )
+            state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
+            state.language = language.choose(request.language, query)
+            state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
+            begin(state)
+        started = state.started_at or workflow.now()
 
         cancelled = False
         try:
-            await converse(state)
+            if not self.resumed:
+                await converse(state)
             await self._research_within_budget()
         except asyncio.CancelledError:
             state.notes.append("The research was cancelled; the report covers what was gathered until then.")
@@ -135,7 +149,7 @@ class DeepResearchWorkflow:
         state = self.state
         limit_s = self._time_budget()
         research = asyncio.create_task(self._research())
-        started = workflow.now()
+        started = self.research_started = workflow.now()
         try:
             if limit_s is None:
                 await research
@@ -144,7 +158,7 @@ class DeepResearchWorkflow:
                 if state.waiting_since is not None:
                     await workflow.wait_condition(lambda: research.done() or state.waiting_since is None)
                     continue
-                spent = (workflow.now() - started).total_seconds() - state.paused_s
+                spent = state.research_elapsed_s + (workflow.now() - started).total_seconds() - state.paused_s
                 if spent >= limit_s:
                     break
                 done, _ = await workflow.wait([research], timeout=limit_s - spent)
@@ -167,19 +181,32 @@ class DeepResearchWorkflow:
             budget_spent(state)
 
     async def _research(self) -> None:
+        if self.resumed or not await self._prepare():
+            await self._steps()
+
+    async def _prepare(self) -> bool:
+        """Classify, look around, plan (and have the plan reviewed); True for a direct answer."""
         state = self.state
         enter(state, Stage.COORDINATING)
         if await coordinate(state):
             enter(state, Stage.BACKGROUND)
             await investigate_background(state, as_sources=True)
-            return
+            return True
         if state.request.mode is not QueryMode.WEB:
             enter(state, Stage.BACKGROUND)
             await investigate_background(state, as_sources=False)
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[])
         await self._review_plan()
+        return False
+
+    async def _steps(self) -> None:
+        """The steps, wave after wave, each reflected on (seed 002's loop)."""
+        state = self.state
         while wave := self._next_wave():
+            if self._time_to_continue_as_new():
+                await self._continue_as_new()
+            self.waves += 1
             enter(state, Stage.RESEARCHING)
             found = await together([research_step(state, i) for i in wave])
             for index, findings in zip(wave, found):
@@ -193,6 +220,26 @@ class DeepResearchWorkflow:
                 enter(state, Stage.PLANNING)
                 await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
                 await self._review_plan()
+
+    def _time_to_continue_as_new(self) -> bool:
+        """At a step boundary: when Temporal suggests it (the history grew long), or after the
+        request's `steps_per_run` waves (an operator's cap, and how the tests force it)."""
+        if workflow.info().is_continue_as_new_suggested():
+            return True
+        per_run = self.state.request.steps_per_run
+        return per_run is not None and self.waves >= per_run
+
+    async def _continue_as_new(self) -> None:
+        """Hand the research over to a fresh run of itself: its state as the second argument,
+        after every signal and update handler has finished (none is lost in between). The
+        research time spent so far goes with it, so the time budget runs on, not over."""
+        state = self.state
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        if self.research_started is not None:
+            state.research_elapsed_s += (workflow.now() - self.research_started).total_seconds() - state.paused_s
+            state.paused_s = 0.0
+        state.runs += 1
+        workflow.continue_as_new(args=[state.request, state])
 
     def _next_wave(self) -> list[int]:
         """The steps to research now: the next step, and the pending steps after it that the plan

@@ -106,6 +106,12 @@ class ResearchState:
     spending: budgets.Spending = field(default_factory=budgets.Spending)
     #: The report's language code, decided when the research starts.
     language: str = "en"
+    # --- a long research continued as new (research.py) ---
+    #: When the research began (the first run), its research time in earlier runs, and how many
+    #: times it continued as new.
+    started_at: datetime | None = None
+    research_elapsed_s: float = 0.0
+    runs: int = 0
     #: What happened, in order, for the `events` query (workflows/events.py).
     events: EventLog = field(default_factory=EventLog)
 

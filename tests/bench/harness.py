@@ -116,12 +116,17 @@ def bench_answer(role: str, prompt: str) -> dict[str, Any]:
     """The test server's answers, with as many plan steps as the planner is asked for at least, so
     a medium research runs a medium research's steps (the reflector always says CONTINUE)."""
     reply = answer(role, prompt)
+    # As the prompts ask (issue 13): the coordinator writes the background queries with its
+    # classification, the planner each step's queries and whether it is independent of the others.
+    if role == "coordinate":
+        reply["queries"] = ["python with statement context manager"]
     if role == "plan" and (asked := _STEPS_ASKED.search(prompt)):
         template = reply["steps"][0]
         aspects = ["what __enter__ returns", "how __exit__ sees exceptions", "contextlib helpers",
                    "async with", "nesting several managers", "suppressing exceptions", "ExitStack",
                    "file objects", "locks", "decimal contexts"]
-        reply["steps"] = [{**template, "title": f"{template['title']}: {aspects[i % len(aspects)]}"}
+        reply["steps"] = [{**template, "title": f"{template['title']}: {aspects[i % len(aspects)]}",
+                           "queries": [f"python context manager {aspects[i % len(aspects)]}"], "independent": True}
                           for i in range(max(1, int(asked.group(1))))]
     return reply
 

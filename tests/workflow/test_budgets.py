@@ -4,10 +4,12 @@ reporting.py)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Callable
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
 from tests.support.doubles import DEFAULTS, Script
 from tests.workflow.test_events import run_watched
@@ -33,6 +35,7 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
+from workflows.research import DeepResearchWorkflow
 from workflows.roles import LLM_ROLES, PLAN, REFLECT
 from workflows.state import ResearchState
 
@@ -222,3 +225,37 @@ async def test_a_long_report_is_outlined_written_by_section_and_assembled_with_g
     cited = {n for s in steps for n in s.source_ids}
     assert all(f"[{n}]" in report for n in cited) and "## Sources" in report
     assert all(inp.target_words < 1200 for inp in script.calls["write_section"])
+
+
+# --- a long research continued as new ----------------------------------------------------------------
+
+
+async def test_a_research_continued_as_new_at_step_boundaries_carries_its_whole_state(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """`steps_per_run=1` forces what Temporal's `is_continue_as_new_suggested()` asks for in a
+    long research: after every step the research hands its state to a fresh run of itself."""
+    from temporalio.api.enums.v1 import EventType
+
+    script = scripted()
+    request = ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, steps_per_run=1, max_tokens=10**7)
+    task_queue = f"tq-{uuid.uuid4()}"
+    async with Worker(time_skipping_env.client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
+                      activities=script.activities()):
+        handle = await time_skipping_env.client.start_workflow(
+            DeepResearchWorkflow.run, request, id=f"wf-{uuid.uuid4()}", task_queue=task_queue)
+        result = await handle.result()  # follows the runs to the last
+        seen = await handle.query(DeepResearchWorkflow.events, 0)
+        first_run = time_skipping_env.client.get_workflow_handle(handle.id, run_id=handle.first_execution_run_id)
+        first = await first_run.fetch_history()
+
+    steps = result.plan.steps if result.plan else []
+    assert len(steps) >= 3 and all(s.status is StepStatus.COMPLETED for s in steps)
+    assert first.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    # Nothing was lost on the way: every step's reflection, every call's cost, every event.
+    assert len(result.reflections) == len(steps)
+    assert result.budget is not None and result.budget.spent_tokens == sum(PER_CALL) * result.stats.llm_calls
+    assert result.stats.llm_calls_by_role["route"] == 1 and result.stats.llm_calls_by_role["plan"] == 1
+    assert [e.seq for e in seen] == list(range(1, len(seen) + 1))
+    assert [e.data["stage"] for e in seen if e.kind is EventKind.STAGE] == [s.value for s in result.stage_history]
+    assert result.outcome is Stage.COMPLETED and result.report_markdown.startswith("# ")

@@ -62,6 +62,9 @@ SCENARIOS = [
     "sectioned-report",
     # Recorded with the event stream (issue 15): a clarification answered, then a plan approved.
     "followed-clarified-reviewed",
+    # Recorded with a shorter critical path (issue 13): queries with the plan, independent steps
+    # at once, and a research continued as new after each wave (both runs are stored).
+    "continued-as-new",
 ]
 
 
@@ -103,6 +106,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
             query="How do durable workflows use timers, signals and retries?", depth=Depth.MEDIUM,
             language="de", max_tokens=500_000,
         ),
+        "continued-as-new": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.EXTENDED, steps_per_run=1,  # extended: more steps than one wave holds
+        ),
         "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
     }
     async with env, Worker(
@@ -134,6 +141,11 @@ async def record(out_dir: Path, names: list[str]) -> None:
                 await handle.cancel()
             result = await handle.result()
             assert result.outcome in (Stage.COMPLETED, Stage.CANCELLED), result.outcome
+            if name == "continued-as-new":  # the first run, ended by continuing as new
+                first = await env.client.get_workflow_handle(
+                    handle.id, run_id=handle.first_execution_run_id).fetch_history()
+                (out_dir / f"{name}-first-run.json").write_text(first.to_json())
+                handle = env.client.get_workflow_handle(handle.id)  # and the last run
             history = await handle.fetch_history()
             path = out_dir / f"{name}.json"
             path.write_text(history.to_json())
