@@ -41,12 +41,11 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.concurrency import together
 from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.refining import refine
 from workflows.reporting import save, synthesize
-from workflows.researching import handle_loop_back, research_step
+from workflows.researching import handle_loop_back, research_wave
 from workflows.reviews import review_plan, review_problem
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
@@ -208,7 +207,7 @@ class DeepResearchWorkflow:
                 await self._continue_as_new()
             self.waves += 1
             enter(state, Stage.RESEARCHING)
-            found = await together([research_step(state, i) for i in wave])
+            found = await research_wave(state, wave)
             for index, findings in zip(wave, found):
                 handle_loop_back(state, index, findings)
             enter(state, Stage.REFLECTING)

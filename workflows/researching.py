@@ -18,11 +18,13 @@ from workflows.activity_models import (
     ObserveInput,
     ObserveOutput,
     ReadPageInput,
+    ReadPageOutput,
     SearchHit,
     SearchInput,
     WriteQueriesInput,
 )
 from workflows.calls import call
+from workflows.concurrency import together
 from workflows.events import EventKind, emit
 from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
 from workflows.stages import show_progress
@@ -40,21 +42,53 @@ QUERIES_WITH_PLAN_PATCH = "queries-with-plan"
 
 
 async def research_step(state: ResearchState, index: int) -> ObserveOutput:
+    [findings] = await research_wave(state, [index])
+    return findings
+
+
+async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOutput]:
+    """Research steps (one, or several independent ones at the same time) in phases: every
+    step's searches at once; the pages to read chosen in plan order (a page goes to the first
+    step that found it); every read at once; sources numbered in plan order; every observation at
+    once. So what a research reads and how its sources are numbered never depend on which
+    activity happened to finish first, and a page one step failed to read never becomes another
+    step's source through its snippet. A single step runs exactly as it always did."""
     assert state.plan is not None
-    step = state.plan.steps[index]
-    step.status = StepStatus.IN_PROGRESS
-    state.current_step_index = index
+    steps = [state.plan.steps[i] for i in wave]
+    for index, step in zip(wave, steps):
+        step.status = StepStatus.IN_PROGRESS
+        emit(state, EventKind.STEP_STARTED, f"step {index + 1}/{len(state.plan.steps)}: {step.title}",
+             {"index": index + 1, "of": len(state.plan.steps), "title": step.title})
+    state.current_step_index = wave[0]
     show_progress(state)
-    emit(state, EventKind.STEP_STARTED, f"step {index + 1}/{len(state.plan.steps)}: {step.title}",
-         {"index": index + 1, "of": len(state.plan.steps), "title": step.title})
     about = state.about()
+    hits = await together([_search_for(state, step, about) for step in steps])
+    chosen = [_choose_pages(state, found) for found in hits]
+    pages = await together([
+        _read(state, fresh, focus=f"{step.title}. {step.description} {state.topic_text()}")
+        for step, (fresh, _) in zip(steps, chosen)
+    ])
+    passages = [_passages(state, fresh, read, seen) for (fresh, seen), read in zip(chosen, pages)]
+    found = await together([
+        call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=given))
+        for step, given in zip(steps, passages)
+    ])
+    results = []
+    for index, step, given, findings in zip(wave, steps, passages, found):
+        results.append(_record(state, index, step, given, findings))
+    return results
+
+
+async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
     if step.queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
         queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
     else:
         queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
-    hits = await search_all(state, queries)
-    passages = await read_best(state, hits, focus=f"{step.title}. {step.description} {state.topic_text()}")
-    findings = await call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=passages))
+    return await search_all(state, queries)
+
+
+def _record(state: ResearchState, index: int, step: PlanStep, passages: list[Passage],
+            findings: ObserveOutput | None) -> ObserveOutput:
     if findings is None:
         findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
     known = {p.source_id for p in passages}
@@ -159,15 +193,26 @@ async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit
     return merged
 
 
-async def read_best(state: ResearchState, hits: list[SearchHit], focus: str) -> list[Passage]:
-    """Read the best unread sources concurrently; a page that fails is skipped, never fatal.
-    A URL already read in this research is not fetched again: its snippet stands in."""
+def _choose_pages(state: ResearchState, hits: list[SearchHit]) -> tuple[list[SearchHit], list[SearchHit]]:
+    """The best unread pages to read, and the hits of pages read before (their snippets stand in:
+    a URL is never fetched twice in a research). Claims the pages it chooses."""
     fresh = [h for h in hits if h.url not in state.read_urls][:PAGES_PER_STEP]
     seen_before = [h for h in hits if h.url in state.read_urls and h.url not in state.unreadable_urls][:PAGES_PER_STEP]
     state.read_urls.update(h.url for h in fresh)
-    pages = await asyncio.gather(
+    return fresh, seen_before
+
+
+async def _read(state: ResearchState, fresh: list[SearchHit], focus: str) -> list[ReadPageOutput | None]:
+    """Read pages concurrently; a page that fails is None (skipped, never fatal)."""
+    return list(await asyncio.gather(
         *(call(state, roles.READ_PAGE, ReadPageInput(url=h.url, focus=focus[:1000])) for h in fresh)
-    )
+    ))
+
+
+def _passages(state: ResearchState, fresh: list[SearchHit], pages: list[ReadPageOutput | None],
+              seen_before: list[SearchHit]) -> list[Passage]:
+    """The step's passages, its sources numbered now (in plan order, after every read of the
+    wave): pages read, then the snippets of pages read before that could be read."""
     passages = []
     for hit, page in zip(fresh, pages):
         state.stats.pages_fetched += 1
@@ -178,6 +223,8 @@ async def read_best(state: ResearchState, hits: list[SearchHit], focus: str) -> 
         source_id = state.add_source(hit.url, page.title or hit.title, hit.provider)
         passages.append(Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text))
     for hit in seen_before:
+        if hit.url in state.unreadable_urls:
+            continue
         source_id = state.add_source(hit.url, hit.title, hit.provider)
         passages.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
     return passages

@@ -102,3 +102,5 @@ class ReflectionRow(_Child, Base):
     decision: Mapped[str] = mapped_column(String(16))
     reasoning: Mapped[str] = mapped_column(Text)
     suggested_changes: Mapped[Any] = mapped_column(JSON)
+    #: Revision 0003: the steps judged together (null before it, and for one step).
+    steps: Mapped[Any] = mapped_column(JSON, nullable=True)

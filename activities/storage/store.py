@@ -363,7 +363,8 @@ def _row(record: SaveResearchInput) -> ResearchRow:
         clarifications=[ClarificationRow(position=i, question=c.question, answer=c.answer)
                         for i, c in enumerate(r.clarifications)],
         reflections=[ReflectionRow(position=i, decision=f.decision.value, reasoning=f.reasoning,
-                                   suggested_changes=f.suggested_changes) for i, f in enumerate(r.reflections)],
+                                   suggested_changes=f.suggested_changes, steps=f.steps or None)
+                     for i, f in enumerate(r.reflections)],
     )
 
 
@@ -375,8 +376,8 @@ def _stored(row: ResearchRow) -> StoredResearch:
                       checked_by=c.checked_by, original=c.original, removed=c.removed) for c in row.claims],
         clarifications=[Clarification(question=c.question, answer=c.answer) for c in row.clarifications],
         plan=Plan.model_validate(row.plan) if row.plan else None, plan_iterations=row.plan_iterations,
-        reflections=[Reflection(decision=f.decision, reasoning=f.reasoning, suggested_changes=f.suggested_changes)
-                     for f in row.reflections],
+        reflections=[Reflection(decision=f.decision, reasoning=f.reasoning, suggested_changes=f.suggested_changes,
+                                steps=f.steps or []) for f in row.reflections],
         stage_history=row.stage_history, stats=Stats.model_validate(row.stats), depth=row.depth, mode=row.mode,
         loop_backs=[LoopBack.model_validate(lb) for lb in row.loop_backs],
         evidence=[Evidence(source_id=e.source_id, position=e.passage_position, text=e.text) for e in row.evidence],
