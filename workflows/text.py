@@ -8,6 +8,7 @@ those (trimmed) enter workflow history.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -144,6 +145,7 @@ def unique(items: Iterable[str]) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Light suffix stripping, enough for inflections to meet: threads~thread,
     scheduling~scheduled~schedules~schedule, libraries~library, stopped~stop (not speed~spe)."""

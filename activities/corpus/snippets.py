@@ -6,6 +6,8 @@ loose matching of query words (`_Terms`) also ranks titles.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collections.abc import Iterator
 
 from workflows.text import bm25_scores, split_paragraphs, split_sentences, tokenize, trim
@@ -54,6 +56,16 @@ def _close_variant(a: str, b: str) -> bool:
 
 
 def _words(text: str) -> list[str]:
+    return list(_cached_words(text))
+
+
+@lru_cache(maxsize=8192)
+def _cached_words(text: str) -> tuple[str, ...]:
+    """Titles and sentences come back search after search: tokenized once per process."""
+    return tuple(_words_of(text))
+
+
+def _words_of(text: str) -> list[str]:
     """Word tokens; a dotted name also gives its parts (`asyncio.gather`: `asyncio`, `gather`)."""
     words = []
     for token in tokenize(text):
