@@ -24,6 +24,7 @@ activity (5xx, timeouts and dropped connections are worth a Temporal retry; refu
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -125,8 +126,12 @@ class Crawler:
         timeout = self.config.crawl_page_timeout_s
         async with self._slots:  # waiting for a free slot does not count against the page's time
             try:
-                async with asyncio.timeout(timeout):
-                    return await self._follow(url)
+                async with asyncio.timeout(timeout) as deadline:
+                    token = _DEADLINE.set(deadline)
+                    try:
+                        return await self._follow(url)
+                    finally:
+                        _DEADLINE.reset(token)
             except (TimeoutError, httpx.TimeoutException):
                 raise PageTimeout(f"timed out after {timeout:g} s", retryable=True) from None
             except Refused as exc:
@@ -172,8 +177,16 @@ class Crawler:
 
     @asynccontextmanager
     async def _request(self, url: httpx.URL) -> AsyncIterator[httpx.Response]:
-        """A streamed GET, inside the host's slot and gap; the body is read (or not) by the caller."""
+        """A streamed GET, inside the host's slot and gap; the body is read (or not) by the caller.
+        Waiting for the host's turn (politeness, not the page's slowness) moves the page's
+        deadline on by as long: several steps reading one site at once must not time it out."""
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
         async with self._gate(url.host).slot():
+            deadline = _DEADLINE.get()
+            waited = loop.time() - asked
+            if deadline is not None and waited > 0 and deadline.when() is not None:
+                deadline.reschedule(deadline.when() + waited)
             client = self._http()
             response = await client.send(client.build_request("GET", url), stream=True)
             try:
@@ -254,6 +267,10 @@ class Crawler:
                 self._hosts = {h: g for h, g in self._hosts.items() if not g.idle(now)}
             gate = self._hosts[host] = _HostGate(self.config.crawl_per_host, self.config.crawl_host_gap_s)
         return gate
+
+
+#: The page's deadline (`asyncio.timeout` of `_fetch`), so waiting for a host's turn can move it on.
+_DEADLINE: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar("page_deadline", default=None)
 
 
 class _HostGate:

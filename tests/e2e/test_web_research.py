@@ -6,6 +6,8 @@ pages, without ever asking for a disallowed path.
 
 from __future__ import annotations
 
+import asyncio
+
 import subprocess
 import sys
 import time
@@ -88,7 +90,8 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
                             depth=Depth.EXTENDED, max_clarifications=0),
             id=f"web-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"],
         )
-        result = await handle.result()
+        # A report the critic escalates would wait an hour for a person: fail instead of hanging.
+        result = await asyncio.wait_for(handle.result(), timeout=180)
         elapsed = time.monotonic() - started
         assert worker.poll() is None, "the worker died"
         peak_mib = _peak_rss_mib(worker.pid)
