@@ -86,8 +86,11 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
         started = time.monotonic()
         handle = await dev_client.start_workflow(
             DeepResearchWorkflow.run,
+            # review_report=never: which good pages a run reaches varies with the fake search's
+            # order and the machine's load; a run whose report cites nothing is escalated to a
+            # person (auto), which is right for a user and not what this test is about.
             ResearchRequest(query="How did Roman aqueducts keep water flowing over long distances?",
-                            depth=Depth.EXTENDED, max_clarifications=0),
+                            depth=Depth.EXTENDED, max_clarifications=0, review_report="never"),
             id=f"web-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"],
         )
         # A report the critic escalates would wait an hour for a person: fail instead of hanging.
