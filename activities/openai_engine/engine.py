@@ -316,19 +316,17 @@ class OpenAIEngine:
             title=inp.title,
             heading=inp.section.heading,
             brief=inp.section.brief or NONE,
-            findings="\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in inp.steps) or NONE,
+            findings=_step_findings(inp.steps),
             evidence=_evidence(inp.evidence),
-            sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
+            sources=_source_list(inp.sources),
             other_headings="\n".join(f"- {h}" for h in inp.other_headings) or NONE,
             told_before=untrusted(_cut("\n".join(inp.told_before), 4000), "findings") if inp.told_before else NONE,
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
             target_words=inp.target_words,
             language=language_name(inp.language),
         )
-        markdown = _only_known_citations(reply.markdown.strip(), known)
-        claims = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known])
-                  for c in reply.claims if c.text.strip()]
-        return SectionOutput(markdown=markdown, claims=[c for c in claims if c.source_ids], usage=usage)
+        return SectionOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
+                             claims=_cited_claims(reply.claims, known), usage=usage)
 
     async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
         known = {s.id for s in inp.sources}
@@ -338,16 +336,14 @@ class OpenAIEngine:
             query=inp.topic_text(),
             title=inp.title,
             sections="\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections) or NONE,
-            findings="\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in inp.steps) or NONE,
-            sources="\n".join(f"[{s.id}] {s.title} - {s.url}" for s in inp.sources) or NONE,
+            findings=_step_findings(inp.steps),
+            sources=_source_list(inp.sources),
             feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
             target_words=inp.target_words,
             language=language_name(inp.language),
         )
-        markdown = _only_known_citations(reply.markdown.strip(), known)
-        claims = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known])
-                  for c in reply.claims if c.text.strip()]
-        return SummaryOutput(markdown=markdown, claims=[c for c in claims if c.source_ids], usage=usage)
+        return SummaryOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
+                             claims=_cited_claims(reply.claims, known), usage=usage)
 
     async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         """The judge's verdict per claim; a claim the model skipped stays out of the answer and
@@ -529,3 +525,18 @@ def _added(a: Usage, b: Usage) -> Usage:
         "requests": a.requests + b.requests,
         "cost_usd": cost,
     })
+
+
+def _step_findings(steps: list[Any]) -> str:
+    """Each step's observation under its title, delimited as data."""
+    return "\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in steps) or NONE
+
+
+def _source_list(sources: list[Any]) -> str:
+    return "\n".join(f"[{s.id}] {s.title} - {s.url}" for s in sources) or NONE
+
+
+def _cited_claims(claims: list[Any], known: set[int]) -> list[Claim]:
+    """The reply's claims that cite at least one of the sources the writer was given."""
+    kept = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known]) for c in claims if c.text.strip()]
+    return [c for c in kept if c.source_ids]
