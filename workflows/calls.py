@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget, events
+from workflows import budget
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.redaction import redact
@@ -91,29 +91,21 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
     charge = budget.estimate(spending, role, arg)
-    tokens, cost = charge.tokens, charge.cost
-    planned_tokens = limit.spent_tokens + spending.in_flight_tokens + tokens
-    planned_cost = (limit.spent_cost_usd or 0.0) + spending.in_flight_cost + cost
-    unpriced = spending.unpriced is not None and limit.max_cost_usd is not None
     if spending.phase == "research" and state.stage in RESEARCH_STAGES:
-        extra_tokens, extra_cost = state.report_reserve()
-        over = budget.BudgetKind.COST if unpriced else budget.exceeded(
-            limit, planned_tokens + extra_tokens, planned_cost + extra_cost)
+        reserve_tokens, reserve_cost = state.report_reserve()
+        over = state.over_budget(charge.tokens + reserve_tokens, charge.cost + reserve_cost)
         if over is not None:
             state.stop_for_budget(over)
-            events.budget_spent(state)
             raise budget.BudgetSpent(over.value)
     elif spending.phase == "report":
-        over = budget.BudgetKind.COST if unpriced else budget.exceeded(limit, planned_tokens, planned_cost)
+        over = state.over_budget(charge.tokens, charge.cost)
         if over is not None:
-            if limit.exhausted is None:
-                state.stop_for_budget(over)
-                events.budget_spent(state)
+            state.stop_for_budget(over)  # the first budget to run out; later ones are only noted
             state.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
                                "a fallback was used.")
             return None
-    spending.in_flight_tokens += tokens
-    spending.in_flight_cost += cost
+    spending.in_flight_tokens += charge.tokens
+    spending.in_flight_cost += charge.cost
     return charge
 
 

@@ -73,7 +73,7 @@ def _in_sections(state: ResearchState) -> bool:
         return False
     if state.budget.max_tokens is None and state.budget.max_cost_usd is None:
         return True
-    return state.room_for(*state.report_reserve(sectioned=True))
+    return state.over_budget(*state.report_reserve(sectioned=True)) is None
 
 
 async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from workflows import budget as budgets
+from workflows import events as stream
 from workflows import followup
 from workflows.activity_models import AboutQuestion
 from workflows.events import EventLog, EventKind, emit
@@ -188,12 +189,15 @@ class ResearchState:
     def report_words(self) -> int:
         return budgets.report_words(self.depth, self.steps_done(), len(self.plan.steps) if self.plan else 0)
 
-    def room_for(self, tokens: int, cost: float) -> bool:
-        """Whether the budgets have room for `tokens` / `cost` more, on top of what is spent."""
+    def over_budget(self, tokens: int, cost: float) -> BudgetKind | None:
+        """The budget that `tokens` / `cost` more, on top of what is spent and in flight, would
+        break; a cost budget cannot be kept once a model without a price has served a call."""
+        if self.spending.unpriced and self.budget.max_cost_usd is not None:
+            return BudgetKind.COST
         return budgets.exceeded(
             self.budget, self.budget.spent_tokens + self.spending.in_flight_tokens + tokens,
             (self.budget.spent_cost_usd or 0.0) + self.spending.in_flight_cost + cost,
-        ) is None and not (self.spending.unpriced and self.budget.max_cost_usd is not None)
+        )
 
     def stop_for_budget(self, kind: BudgetKind) -> None:
         """Record which budget stopped the research, after how many steps; skip the rest."""
@@ -205,6 +209,7 @@ class ResearchState:
         why = (budgets.partial_line(self.budget, self.spending) or "").removeprefix("> Partial report: ")
         self.notes.append(f"{why[:1].upper()}{why[1:].rstrip('.')}; the report covers what was found by then.")
         self.skip_pending(f"the {kind.value} budget ran out")
+        stream.budget_spent(self)  # the event stream says so too
 
     # --- sources --------------------------------------------------------------------------------
 
