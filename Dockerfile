@@ -6,7 +6,7 @@ COPY pyproject.toml README.md ./
 COPY workflows ./workflows
 COPY activities ./activities
 COPY starter ./starter
-COPY worker.py ./
+COPY worker.py config.py ./
 RUN pip install . && useradd --create-home research && mkdir -p /app/.data && chown research /app/.data
 USER research
 CMD ["python", "worker.py"]

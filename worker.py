@@ -18,7 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities import tracing
 from activities.web import bounded
-from activities.config import OFFLINE_NOTICE, Settings, connect_temporal, settings
+from config import OFFLINE_NOTICE, Settings, connect_temporal, settings
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.pages import read_page

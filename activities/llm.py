@@ -15,7 +15,7 @@ from typing import TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.config import settings
+from config import settings
 from activities.engine import Engine
 from activities.usage import metered
 from workflows import roles

@@ -8,7 +8,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.config import settings
+from config import settings
 from activities.heartbeats import with_heartbeats
 from activities.web.reading import read_for_step
 from workflows import roles

@@ -20,7 +20,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.config import Settings
+from config import Settings
 from activities.prompts.loader import Prompt
 from workflows.activity_models import Usage
 

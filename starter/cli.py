@@ -14,7 +14,7 @@ import sys
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.config import settings
+from config import settings
 from starter import commands, extract, index, library, progress, prompts, reviews
 from starter.progress import say
 from starter.terminal import CleanStream

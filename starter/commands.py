@@ -18,7 +18,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import pricing
-from activities.config import OFFLINE_NOTICE, Settings
+from config import OFFLINE_NOTICE, Settings
 from starter import followup, progress, reviews
 from starter.progress import say
 from starter.stream import EventPrinter, EventStream

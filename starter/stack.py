@@ -22,7 +22,7 @@ import time
 import uuid
 from pathlib import Path
 
-from activities.config import Settings
+from config import Settings
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from temporalio.client import (
 from temporalio import exceptions as tex
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.config import Settings, connect_temporal
+from config import Settings, connect_temporal
 from workflows.models import ResearchResult, ResearchStatus
 
 WORKFLOW_TYPE = "DeepResearchWorkflow"

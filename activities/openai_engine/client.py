@@ -17,7 +17,7 @@ import openai
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
-from activities.config import Settings
+from config import Settings
 from activities.openai_engine.replies import strict_schema
 from workflows.roles import PROMPTS
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from activities import pricing, tracing
-from activities.config import Settings
+from config import Settings
 from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
 from workflows.citations import origin

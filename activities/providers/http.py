@@ -29,7 +29,7 @@ import httpx
 from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
-from activities.config import settings
+from config import settings
 from activities.retry_after import retry_after
 from workflows.activity_models import SearchHit
 from workflows.models import SNIPPET_LIMIT

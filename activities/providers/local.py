@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from activities.config import Settings
+from config import Settings
 from activities.providers.http import unique_hits
 from workflows.activity_models import SearchHit
 

@@ -19,7 +19,7 @@ from typing import Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.config import Settings, settings
+from config import Settings, settings
 from activities.providers.brave import BRAVE_URL, Brave
 from activities.providers.duckduckgo import DuckDuckGo
 from activities.providers.http import api_key, canonical_url, permanent, unique_hits

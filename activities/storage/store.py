@@ -205,7 +205,7 @@ MIGRATION_LOCK_KEY = 0x6465657072  # "deepr"
 
 
 def _configured_url() -> str:
-    from activities.config import settings
+    from config import settings
 
     return settings().research_db_url
 

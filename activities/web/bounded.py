@@ -154,7 +154,7 @@ class ExtractionPool:
 @functools.lru_cache(maxsize=1)
 def pool() -> ExtractionPool:
     """The worker's (or the starter's) one pool, with the configured limits."""
-    from activities.config import settings
+    from config import settings
 
     config = settings()
     return ExtractionPool(Limits(memory_mb=config.extract_max_memory_mb, timeout_s=config.extract_timeout_s,

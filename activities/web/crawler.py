@@ -34,7 +34,7 @@ from typing import TypeVar
 import httpx
 from protego import Protego
 
-from activities.config import Settings, settings
+from config import Settings, settings
 from activities.web.charset import (
     PDF,
     READABLE_TYPES,

@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 
 from activities.web import crawler as crawler_module
-from activities.config import Settings
+from config import Settings
 from activities.web.charset import decode_text, document_type
 from activities.web.crawler import Crawler, CrawlError, FetchedPage
 from activities.web.netguard import classify

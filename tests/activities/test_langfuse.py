@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from activities import tracing
-from activities.config import Settings
+from config import Settings
 from activities.prompts.loader import ROLES, PromptBook, load_prompt
 from tests.conftest import REPO
 from tests.support.langfuse_server import FakeLangfuse, running_langfuse

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.config import Settings
+from config import Settings
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.client import _UNSUPPORTED
 from activities.openai_engine.replies import RouteReply, parse_reply

@@ -12,7 +12,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler, reading
-from activities.config import Settings
+from config import Settings
 from tests.support.hostile_web import (
     ARTICLE_PARAGRAPHS, ARTICLE_TITLE, BOILERPLATE_MARKERS, LATIN1_TEXT, PDF_TEXT, HostileWeb, Page, redirect,
 )

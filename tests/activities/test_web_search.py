@@ -25,7 +25,7 @@ import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from temporalio.exceptions import ApplicationError
 
-from activities.config import Settings, settings
+from config import Settings, settings
 from activities.providers import http as provider_http
 from activities.providers.brave import Brave
 from activities.providers.duckduckgo import DuckDuckGo

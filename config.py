@@ -1,4 +1,5 @@
-"""Configuration, read once from the environment (and a `.env` file in the working directory).
+"""Configuration, read once from the environment (and a `.env` file in the working directory), and
+the one way every client (worker, starter, MCP server, web app) reaches Temporal.
 
 Every variable here is documented in README.md. Secrets (API keys) are read by the worker only;
 they never travel in workflow inputs, results or history.
