@@ -65,6 +65,9 @@ SCENARIOS = [
     # Recorded with a shorter critical path (issue 13): queries with the plan, independent steps
     # at once, and a research continued as new after each wave (both runs are stored).
     "continued-as-new",
+    # Recorded before the refining loop's "research what is missing" went through the wave loop
+    # (issue 20): the critic finds the report short, new steps are planned and researched.
+    "refined-by-research",
 ]
 
 
@@ -110,13 +113,16 @@ async def record(out_dir: Path, names: list[str]) -> None:
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.EXTENDED, steps_per_run=1,  # extended: more steps than one wave holds
         ),
+        "refined-by-research": ResearchRequest(
+            query="How do durable timers fire?", depth=Depth.LIGHT,
+        ),
         "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
     }
     async with env, Worker(
         env.client,
         task_queue="record",
         workflows=[DeepResearchWorkflow],
-        activities=ACTIVITIES,
+        activities=_with_short_first_critique(ACTIVITIES),
     ):
         for name in names:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
@@ -150,6 +156,33 @@ async def record(out_dir: Path, names: list[str]) -> None:
             path = out_dir / f"{name}.json"
             path.write_text(history.to_json())
             print(f"{path.name}: {len(history.events)} events, {path.stat().st_size} bytes, outcome {result.outcome.value}")
+
+
+def _with_short_first_critique(activities: list[Any]) -> list[Any]:
+    """The activities, with a critic that finds the first report of "refined-by-research" short of
+    what was asked (the offline critic rarely does: its reports name every step), so that history
+    records the refining loop researching what is missing. Every other call is the real critic."""
+    from temporalio import activity
+    from temporalio.activity import _Definition
+
+    from workflows.activity_models import CritiqueInput, CritiqueOutput
+    from workflows.models import CritiqueIssue, IssueSeverity
+
+    real = next(a for a in activities if _Definition.must_from_callable(a).name == "critique")
+    criticised: set[str] = set()
+
+    async def critique(inp: CritiqueInput) -> CritiqueOutput:
+        out: CritiqueOutput = await real(inp)
+        run = activity.info().workflow_id
+        if run.startswith("refined-by-research") and run not in criticised:
+            criticised.add(run)
+            issue = CritiqueIssue(severity=IssueSeverity.HIGH,
+                                  text="uncovered question terms: the report never says how earthquakes are timed")
+            out = out.model_copy(update={"is_acceptable": False, "issues": [issue, *out.issues]})
+        return out
+
+    critique.__annotations__ = {"inp": CritiqueInput, "return": CritiqueOutput}  # resolvable here
+    return [a for a in activities if a is not real] + [activity.defn(name="critique")(critique)]
 
 
 async def _review(handle: Any, round_: int, signal: str, payload: dict[str, Any]) -> None:
