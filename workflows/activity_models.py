@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from workflows.clarified import meant_question
 from workflows.models import (
     PAGE_TEXT_LIMIT,
+    CheckedBy,
     Claim,
     Complexity,
     Critique,
@@ -337,8 +338,8 @@ class ClaimVerdict(BaseModel):
 
 class VerifyClaimsOutput(LLMOutput):
     verdicts: list[ClaimVerdict]
-    #: How the verdicts were reached: "judge" (an LLM) or "lexical" (the offline engine).
-    checked_by: str = "judge"
+    #: How the verdicts were reached: the judge (an LLM) or lexically (the offline engine).
+    checked_by: CheckedBy = CheckedBy.JUDGE
 
 
 class ReviseClaimsInput(AboutQuestion):

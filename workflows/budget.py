@@ -50,8 +50,6 @@ class BudgetSpent(Exception):
 class Spending:
     """The budget's running bookkeeping (the `Budget` the result shows is derived from it)."""
 
-    #: "research" (calls must leave the reserve intact) or "report" (calls must fit the limit).
-    phase: str = "research"
     in_flight_tokens: int = 0
     in_flight_cost: float = 0.0
     #: The largest ratio seen between a call's prompt as the endpoint counted it and as estimated

@@ -28,7 +28,7 @@ from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.redaction import redact
 from workflows.roles import HEARTBEAT_TIMEOUT, Role
-from workflows.stages import RESEARCH_STAGES
+from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
 from workflows.state import ResearchState
 
 I = TypeVar("I", bound=BaseModel)
@@ -91,13 +91,13 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
     charge = budget.estimate(spending, role, arg)
-    if spending.phase == "research" and state.stage in RESEARCH_STAGES:
+    if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
         reserve_tokens, reserve_cost = state.report_reserve()
         over = state.over_budget(charge.tokens + reserve_tokens, charge.cost + reserve_cost)
         if over is not None:
             state.stop_for_budget(over)
             raise budget.BudgetSpent(over.value)
-    elif spending.phase == "report":
+    elif state.stage in REPORT_STAGES:  # the report's calls must fit the limit itself
         over = state.over_budget(charge.tokens, charge.cost)
         if over is not None:
             state.stop_for_budget(over)  # the first budget to run out; later ones are only noted

@@ -15,7 +15,7 @@ from workflows import roles, verification
 from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.models import MAX_CRITIQUE_ISSUES, Claim, Critique, Verdict, VerificationSummary
+from workflows.models import MAX_CRITIQUE_ISSUES, CheckedBy, Claim, Critique, Verdict, VerificationSummary
 from workflows.state import ResearchState
 
 #: Claims per judge call: enough to batch, few enough that one verdict list stays short.
@@ -84,7 +84,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
         lexical = verification.lexical_check(claim.text, [e.text for e in pool if e.source_id in claim.source_ids])
         if lexical.verdict is Verdict.UNSUPPORTED:
             claims[i] = claim.model_copy(update={"verdict": Verdict.UNSUPPORTED, "reason": lexical.reason,
-                                                 "checked_by": "lexical"})
+                                                 "checked_by": CheckedBy.LEXICAL})
         else:
             undecided.append(i)
     batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
@@ -101,7 +101,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
     for answer in answers:
         if answer is None:
             continue
-        method = "lexical" if answer.checked_by == "lexical" else "lexical+judge"
+        method = "lexical" if answer.checked_by is CheckedBy.LEXICAL else "lexical+judge"
         for verdict in answer.verdicts:
             claims[verdict.index] = claims[verdict.index].model_copy(update={
                 "verdict": Verdict(verdict.verdict.value), "reason": verdict.reason[:500],

@@ -17,7 +17,7 @@ from workflows import roles
 from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, Speaker, Stage
+from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, RoutingLayer, Speaker, Stage
 from workflows.routing import Route, route_without_llm
 from workflows.stages import enter
 from workflows.state import ResearchState
@@ -58,8 +58,8 @@ async def _route(state: ResearchState) -> Route:
         iteration=len(state.routes),
     ))
     if decided is None:
-        return Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", "fallback")
-    return Route(decided.decision, decided.reasoning, "llm")
+        return Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", RoutingLayer.FALLBACK)
+    return Route(decided.decision, decided.reasoning, RoutingLayer.LLM)
 
 
 async def _await_answer(state: ResearchState, question: str) -> bool:

@@ -177,6 +177,15 @@ class ResearchRequest(BaseModel):
     language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
 
 
+class RoutingLayer(str, Enum):
+    """Which of the orchestrator's three routing layers decided (seed 000), or the fallback."""
+
+    LIMIT = "limit"
+    REPLY = "reply"
+    LLM = "llm"
+    FALLBACK = "fallback"
+
+
 class ReviewDecision(str, Enum):
     APPROVE = "approve"
     REVISE = "revise"
@@ -208,13 +217,28 @@ class ReviewAnswer(BaseModel):
     steps: list[ProposedStep] | None = None
 
 
+class RefinementAction(str, Enum):
+    """What one pass of the refining loop did about the critic's issues."""
+
+    #: New steps on what is missing, researched through the wave loop, then the report again.
+    RESEARCH = "research"
+    #: The report written again with the issues (and the critic's suggestion) as feedback.
+    REWRITE = "rewrite"
+
+
 class Refinement(BaseModel):
     """One pass of the refining loop: the critic's issues it answered and what was done."""
 
     round: int
     issues: list[str]
-    #: "research" (new steps on what is missing) or "rewrite" (the report rewritten).
-    action: str
+    action: RefinementAction
+
+
+class DecidedBy(str, Enum):
+    """Who decided a review: a person, or the clock when nobody answered in time."""
+
+    PERSON = "person"
+    TIMEOUT = "timeout"
 
 
 class Review(BaseModel):
@@ -224,7 +248,7 @@ class Review(BaseModel):
     round: int
     decision: ReviewDecision
     feedback: str = ""
-    by: str = "person"
+    by: DecidedBy = DecidedBy.PERSON
 
 
 # --- the research record --------------------------------------------------------------------------
@@ -239,14 +263,23 @@ class Source(BaseModel):
     provider: str = ""
 
 
+class StepOrigin(str, Enum):
+    """Who put a step in the plan."""
+
+    PLANNER = "planner"
+    #: A previous step asked for it (seed 003).
+    LOOP_BACK = "loop_back"
+    #: A person wrote it in a plan review.
+    REVIEWER = "reviewer"
+
+
 class PlanStep(BaseModel):
     title: str
     description: str = ""
     status: StepStatus = StepStatus.PENDING
     observation: str | None = None
     source_ids: list[int] = Field(default_factory=list)
-    #: "planner", or "loop_back" for a step a previous step asked for (seed 003).
-    origin: str = "planner"
+    origin: StepOrigin = StepOrigin.PLANNER
     #: The search queries the planner wrote for the step (empty: they are written when it runs).
     queries: list[str] = Field(default_factory=list)
     #: The planner found it needs nothing from the steps before it: it may run beside them.
@@ -282,6 +315,17 @@ class Evidence(BaseModel):
     text: str
 
 
+class CheckedBy(str, Enum):
+    """What decided a claim's verdict."""
+
+    #: The cheap word-overlap check (inside the workflow, or the offline engine's judge).
+    LEXICAL = "lexical"
+    #: The LLM judge.
+    JUDGE = "judge"
+    #: Not checked.
+    NOBODY = ""
+
+
 class Claim(BaseModel):
     """A cited sentence of the report and what checking it against its evidence found."""
 
@@ -290,8 +334,7 @@ class Claim(BaseModel):
     verdict: Verdict = Verdict.UNVERIFIED
     #: Why the verdict was given (the judge's reason, or the lexical check's figures).
     reason: str = ""
-    #: "lexical" (the cheap word-overlap check decided), "judge" (the LLM judge), "" (not checked).
-    checked_by: str = ""
+    checked_by: CheckedBy = CheckedBy.NOBODY
     #: The sentence as first written, when it was rewritten after an `unsupported` verdict.
     original: str | None = None
     #: True when the sentence was taken out of the report (still unsupported after rewriting).

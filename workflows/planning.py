@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from workflows import roles
+from workflows import patches, roles
 from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
 from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
 from workflows.researching import (
     PAGES_PER_STEP,
-    QUERIES_WITH_PLAN_PATCH,
     SEARCH_QUERIES_PER_STEP,
     clean_queries,
     search_all,
@@ -60,7 +59,7 @@ async def investigate_background(state: ResearchState, as_sources: bool) -> None
     """A quick search before planning (no page reads). For a direct answer, its hits are the sources.
     Its queries come with the coordinator's classification (one call fewer on the critical path);
     a coordinator that wrote none (or a history recorded before) has them written here."""
-    if state.background_queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
+    if state.background_queries and workflow.patched(patches.QUERIES_WITH_PLAN):
         queries = state.background_queries
     else:
         queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import budget, citations, language, roles
+from workflows import budget, citations, language, patches, roles
 from workflows.activity_models import (
     OutlineInput,
     OutlineOutput,
@@ -31,8 +31,6 @@ from workflows.models import Claim, Depth, PlanStep, ResearchResult, Stage, Step
 from workflows.stages import enter
 from workflows.state import ResearchState
 
-#: Patch id: reports of medium and extended researches are written section by section.
-SECTIONED_PATCH = "sectioned-report"
 #: A summary's share of the report.
 SUMMARY_WORDS = 150
 #: At most this many sections, whatever the outline proposes.
@@ -48,7 +46,7 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         state.notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
-        if _in_sections(state) and workflow.patched(SECTIONED_PATCH):
+        if _in_sections(state) and workflow.patched(patches.SECTIONED_REPORT):
             written = await _write_in_sections(state, feedback or [])
         if written is None:
             written = await _write_in_one_call(state, feedback or [])

@@ -14,6 +14,7 @@ and one module per stage group: `conversation`, `planning`, `researching`, `refl
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from workflows import budget, language
+from workflows import budget, language, patches, refining
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
 from workflows.events import Event, budget_spent, finished
@@ -29,13 +30,16 @@ from workflows.models import (
     MODE_BUDGET_S,
     QUERY_MAX_CHARS,
     QUERY_MIN_CHARS,
+    BudgetKind,
+    Claim,
     Message,
     QueryMode,
+    RefinementAction,
     ReflectionDecision,
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
-    BudgetKind,
+    ReviewDecision,
     ReviewTarget,
     Speaker,
     Stage,
@@ -43,18 +47,12 @@ from workflows.models import (
 )
 from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
-from workflows.refining import refine
 from workflows.reporting import save, synthesize
 from workflows.researching import handle_loop_back, research_wave
-from workflows.reviews import review_plan, review_problem
+from workflows.reviews import await_review, review_plan, review_problem
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 
-#: Patch ids (workflow.patched): histories recorded before these features replay without them.
-VERIFICATION_PATCH = "claim-verification"
-LIBRARY_PATCH = "research-library"
-REFINING_PATCH = "refining-loop"
-CONCURRENT_STEPS_PATCH = "concurrent-steps"
 #: Independent steps researched at the same time, at most (pages read at once: 3 per step).
 MAX_STEPS_AT_ONCE = 4
 
@@ -65,11 +63,12 @@ class DeepResearchWorkflow:
         self.state = ResearchState()
         #: This run continues a research handed over by continue-as-new.
         self.resumed = False
-        #: When this run's research (the time budget's clock) began, and its waves of steps.
+        #: When this run's current stretch of research (the time budget's clock) began, and its
+        #: waves of steps.
         self.research_started: datetime | None = None
         self.waves = 0
 
-    # --- the research, top to bottom ------------------------------------------------------------
+    # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
 
     @workflow.run
     async def run(self, request: ResearchRequest | dict[str, Any], resume: ResearchState | None = None) -> ResearchResult:
@@ -77,77 +76,249 @@ class DeepResearchWorkflow:
         the research then fails at once with one line, instead of failing every workflow task.
         `resume` is the state a previous run of this research handed over when it continued as
         new (a long research keeps its history short; see `_continue_as_new`)."""
-        if not isinstance(request, ResearchRequest):
-            request = _valid_request(request)
-        query = request.query.strip()
-        if resume is not None:
-            self.state = resume
-            self.resumed = True
-        state = self.state
-        if not self.resumed:
-            state.request = request
-            state.depth = request.depth
-            state.started_at = workflow.now()
-            if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
-                raise ApplicationError(
-                    f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",
-                    type="InvalidRequest",
-                    non_retryable=True,
-                )
-            state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
-            state.language = language.choose(request.language, query)
-            state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
-            begin(state)
-        started = state.started_at or workflow.now()
-
+        state = self._begin(request, resume)
         cancelled = False
         try:
             if not self.resumed:
-                await converse(state)
-            await self._research_within_budget()
+                await converse(state)  # routing -> clarifying -> awaiting_answer -> routing ...
+            await self._guarded(self._research())  # coordinating -> background -> planning -> steps
         except asyncio.CancelledError:
             state.notes.append("The research was cancelled; the report covers what was gathered until then.")
             if state.stage not in RESEARCH_STAGES:
-                enter(state, Stage.CANCELLED)
-                report = f"# {query}\n\nThe research was cancelled before it began.\n"
-                result = state.result(report, [], started, workflow.now())
-                finished(state, result)
-                return result
+                return self._cancelled_before_research()
             cancelled = True
-        state.spending.phase = "report"
-        report, claims = await synthesize(state)
-        if workflow.patched(VERIFICATION_PATCH):
-            if state.request.verify and not cancelled and workflow.patched(REFINING_PATCH):
-                report, claims, cancelled = await refine(state, report, claims)
-            else:
-                report, claims = await check(state, report, claims, cancelled)
+        report, claims, cancelled = await self._report(cancelled)  # synthesizing -> verifying -> ...
         partial = budget.partial_line(state.budget, state.spending)
         if partial:
             report = f"{partial}\n\n{report}"
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
+        return await self._finish(report, claims)
+
+    async def _research(self) -> None:
+        """Classify, look around, plan (and have the plan reviewed), then the steps; a resumed
+        run goes straight on with the steps, a direct answer has none."""
+        if self.resumed or not await self._prepare():
+            await self._steps()
+
+    async def _prepare(self) -> bool:
+        """True for a direct answer (a simple question), which needs no plan."""
+        state = self.state
+        enter(state, Stage.COORDINATING)
+        if await coordinate(state):
+            enter(state, Stage.BACKGROUND)
+            await investigate_background(state, as_sources=True)
+            return True
+        if state.request.mode is not QueryMode.WEB:
+            enter(state, Stage.BACKGROUND)
+            await investigate_background(state, as_sources=False)
+        enter(state, Stage.PLANNING)
+        await make_plan(state, feedback=[])
+        await self._review_plan()
+        return False
+
+    async def _steps(self) -> None:
+        """The steps, wave after wave, each reflected on (seed 002's loop); the plan's steps and
+        the steps a refinement adds alike."""
+        state = self.state
+        while wave := self._next_wave():
+            if self._time_to_continue_as_new():
+                await self._continue_as_new()
+            self.waves += 1
+            enter(state, Stage.RESEARCHING)
+            found = await research_wave(state, wave)
+            for index, findings in zip(wave, found):
+                handle_loop_back(state, index, findings)
+            enter(state, Stage.REFLECTING)
+            reflection = await reflect(state, judged=wave)
+            if reflection.decision is ReflectionDecision.COMPLETE:
+                state.skip_pending("the reflector judged the research complete")
+                return
+            if reflection.decision is ReflectionDecision.ADJUST:
+                enter(state, Stage.PLANNING)
+                await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
+                await self._review_plan()
+
+    async def _report(self, cancelled: bool) -> tuple[str, list[Claim], bool]:
+        """Write the report, then (seed 001) verify and criticise it, refine it while the critic
+        objects and passes are left, and have a person review it when asked. Returns the report,
+        its claims, and whether the research ended cancelled (by Temporal or the reviewer)."""
+        state = self.state
+        report, claims = await synthesize(state)
+        if not workflow.patched(patches.VERIFICATION):
+            return report, claims, cancelled
+        if cancelled or not state.request.verify or not workflow.patched(patches.REFINING):
+            report, claims = await check(state, report, claims, cancelled)
+            return report, claims, cancelled
+        try:
+            report, claims = await self._verify(report, claims)
+            while refining.wants_refinement(state):
+                report, claims = await self._refine()
+            report = refining.with_open_issues(state, report)
+            if refining.report_review_wanted(state):
+                report, claims = await self._review_report(report, claims)
+        except asyncio.CancelledError:
+            state.notes.append("The research was cancelled while its report was being checked; it stands as it was.")
+            return report, claims, True
+        return report, claims, state.stage is Stage.CANCELLED
+
+    async def _verify(self, report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
+        enter(self.state, Stage.VERIFYING)
+        return await check(self.state, report, claims, cancelled=False)
+
+    async def _refine(self) -> tuple[str, list[Claim]]:
+        """One pass of the refining loop: research what is missing through the wave loop (or, in
+        histories recorded before it did, serially), or rewrite with the critic's issues."""
+        state = self.state
+        issues, suggestion = refining.critic_issues(state)
+        through_loop = workflow.patched(patches.REFINE_THROUGH_LOOP)
+        can_research = not through_loop or self._can_research_more()
+        refinement = refining.begin_pass(state, issues, can_research)
+        if refinement.action is RefinementAction.REWRITE:
+            report, claims = await synthesize(state, feedback=[*issues, *suggestion])
+        else:
+            if through_loop:
+                await self._guarded(self._research_missing(issues))
+            else:
+                await refining.research_serially(state, issues)
+            report, claims = await synthesize(state)
+        return await self._verify(report, claims)
+
+    async def _research_missing(self, issues: list[str]) -> None:
+        enter(self.state, Stage.PLANNING)
+        await make_plan(self.state, feedback=issues)
+        await self._steps()
+
+    async def _review_report(self, report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
+        """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
+        state = self.state
+        state.review_rounds = 1
+        answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
+        decision = refining.record_report_review(state, answer)
+        if decision is ReviewDecision.CANCEL:
+            enter(state, Stage.CANCELLED)
+        elif decision is ReviewDecision.REVISE and answer is not None:
+            refining.begin_pass(state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE)
+            report, claims = await synthesize(state, feedback=[answer.feedback])
+            report, claims = await self._verify(report, claims)
+            report = refining.with_open_issues(state, report)
+        return report, claims
+
+    # --- starting, ending, continuing as new -----------------------------------------------------
+
+    def _begin(self, request: ResearchRequest | dict[str, Any], resume: ResearchState | None) -> ResearchState:
+        if not isinstance(request, ResearchRequest):
+            request = _valid_request(request)
+        if resume is not None:
+            self.state = resume
+            self.resumed = True
+            return resume
+        state = self.state
+        query = request.query.strip()
+        state.request = request
+        state.depth = request.depth
+        state.started_at = workflow.now()
+        if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
+            raise ApplicationError(
+                f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",
+                type="InvalidRequest",
+                non_retryable=True,
+            )
+        state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
+        state.language = language.choose(request.language, query)
+        state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
+        begin(state)
+        return state
+
+    def _cancelled_before_research(self) -> ResearchResult:
+        state = self.state
+        enter(state, Stage.CANCELLED)
+        report = f"# {state.question}\n\nThe research was cancelled before it began.\n"
+        result = state.result(report, [], state.started_at or workflow.now(), workflow.now())
+        finished(state, result)
+        return result
+
+    async def _finish(self, report: str, claims: list[Claim]) -> ResearchResult:
+        state = self.state
+        started = state.started_at or workflow.now()
         result = state.result(report, claims, started, workflow.now())
-        if workflow.patched(LIBRARY_PATCH):
+        if workflow.patched(patches.LIBRARY):
             await save(state, result, started)
         finished(state, result)
         return result
 
+    def _time_to_continue_as_new(self) -> bool:
+        """At a step boundary: when Temporal suggests it (the history grew long), or after the
+        request's `steps_per_run` waves (an operator's cap, and how the tests force it)."""
+        if workflow.info().is_continue_as_new_suggested():
+            return True
+        per_run = self.state.request.steps_per_run
+        return per_run is not None and self.waves >= per_run
+
+    async def _continue_as_new(self) -> None:
+        """Hand the research over to a fresh run of itself: its state as the second argument,
+        after every signal and update handler has finished (none is lost in between). The
+        research time spent so far goes with it, so the time budget runs on, not over."""
+        state = self.state
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        self._count_research_time()
+        state.runs += 1
+        workflow.continue_as_new(args=[state.request, state])
+
+    def _next_wave(self) -> list[int]:
+        """The steps to research now: the next step, and the pending steps after it that the plan
+        marks independent, researched at the same time (then reflected on together, in order).
+        Histories recorded before concurrent steps replay one step at a time."""
+        state = self.state
+        index = state.next_step()
+        if index is None:
+            return []
+        wave = [index]
+        if state.plan and state.plan.steps[index].independent and workflow.patched(patches.CONCURRENT_STEPS):
+            for later in range(index + 1, len(state.plan.steps)):
+                step = state.plan.steps[later]
+                if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
+                    break
+                wave.append(later)
+        return wave
+
+    async def _review_plan(self) -> None:
+        if self.state.request.review_plan:
+            await review_plan(self.state)
+
+    # --- budgets: tokens and cost from inside, time from outside ---------------------------------
+
     def _time_budget(self) -> float | None:
         return self.state.request.time_budget_s or MODE_BUDGET_S[self.state.request.mode]
 
-    async def _research_within_budget(self) -> None:
-        """Run the research until it is done or a budget stops it: the token or cost budget
-        from inside (`BudgetSpent`, workflows/budget.py), the time budget from outside with a
-        durable timer. Time spent waiting for a person's review does not count: the timer is
-        re-armed with what is left once the person has answered."""
+    def _can_research_more(self) -> bool:
+        """No budget has run out, and research time is left (a refinement may add steps)."""
+        limit_s = self._time_budget()
+        time_left = limit_s is None or self.state.research_elapsed_s < limit_s
+        return self.state.budget.exhausted is None and time_left
+
+    def _count_research_time(self) -> None:
+        """Add this stretch of research (less the waits for a person) to the research's time."""
+        state = self.state
+        if self.research_started is not None:
+            state.research_elapsed_s += (workflow.now() - self.research_started).total_seconds() - state.paused_s
+            state.paused_s = 0.0
+            self.research_started = None
+
+    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run research until it is done or a budget stops it: the token or cost budget from
+        inside (`BudgetSpent`, workflows/budget.py), the time budget from outside with a durable
+        timer. Time spent waiting for a person's review does not count: the timer is re-armed
+        with what is left once the person has answered."""
         try:
-            await self._research_within_time()
+            await self._within_time(work)
         except budget.BudgetSpent:
             pass  # state.budget says which budget, the notes say so; the report is written next
+        self._count_research_time()
 
-    async def _research_within_time(self) -> None:
+    async def _within_time(self, work: Coroutine[Any, Any, None]) -> None:
         state = self.state
         limit_s = self._time_budget()
-        research = asyncio.create_task(self._research())
+        research = asyncio.create_task(work)
         started = self.research_started = workflow.now()
         try:
             if limit_s is None:
@@ -178,88 +349,6 @@ class DeepResearchWorkflow:
             state.budget.exhausted = BudgetKind.TIME
             state.spending.stopped_after = (state.steps_done(), len(state.plan.steps) if state.plan else 0)
             budget_spent(state)
-
-    async def _research(self) -> None:
-        if self.resumed or not await self._prepare():
-            await self._steps()
-
-    async def _prepare(self) -> bool:
-        """Classify, look around, plan (and have the plan reviewed); True for a direct answer."""
-        state = self.state
-        enter(state, Stage.COORDINATING)
-        if await coordinate(state):
-            enter(state, Stage.BACKGROUND)
-            await investigate_background(state, as_sources=True)
-            return True
-        if state.request.mode is not QueryMode.WEB:
-            enter(state, Stage.BACKGROUND)
-            await investigate_background(state, as_sources=False)
-        enter(state, Stage.PLANNING)
-        await make_plan(state, feedback=[])
-        await self._review_plan()
-        return False
-
-    async def _steps(self) -> None:
-        """The steps, wave after wave, each reflected on (seed 002's loop)."""
-        state = self.state
-        while wave := self._next_wave():
-            if self._time_to_continue_as_new():
-                await self._continue_as_new()
-            self.waves += 1
-            enter(state, Stage.RESEARCHING)
-            found = await research_wave(state, wave)
-            for index, findings in zip(wave, found):
-                handle_loop_back(state, index, findings)
-            enter(state, Stage.REFLECTING)
-            reflection = await reflect(state, judged=wave)
-            if reflection.decision is ReflectionDecision.COMPLETE:
-                state.skip_pending("the reflector judged the research complete")
-                return
-            if reflection.decision is ReflectionDecision.ADJUST:
-                enter(state, Stage.PLANNING)
-                await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
-                await self._review_plan()
-
-    def _time_to_continue_as_new(self) -> bool:
-        """At a step boundary: when Temporal suggests it (the history grew long), or after the
-        request's `steps_per_run` waves (an operator's cap, and how the tests force it)."""
-        if workflow.info().is_continue_as_new_suggested():
-            return True
-        per_run = self.state.request.steps_per_run
-        return per_run is not None and self.waves >= per_run
-
-    async def _continue_as_new(self) -> None:
-        """Hand the research over to a fresh run of itself: its state as the second argument,
-        after every signal and update handler has finished (none is lost in between). The
-        research time spent so far goes with it, so the time budget runs on, not over."""
-        state = self.state
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        if self.research_started is not None:
-            state.research_elapsed_s += (workflow.now() - self.research_started).total_seconds() - state.paused_s
-            state.paused_s = 0.0
-        state.runs += 1
-        workflow.continue_as_new(args=[state.request, state])
-
-    def _next_wave(self) -> list[int]:
-        """The steps to research now: the next step, and the pending steps after it that the plan
-        marks independent, researched at the same time (then reflected on together, in order).
-        Histories recorded before concurrent steps replay one step at a time."""
-        state = self.state
-        index = state.next_step()
-        if index is None:
-            return []
-        wave = [index]
-        if state.plan and state.plan.steps[index].independent and workflow.patched(CONCURRENT_STEPS_PATCH):
-            for later in range(index + 1, len(state.plan.steps)):
-                step = state.plan.steps[later]
-                if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
-                    break
-                wave.append(later)
-        return wave
-
-    async def _review_plan(self) -> None:
-        if self.state.request.review_plan:
-            await review_plan(self.state)
 
     # --- the outside world talks to the research ------------------------------------------------
 

@@ -13,7 +13,7 @@ import asyncio
 
 from temporalio import workflow
 
-from workflows import evidence, roles
+from workflows import evidence, patches, roles
 from workflows.activity_models import (
     ObserveInput,
     ObserveOutput,
@@ -26,7 +26,7 @@ from workflows.activity_models import (
 from workflows.calls import call
 from workflows.concurrency import together
 from workflows.events import EventKind, emit
-from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepStatus
+from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepOrigin, StepStatus
 from workflows.stages import show_progress
 from workflows.state import ResearchState
 from workflows.text import content_terms, stem
@@ -37,8 +37,6 @@ PAGES_PER_STEP = 3
 #: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
 LOOP_BACK_AGENTS = frozenset({"researcher"})
 APPENDED = "appended as a new step"
-LOOP_BACK_RELEVANCE_PATCH = "loop-back-relevance"
-QUERIES_WITH_PLAN_PATCH = "queries-with-plan"
 
 
 async def research_step(state: ResearchState, index: int) -> ObserveOutput:
@@ -80,7 +78,7 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
 
 
 async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
-    if step.queries and workflow.patched(QUERIES_WITH_PLAN_PATCH):
+    if step.queries and workflow.patched(patches.QUERIES_WITH_PLAN):
         queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
     else:
         queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
@@ -117,14 +115,14 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     # Histories recorded before the relevance rule replay without it.
     context = (
         f"{state.topic_text()} {step.title} {step.description}"
-        if workflow.patched(LOOP_BACK_RELEVANCE_PATCH) else None
+        if workflow.patched(patches.LOOP_BACK_RELEVANCE) else None
     )
     reason = judge_loop_back(state.plan, agent, query, high, state.depth.value, context)
     accepted = reason == APPENDED
     if accepted:
         state.plan.steps.append(PlanStep(
             title=query[:200], description=f"Requested by step {index + 1}: {state.plan.steps[index].title}",
-            origin="loop_back",
+            origin=StepOrigin.LOOP_BACK,
         ))
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)

@@ -30,7 +30,9 @@ from workflows.models import (
     ReviewDecision,
     ReviewTarget,
     Stage,
+    StepOrigin,
     StepStatus,
+    DecidedBy,
 )
 from workflows.planning import make_plan
 from workflows.stages import enter
@@ -46,7 +48,7 @@ async def review_plan(state: ResearchState) -> None:
         answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
         if answer is None:
             state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
-                                        by="timeout"))
+                                        by=DecidedBy.TIMEOUT))
             state.notes.append(f"Nobody reviewed plan {state.plan_iterations} within "
                                f"{duration(state.request.review_timeout_s)}; it ran as proposed.")
             return
@@ -72,7 +74,7 @@ def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
     assert state.plan is not None and answer.steps is not None
     kept = [s for s in state.plan.steps if s.status is not StepStatus.PENDING]
     own = [PlanStep(title=s.title.strip(), description=s.description.strip() or answer.feedback.strip(),
-                    origin="reviewer") for s in answer.steps]
+                    origin=StepOrigin.REVIEWER) for s in answer.steps]
     state.plan.steps = [*kept, *own]
 
 

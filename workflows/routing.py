@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workflows.models import Message, RoutingDecision, Speaker
+from workflows.models import Message, RoutingDecision, RoutingLayer, Speaker
 
 
 @dataclass(frozen=True)
 class Route:
     decision: RoutingDecision
     reasoning: str
-    #: "limit", "reply", "llm" or "fallback": which layer decided.
-    layer: str
+    layer: RoutingLayer
 
 
 def route_without_llm(
@@ -32,7 +31,7 @@ def route_without_llm(
         return Route(
             RoutingDecision.RESEARCH,
             f"Clarification limit reached ({clarification_count}/{max_clarifications}): research is forced.",
-            "limit",
+            RoutingLayer.LIMIT,
         )
     if (
         reply_shortcut
@@ -44,6 +43,6 @@ def route_without_llm(
         return Route(
             RoutingDecision.RESEARCH,
             "The user answered the clarification question: straight to research, no LLM call.",
-            "reply",
+            RoutingLayer.REPLY,
         )
     return None

@@ -59,6 +59,11 @@ RESEARCH_STAGES = frozenset(
      Stage.REFLECTING}
 )
 TERMINAL_STAGES = frozenset({Stage.COMPLETED, Stage.CANCELLED, Stage.FAILED})
+#: Stages of the conversation before the research: the budget holds no reserve back yet.
+CONVERSATION_STAGES = frozenset({Stage.ROUTING, Stage.CLARIFYING, Stage.AWAITING_ANSWER})
+#: Stages where the report is written, checked, refined and reviewed: the budget's other phase
+#: (research leaves the report's reserve intact; the report's own calls must fit the limit).
+REPORT_STAGES = frozenset(Stage) - RESEARCH_STAGES - CONVERSATION_STAGES
 
 TRANSITIONS: dict[Stage, frozenset[Stage]] = {
     stage: frozenset(to for frm, to, _ in EDGES if frm is stage) for stage in Stage

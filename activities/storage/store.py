@@ -356,7 +356,7 @@ def _row(record: SaveResearchInput) -> ResearchRow:
         sources=[SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
                  for i, s in enumerate(r.sources)],
         claims=[ClaimRow(position=i, text=c.text, source_ids=c.source_ids, verdict=c.verdict.value, reason=c.reason,
-                         checked_by=c.checked_by, original=c.original, removed=c.removed)
+                         checked_by=c.checked_by.value, original=c.original, removed=c.removed)
                 for i, c in enumerate(r.claims)],
         evidence=[EvidenceRow(position=i, source_id=e.source_id, passage_position=e.position, text=e.text)
                   for i, e in enumerate(r.evidence)],

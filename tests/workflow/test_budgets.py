@@ -111,7 +111,7 @@ def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops
 @pytest.mark.usefixtures("no_events")
 def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() -> None:
     state = _state_at(990, 1000)
-    state.spending.phase = "report"
+    state.stage = Stage.SYNTHESIZING  # the budget's report phase follows the stage
     from workflows.activity_models import ReflectInput
     from workflows.models import Plan
 
@@ -170,6 +170,24 @@ async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and
     [spent] = [e for e in seen if e.kind is EventKind.BUDGET]  # the event stream says so too
     assert spent.data["exhausted"] == "tokens" and spent.data["max_tokens"] == limit
     assert f"tokens of {limit:,}" in seen[-1].text and "(tokens budget spent)" in seen[-1].text
+
+
+async def test_a_refinement_rewrites_rather_than_researches_once_a_budget_has_run_out(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """Research what is missing goes through the budget-guarded wave loop: once the token budget
+    stopped the research, the critic's coverage issue gets a rewrite, not steps nobody pays for."""
+    from tests.workflow.test_reviews import FINE, UNCOVERED, critic
+
+    full, _ = await run_research(time_skipping_env.client, scripted(), ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    assert full.budget is not None
+    limit = full.budget.spent_tokens * 2 // 3
+    script = scripted(critique=critic(UNCOVERED, FINE))
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit))
+    assert result.budget is not None and result.budget.exhausted is BudgetKind.TOKENS
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "rewrite")]
+    assert len(script.calls["plan"]) == 1  # no plan for what is missing
 
 
 async def test_cost_adds_up_and_the_report_is_in_the_question_s_language(time_skipping_env: WorkflowEnvironment) -> None:

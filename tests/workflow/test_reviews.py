@@ -252,3 +252,41 @@ async def test_the_steps_a_person_approved_all_run_even_if_the_reflector_would_s
                                    during=answers({"decision": "approve", "steps": steps}))
     assert result.plan is not None
     assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED] * 3
+
+
+async def test_what_a_refinement_researches_goes_through_the_wave_loop_and_may_continue_as_new(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """The steps a refinement adds are researched like the plan's: each wave reflected on, and a
+    long research may hand itself to a fresh run there (`steps_per_run=1` forces it)."""
+    import uuid
+
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.worker import Worker
+
+    script = Script(critique=critic(UNCOVERED, FINE))
+    request = ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, steps_per_run=1)
+    client, task_queue = time_skipping_env.client, f"tq-{uuid.uuid4()}"
+    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow], activities=script.activities()):
+        handle = await client.start_workflow(DeepResearchWorkflow.run, request, id=f"wf-{uuid.uuid4()}",
+                                             task_queue=task_queue)
+        result = await handle.result()
+        last = await handle.fetch_history()
+        started = last.events[0].workflow_execution_started_event_attributes
+        before = await client.get_workflow_handle(handle.id, run_id=started.continued_execution_run_id).fetch_history()
+
+    assert [(r.round, r.action) for r in result.refinements] == [(1, "research")]
+    after = result.stage_history[result.stage_history.index(Stage.REFINING):]
+    assert after == [Stage.REFINING, Stage.PLANNING, Stage.RESEARCHING, Stage.REFLECTING, Stage.SYNTHESIZING,
+                     Stage.VERIFYING, Stage.COMPLETED]
+    steps = result.plan.steps if result.plan else []
+    assert len(steps) == 4 and all(s.status is StepStatus.COMPLETED for s in steps)
+    assert len(result.reflections) == len(steps)  # the refinement's step was reflected on too
+    # The run before the last criticised the first report and continued as new in the refinement.
+    def activities(history: Any) -> list[str]:
+        return [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
+                if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    assert "critique" in activities(before) and "plan" in activities(before)
+    assert before.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+    assert "observe" in activities(last) and "reflect" in activities(last) and "plan" not in activities(last)
+

@@ -1,0 +1,31 @@
+"""Every `workflow.patched` id in one place, with when and why it was added.
+
+A patch id marks a change of what a research records in history: a history recorded before the
+change replays the old way (`workflow.patched` is False there), a new one takes the new way. Ids
+are never renamed or reused (running researches and tests/workflow/histories replay by them);
+an id may go only once no history without it can still be running, with a written reason. The
+commit named is the one that added the id (`git show <commit>`).
+"""
+
+from __future__ import annotations
+
+#: 2026-11-23, 3facaee: every cited sentence is checked against its evidence.
+VERIFICATION = "claim-verification"
+#: 2026-11-23, 3facaee: the research is saved to the library when it ends.
+LIBRARY = "research-library"
+#: 2026-11-23, 2693ab1 (issue 11): the critic's refining loop and the report review.
+REFINING = "refining-loop"
+#: 2026-11-23, 42ba156 (hardening): a loop-back request is judged for relevance before it adds a step.
+LOOP_BACK_RELEVANCE = "loop-back-relevance"
+#: 2026-11-23, 0f63d58 (issue 12): medium and extended reports are written section by section.
+SECTIONED_REPORT = "sectioned-report"
+#: 2026-11-23, deb59c4 (issue 13): the planner and the coordinator write the search queries.
+QUERIES_WITH_PLAN = "queries-with-plan"
+#: 2026-11-23, deb59c4 (issue 13): steps the plan marks independent are researched at once.
+CONCURRENT_STEPS = "concurrent-steps"
+#: 2026-11-24 (issue 20): "research what is missing" goes through the wave loop (reflection,
+#: loop-backs, budgets, continue-as-new) instead of a serial loop of its own.
+REFINE_THROUGH_LOOP = "refine-through-loop"
+
+ALL = (VERIFICATION, LIBRARY, REFINING, LOOP_BACK_RELEVANCE, SECTIONED_REPORT, QUERIES_WITH_PLAN,
+       CONCURRENT_STEPS, REFINE_THROUGH_LOOP)
