@@ -68,6 +68,8 @@ SCENARIOS = [
     # Recorded before the refining loop's "research what is missing" went through the wave loop
     # (issue 20): the critic finds the report short, new steps are planned and researched.
     "refined-by-research",
+    # ... and after (patch refine-through-loop): the new steps reflected on in the wave loop.
+    "refined-by-research-in-loop",
 ]
 
 
@@ -116,6 +118,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "refined-by-research": ResearchRequest(
             query="How do durable timers fire?", depth=Depth.LIGHT,
         ),
+        "refined-by-research-in-loop": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT),
         "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
     }
     async with env, Worker(
