@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
@@ -21,8 +21,14 @@ if TYPE_CHECKING:
 DEFAULT_MODEL = "gpt-4o-mini"
 
 
+class ConfigError(ValueError):
+    """A setting that does not validate: one line naming the variable, for the person starting us."""
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+    #: Numbers are finite: `inf` as a timeout would wait forever, `nan` compares false with every limit.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True,
+                                      allow_inf_nan=False)
 
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
@@ -66,10 +72,10 @@ class Settings(BaseSettings):
     crawl_allow_private: bool = False
     crawl_user_agent: str = "DeepResearchBot/0.1 (+https://github.com/deep-research/deep-research)"
     crawl_max_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
-    crawl_page_timeout_s: float = Field(default=20.0, gt=0)
+    crawl_page_timeout_s: float = Field(default=20.0, gt=0, le=600)
     crawl_concurrency: int = Field(default=8, ge=1)
     crawl_per_host: int = Field(default=2, ge=1)
-    crawl_host_gap_s: float = Field(default=0.5, ge=0)
+    crawl_host_gap_s: float = Field(default=0.5, ge=0, le=60)
     #: Extraction runs in child processes with these limits (activities/web/bounded.py).
     extract_processes: int = Field(default=2, ge=1, le=32)
     extract_max_memory_mb: int = Field(default=1024, ge=256)
@@ -125,7 +131,15 @@ async def connect_temporal(config: Settings, connect_timeout: timedelta | None =
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
-    return Settings()
+    """The process's settings; a value that does not validate raises `ConfigError` in one line."""
+    try:
+        return Settings()
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
+        secret = any(word in name for word in ("KEY", "SECRET", "URL", "PASSWORD"))  # never echo those
+        given = "" if secret else f" (got {str(first.get('input'))[:80]!r})"
+        raise ConfigError(f"{name}: {first['msg']}{given}") from None
 
 
 OFFLINE_NOTICE = (

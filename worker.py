@@ -18,7 +18,9 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities import tracing
 from activities.web import bounded
-from config import OFFLINE_NOTICE, Settings, connect_temporal, settings
+from activities import pricing
+from activities.pricing import PriceError
+from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.pages import read_page
@@ -55,10 +57,14 @@ def build_worker(client: Client, config: Settings) -> Worker:
 
 
 async def main() -> int:
-    config = settings()
     try:
+        config = settings()
+        pricing.table(config.llm_prices)
         check_search_config()
-    except ApplicationError as err:  # a configuration error: say it once, plainly
+    except (ConfigError, PriceError) as err:  # a configuration error: say it once, plainly
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except ApplicationError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
     if config.engine_name == "offline":

@@ -54,6 +54,11 @@ class PriceError(ValueError):
     """LLM_PRICES is not what the README describes."""
 
 
+#: No model costs more than this per 1M tokens; a larger figure is a typo (or `1e308`, which would
+#: overflow a research's cost into infinity and its state into `null`).
+MAX_PRICE_USD = 10_000.0
+
+
 def table(llm_prices: str | None) -> dict[str, Price]:
     """The built-in prices with LLM_PRICES over them."""
     prices = dict(BUILT_IN)
@@ -72,8 +77,9 @@ def table(llm_prices: str | None) -> dict[str, Price]:
             raise PriceError(
                 f'LLM_PRICES[{model!r}] must be {{"input": USD per 1M tokens, "output": USD per 1M tokens}}'
             ) from None
-        if price.input < 0 or price.output < 0 or price.input != price.input or price.output != price.output:
-            raise PriceError(f"LLM_PRICES[{model!r}]: prices must be numbers of 0 or more")
+        if not all(0 <= p <= MAX_PRICE_USD for p in (price.input, price.output)):  # also refuses inf, nan
+            raise PriceError(f"LLM_PRICES[{model!r}]: prices must be numbers from 0 to {MAX_PRICE_USD:,.0f} "
+                             "USD per 1M tokens")
         prices[model] = price
     return prices
 
