@@ -1,5 +1,8 @@
 """`python -m starter`: argument parsing, dispatch, and the one place errors become exit codes.
 
+The commands and their arguments are one table, `COMMANDS`; the `research` command's request
+options are `starter.requests.OPTIONS`, with types, choices and defaults from the request model.
+
 Exit codes: 0 research completed (or the command did what it said), 1 research cancelled or
 failed / Temporal trouble, 2 bad input (unknown id, duplicate id, refused answer, unreachable
 Temporal, an unknown stored research), 3 a question waits for an answer and there is no terminal,
@@ -11,156 +14,138 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
-from starter import commands, extract, index, library, progress, prompts, reviews
+from starter import commands, extract, index, library, progress, prompts, requests, reviews
 from starter.progress import say
+from starter.requests import RequestError
+from starter.session import Session
 from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line
-from workflows.models import Depth, QueryMode
 
 PROG = "python -m starter"
+EXIT_USAGE = 2
+
+Handler = Callable[[argparse.Namespace, Session], Awaitable[int]]
+#: One `add_argument` call: its names and its keywords.
+Arg = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    return names, options
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    handler: Handler | None = None
+    args: tuple[Arg, ...] = ()
+    #: Flags of which exactly one must be given.
+    one_of: tuple[Arg, ...] = ()
+    #: Sub-commands (`prompts push`), in place of a handler.
+    actions: tuple[Command, ...] = ()
+
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not usage + message
         say(f"error: {message} (see `{self.prog} --help`)")
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Start, follow and inspect deep research on Temporal.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("research", help="start a research (attached: live progress, then the report)")
-    p.add_argument("question")
-    p.add_argument("--depth", choices=[d.value for d in Depth], default=Depth.AUTO.value)
-    p.add_argument("--mode", choices=[m.value for m in QueryMode], default=QueryMode.DEEP.value)
-    p.add_argument("--max-clarifications", type=int, default=2, metavar="N")
-    p.add_argument("--no-reply-shortcut", action="store_true",
-                   help="let the LLM judge every reply (the limit is what stops the loop)")
-    p.add_argument("--clarification-timeout", type=float, metavar="SECONDS",
-                   help="how long a question waits for an answer (default 24 h)")
-    p.add_argument("--time-budget", type=float, metavar="SECONDS",
-                   help="research time before synthesis (default: the mode's budget)")
-    p.add_argument("--id", help="workflow id (default research-<short uuid>)")
-    p.add_argument("--detach", action="store_true", help="print the workflow id and exit")
-    p.add_argument("--follow-up", metavar="ID",
-                   help="a follow-up to research ID: its question, clarifications and report are the conversation")
-    p.add_argument("--no-verify", action="store_true",
-                   help="skip claim verification and the critic (faster; claims stay unverified)")
-    p.add_argument("--review-plan", action="store_true",
-                   help="wait for your approval (or revision) of each plan before any step runs")
-    p.add_argument("--review-report", choices=["auto", "always", "never"], default="auto",
-                   help="wait for your review of the report: when the critic asks (auto), always, or never")
-    p.add_argument("--review-timeout", type=float, metavar="SECONDS",
-                   help="how long a review waits for you before the plan runs as proposed (default 1 h)")
-    p.add_argument("--max-tokens", type=int, metavar="N",
-                   help="token budget for the whole research, report and verification included")
-    p.add_argument("--max-cost", type=float, metavar="USD",
-                   help="cost budget in USD (prices: LLM_PRICES or the built-in table)")
-    p.add_argument("--language", default="auto", metavar="CODE",
-                   help="the report's language: auto (the question's, default) or a code such as en, de, vi")
-    _output_flags(p)
-    p.set_defaults(handler=commands.research)
-
-    p = sub.add_parser("answer", help="answer the pending clarification question")
-    p.add_argument("id")
-    p.add_argument("text")
-    p.set_defaults(handler=commands.answer)
-
-    p = sub.add_parser("review", help="answer the pending plan or report review")
-    p.add_argument("id")
-    how = p.add_mutually_exclusive_group(required=True)
-    how.add_argument("--approve", action="store_true", help="run the plan / accept the report as it is")
-    how.add_argument("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback")
-    how.add_argument("--steps", metavar="FILE",
-                     help="replace the steps not yet done: a JSON list, or one step a line (Title — description)")
-    how.add_argument("--cancel", action="store_true", help="cancel the research (it keeps what it had)")
-    p.set_defaults(handler=reviews.review)
-
-    p = sub.add_parser("status", help="where a research is now")
-    p.add_argument("id")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=commands.status)
-
-    p = sub.add_parser("watch", help="print a research's events as they happen, until it ends")
-    p.add_argument("id")
-    p.add_argument("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)")
-    p.add_argument("--json", action="store_true", help="one JSON event object per line")
-    p.set_defaults(handler=commands.watch)
-
-    p = sub.add_parser("result", help="wait for a research and print its report")
-    p.add_argument("id")
-    _output_flags(p)
-    p.set_defaults(handler=commands.result)
-
-    p = sub.add_parser("list", help="recent research with their stage")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--limit", type=int, default=20)
-    p.set_defaults(handler=commands.list_research)
-
-    p = sub.add_parser("cancel", help="cancel a research (it still returns what it had)")
-    p.add_argument("id")
-    p.set_defaults(handler=commands.cancel)
-
-    p = sub.add_parser("prompts", help="manage the role prompts in Langfuse")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    push = actions.add_parser("push", help="create or update the prompts in Langfuse from the repository's files")
-    push.set_defaults(handler=prompts.push)
-
-    p = sub.add_parser("extract", help="fetch and extract pages (or local files) as a research would read them")
-    p.add_argument("inputs", nargs="+", metavar="URL_OR_FILE")
-    p.add_argument("--json", action="store_true", help="one JSON object per input per line")
-    p.set_defaults(handler=extract.extract)
-
-    p = sub.add_parser("index", help="build or refresh the local search index of a folder of documents now")
-    p.add_argument("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)")
-    p.set_defaults(handler=index.index)
-
-    p = sub.add_parser("history", help="finished research from the library, newest first")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--filter", metavar="TEXT", help="only research whose question contains TEXT")
-    p.add_argument("--limit", type=int, default=20)
-    p.set_defaults(handler=library.history)
-
-    p = sub.add_parser("show", help="a stored research's report (works after Temporal forgot it)")
-    p.add_argument("id")
-    _output_flags(p)
-    p.set_defaults(handler=library.show)
-
-    p = sub.add_parser("export", help="a standalone report file with its sources (md or html)")
-    p.add_argument("id")
-    p.add_argument("--format", choices=["md", "html"], required=True)
-    p.add_argument("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)")
-    p.set_defaults(handler=library.export)
-
-    p = sub.add_parser("mcp", help="serve the research tools over the Model Context Protocol (stdio)")
-    p.set_defaults(handler=_serve_mcp)
-
-    return parser
+def request_arg(option: requests.Option) -> Arg:
+    """A request option's flag: type, choices and on/off from the model; absent = the model's default."""
+    kind = requests.value_type(option.field)
+    given: dict[str, Any] = {"dest": option.field, "default": argparse.SUPPRESS, "help": requests.help_of(option)}
+    if kind is bool:
+        return arg(option.flag, action="store_false" if requests.default(option.field) else "store_true", **given)
+    if (names := requests.choices(option.field)) is not None:
+        return arg(option.flag, choices=names, **given)
+    return arg(option.flag, type=kind, metavar=option.metavar, **given)
 
 
-async def _serve_mcp(args: argparse.Namespace, session: commands.Session) -> int:
+async def _serve_mcp(args: argparse.Namespace, session: Session) -> int:
     """Imported on use: the MCP SDK is not loaded for the other commands."""
     from starter import mcp_server
 
     return await mcp_server.serve(args, session)
 
 
-def _output_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument("--out", metavar="FILE", help="also write the report (or JSON) to FILE")
+ID, JSON = arg("id"), arg("--json", action="store_true")
+LIMIT = arg("--limit", type=int, default=20)
+OUTPUT = (arg("--json", action="store_true", help="print the result as one JSON object"),
+          arg("--out", metavar="FILE", help="also write the report (or JSON) to FILE"))
+
+COMMANDS: tuple[Command, ...] = (
+    Command("research", "start a research (attached: live progress, then the report)", commands.research, (
+        arg("question"), *(request_arg(option) for option in requests.OPTIONS),
+        arg("--id", help="workflow id (default research-<short uuid>)"),
+        arg("--detach", action="store_true", help="print the workflow id and exit"), *OUTPUT)),
+    Command("answer", "answer the pending clarification question", commands.answer, (ID, arg("text"))),
+    Command("review", "answer the pending plan or report review", reviews.review, (ID,), one_of=(
+        arg("--approve", action="store_true", help="run the plan / accept the report as it is"),
+        arg("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback"),
+        arg("--steps", metavar="FILE",
+            help="replace the steps not yet done: a JSON list, or one step a line (Title — description)"),
+        arg("--cancel", action="store_true", help="cancel the research (it keeps what it had)"))),
+    Command("status", "where a research is now", commands.status, (ID, JSON)),
+    Command("watch", "print a research's events as they happen, until it ends", commands.watch, (
+        ID, arg("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)"),
+        arg("--json", action="store_true", help="one JSON event object per line"))),
+    Command("result", "wait for a research and print its report", commands.result, (ID, *OUTPUT)),
+    Command("list", "recent research with their stage", commands.list_research, (JSON, LIMIT)),
+    Command("cancel", "cancel a research (it still returns what it had)", commands.cancel, (ID,)),
+    Command("prompts", "manage the role prompts in Langfuse", actions=(
+        Command("push", "create or update the prompts in Langfuse from the repository's files", prompts.push),)),
+    Command("extract", "fetch and extract pages (or local files) as a research would read them", extract.extract, (
+        arg("inputs", nargs="+", metavar="URL_OR_FILE"),
+        arg("--json", action="store_true", help="one JSON object per input per line"))),
+    Command("index", "build or refresh the local search index of a folder of documents now", index.index, (
+        arg("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)"),)),
+    Command("history", "finished research from the library, newest first", library.history, (
+        JSON, arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"), LIMIT)),
+    Command("show", "a stored research's report (works after Temporal forgot it)", library.show, (ID, *OUTPUT)),
+    Command("export", "a standalone report file with its sources (md or html)", library.export, (
+        ID, arg("--format", choices=["md", "html"], required=True),
+        arg("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)"))),
+    Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),
+)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog=PROG, description="Start, follow and inspect deep research on Temporal.")
+    _add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
+    return parser
+
+
+def _add_commands(parser: argparse.ArgumentParser, table: tuple[Command, ...], dest: str, metavar: str) -> None:
+    sub = parser.add_subparsers(dest=dest, required=True, metavar=metavar)
+    for command in table:
+        p = sub.add_parser(command.name, help=command.help)
+        for names, options in command.args:
+            p.add_argument(*names, **options)
+        if command.one_of:
+            group = p.add_mutually_exclusive_group(required=True)
+            for names, options in command.one_of:
+                group.add_argument(*names, **options)
+        if command.actions:
+            _add_commands(p, command.actions, dest="action", metavar="ACTION")
+        else:
+            p.set_defaults(handler=command.handler)
 
 
 def run(argv: list[str] | None = None) -> int:
     if not isinstance(sys.stdout, CleanStream):
         sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)  # type: ignore[assignment]
     args = build_parser().parse_args(argv)
-    session: commands.Session | None = None
+    session: Session | None = None
     try:
-        session = commands.Session(settings())
+        session = Session(settings())
         code = asyncio.run(args.handler(args, session))
     except KeyboardInterrupt:
         code = 130
@@ -170,6 +155,9 @@ def run(argv: list[str] | None = None) -> int:
     except CliError as err:
         say(f"error: {err}")
         code = err.code
+    except RequestError as err:
+        say(f"error: {err}")
+        code = EXIT_USAGE
     except RPCError as err:
         code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
         say(f"error: no research with id {args.id}" if code == 2

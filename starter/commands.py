@@ -7,27 +7,26 @@ import asyncio
 import json
 import sys
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities import pricing
 from config import OFFLINE_NOTICE, Settings
 from starter import followup, progress, reviews
 from starter.progress import say
+from starter.requests import FLAGS, NAMES, build_request, check_prices
+from starter.session import Session
 from starter.stream import EventPrinter, EventStream
-from workflows.roles import Tier
 from starter.temporal import (
     WORKFLOW_TYPE,
     AnswerRefused,
     CliError,
-    connect,
+    deliver,
     is_not_found,
     not_found,
     one_line,
@@ -38,83 +37,22 @@ from starter.temporal import (
     send_answer,
 )
 from workflows.events import EventKind
-from workflows.models import (
-    QUERY_MAX_CHARS,
-    QUERY_MIN_CHARS,
-    ResearchRequest,
-    ResearchResult,
-    Stage,
-)
+from workflows.models import ResearchRequest, ResearchResult, Stage
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
-
-
-@dataclass
-class Session:
-    cfg: Settings
-    #: The research this command is attached to, for the Ctrl-C message, and the command that
-    #: reattaches (default: `result ID`).
-    workflow_id: str | None = None
-    reattach: str | None = None
-
-    async def connect(self) -> Client:
-        return await connect(self.cfg)
 
 
 # --- research -------------------------------------------------------------------------------------
 
 
-def build_request(args: argparse.Namespace) -> ResearchRequest:
-    """Validate everything the user typed before any network call."""
-    query = args.question.strip()
-    if len(query) < QUERY_MIN_CHARS:
-        raise CliError(f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", EXIT_USAGE)
-    if len(query) > QUERY_MAX_CHARS:
-        raise CliError(f"the question is too long ({len(query)} characters, at most {QUERY_MAX_CHARS})", EXIT_USAGE)
-    try:
-        return ResearchRequest(
-            query=query,
-            depth=args.depth,
-            mode=args.mode,
-            max_clarifications=args.max_clarifications,
-            reply_shortcut=not args.no_reply_shortcut,
-            **({"clarification_timeout_s": args.clarification_timeout}
-               if args.clarification_timeout is not None else {}),
-            time_budget_s=args.time_budget,
-            verify=not args.no_verify,
-            review_plan=args.review_plan,
-            review_report=args.review_report,
-            **({"review_timeout_s": args.review_timeout} if args.review_timeout is not None else {}),
-            max_tokens=args.max_tokens,
-            max_cost_usd=args.max_cost,
-            language=args.language.strip().lower() if args.language else "auto",
-        )
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]).replace("_", "-")
-        flag = {"max-cost-usd": "max-cost"}.get(where, where)
-        if flag == "language":
-            raise CliError(f"invalid --language {args.language!r}: use auto or a language code such as en, de or vi",
-                           EXIT_USAGE) from err
-        raise CliError(f"invalid --{flag}: {first['msg']}", EXIT_USAGE) from err
-
-
-def check_prices(request: ResearchRequest, cfg: Settings) -> None:
-    """A cost budget needs a price for every model the research may use: refused before it
-    starts, naming the model (the worker reads the same LLM_PRICES and model settings)."""
-    if request.max_cost_usd is None or cfg.engine_name == "offline":
-        return
-    try:
-        prices = pricing.table(cfg.llm_prices)
-    except pricing.PriceError as err:
-        raise CliError(str(err), EXIT_USAGE) from None
-    for model in dict.fromkeys(cfg.model_for(tier.value) for tier in Tier):
-        if pricing.price_of(model, prices) is None:
-            raise CliError(
-                f"--max-cost: no price is known for model {model}; set LLM_PRICES, e.g. "
-                f"LLM_PRICES='{{\"{model}\": {{\"input\": 0.5, \"output\": 1.5}}}}' (USD per 1M tokens)",
-                EXIT_USAGE,
-            )
+async def ready(request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None) -> ResearchRequest:
+    """What every client does to a built request before it starts: prices checked for a cost
+    budget, a follow-up's conversation read from the earlier research."""
+    check_prices(request, session.cfg, names)
+    if not request.follow_up_of:
+        return request
+    earlier = await followup.earlier_research(request.follow_up_of, session)
+    return request.model_copy(update={"history": followup.conversation(earlier)})
 
 
 def summary_line(request: ResearchRequest) -> str:
@@ -125,13 +63,8 @@ def summary_line(request: ResearchRequest) -> str:
 
 
 async def research(args: argparse.Namespace, session: Session) -> int:
-    request = build_request(args)
-    check_prices(request, session.cfg)
-    if args.follow_up:
-        earlier = await followup.earlier_research(args.follow_up, session)
-        request = request.model_copy(
-            update={"history": followup.conversation(earlier), "follow_up_of": args.follow_up}
-        )
+    values = {name: value for name, value in vars(args).items() if name in NAMES}
+    request = await ready(build_request(values, FLAGS), session, FLAGS)
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
@@ -313,14 +246,8 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
 
 
 async def answer(args: argparse.Namespace, session: Session) -> int:
-    text = args.text.strip()
-    client = await session.connect()
-    handle = client.get_workflow_handle(args.id)
-    await require_running(handle, "answer")
-    try:
-        print(await send_answer(handle, text))
-    except AnswerRefused as refused:
-        raise CliError(f"answer refused: {refused}", EXIT_USAGE) from refused
+    handle = (await session.connect()).get_workflow_handle(args.id)
+    print(await deliver(handle, "answer", lambda running: send_answer(running, args.text.strip())))
     return EXIT_OK
 
 

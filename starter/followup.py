@@ -15,14 +15,10 @@ from __future__ import annotations
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from typing import TYPE_CHECKING
-
 from activities.storage import store
+from starter.session import Session
 from starter.temporal import CliError
 from workflows.models import ROUTING_HISTORY, Message, ResearchResult, Speaker
-
-if TYPE_CHECKING:
-    from starter.commands import Session
 
 #: The earlier report is the history's longest message; past this it is cut (the numbered items
 #: and sections a follow-up refers to come first in a report).

@@ -13,20 +13,18 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from markdown_it import MarkdownIt
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
 from starter.progress import say
+from starter.session import Session
 from starter.temporal import CliError
 from workflows import verification
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
-
-if TYPE_CHECKING:
-    from starter.commands import Session
 
 T = TypeVar("T")
 EXIT_OK = 0

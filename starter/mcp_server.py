@@ -2,8 +2,9 @@
 
 An agent or editor (any MCP client) starts a research, follows it, answers its clarification
 question or its review, and reads the report, with the same rules as the CLI, because the tools
-are the starter's own commands underneath: the request is validated by `build_request`, answers
-go through the validating `answer_clarification` and `review` updates, progress is the research's
+are the starter's own commands underneath: the request is built and validated by
+`starter.requests` (the `research` tool's arguments are its OPTIONS marked `mcp`), answers go
+through the validating `answer_clarification` and `review` updates, progress is the research's
 event stream, reports come from Temporal or the research library.
 
 - Tools: `research`, `research_status`, `answer_clarification`, `review`, `get_report`,
@@ -23,29 +24,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import Resource
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.storage import store
 from starter import library, reviews
-from starter.commands import Session, build_request, new_id, start_research
+from starter.commands import new_id, ready, start_research
+from starter.requests import OPTIONS, QUESTION, RequestError, build_request, choices, default
+from starter.session import Session
 from starter.stream import EventStream
 from starter.temporal import (
-    AnswerRefused,
-    CliError,
-    is_not_found,
-    one_line,
-    query_status,
-    require_running,
-    result_handle,
-    root_message,
-    send_answer,
+    CliError, deliver, is_not_found, one_line, query_status, result_handle, root_message, send_answer,
 )
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
@@ -95,32 +92,51 @@ class ResearchServer(MCPServer):
 
 def build_server(session: Session) -> ResearchServer:
     server = ResearchServer(session)
-    client: list[Client] = []
+    server.tool()(research_tool(session))
+    _add_following_tools(server, session)
+    _add_library_tools(server, session)
+    return server
 
-    async def connected() -> Client:
-        if not client:
-            client.append(await session.connect())
-        return client[0]
 
-    @server.tool()
-    async def research(question: str, ctx: Context, depth: Literal["auto", "light", "medium", "extended"] = "auto",
-                       mode: Literal["deep", "web", "simple"] = "deep", language: str = "auto",
-                       wait: bool = False) -> dict[str, Any]:
+def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """The `research` tool. Its arguments are the question, the request options whose row in
+    `starter.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
+
+    async def research(ctx: Context, wait: bool = False, **values: Any) -> dict[str, Any]:
         """Start a deep research on QUESTION. Returns its id; with wait=true, waits for the cited
         report (with its sources), or returns the clarification question or the review it needs."""
         async with one_line_errors():
-            request = _request(question, depth, mode, language)
-            handle = await start_research(await connected(), session.cfg, request, new_id())
+            request = await ready(build_request(values), session)
+            handle = await start_research(await session.connect(), session.cfg, request, new_id())
             if not wait:
                 return {"id": handle.id, "status": "started",
                         "next": "research_status(id) to follow it, get_report(id) when it is done"}
             return await _wait(handle, ctx)
 
+    research.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        _keyword(QUESTION, str), _keyword("ctx", Context),
+        *(_keyword(o.field, _argument_type(o.field), default(o.field)) for o in OPTIONS if o.mcp),
+        _keyword("wait", bool, False),
+    ], return_annotation=dict[str, Any])
+    return research
+
+
+def _keyword(name: str, annotation: Any, value: Any = inspect.Parameter.empty) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=value)
+
+
+def _argument_type(field: str) -> Any:
+    """The model's type, an enum as the literal values it takes (so the schema lists them)."""
+    names = choices(field)
+    return Literal[tuple(names)] if names else ResearchRequest.model_fields[field].annotation
+
+
+def _add_following_tools(server: ResearchServer, session: Session) -> None:
     @server.tool()
     async def research_status(id: str, since: int = 0) -> dict[str, Any]:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
-            handle = (await connected()).get_workflow_handle(id)
+            handle = (await session.connect()).get_workflow_handle(id)
             status = await query_status(handle)
             events = await EventStream(handle, since).poll(tolerant=False)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
@@ -129,34 +145,36 @@ def build_server(session: Session) -> ResearchServer:
     async def answer_clarification(id: str, answer: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
         """Answer the clarification question research ID is waiting for; wait=true then waits as
         `research` does."""
-        async with one_line_errors():
-            handle = result_handle(await connected(), id)
-            await require_running(handle, "answer")
-            since = (await query_status(handle)).last_event_seq
-            try:
-                accepted = await send_answer(handle, answer.strip())
-            except AnswerRefused as refused:
-                raise CliError(f"answer refused: {refused}") from refused
-            return await _wait(handle, ctx, since) if wait else {"id": id, "status": accepted}
+        return await _answer(session, id, "answer", lambda handle: send_answer(handle, answer.strip()), ctx, wait)
 
     @server.tool()
     async def review(id: str, decision: Literal["approve", "revise", "cancel"], ctx: Context, feedback: str = "",
                      steps: list[dict[str, str]] | None = None, wait: bool = False) -> dict[str, Any]:
         """Answer the plan or report review research ID is waiting for: approve, revise (with
         feedback), or cancel; for a plan, STEPS ([{title, description}]) replace the steps not yet done."""
-        async with one_line_errors():
-            handle = result_handle(await connected(), id)
-            await require_running(handle, "review")
-            since = (await query_status(handle)).last_event_seq
-            payload: dict[str, Any] = {"decision": decision, "feedback": feedback}
-            if steps is not None:
-                payload["steps"] = steps
-            try:
-                accepted = await reviews.send_review(handle, payload)
-            except reviews.ReviewRefused as refused:
-                raise CliError(f"review refused: {refused}") from refused
-            return await _wait(handle, ctx, since) if wait else {"id": id, "status": accepted}
+        payload: dict[str, Any] = {"decision": decision, "feedback": feedback}
+        if steps is not None:
+            payload["steps"] = steps
+        return await _answer(session, id, "review", lambda handle: reviews.send_review(handle, payload), ctx, wait)
 
+
+async def _answer(session: Session, workflow_id: str, what: str, send: Callable[[WorkflowHandle], Awaitable[str]],
+                  ctx: Context, wait: bool) -> dict[str, Any]:
+    """Send an answer or a review through its validating update; wait=true then follows the
+    research from the last event before it was sent."""
+    seen: list[int] = []
+
+    async def marked(handle: WorkflowHandle) -> str:
+        seen.append((await query_status(handle)).last_event_seq)
+        return await send(handle)
+
+    async with one_line_errors():
+        handle = result_handle(await session.connect(), workflow_id)
+        accepted = await deliver(handle, what, marked)
+        return await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
+
+
+def _add_library_tools(server: ResearchServer, session: Session) -> None:
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
         """The report of a finished research, with its sources: from the research library (kept
@@ -166,18 +184,7 @@ def build_server(session: Session) -> ResearchServer:
                 library.read_library, lambda: store.load_research(session.cfg.research_db_url, id))
             if stored is not None:
                 return _report(id, stored.result)
-            handle = result_handle(await connected(), id)
-            try:
-                described = await handle.describe()
-            except RPCError as err:
-                if is_not_found(err):
-                    raise CliError(f"no research with id {id} in the library or in Temporal") from err
-                raise
-            if described.status is WorkflowExecutionStatus.RUNNING:
-                status = await query_status(handle)
-                raise CliError(f"research {id} is still running ({status.stage.value}); "
-                               "wait with research_status, or research's wait")
-            return _report(id, await _result(handle))
+            return _report(id, await _finished(result_handle(await session.connect(), id)))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -199,16 +206,20 @@ def build_server(session: Session) -> ResearchServer:
             raise ResourceNotFoundError(f"no stored research with id {id}")
         return library.to_markdown(stored.result)
 
-    return server
 
-
-def _request(question: str, depth: str, mode: str, language: str) -> ResearchRequest:
-    """The request as `python -m starter research` would build it, every default included."""
-    from starter.cli import build_parser
-
-    args = build_parser().parse_args(["research", "placeholder"])
-    args.question, args.depth, args.mode, args.language = question, depth, mode, language
-    return build_request(args)
+async def _finished(handle: WorkflowHandle) -> ResearchResult:
+    """The result of a research Temporal still knows and that has ended."""
+    try:
+        described = await handle.describe()
+    except RPCError as err:
+        if is_not_found(err):
+            raise CliError(f"no research with id {handle.id} in the library or in Temporal") from err
+        raise
+    if described.status is WorkflowExecutionStatus.RUNNING:
+        status = await query_status(handle)
+        raise CliError(f"research {handle.id} is still running ({status.stage.value}); "
+                       "wait with research_status, or research's wait")
+    return await _result(handle)
 
 
 async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[str, Any]:
@@ -286,7 +297,7 @@ class one_line_errors:
     async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: Any) -> bool:
         if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
             return False
-        if isinstance(err, CliError):
+        if isinstance(err, CliError | RequestError):
             raise ToolError(str(err)) from None
         if is_not_found(err):
             raise ToolError("no research with that id") from None

@@ -17,18 +17,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
 from starter import progress
 from starter.progress import say
-from starter.temporal import CliError, is_not_found, not_found, require_running, root_message
+from starter.session import Session
+from starter.temporal import CliError, Refused, deliver, is_not_found, not_found, root_message
 from workflows.models import ResearchStatus, ReviewTarget
-
-if TYPE_CHECKING:
-    from starter.commands import Session
 
 REVIEW_UPDATE = "review"
 UPDATE_WAIT_S = 30.0
@@ -36,19 +34,14 @@ EXIT_OK, EXIT_USAGE = 0, 2
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
 
-class ReviewRefused(Exception):
-    """The workflow's validator refused the review; the message is its reason."""
+class ReviewRefused(Refused):
+    """The workflow's validator refused the review."""
 
 
 async def review(args: argparse.Namespace, session: Session) -> int:
     payload = _payload(args)
-    client = await session.connect()
-    handle = client.get_workflow_handle(args.id)
-    await require_running(handle, "review")
-    try:
-        print(await send_review(handle, payload))
-    except ReviewRefused as refused:
-        raise CliError(f"review refused: {refused}", EXIT_USAGE) from refused
+    handle = (await session.connect()).get_workflow_handle(args.id)
+    print(await deliver(handle, "review", lambda running: send_review(running, payload)))
     return EXIT_OK
 
 

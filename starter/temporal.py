@@ -7,6 +7,7 @@ one-line message and an exit code, so the CLI never shows a traceback.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from temporalio.client import (
@@ -43,8 +44,12 @@ class CliError(Exception):
         self.code = code
 
 
-class AnswerRefused(Exception):
-    """The workflow's validator refused the answer; the message is its reason."""
+class Refused(Exception):
+    """The workflow's validator refused an answer or a review; the message is its reason."""
+
+
+class AnswerRefused(Refused):
+    """The workflow's validator refused the answer."""
 
 
 async def connect(cfg: Settings) -> Client:
@@ -75,6 +80,16 @@ async def require_running(handle: WorkflowHandle, what: str) -> None:
     if desc.status != WorkflowExecutionStatus.RUNNING:
         state = desc.status.name.lower() if desc.status else "closed"
         raise CliError(f"research {handle.id} is already {state}: nothing to {what}", 2)
+
+
+async def deliver(handle: WorkflowHandle, what: str, send: Callable[[WorkflowHandle], Awaitable[str]]) -> str:
+    """Hand a research an answer or a review (SEND, through its validating update) and return what
+    the workflow said; exit 2 when the research is not running or refuses it (`WHAT refused: why`)."""
+    await require_running(handle, what)
+    try:
+        return await send(handle)
+    except Refused as refused:
+        raise CliError(f"{what} refused: {refused}", 2) from refused
 
 
 async def query_status(handle: WorkflowHandle) -> ResearchStatus:

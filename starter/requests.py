@@ -1,0 +1,212 @@
+"""A research request from plain values: the one way the CLI's flags, the MCP tool's arguments and
+the web API's JSON become a `ResearchRequest`.
+
+Defaults, types, choices and ranges are the model's (`workflows.models.ResearchRequest`).
+`OPTIONS` adds only what a client shows: each option's CLI flag and help, and whether the MCP
+`research` tool offers it. Values are named as the model names them (`max_cost_usd`), except the
+question (`question`, the model's `query`). A value that cannot work raises `RequestError`: one
+line naming the option as the caller spells it (`--max-cost` on the CLI, `max_cost_usd` elsewhere)
+and what it allows. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from pydantic import ValidationError
+
+from activities import pricing
+from config import Settings
+from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchRequest
+from workflows.roles import Tier
+
+QUESTION = "question"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A request field a client may set. A bool field whose default is true is turned off by its
+    flag, so that flag reads `--no-...`."""
+
+    field: str
+    flag: str
+    #: The CLI's help; `{default}` stands for the model's default, in words.
+    help: str | None = None
+    metavar: str | None = None
+    #: What the field allows, in words, where its type and bounds do not say it well.
+    allowed: str | None = None
+    #: Offered by the MCP `research` tool too (the web API takes every option).
+    mcp: bool = False
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("depth", "--depth", mcp=True),
+    Option("mode", "--mode", mcp=True),
+    Option("max_clarifications", "--max-clarifications", metavar="N"),
+    Option("reply_shortcut", "--no-reply-shortcut",
+           "let the LLM judge every reply (the limit is what stops the loop)"),
+    Option("clarification_timeout_s", "--clarification-timeout",
+           "how long a question waits for an answer (default {default})", "SECONDS"),
+    Option("time_budget_s", "--time-budget",
+           "research time before synthesis (default: the mode's budget)", "SECONDS"),
+    Option("follow_up_of", "--follow-up",
+           "a follow-up to research ID: its question, clarifications and report are the conversation", "ID"),
+    Option("verify", "--no-verify", "skip claim verification and the critic (faster; claims stay unverified)"),
+    Option("review_plan", "--review-plan", "wait for your approval (or revision) of each plan before any step runs"),
+    Option("review_report", "--review-report",
+           "wait for your review of the report: when the critic asks (auto), always, or never"),
+    Option("review_timeout_s", "--review-timeout",
+           "how long a review waits for you before the plan runs as proposed (default {default})", "SECONDS"),
+    Option("max_tokens", "--max-tokens", "token budget for the whole research, report and verification included", "N"),
+    Option("max_cost_usd", "--max-cost", "cost budget in USD (prices: LLM_PRICES or the built-in table)", "USD"),
+    Option("language", "--language",
+           "the report's language: auto (the question's, default) or a code such as en, de, vi", "CODE",
+           allowed="auto or a language code such as en, de or vi", mcp=True),
+)
+#: How the CLI spells each field in its messages.
+FLAGS: dict[str, str] = {o.field: o.flag for o in OPTIONS}
+#: Every name `build_request` takes, in the order a client shows them.
+NAMES: tuple[str, ...] = (QUESTION, *FLAGS)
+_OPTION = {o.field: o for o in OPTIONS}
+
+
+class RequestError(ValueError):
+    """A request that cannot work; the message is one line naming the option and what it allows."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def build_request(values: Mapping[str, Any], names: Mapping[str, str] | None = None) -> ResearchRequest:
+    """The request from plain values, checked before any network call. A value that is absent,
+    None or "" takes the model's default. NAMES: how the caller spells each field in messages
+    (default: the field's own name)."""
+    unknown = [name for name in values if name not in NAMES]
+    if unknown:
+        raise RequestError(f"unknown option {unknown[0]!r}: use {', '.join(NAMES)}", unknown[0])
+    given = {name: _cleaned(name, value) for name, value in values.items()
+             if name != QUESTION and value is not None and value != ""}
+    try:
+        return ResearchRequest(query=_question(values.get(QUESTION)), **given)
+    except ValidationError as err:
+        field = str(err.errors()[0]["loc"][0])
+        name = (names or {}).get(field, field)
+        raise RequestError(f"invalid {name} {_shown(values.get(field))}: use {allowed(field)}", field) from err
+
+
+def check_prices(request: ResearchRequest, cfg: Settings, names: Mapping[str, str] | None = None) -> None:
+    """A cost budget needs a price for every model the research may use: refused before it
+    starts, naming the model (the worker reads the same LLM_PRICES and model settings)."""
+    if request.max_cost_usd is None or cfg.engine_name == "offline":
+        return
+    try:
+        prices = pricing.table(cfg.llm_prices)
+    except pricing.PriceError as err:
+        raise RequestError(str(err), "max_cost_usd") from None
+    for model in dict.fromkeys(cfg.model_for(tier.value) for tier in Tier):
+        if pricing.price_of(model, prices) is None:
+            raise RequestError(
+                f"{(names or {}).get('max_cost_usd', 'max_cost_usd')}: no price is known for model {model}; "
+                f"set LLM_PRICES, e.g. LLM_PRICES='{{\"{model}\": {{\"input\": 0.5, \"output\": 1.5}}}}' "
+                "(USD per 1M tokens)", "max_cost_usd")
+
+
+# --- what the model says of a field ---------------------------------------------------------------
+
+
+def value_type(field: str) -> type:
+    """The field's type without its None: int, float, bool, str or an Enum."""
+    annotation = ResearchRequest.model_fields[field].annotation
+    kinds = [kind for kind in typing.get_args(annotation) if kind is not type(None)]
+    return kinds[0] if kinds else annotation  # type: ignore[return-value]
+
+
+def choices(field: str) -> list[str] | None:
+    kind = value_type(field)
+    return [member.value for member in kind] if issubclass(kind, Enum) else None
+
+
+def default(field: str) -> Any:
+    value = ResearchRequest.model_fields[field].default
+    return value.value if isinstance(value, Enum) else value
+
+
+def help_of(option: Option) -> str | None:
+    if option.help is None:
+        return None
+    value = default(option.field)
+    shown = _duration(value) if option.field.endswith("_s") and value is not None else str(value)
+    return option.help.replace("{default}", shown)
+
+
+def allowed(field: str) -> str:
+    """What the field takes, in words: its choices or its range."""
+    option = _OPTION.get(field)
+    if option is not None and option.allowed:
+        return option.allowed
+    kind = value_type(field)
+    if issubclass(kind, Enum):
+        return "one of " + ", ".join(choices(field) or ())
+    if kind is bool:
+        return "true or false"
+    if kind in (int, float):
+        return _range(field, kind)
+    return "text"
+
+
+def _range(field: str, kind: type) -> str:
+    rules = ResearchRequest.model_fields[field].metadata
+    bounds = {name: getattr(rule, name) for rule in rules
+              for name in ("ge", "gt", "le") if getattr(rule, name, None) is not None}
+    if kind is int and "gt" in bounds:
+        bounds["ge"] = bounds.pop("gt") + 1
+    finite = kind is float and any(getattr(rule, "allow_inf_nan", True) is False for rule in rules)
+    words = ["a whole number" if kind is int else "a finite number" if finite else "a number"]
+    if "ge" in bounds:
+        words.append(f"from {_number(bounds['ge'])}")
+    elif "gt" in bounds:
+        words.append(f"above {_number(bounds['gt'])}")
+    if "le" in bounds:
+        words.append(("to " if "ge" in bounds else "and at most " if "gt" in bounds else "at most ")
+                     + _number(bounds["le"]))
+    return " ".join(words)
+
+
+def _question(value: Any) -> str:
+    if not isinstance(value, str | None):
+        raise RequestError(f"invalid {QUESTION} {_shown(value)}: use text of {QUERY_MIN_CHARS} to "
+                           f"{QUERY_MAX_CHARS} characters", QUESTION)
+    query = (value or "").strip()
+    if len(query) < QUERY_MIN_CHARS:
+        raise RequestError(f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", QUESTION)
+    if len(query) > QUERY_MAX_CHARS:
+        raise RequestError(f"the question is too long ({len(query)} characters, at most {QUERY_MAX_CHARS})", QUESTION)
+    return query
+
+
+def _cleaned(field: str, value: Any) -> Any:
+    """A language code is matched as typed but for case and surrounding space."""
+    return value.strip().lower() if field == "language" and isinstance(value, str) else value
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else str(value)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value):
+        return _number(value)
+    return str(value) if isinstance(value, int | float) else repr(value)
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)} {unit}"
+    return f"{_number(seconds)} s"

@@ -1,0 +1,27 @@
+"""One command's session: the settings it runs with, its Temporal client (connected on first use,
+then shared by everything the command or the MCP server does), and the research it is attached to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from temporalio.client import Client
+
+from config import Settings
+from starter.temporal import connect
+
+
+@dataclass
+class Session:
+    cfg: Settings
+    #: The research this command is attached to, for the Ctrl-C message, and the command that
+    #: reattaches (default: `result ID`).
+    workflow_id: str | None = None
+    reattach: str | None = None
+    client: Client | None = field(default=None, repr=False)
+
+    async def connect(self) -> Client:
+        """The session's client; the first call connects (a failure is retried by the next call)."""
+        if self.client is None:
+            self.client = await connect(self.cfg)
+        return self.client
