@@ -1,0 +1,78 @@
+"""Report downloads: `export(result, fmt)` gives the bytes, the content type and a file name for
+`md`, `html`, `docx` or `pdf` (the CLI's `export --format` and the web API's `/report?format=`).
+
+Every format keeps the report's `[n]` citations and numbers every source by its id, marked local
+or web. A report quotes untrusted web pages, so before any format is written, control characters,
+bidi overrides and characters XML cannot hold are removed from every text of the result; then no
+format passes raw HTML through, and only http(s) URLs become links (never `javascript:`, `file:`,
+`data:`). md and html are the library's standalone exports (starter/library.py); docx is written
+with python-docx, pdf with reportlab (BSD-licensed, wheels for every platform, fonts in the wheel,
+no system libraries), both from one reading of the markdown (document.py).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from starter.exports import document, pdf, word
+from starter.library import to_html, to_markdown
+from workflows.models import ResearchResult
+
+FORMATS = ("md", "html", "docx", "pdf")
+CONTENT_TYPES = {
+    "md": "text/markdown; charset=utf-8",
+    "html": "text/html; charset=utf-8",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "pdf": "application/pdf",
+}
+#: C0 and C1 controls but tab and newline, bidi embeddings/overrides/isolates (U+202A-U+202E,
+#: U+2066-U+2069), lone surrogates and the two non-characters XML refuses.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+_FILE_NAME_CHARS = 80
+
+
+def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
+    """(body, content type, file name) of the report of `result` in format `fmt`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}")
+    safe = clean_result(result)
+    report = document.read(safe)
+    writers: dict[str, Callable[[], bytes]] = {
+        "md": lambda: to_markdown(safe).encode("utf-8"),
+        "html": lambda: to_html(safe).encode("utf-8"),
+        "docx": lambda: word.write(report),
+        "pdf": lambda: pdf.write(report),
+    }
+    return writers[fmt](), CONTENT_TYPES[fmt], file_name(report.title, fmt)
+
+
+def file_name(title: str, fmt: str) -> str:
+    """A safe ASCII slug of the title plus the extension: `how-do-rust-lifetimes-work.docx`."""
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    if len(slug) > _FILE_NAME_CHARS:
+        slug = slug[:_FILE_NAME_CHARS].rsplit("-", 1)[0]
+    return f"{slug or 'research-report'}.{fmt}"
+
+
+def clean(text: str) -> str:
+    """Text with line breaks made `\\n` and the unsafe characters removed."""
+    return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def clean_result(result: ResearchResult) -> ResearchResult:
+    """A copy of `result` with every text in it cleaned."""
+    return ResearchResult.model_validate(_clean_all(result.model_dump()))
+
+
+def _clean_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _clean_all(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_all(v) for v in value]
+    return value
