@@ -1,60 +1,47 @@
-"""What an engine is: one async method per LLM role, named after the role's activity.
+"""What an engine is: one async method per LLM role, named after the role's activity, taking the
+role's input model and returning its output model.
 
-Two real implementations (`activities/offline_engine/`, `activities/openai_engine/`); the LLM
-activities (activities/llm.py) call whichever the worker is configured with.
+The methods are not typed out here: the rows of workflows/roles.py are the list. `missing` checks
+an engine against them (tests/workflow/test_roles.py runs it on both engines, so a row without
+its methods fails), and the LLM activities (activities/llm.py) call `method(engine, role)` on
+whichever engine the worker is configured with: `activities/offline_engine/` or
+`activities/openai_engine/`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, get_type_hints
 
-from workflows.activity_models import (
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    OutlineInput,
-    OutlineOutput,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    ObserveInput,
-    ObserveOutput,
-    PlanInput,
-    PlanOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
+from pydantic import BaseModel
+
+from workflows.roles import LLM_ROLES, Role
 
 
 class Engine(Protocol):
+    """An engine; its role methods are checked against the rows by `missing`."""
+
     #: "offline" or "openai": the offline engine serves no tokens, so its calls count themselves.
     name: str
 
-    async def route(self, inp: RouteInput) -> RouteOutput: ...
-    async def clarify(self, inp: ClarifyInput) -> ClarifyOutput: ...
-    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput: ...
-    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput: ...
-    async def plan(self, inp: PlanInput) -> PlanOutput: ...
-    async def observe(self, inp: ObserveInput) -> ObserveOutput: ...
-    async def reflect(self, inp: ReflectInput) -> ReflectOutput: ...
-    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput: ...
-    async def outline_report(self, inp: OutlineInput) -> OutlineOutput: ...
-    async def write_section(self, inp: SectionInput) -> SectionOutput: ...
-    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput: ...
-    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput: ...
-    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput: ...
-    async def critique(self, inp: CritiqueInput) -> CritiqueOutput: ...
+
+def method(engine: Engine, role: Role[Any, Any]) -> Callable[[BaseModel], Awaitable[BaseModel]]:
+    """The engine's method for `role`."""
+    return getattr(engine, role.name)  # type: ignore[no-any-return]
+
+
+def missing(engine: type) -> list[str]:
+    """What `engine` lacks against the rows, one line per LLM role: no async method of its own
+    under the role's name, or one typed with other models than the role's input and output."""
+    found = []
+    for role in LLM_ROLES:
+        fn = vars(engine).get(role.name)
+        if not inspect.iscoroutinefunction(fn):
+            found.append(f"{engine.__name__} has no async method {role.name}")
+            continue
+        hints = get_type_hints(fn)
+        takes = [hints.get(p) for p in list(inspect.signature(fn).parameters)[1:]]
+        if takes != [role.input] or hints.get("return") is not role.output:
+            found.append(f"{engine.__name__}.{role.name} is not ({role.input.__name__}) -> {role.output.__name__}")
+    return found

@@ -1,57 +1,25 @@
-"""One activity per LLM role. Each is a thin call into the configured engine.
+"""The LLM activities, one per LLM role of workflows/roles.py, built from the rows.
 
-The engine is `offline` (deterministic, extractive, no network) unless an OpenAI-compatible endpoint
+Each is the configured engine's method of the same name (activities/engine.py), metered: the
+engine is `offline` (deterministic, extractive, no network) unless an OpenAI-compatible endpoint
 is configured. Engines raise `ApplicationError`s already classified as retryable or not; these
-activities add nothing but the name Temporal records in history (the rows of workflows/roles.py),
-so a test can stand in for any role by registering a function under the same activity name.
+activities add nothing but the name Temporal records in history (the row's), so a test can stand
+in for any role by registering a function under the same activity name (tests/support/doubles.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any
 
-from temporalio import activity
+from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
-from config import settings
-from activities.engine import Engine
+from activities.engine import Engine, method
 from activities.usage import metered
-from workflows import roles
-from workflows.activity_models import (
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    LLMOutput,
-    OutlineInput,
-    OutlineOutput,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    ObserveInput,
-    ObserveOutput,
-    PlanInput,
-    PlanOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
-
-T = TypeVar("T", bound=LLMOutput)
+from config import settings
+from workflows.roles import LLM_ROLES, Role
 
 
 @lru_cache(maxsize=1)
@@ -73,82 +41,15 @@ def engine() -> Engine:
     )
 
 
-async def _served(call: Awaitable[T]) -> T:
-    """Every role call is metered (tokens and completions over all attempts, see activities.usage)."""
-    return await metered(call, counts_itself=engine().name != "offline")
+def llm_activity(role: Role[Any, Any]) -> Callable[[BaseModel], Awaitable[BaseModel]]:
+    """The activity of one LLM role: its engine method, every call metered (tokens and completions
+    over all attempts, see activities.usage)."""
+
+    async def serve(inp: BaseModel) -> BaseModel:
+        served = engine()
+        return await metered(method(served, role)(inp), counts_itself=served.name != "offline")
+
+    return role.define(serve)
 
 
-@activity.defn(name=roles.ROUTE.name)
-async def route(inp: RouteInput) -> RouteOutput:
-    return await _served(engine().route(inp))
-
-
-@activity.defn(name=roles.CLARIFY.name)
-async def clarify(inp: ClarifyInput) -> ClarifyOutput:
-    return await _served(engine().clarify(inp))
-
-
-@activity.defn(name=roles.COORDINATE.name)
-async def coordinate(inp: CoordinateInput) -> CoordinateOutput:
-    return await _served(engine().coordinate(inp))
-
-
-@activity.defn(name=roles.WRITE_QUERIES.name)
-async def write_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
-    return await _served(engine().write_queries(inp))
-
-
-@activity.defn(name=roles.PLAN.name)
-async def plan(inp: PlanInput) -> PlanOutput:
-    return await _served(engine().plan(inp))
-
-
-@activity.defn(name=roles.OBSERVE.name)
-async def observe(inp: ObserveInput) -> ObserveOutput:
-    return await _served(engine().observe(inp))
-
-
-@activity.defn(name=roles.REFLECT.name)
-async def reflect(inp: ReflectInput) -> ReflectOutput:
-    return await _served(engine().reflect(inp))
-
-
-@activity.defn(name=roles.SYNTHESIZE.name)
-async def synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
-    return await _served(engine().synthesize(inp))
-
-
-@activity.defn(name=roles.OUTLINE.name)
-async def outline_report(inp: OutlineInput) -> OutlineOutput:
-    return await _served(engine().outline_report(inp))
-
-
-@activity.defn(name=roles.WRITE_SECTION.name)
-async def write_section(inp: SectionInput) -> SectionOutput:
-    return await _served(engine().write_section(inp))
-
-
-@activity.defn(name=roles.SUMMARIZE.name)
-async def summarize_report(inp: SummaryInput) -> SummaryOutput:
-    return await _served(engine().summarize_report(inp))
-
-
-@activity.defn(name=roles.VERIFY_CLAIMS.name)
-async def verify_claims(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
-    return await _served(engine().verify_claims(inp))
-
-
-@activity.defn(name=roles.REVISE_CLAIMS.name)
-async def revise_claims(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
-    return await _served(engine().revise_claims(inp))
-
-
-@activity.defn(name=roles.CRITIQUE.name)
-async def critique(inp: CritiqueInput) -> CritiqueOutput:
-    return await _served(engine().critique(inp))
-
-
-LLM_ACTIVITIES = [
-    route, clarify, coordinate, write_queries, plan, observe, reflect, synthesize,
-    outline_report, write_section, summarize_report, verify_claims, revise_claims, critique,
-]
+LLM_ACTIVITIES = [llm_activity(role) for role in LLM_ROLES]

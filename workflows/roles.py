@@ -1,62 +1,31 @@
-"""Every activity the research calls, one row each: the table a reader checks before adding a role.
+"""Every activity the research calls, one row each: the one place a role is defined.
 
-A row says what history records (the activity name), what goes in and comes out, how long one
-attempt may take, how it is retried, and what the research does when the retries are spent. The
-workflow calls activities by name through these rows (`workflows/calls.py`), so the deterministic
-core never imports an activity module; the worker registers functions under the same names, and
-the test doubles build their table from this one.
+A row says what history records (the activity name), what goes in and comes out, which prompts an
+LLM role asks with and how (model tier, temperature, `max_tokens`, HTTP timeout), how long one
+attempt may take, how it is retried, and what the research does when the retries are spent.
 
-The LLM roles' per-prompt knobs (model tier, temperature, HTTP timeout) are rows too (`PROMPTS`):
-one role may use two prompts (the background search and a step's search write queries with
-different instructions), and both engines read these rows rather than keeping tables of their own.
+Everything else is built from the rows. The workflow calls activities by name through them
+(`workflows/calls.py`), so the deterministic core never imports an activity module; the worker's
+LLM activities (activities/llm.py) and the test doubles (tests/support/doubles.py) are defined by
+`Role.define`; both engines read their prompts' knobs here; the README's table of roles is
+`python -m workflows.roles`. A test (tests/workflow/test_roles.py) fails when an LLM role lacks its
+prompt file, a method on either engine, or a fallback, or when the README's table is stale.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
+from temporalio import activity
 from temporalio.common import RetryPolicy
 
-from workflows.activity_models import (
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    OutlineInput,
-    OutlineOutput,
-    ObserveInput,
-    ObserveOutput,
-    PlanInput,
-    PlanOutput,
-    ReadPageInput,
-    ReadPageOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SaveResearchInput,
-    SaveResearchOutput,
-    SearchInput,
-    SearchOutput,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
+from workflows import activity_models as m
 
 I = TypeVar("I", bound=BaseModel)
 O = TypeVar("O", bound=BaseModel)
@@ -71,42 +40,20 @@ class Tier(str, Enum):
 
 
 @dataclass(frozen=True)
-class PromptSettings:
-    """How an engine asks one prompt: which tier's model, how warm, how long one HTTP call may
-    take (below the activity's start-to-close timeout, so the client gives up first and the
-    failure is classified)."""
+class Prompt:
+    """One prompt file a role asks with (`activities/prompts/<file>.md`), and how an engine asks
+    it: which tier's model, how warm, the longest reply, and how long one HTTP call may take
+    (below the activity's start-to-close timeout, so the client gives up first and the failure
+    is classified). Low temperatures for decisions (routing at 0.3 per seed 000), a little
+    higher where variety helps."""
 
+    file: str
     tier: Tier
     temperature: float
     #: The longest reply the engine asks for (`max_tokens`): what bounds a call's cost before it
     #: is made (workflows/budget.py). A reply cut off there is continued once (openai engine).
     max_tokens: int = 1000
     request_timeout_s: float = 60.0
-
-
-#: One row per prompt file in activities/prompts/. Low temperatures for decisions (routing at 0.3
-#: per seed 000), a little higher where variety helps.
-PROMPTS: dict[str, PromptSettings] = {
-    "agent_orchestrator": PromptSettings(Tier.SIMPLE, 0.3, max_tokens=400),
-    "agent_clarification": PromptSettings(Tier.SIMPLE, 0.5, max_tokens=400),
-    "agent_coordinator": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=500),
-    "agent_background": PromptSettings(Tier.SIMPLE, 0.4, max_tokens=300),
-    "agent_researcher_queries": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=300),
-    "agent_planner": PromptSettings(Tier.ANALYTICAL, 0.4, max_tokens=1500),
-    # An observation is at most OBSERVATION_LIMIT (3,000) characters: about 750 tokens and its fields.
-    "agent_researcher": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1200),
-    "agent_reflector": PromptSettings(Tier.SIMPLE, 0.2, max_tokens=600),
-    "agent_synthesizer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),
-    # A long report is written in pieces (workflows/reporting.py): the outline, each section
-    # (concurrently) and the summary; each piece is a reply of its own size.
-    "agent_outliner": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=1000),
-    "agent_section_writer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),
-    "agent_summarizer": PromptSettings(Tier.COMPLEX, 0.3, max_tokens=1000),
-    # Judging a claim against a passage is a reading task; rewriting one is close to it.
-    "agent_verifier": PromptSettings(Tier.ANALYTICAL, 0.0, max_tokens=2000),
-    "agent_reviser": PromptSettings(Tier.ANALYTICAL, 0.2, max_tokens=1500),
-    "agent_critic": PromptSettings(Tier.ANALYTICAL, 0.0, max_tokens=1200),
-}
 
 
 LLM_RETRY = RetryPolicy(
@@ -137,59 +84,94 @@ HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 class Role(Generic[I, O]):
     """One activity the research calls."""
 
-    #: The activity name history records: never rename (recorded histories replay by it).
+    #: The activity name history records: never rename (recorded histories replay by it). An LLM
+    #: role's engine method has this name too (activities/engine.py).
     name: str
     input: type[I]
     output: type[O]
     #: What the research does when this role's retries are spent (shown in the README's table).
     fallback: str
+    #: The prompts an LLM role asks with: one, or one per kind of request (the background
+    #: search's queries and a step's are written with different instructions). None: no LLM.
+    asks: tuple[Prompt, ...] = ()
     timeout: timedelta = LLM_TIMEOUT
     retry: RetryPolicy = field(default_factory=lambda: LLM_RETRY)
-    #: An LLM role: its usage is counted into `stats` (calls, retries, tokens by role).
-    llm: bool = True
     #: A failure concerns one item (one page, the stored copy), is expected, and is never fatal
     #: or noted: the caller goes on without it.
     isolated: bool = False
-    #: The prompt files this role uses (keys of PROMPTS); empty for roles without an LLM.
-    prompts: tuple[str, ...] = ()
+
+    @property
+    def llm(self) -> bool:
+        """An LLM role: admitted against the budgets, its usage counted into `stats`."""
+        return bool(self.asks)
+
+    @property
+    def prompts(self) -> tuple[str, ...]:
+        """The files of the prompts it asks with (keys of `PROMPTS`)."""
+        return tuple(p.file for p in self.asks)
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest reply one call may be asked for (0 for a role without an LLM)."""
+        return max((p.max_tokens for p in self.asks), default=0)
+
+    def define(self, fn: Callable[[I], Awaitable[O]]) -> Callable[[I], Awaitable[O]]:
+        """`fn` (one parameter, any annotation) as this role's activity: registered under the
+        role's name and typed with its input and output models, which the data converter decodes
+        by. So one generic function serves every role: the worker's LLM activities, the doubles."""
+        (parameter,) = inspect.signature(fn).parameters
+        fn.__name__ = fn.__qualname__ = self.name
+        fn.__annotations__ = {parameter: self.input, "return": self.output}
+        return activity.defn(name=self.name)(fn)
 
 
-ROUTE = Role("route", RouteInput, RouteOutput, "research", prompts=("agent_orchestrator",))
-CLARIFY = Role("clarify", ClarifyInput, ClarifyOutput, "research the question as asked",
-               prompts=("agent_clarification",))
-COORDINATE = Role("coordinate", CoordinateInput, CoordinateOutput, "a medium-depth plan",
-                  prompts=("agent_coordinator",))
-WRITE_QUERIES = Role("write_queries", WriteQueriesInput, WriteQueriesOutput,
+SIMPLE, ANALYTICAL, COMPLEX = Tier.SIMPLE, Tier.ANALYTICAL, Tier.COMPLEX
+
+ROUTE = Role("route", m.RouteInput, m.RouteOutput, "research",
+             asks=(Prompt("agent_orchestrator", SIMPLE, 0.3, max_tokens=400),))
+CLARIFY = Role("clarify", m.ClarifyInput, m.ClarifyOutput, "research the question as asked",
+               asks=(Prompt("agent_clarification", SIMPLE, 0.5, max_tokens=400),))
+COORDINATE = Role("coordinate", m.CoordinateInput, m.CoordinateOutput, "a medium-depth plan",
+                  asks=(Prompt("agent_coordinator", SIMPLE, 0.2, max_tokens=500),))
+WRITE_QUERIES = Role("write_queries", m.WriteQueriesInput, m.WriteQueriesOutput,
                      "search for the step's title and the question",
-                     prompts=("agent_background", "agent_researcher_queries"))
-PLAN = Role("plan", PlanInput, PlanOutput, "one step that researches the question as asked",
-            prompts=("agent_planner",))
-OBSERVE = Role("observe", ObserveInput, ObserveOutput, "the step is recorded with no observation",
-               prompts=("agent_researcher",))
-REFLECT = Role("reflect", ReflectInput, ReflectOutput, "CONTINUE while steps remain, else COMPLETE",
-               prompts=("agent_reflector",))
-SYNTHESIZE = Role("synthesize", SynthesizeInput, SynthesizeOutput,
-                  "a plain report of the step observations",
-                  timeout=timedelta(seconds=180), prompts=("agent_synthesizer",))
-OUTLINE = Role("outline_report", OutlineInput, OutlineOutput, "the report is written in one call",
-               prompts=("agent_outliner",))
-WRITE_SECTION = Role("write_section", SectionInput, SectionOutput,
+                     asks=(Prompt("agent_background", SIMPLE, 0.4, max_tokens=300),
+                           Prompt("agent_researcher_queries", ANALYTICAL, 0.4, max_tokens=300)))
+PLAN = Role("plan", m.PlanInput, m.PlanOutput, "one step that researches the question as asked",
+            asks=(Prompt("agent_planner", ANALYTICAL, 0.4, max_tokens=1500),))
+# An observation is at most OBSERVATION_LIMIT (3,000) characters: about 750 tokens and its fields.
+OBSERVE = Role("observe", m.ObserveInput, m.ObserveOutput, "the step is recorded with no observation",
+               asks=(Prompt("agent_researcher", ANALYTICAL, 0.2, max_tokens=1200),))
+REFLECT = Role("reflect", m.ReflectInput, m.ReflectOutput, "CONTINUE while steps remain, else COMPLETE",
+               asks=(Prompt("agent_reflector", SIMPLE, 0.2, max_tokens=600),))
+SYNTHESIZE = Role("synthesize", m.SynthesizeInput, m.SynthesizeOutput, "a plain report of the step observations",
+                  asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),),
+                  timeout=timedelta(seconds=180))
+# A long report is written in pieces (workflows/reporting.py): the outline, each section
+# (concurrently) and the summary; each piece is a reply of its own size.
+OUTLINE = Role("outline_report", m.OutlineInput, m.OutlineOutput, "the report is written in one call",
+               asks=(Prompt("agent_outliner", COMPLEX, 0.3, max_tokens=1000),))
+WRITE_SECTION = Role("write_section", m.SectionInput, m.SectionOutput,
                      "the section lists its steps' observations as found",
-                     timeout=timedelta(seconds=180), prompts=("agent_section_writer",))
-SUMMARIZE = Role("summarize_report", SummaryInput, SummaryOutput, "the report has no summary",
-                 prompts=("agent_summarizer",))
-VERIFY_CLAIMS = Role("verify_claims", VerifyClaimsInput, VerifyClaimsOutput, "claims stay unverified",
-                     prompts=("agent_verifier",))
-REVISE_CLAIMS = Role("revise_claims", ReviseClaimsInput, ReviseClaimsOutput,
-                     "unsupported sentences are removed unrewritten", prompts=("agent_reviser",))
-CRITIQUE = Role("critique", CritiqueInput, CritiqueOutput, "no scores", prompts=("agent_critic",))
-SEARCH = Role("search", SearchInput, SearchOutput, "no hits from that query",
-              timeout=timedelta(seconds=30), retry=SEARCH_RETRY, llm=False)
-READ_PAGE = Role("read_page", ReadPageInput, ReadPageOutput, "the page is skipped",
-                 timeout=timedelta(seconds=45), retry=SEARCH_RETRY, llm=False, isolated=True)
-SAVE_RESEARCH = Role("save_research", SaveResearchInput, SaveResearchOutput,
+                     asks=(Prompt("agent_section_writer", COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),),
+                     timeout=timedelta(seconds=180))
+SUMMARIZE = Role("summarize_report", m.SummaryInput, m.SummaryOutput, "the report has no summary",
+                 asks=(Prompt("agent_summarizer", COMPLEX, 0.3, max_tokens=1000),))
+# Judging a claim against a passage is a reading task; rewriting one is close to it.
+VERIFY_CLAIMS = Role("verify_claims", m.VerifyClaimsInput, m.VerifyClaimsOutput, "claims stay unverified",
+                     asks=(Prompt("agent_verifier", ANALYTICAL, 0.0, max_tokens=2000),))
+REVISE_CLAIMS = Role("revise_claims", m.ReviseClaimsInput, m.ReviseClaimsOutput,
+                     "unsupported sentences are removed unrewritten",
+                     asks=(Prompt("agent_reviser", ANALYTICAL, 0.2, max_tokens=1500),))
+CRITIQUE = Role("critique", m.CritiqueInput, m.CritiqueOutput, "no scores",
+                asks=(Prompt("agent_critic", ANALYTICAL, 0.0, max_tokens=1200),))
+SEARCH = Role("search", m.SearchInput, m.SearchOutput, "no hits from that query",
+              timeout=timedelta(seconds=30), retry=SEARCH_RETRY)
+READ_PAGE = Role("read_page", m.ReadPageInput, m.ReadPageOutput, "the page is skipped",
+                 timeout=timedelta(seconds=45), retry=SEARCH_RETRY, isolated=True)
+SAVE_RESEARCH = Role("save_research", m.SaveResearchInput, m.SaveResearchOutput,
                      "the research completes with a note that it was not stored",
-                     timeout=timedelta(seconds=60), retry=SAVE_RETRY, llm=False, isolated=True)
+                     timeout=timedelta(seconds=60), retry=SAVE_RETRY, isolated=True)
 
 ROLES: tuple[Role, ...] = (
     ROUTE, CLARIFY, COORDINATE, WRITE_QUERIES, PLAN, OBSERVE, REFLECT, SYNTHESIZE,
@@ -197,3 +179,38 @@ ROLES: tuple[Role, ...] = (
 )
 LLM_ROLES: tuple[Role, ...] = tuple(r for r in ROLES if r.llm)
 BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
+#: The rows' prompts by file: what an engine looks a prompt's knobs up in.
+PROMPTS: dict[str, Prompt] = {p.file: p for r in ROLES for p in r.asks}
+
+
+# --- the README's table ------------------------------------------------------------------------------
+
+
+def _seconds(span: timedelta | float | None) -> str:
+    seconds = span.total_seconds() if isinstance(span, timedelta) else span or 0
+    return f"{seconds:g} s"
+
+
+def _retries(policy: RetryPolicy) -> str:
+    return (f"{policy.maximum_attempts}, {_seconds(policy.initial_interval)} backoff ×{policy.backoff_coefficient:g}"
+            f" up to {_seconds(policy.maximum_interval)}")
+
+
+def _prompt(p: Prompt) -> str:
+    return f"`{p.file}`: {p.tier.value}, {p.temperature:g}, {p.max_tokens}, {_seconds(p.request_timeout_s)}"
+
+
+def markdown_table() -> str:
+    """The rows as the README shows them (`python -m workflows.roles`; a test compares)."""
+    rows = [
+        ["activity", "prompt: tier, temperature, max_tokens, HTTP timeout", "timeout", "attempts",
+         "when the retries are spent"],
+        ["---"] * 5,
+        *([f"`{r.name}`", "<br>".join(map(_prompt, r.asks)) or "no LLM", _seconds(r.timeout), _retries(r.retry),
+           r.fallback + (" (never fatal)" if r.isolated else "")] for r in ROLES),
+    ]
+    return "\n".join(f"| {' | '.join(row)} |" for row in rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

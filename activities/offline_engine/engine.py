@@ -13,8 +13,9 @@ It is an honest baseline, not a pretend LLM:
   BM25 scores are rounded before ranking so float noise can never reorder equal sentences.
 
 This module implements the `Engine` protocol (activities/engine.py) and nothing else: one method
-per role, each a call into the module that holds the role's rules. Each module's docstring names
-the rule choices worth knowing.
+per LLM role of workflows/roles.py, named after it, each a call into the module that holds the
+role's rules (a test checks there is one per row). Each module's docstring names the rule
+choices worth knowing.
 """
 
 from __future__ import annotations
@@ -27,36 +28,7 @@ from activities.offline_engine import reporting
 from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule
 from workflows.models import PlanStep
-from workflows.activity_models import (
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    OutlineInput,
-    OutlineOutput,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    ObserveInput,
-    ObserveOutput,
-    PlanInput,
-    PlanOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
+from workflows import activity_models as m
 
 
 class OfflineEngine:
@@ -64,22 +36,22 @@ class OfflineEngine:
 
     name = ENGINE_NAME
 
-    async def route(self, inp: RouteInput) -> RouteOutput:
+    async def route(self, inp: m.RouteInput) -> m.RouteOutput:
         """Orchestrator layer 3 by rule. Layers 1–2 (limit, reply shortcut) are the workflow's."""
         return route_by_rule(inp)
 
-    async def clarify(self, inp: ClarifyInput) -> ClarifyOutput:
+    async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
         """The question that names what the routing rule found missing."""
         return clarification_question(inp)
 
-    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
+    async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
         """The classification, with the background search's queries (one call, not two)."""
         return classify(inp).model_copy(update={"queries": search_queries(inp, None, 2)})
 
-    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
-        return WriteQueriesOutput(queries=search_queries(inp, inp.step, inp.max_queries))
+    async def write_queries(self, inp: m.WriteQueriesInput) -> m.WriteQueriesOutput:
+        return m.WriteQueriesOutput(queries=search_queries(inp, inp.step, inp.max_queries))
 
-    async def plan(self, inp: PlanInput) -> PlanOutput:
+    async def plan(self, inp: m.PlanInput) -> m.PlanOutput:
         """The plan, each step with its search queries; the offline planner's steps are facets of
         one question, each looked up on its own, so they are independent."""
         drafted = make_plan(inp)
@@ -88,29 +60,29 @@ class OfflineEngine:
             draft.independent = True
         return drafted
 
-    async def observe(self, inp: ObserveInput) -> ObserveOutput:
+    async def observe(self, inp: m.ObserveInput) -> m.ObserveOutput:
         return observe_step(inp, inp.step, inp.passages)
 
-    async def reflect(self, inp: ReflectInput) -> ReflectOutput:
+    async def reflect(self, inp: m.ReflectInput) -> m.ReflectOutput:
         return reflect_on(inp)
 
-    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
+    async def synthesize(self, inp: m.SynthesizeInput) -> m.SynthesizeOutput:
         return write_report(inp)
 
-    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
+    async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
         return reporting.outline(inp)
 
-    async def write_section(self, inp: SectionInput) -> SectionOutput:
+    async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
         return reporting.write_section(inp)
 
-    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
+    async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
         return reporting.summarize(inp)
 
-    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+    async def verify_claims(self, inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
         return checks.verify(inp)
 
-    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+    async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
         return checks.revise(inp)
 
-    async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
+    async def critique(self, inp: m.CritiqueInput) -> m.CritiqueOutput:
         return checks.critique(inp)

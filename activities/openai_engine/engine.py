@@ -1,8 +1,11 @@
 """The LLM engine for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, LM Studio, OpenRouter ...).
 
-Each research role is a prompt file (`activities/prompts/<role>.md`) plus one typed chat call:
+One method per LLM role of `workflows/roles.py`, named after it: each writes what the research
+knows into its prompt's values (formatting.py), asks (chat.py) and turns the reply into the role's
+output, keeping only what the reply may say (citations of sources it was shown, the steps asked for).
 
-- The prompt is rendered with plain `{{name}}` substitution and sent as one user message.
+- The prompt (`activities/prompts/<file>.md`, the row's) is rendered with plain `{{name}}`
+  substitution and sent as one user message.
 - The reply is requested as strict structured output (`response_format` `json_schema`, built from
   the role's pydantic model without its `usage` field) and validated with that model (replies.py).
 - Some servers do not support `json_schema`, `json_object` or a `temperature`. When one rejects
@@ -13,104 +16,26 @@ Retries belong to Temporal, not to the HTTP client: the client is built with `ma
 every failure leaves as an `ApplicationError` classified by `classify_error` (errors.py). Each call
 has its own timeout below the activity's start-to-close timeout, so a hung server shows up as a
 clean `LLMTimeout` attempt instead of a killed activity. Each prompt's model tier, temperature and
-timeout are rows of `workflows/roles.py` (`PROMPTS`); LLM_REQUEST_TIMEOUT_S overrides the timeout.
+timeout are in its role's row (`workflows/roles.py`); LLM_REQUEST_TIMEOUT_S overrides the timeout.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import openai
-from pydantic import BaseModel
-from temporalio.exceptions import ApplicationError
 
-from activities import pricing, tracing
-from config import Settings
-from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
-from activities.openai_engine.errors import classify_error
-from workflows.citations import origin
-from workflows.redaction import redact
+from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
-    NONE,
-    _completed_steps,
-    _conversation,
-    _cut,
-    _evidence,
-    _findings,
-    _ids,
-    _passages,
-    untrusted,
-    _plan,
+    NONE, _completed_steps, _conversation, _cut, _evidence, _findings, _ids, _passages, _plan, untrusted,
 )
-from activities.openai_engine.replies import (
-    OutlineReply,
-    SectionReply,
-    SummaryReply,
-    read_text,
-    ClarifyReply,
-    ClassificationReply,
-    CritiqueReply,
-    FindingsReply,
-    PlanReply,
-    QueriesReply,
-    ReflectReply,
-    ReportReply,
-    ReviseReply,
-    RouteReply,
-    VerifyReply,
-    _cited,
-    _only_known_citations,
-    read_reply,
-)
-from activities.prompts.loader import PromptBook
-from activities.usage import served
-from workflows.models import (
-    OBSERVATION_LIMIT,
-    Claim,
-    RoutingDecision,
-    StepStatus,
-)
-from workflows.activity_models import (
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    ObserveInput,
-    ObserveOutput,
-    OutlineInput,
-    OutlineOutput,
-    ReportSection,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    PlanInput,
-    PlanOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
-    Usage,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
+from activities.openai_engine.replies import _cited, _only_known_citations
+from config import Settings
+from workflows import activity_models as m
+from workflows.citations import origin
 from workflows.language import name as language_name
-from workflows.roles import PROMPTS
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T", bound=BaseModel)
+from workflows.models import OBSERVATION_LIMIT, Claim, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {RoutingDecision.CLARIFICATION: "clarification", RoutingDecision.RESEARCH: "coordinator"}
@@ -124,25 +49,13 @@ class OpenAIEngine:
     def __init__(
         self, settings: Settings, client: openai.AsyncOpenAI | None = None, langfuse: Any | None = None
     ) -> None:
-        self._settings = settings
-        self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
-        self._prompts = PromptBook(self._langfuse)
-        self._secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-        try:
-            self._prices = pricing.table(settings.llm_prices)
-        except pricing.PriceError as err:
-            raise ApplicationError(str(err), type="ConfigError", non_retryable=True) from None
-        if client is None:
-            client = connect(settings, self._secret)
-        self._client = client
-        self._base_url = str(client.base_url).rstrip("/")
+        self._chat = Chat(settings, client, langfuse)
 
     # --- roles -------------------------------------------------------------------------------------------
 
-    async def route(self, inp: RouteInput) -> RouteOutput:
-        reply, usage = await self._ask(
-            "agent_orchestrator",
-            RouteReply,
+    async def route(self, inp: m.RouteInput) -> m.RouteOutput:
+        reply, usage = await self._chat.ask(
+            "route",
             conversation_history=_conversation(inp.messages),
             clarification_count=inp.clarification_count,
             max_clarifications=inp.max_clarifications,
@@ -154,35 +67,32 @@ class OpenAIEngine:
             },
             describe=lambda r: {"next_agent": NEXT_AGENT[r.decision]},
         )
-        return RouteOutput(**dict(reply), usage=usage)
+        return m.RouteOutput(**dict(reply), usage=usage)
 
-    async def clarify(self, inp: ClarifyInput) -> ClarifyOutput:
-        reply, usage = await self._ask(
-            "agent_clarification", ClarifyReply, conversation_history=_conversation(inp.messages),
-            language=language_name(inp.language),
+    async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
+        reply, usage = await self._chat.ask(
+            "clarify", conversation_history=_conversation(inp.messages), language=language_name(inp.language)
         )
-        return ClarifyOutput(question=reply.question.strip(), usage=usage)
+        return m.ClarifyOutput(question=reply.question.strip(), usage=usage)
 
-    async def coordinate(self, inp: CoordinateInput) -> CoordinateOutput:
-        reply, usage = await self._ask(
-            "agent_coordinator",
-            ClassificationReply,
+    async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
+        reply, usage = await self._chat.ask(
+            "coordinate",
             query=inp.topic_text(),
             conversation_history=_conversation(inp.messages),
         )
-        return CoordinateOutput(**dict(reply), usage=usage)
+        return m.CoordinateOutput(**dict(reply), usage=usage)
 
-    async def write_queries(self, inp: WriteQueriesInput) -> WriteQueriesOutput:
+    async def write_queries(self, inp: m.WriteQueriesInput) -> m.WriteQueriesOutput:
         """Background queries (no step) or one step's queries; cleaned, de-duplicated, capped."""
         limit = max(1, inp.max_queries)
         if inp.step is None:
-            reply, usage = await self._ask(
-                "agent_background", QueriesReply, query=inp.topic_text(), max_queries=limit
+            reply, usage = await self._chat.ask(
+                "write_queries", prompt="agent_background", query=inp.topic_text(), max_queries=limit
             )
         else:
-            reply, usage = await self._ask(
-                "agent_researcher_queries",
-                QueriesReply,
+            reply, usage = await self._chat.ask(
+                "write_queries", prompt="agent_researcher_queries",
                 query=inp.topic_text(),
                 step_title=inp.step.title,
                 step_description=inp.step.description or NONE,
@@ -193,17 +103,16 @@ class OpenAIEngine:
             query = " ".join(query.split()).strip("\"'")
             if query and query.lower() not in {q.lower() for q in queries}:
                 queries.append(query)
-        return WriteQueriesOutput(queries=queries[:limit], usage=usage)
+        return m.WriteQueriesOutput(queries=queries[:limit], usage=usage)
 
-    async def plan(self, inp: PlanInput) -> PlanOutput:
+    async def plan(self, inp: m.PlanInput) -> m.PlanOutput:
         """New steps only. `min_steps`/`max_steps` count new steps (the workflow subtracts the
         completed ones); at least one is asked for whenever there is room, since a replan that
         adds nothing would leave the research with nothing to do."""
         most = inp.max_steps
         least = min(max(1, inp.min_steps), most) if most > 0 else 0
-        reply, usage = await self._ask(
-            "agent_planner",
-            PlanReply,
+        reply, usage = await self._chat.ask(
+            "plan",
             query=inp.topic_text(),
             background=untrusted(inp.background) if inp.background.strip() else NONE,
             completed_steps=_completed_steps(inp.completed_steps),
@@ -213,17 +122,16 @@ class OpenAIEngine:
             max_steps=most,
         )
         steps = [s for s in reply.steps if s.title.strip()]
-        return PlanOutput(title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage)
+        return m.PlanOutput(title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage)
 
-    async def observe(self, inp: ObserveInput) -> ObserveOutput:
+    async def observe(self, inp: m.ObserveInput) -> m.ObserveOutput:
         """The step's observation, citing only the passages given. Citations of other ids are
         removed, and `source_ids` is what the text cites plus what the model listed, all known."""
         if not inp.passages:
-            return ObserveOutput(observation="No sources could be read for this step.", source_ids=[])
+            return m.ObserveOutput(observation="No sources could be read for this step.", source_ids=[])
         known = [p.source_id for p in inp.passages]
-        reply, usage = await self._ask(
-            "agent_researcher",
-            FindingsReply,
+        reply, usage = await self._chat.ask(
+            "observe",
             query=inp.topic_text(),
             step_title=inp.step.title,
             step_description=inp.step.description or NONE,
@@ -233,7 +141,7 @@ class OpenAIEngine:
         )
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
         source_ids = [n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known]
-        return ObserveOutput(
+        return m.ObserveOutput(
             observation=observation,
             source_ids=source_ids,
             needs_more=reply.needs_more,
@@ -242,13 +150,12 @@ class OpenAIEngine:
             usage=usage,
         )
 
-    async def reflect(self, inp: ReflectInput) -> ReflectOutput:
+    async def reflect(self, inp: m.ReflectInput) -> m.ReflectOutput:
         """The decision as the model made it; the workflow enforces the minimum-steps rule, so a
         refused COMPLETE is recorded there with its reason."""
         pending = sum(1 for s in inp.plan.steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS))
-        reply, usage = await self._ask(
-            "agent_reflector",
-            ReflectReply,
+        reply, usage = await self._chat.ask(
+            "reflect",
             query=inp.topic_text(),
             plan=_plan(inp.plan),
             completed_steps=inp.completed_steps,
@@ -257,15 +164,14 @@ class OpenAIEngine:
             min_steps=inp.min_steps,
             sources_count=inp.sources_count,
         )
-        return ReflectOutput(**dict(reply), usage=usage)
+        return m.ReflectOutput(**dict(reply), usage=usage)
 
-    async def synthesize(self, inp: SynthesizeInput) -> SynthesizeOutput:
+    async def synthesize(self, inp: m.SynthesizeInput) -> m.SynthesizeOutput:
         """The report in markdown with `[n]` citations; a Sources list is appended if the model
         left it out, so every report says where its citations lead."""
-        model = self._settings.model_for(PROMPTS["agent_synthesizer"].tier.value)
-        reply, usage = await self._ask(
-            "agent_synthesizer",
-            ReportReply,
+        model = self._chat.model_for("synthesize")
+        reply, usage = await self._chat.ask(
+            "synthesize",
             query=inp.topic_text(),
             findings=_findings(inp.plan),
             passages=_passages(inp.passages),
@@ -283,18 +189,17 @@ class OpenAIEngine:
             listing = "\n".join(f"[{s.id}] {s.title} - {s.url} ({origin(s)})" for s in sorted(cited, key=lambda s: s.id))
             markdown += f"\n\n## Sources\n\n{listing}"
         claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
-        return SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
+        return m.SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
 
-    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
+    async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
         """The long report's title and sections, each with the steps whose findings it uses."""
-        model = self._settings.model_for(PROMPTS["agent_outliner"].tier.value)
+        model = self._chat.model_for("outline_report")
         steps = "\n\n".join(
             f"Step {i}: {s.title}\n{untrusted(s.observation, 'findings')}"
             for i, s in enumerate(inp.plan.steps) if s.status is StepStatus.COMPLETED and s.observation
         )
-        reply, usage = await self._ask(
-            "agent_outliner",
-            OutlineReply,
+        reply, usage = await self._chat.ask(
+            "outline_report",
             query=inp.topic_text(),
             findings=steps or NONE,
             notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
@@ -302,16 +207,15 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language_name(inp.language),
         )
-        sections = [ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
+        sections = [m.ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
                     for s in reply.sections if s.heading.strip()]
-        return OutlineOutput(title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage)
+        return m.OutlineOutput(title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage)
 
-    async def write_section(self, inp: SectionInput) -> SectionOutput:
+    async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
         """One section's prose; citations to ids outside the section's sources are removed."""
         known = {s.id for s in inp.sources}
-        reply, usage = await self._ask(
-            "agent_section_writer",
-            SectionReply,
+        reply, usage = await self._chat.ask(
+            "write_section",
             query=inp.topic_text(),
             title=inp.title,
             heading=inp.section.heading,
@@ -325,14 +229,13 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language_name(inp.language),
         )
-        return SectionOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
-                             claims=_cited_claims(reply.claims, known), usage=usage)
+        return m.SectionOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
+                               claims=_cited_claims(reply.claims, known), usage=usage)
 
-    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
+    async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
         known = {s.id for s in inp.sources}
-        reply, usage = await self._ask(
-            "agent_summarizer",
-            SummaryReply,
+        reply, usage = await self._chat.ask(
+            "summarize_report",
             query=inp.topic_text(),
             title=inp.title,
             sections="\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections) or NONE,
@@ -342,30 +245,28 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language_name(inp.language),
         )
-        return SummaryOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
-                             claims=_cited_claims(reply.claims, known), usage=usage)
+        return m.SummaryOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
+                               claims=_cited_claims(reply.claims, known), usage=usage)
 
-    async def verify_claims(self, inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+    async def verify_claims(self, inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
         """The judge's verdict per claim; a claim the model skipped stays out of the answer and
         the workflow keeps it `unverified` rather than guessing."""
         asked = {c.index for c in inp.claims}
-        reply, usage = await self._ask(
-            "agent_verifier",
-            VerifyReply,
+        reply, usage = await self._chat.ask(
+            "verify_claims",
             query=inp.topic_text(),
             claims="\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
-        return VerifyClaimsOutput(verdicts=list(verdicts.values()), usage=usage)
+        return m.VerifyClaimsOutput(verdicts=list(verdicts.values()), usage=usage)
 
-    async def revise_claims(self, inp: ReviseClaimsInput) -> ReviseClaimsOutput:
+    async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
         """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
         allowed = {c.index: set(c.source_ids) for c in inp.claims}
         reasons = dict(zip((c.index for c in inp.claims), inp.reasons))
-        reply, usage = await self._ask(
-            "agent_reviser",
-            ReviseReply,
+        reply, usage = await self._chat.ask(
+            "revise_claims",
             query=inp.topic_text(),
             claims="\n".join(
                 f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
@@ -379,13 +280,12 @@ class OpenAIEngine:
             for r in reply.rewrites
             if r.index in allowed
         ]
-        return ReviseClaimsOutput(rewrites=rewrites, usage=usage)
+        return m.ReviseClaimsOutput(rewrites=rewrites, usage=usage)
 
-    async def critique(self, inp: CritiqueInput) -> CritiqueOutput:
+    async def critique(self, inp: m.CritiqueInput) -> m.CritiqueOutput:
         v = inp.verification
-        reply, usage = await self._ask(
-            "agent_critic",
-            CritiqueReply,
+        reply, usage = await self._chat.ask(
+            "critique",
             query=inp.topic_text(),
             report=untrusted(_cut(inp.report_markdown, 12000), 'report'),
             verification=(
@@ -395,136 +295,7 @@ class OpenAIEngine:
             sources_count=inp.sources_count,
             steps=f"{inp.steps_completed} of {inp.steps_planned} planned steps researched",
         )
-        return CritiqueOutput(**dict(reply), usage=usage)
-
-    # --- the one place that talks to the endpoint --------------------------------------------------------
-
-    async def _ask(
-        self,
-        role: str,
-        reply: type[T],
-        *,
-        trace: dict[str, Any] | None = None,
-        describe: Callable[[T], dict[str, Any]] | None = None,
-        **values: Any,
-    ) -> tuple[T, Usage]:
-        """Render the role's prompt, call the model, validate the reply; each request is one
-        Langfuse generation (`describe` adds what the reply means to its metadata).
-
-        Tries strict structured output first; a server that rejects a feature gets the call again
-        without it (remembered per base URL and model, so later calls skip the failed attempt).
-        Everything else becomes a classified `ApplicationError`.
-        """
-        model = self._settings.model_for(PROMPTS[role].tier.value)
-        prompt, rendered = await self._prompts.get(role, values)
-        unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
-        while True:
-            content, options = _request(role, rendered, reply, unsupported)
-            messages = [{"role": "user", "content": content}]
-            with tracing.generation(
-                self._langfuse, role=role, model=model, prompt=prompt, messages=messages,
-                parameters={k: v for k, v in options.items() if k != "response_format"},
-                metadata={"response_format": options.get("response_format", {}).get("type", "none"),
-                          **(trace or {})},
-            ) as generation:
-                try:
-                    completion = await self._client.chat.completions.create(
-                        model=model, messages=messages, timeout=self._timeout(role), **options  # type: ignore[arg-type]
-                    )
-                except openai.APIStatusError as err:
-                    feature = _rejected_feature(err, _features(options))
-                    if feature is None:
-                        failure = self._error(err, model)
-                        generation.failed(failure.message)
-                        raise failure from None
-                    generation.failed(f"the server rejected {feature}; asking again without it")
-                    log.warning(
-                        "%s (model %s) rejected %s: asking without it from now on", redact(self._base_url), model, feature
-                    )
-                    unsupported.add(feature)
-                    continue
-                except openai.OpenAIError as err:
-                    failure = self._error(err, model)
-                    generation.failed(failure.message)
-                    raise failure from None
-                usage = self._usage(completion, model)
-                served(usage.prompt_tokens, usage.completion_tokens, usage)
-                try:
-                    if _cut_off(completion):
-                        parsed, usage = await self._continued(role, model, messages, options, completion, reply, usage)
-                    else:
-                        parsed = read_reply(completion, reply, model, lambda err: self._error(err, model))
-                except ApplicationError as failure:
-                    text = completion.choices[0].message.content if completion.choices else None
-                    generation.failed(failure.message, output=text, usage=usage)
-                    raise
-                generation.succeeded(parsed.model_dump(), usage, describe(parsed) if describe else None)
-                return parsed, usage
-
-    async def _continued(
-        self, role: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
-        completion: Any, reply: type[T], usage: Usage,
-    ) -> tuple[T, Usage]:
-        """A reply cut off at `max_tokens` is continued once, in the same conversation, rather
-        than thrown away: the two parts are read as one reply. A continuation that is cut off
-        too fails as a truncated reply (the role's fallback applies)."""
-        partial = completion.choices[0].message.content
-        more_messages = [
-            *messages,
-            {"role": "assistant", "content": partial},
-            {"role": "user", "content": "Your reply was cut off by the length limit. Continue it exactly where "
-                                        "it stopped: write only the rest, with no preface and nothing repeated."},
-        ]
-        plain = {k: v for k, v in options.items() if k != "response_format"}
-        try:
-            more = await self._client.chat.completions.create(
-                model=model, messages=more_messages, timeout=self._timeout(role), **plain  # type: ignore[arg-type]
-            )
-        except openai.OpenAIError as err:
-            raise self._error(err, model) from None
-        extra = self._usage(more, model)
-        served(extra.prompt_tokens, extra.completion_tokens, extra)
-        usage = _added(usage, extra)
-        if _cut_off(more) or not more.choices:
-            return read_reply(more, reply, model, lambda err: self._error(err, model)), usage
-        return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
-
-    def _usage(self, completion: Any, model: str) -> Usage:
-        """What one completion cost: its tokens, priced by the model's row (None: no price known)."""
-        prompt_tokens = getattr(completion.usage, "prompt_tokens", 0) or 0
-        completion_tokens = getattr(completion.usage, "completion_tokens", 0) or 0
-        price = pricing.price_of(model, self._prices)
-        return Usage(
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            requests=1,
-            cost_usd=None if price is None else price.cost(prompt_tokens, completion_tokens),
-            unpriced=None if price is not None else model,
-            price_in=price.input if price else 0.0,
-            price_out=price.output if price else 0.0,
-        )
-
-    def _timeout(self, role: str) -> float:
-        return self._settings.llm_request_timeout_s or PROMPTS[role].request_timeout_s
-
-    def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
-        return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
-
-
-def _cut_off(completion: Any) -> bool:
-    """A reply stopped by `max_tokens` with text worth continuing."""
-    return bool(completion.choices) and completion.choices[0].finish_reason == "length" and bool(
-        completion.choices[0].message.content)
-
-
-def _added(a: Usage, b: Usage) -> Usage:
-    cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
-    return a.model_copy(update={
-        "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
-        "completion_tokens": a.completion_tokens + b.completion_tokens,
-        "requests": a.requests + b.requests,
-        "cost_usd": cost,
-    })
+        return m.CritiqueOutput(**dict(reply), usage=usage)
 
 
 def _step_findings(steps: list[Any]) -> str:

@@ -34,6 +34,13 @@ def classify_error(
     raises the result `from None` so the SDK's exception (with the raw body) is not attached.
     """
     base_url = redact(base_url)  # a proxy reached as http://user:password@host keeps its password
+    if isinstance(err, openai.APIStatusError):
+        return _status_error(err, model, base_url, secret)
+    return _call_error(err, model, base_url, secret)
+
+
+def _call_error(err: openai.OpenAIError, model: str, base_url: str, secret: str) -> ApplicationError:
+    """A call that got no answer, or a reply the SDK refused to read (cut off, filtered)."""
     where = f"the LLM endpoint {base_url}"
     if isinstance(err, openai.APITimeoutError):
         return ApplicationError(f"{where} did not answer in time (model {model})", type="LLMTimeout")
@@ -54,9 +61,12 @@ def classify_error(
             type="LLMContentFiltered",
             non_retryable=True,
         )
-    if not isinstance(err, openai.APIStatusError):
-        return ApplicationError(f"LLM call failed: {redact(str(err), [secret])[:300]}", type="LLMError")
+    return ApplicationError(f"LLM call failed: {redact(str(err), [secret])[:300]}", type="LLMError")
 
+
+def _status_error(err: openai.APIStatusError, model: str, base_url: str, secret: str) -> ApplicationError:
+    """An HTTP error status: transient (408, 409, 429, 5xx) or what to change."""
+    where = f"the LLM endpoint {base_url}"
     status, detail = err.status_code, _server_message(err, secret)
     if status == 429:
         if err.code == "insufficient_quota" or err.type == "insufficient_quota":

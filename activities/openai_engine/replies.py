@@ -1,7 +1,8 @@
 """What the model writes back, and how the engine reads it.
 
-Each role's reply model is its activity output without the fields the engine fills in itself
-(`usage`, and the verifier's `checked_by`), so the schema never asks the model for token counts.
+Each LLM role's reply model (`REPLIES`, one per row of workflows/roles.py) is its activity output
+without the fields the engine fills in itself (`usage`, and the verifier's `checked_by`), so the
+schema never asks the model for token counts; the writers' replies have a shape of their own.
 The model's `__name__` is the JSON schema name sent to the endpoint (and what the test server
 recognises a role by), so the names below are part of the wire format: keep them.
 
@@ -14,7 +15,6 @@ drops the rest.
 from __future__ import annotations
 
 import functools
-
 import json
 import re
 from collections.abc import Callable
@@ -27,19 +27,8 @@ from pydantic import BaseModel, create_model
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.formatting import _cut
-from workflows.activity_models import (
-    ClarifyOutput,
-    CoordinateOutput,
-    CritiqueOutput,
-    ObserveOutput,
-    PlanOutput,
-    ReflectOutput,
-    ReviseClaimsOutput,
-    RouteOutput,
-    VerifyClaimsOutput,
-    WriteQueriesOutput,
-)
 from workflows.citations import CITATION
+from workflows.roles import LLM_ROLES
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -100,17 +89,6 @@ def parse_reply(text: str | None, model: type[T]) -> T:
 
 # --- reply models (what the LLM writes; the engine adds usage and the rest) -------------------------------
 
-RouteReply = reply_model(RouteOutput)
-ClarifyReply = reply_model(ClarifyOutput)
-ClassificationReply = reply_model(CoordinateOutput)
-QueriesReply = reply_model(WriteQueriesOutput)
-PlanReply = reply_model(PlanOutput)
-FindingsReply = reply_model(ObserveOutput)
-ReflectReply = reply_model(ReflectOutput)
-VerifyReply = reply_model(VerifyClaimsOutput, exclude=frozenset({"usage", "checked_by"}))
-ReviseReply = reply_model(ReviseClaimsOutput)
-CritiqueReply = reply_model(CritiqueOutput)
-
 
 class ClaimReply(BaseModel):
     text: str
@@ -144,6 +122,28 @@ class SectionReply(BaseModel):
 class SummaryReply(BaseModel):
     markdown: str
     claims: list[ClaimReply]
+
+
+#: The writers' replies, shaped unlike their outputs (claims without verdicts, no engine name).
+WRITTEN: dict[str, type[BaseModel]] = {
+    "synthesize": ReportReply, "outline_report": OutlineReply, "write_section": SectionReply,
+    "summarize_report": SummaryReply,
+}
+#: What the engine fills in itself, beyond `usage`: the verifier's `checked_by`.
+FILLED = {"verify_claims": frozenset({"usage", "checked_by"})}
+
+#: What each LLM role's model writes, by role name: the writers' replies above, the role's output
+#: without what the engine fills in for the others.
+REPLIES: dict[str, type[BaseModel]] = {
+    role.name: WRITTEN.get(role.name) or reply_model(role.output, FILLED.get(role.name, frozenset({"usage"})))
+    for role in LLM_ROLES
+}
+
+# The names tests/support/llm_server.py recognises a role's schema by (it could read REPLIES).
+RouteReply, ClarifyReply, ClassificationReply = REPLIES["route"], REPLIES["clarify"], REPLIES["coordinate"]
+QueriesReply, PlanReply, FindingsReply = REPLIES["write_queries"], REPLIES["plan"], REPLIES["observe"]
+ReflectReply, VerifyReply = REPLIES["reflect"], REPLIES["verify_claims"]
+ReviseReply, CritiqueReply = REPLIES["revise_claims"], REPLIES["critique"]
 
 
 # --- reading a completion ------------------------------------------------------------------------------

@@ -25,10 +25,13 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
+from workflows.roles import PROMPTS
+
 log = logging.getLogger(__name__)
 
 PROMPTS_DIR = Path(__file__).parent
-ROLES = tuple(sorted(p.stem for p in PROMPTS_DIR.glob("agent_*.md")))
+#: The prompt files the rows of workflows/roles.py name (a test checks each is here, and no other).
+ROLES = tuple(sorted(PROMPTS))
 
 #: The Langfuse label whose version research uses.
 LABEL = "production"

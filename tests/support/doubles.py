@@ -1,9 +1,9 @@
 """Test doubles for every activity, registered under the real activity names.
 
-A `Script` holds one plain function per role; a test replaces the ones it cares about and reads
-`calls` afterwards to see what the workflow asked for. The defaults make a small, clear research:
-routing says RESEARCH, the plan has as many steps as the depth's minimum, every step finds one
-page, the reflector continues, and the synthesizer cites what it was given.
+A `Script` holds one plain function per role of workflows/roles.py; a test replaces the ones it
+cares about and reads `calls` afterwards to see what the workflow asked for. The defaults make a
+small, clear research: routing says RESEARCH, the plan has as many steps as the depth's minimum,
+every step finds one page, the reflector continues, and the synthesizer cites what it was given.
 """
 
 from __future__ import annotations
@@ -14,110 +14,64 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from temporalio import activity
-
-from workflows.roles import ROLES
-
-from workflows.models import (
-    Complexity,
-    Depth,
-    ReflectionDecision,
-    RoutingDecision,
-)
-from workflows.activity_models import (
-    ClaimVerdict,
-    ClarifyInput,
-    ClarifyOutput,
-    CoordinateInput,
-    CoordinateOutput,
-    CritiqueInput,
-    CritiqueOutput,
-    JudgeVerdict,
-    ObserveInput,
-    OutlineInput,
-    OutlineOutput,
-    ReportSection,
-    SectionInput,
-    SectionOutput,
-    SummaryInput,
-    SummaryOutput,
-    ObserveOutput,
-    PlanInput,
-    PlanOutput,
-    ReadPageInput,
-    ReadPageOutput,
-    ReflectInput,
-    ReflectOutput,
-    ReviseClaimsInput,
-    ReviseClaimsOutput,
-    RouteInput,
-    RouteOutput,
-    SaveResearchInput,
-    SaveResearchOutput,
-    SearchHit,
-    SearchInput,
-    SearchOutput,
-    StepDraft,
-    SynthesizeInput,
-    SynthesizeOutput,
-    VerifyClaimsInput,
-    VerifyClaimsOutput,
-    WriteQueriesInput,
-    WriteQueriesOutput,
-)
+from activities.engine import method
+from activities.offline_engine import OfflineEngine
+from workflows import activity_models as m
+from workflows.models import Complexity, Depth, ReflectionDecision, RoutingDecision
+from workflows.roles import ROLES, Role
 
 
-def default_route(inp: RouteInput) -> RouteOutput:
-    return RouteOutput(decision=RoutingDecision.RESEARCH, reasoning="clear question")
+def default_route(inp: m.RouteInput) -> m.RouteOutput:
+    return m.RouteOutput(decision=RoutingDecision.RESEARCH, reasoning="clear question")
 
 
-def default_clarify(inp: ClarifyInput) -> ClarifyOutput:
-    return ClarifyOutput(question=f"What exactly do you mean by {inp.messages[-1].content!r}?")
+def default_clarify(inp: m.ClarifyInput) -> m.ClarifyOutput:
+    return m.ClarifyOutput(question=f"What exactly do you mean by {inp.messages[-1].content!r}?")
 
 
-def default_coordinate(inp: CoordinateInput) -> CoordinateOutput:
-    return CoordinateOutput(
+def default_coordinate(inp: m.CoordinateInput) -> m.CoordinateOutput:
+    return m.CoordinateOutput(
         complexity=Complexity.MODERATE, is_simple=False, recommended_depth=Depth.LIGHT, reasoning="moderate"
     )
 
 
-def default_queries(inp: WriteQueriesInput) -> WriteQueriesOutput:
+def default_write_queries(inp: m.WriteQueriesInput) -> m.WriteQueriesOutput:
     topic = inp.step.title if inp.step else inp.topic_text()
-    return WriteQueriesOutput(queries=[topic])
+    return m.WriteQueriesOutput(queries=[topic])
 
 
-def default_plan(inp: PlanInput) -> PlanOutput:
+def default_plan(inp: m.PlanInput) -> m.PlanOutput:
     count = max(inp.min_steps, 1)
     base = len(inp.completed_steps)
     steps = [
-        StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
+        m.StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
         for i in range(min(count, inp.max_steps))
     ]
-    return PlanOutput(title=f"Plan for {inp.topic_text()}", thought="split by aspect", steps=steps)
+    return m.PlanOutput(title=f"Plan for {inp.topic_text()}", thought="split by aspect", steps=steps)
 
 
-def default_search(req: SearchInput) -> SearchOutput:
+def default_search(req: m.SearchInput) -> m.SearchOutput:
     slug = "".join(ch if ch.isalnum() else "-" for ch in req.query.lower())[:40]
-    return SearchOutput(
-        hits=[SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local")]
+    return m.SearchOutput(
+        hits=[m.SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local")]
     )
 
 
-def default_read(req: ReadPageInput) -> ReadPageOutput:
-    return ReadPageOutput(url=req.url, title="A page", text=f"Facts about {req.focus[:60]}.")
+def default_read_page(req: m.ReadPageInput) -> m.ReadPageOutput:
+    return m.ReadPageOutput(url=req.url, title="A page", text=f"Facts about {req.focus[:60]}.")
 
 
-def default_observe(inp: ObserveInput) -> ObserveOutput:
+def default_observe(inp: m.ObserveInput) -> m.ObserveOutput:
     ids = [p.source_id for p in inp.passages]
     cited = "".join(f" [{n}]" for n in ids)
-    return ObserveOutput(observation=f"Found facts for {inp.step.title}.{cited}", source_ids=ids)
+    return m.ObserveOutput(observation=f"Found facts for {inp.step.title}.{cited}", source_ids=ids)
 
 
-def default_reflect(inp: ReflectInput) -> ReflectOutput:
-    return ReflectOutput(decision=ReflectionDecision.CONTINUE, reasoning="keep going")
+def default_reflect(inp: m.ReflectInput) -> m.ReflectOutput:
+    return m.ReflectOutput(decision=ReflectionDecision.CONTINUE, reasoning="keep going")
 
 
-def default_synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
+def default_synthesize(inp: m.SynthesizeInput) -> m.SynthesizeOutput:
     lines = [f"# {inp.topic_text()}"]
     for step in inp.plan.steps if inp.plan else []:
         if step.observation:
@@ -125,61 +79,53 @@ def default_synthesize(inp: SynthesizeInput) -> SynthesizeOutput:
     for passage in inp.passages:
         lines.append(f"{passage.text} [{passage.source_id}]")
     lines += [f"> Note: {n}" for n in inp.notes]
-    return SynthesizeOutput(markdown="\n\n".join(lines), engine="double")
+    return m.SynthesizeOutput(markdown="\n\n".join(lines), engine="double")
 
 
-def default_outline(inp: OutlineInput) -> OutlineOutput:
-    sections = [ReportSection(heading=s.title, step_indexes=[i])
+def default_outline_report(inp: m.OutlineInput) -> m.OutlineOutput:
+    sections = [m.ReportSection(heading=s.title, step_indexes=[i])
                 for i, s in enumerate(inp.plan.steps) if s.observation]
-    return OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
+    return m.OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
 
 
-def default_section(inp: SectionInput) -> SectionOutput:
-    return SectionOutput(markdown="\n\n".join(s.observation or "" for s in inp.steps))
+def default_write_section(inp: m.SectionInput) -> m.SectionOutput:
+    return m.SectionOutput(markdown="\n\n".join(s.observation or "" for s in inp.steps))
 
 
-def default_summary(inp: SummaryInput) -> SummaryOutput:
-    return SummaryOutput(markdown=f"{len(inp.steps)} steps were researched.")
+def default_summarize_report(inp: m.SummaryInput) -> m.SummaryOutput:
+    return m.SummaryOutput(markdown=f"{len(inp.steps)} steps were researched.")
 
 
-def default_verify(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
-    return VerifyClaimsOutput(verdicts=[
-        ClaimVerdict(index=c.index, verdict=JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
+def default_verify_claims(inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
+    return m.VerifyClaimsOutput(verdicts=[
+        m.ClaimVerdict(index=c.index, verdict=m.JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
     ])
 
 
-def default_revise(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
-    return ReviseClaimsOutput(rewrites=[])
+def default_revise_claims(inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
+    return m.ReviseClaimsOutput(rewrites=[])
 
 
-def default_critique(inp: CritiqueInput) -> CritiqueOutput:
-    return CritiqueOutput(quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double")
+def default_critique(inp: m.CritiqueInput) -> m.CritiqueOutput:
+    return m.CritiqueOutput(quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double")
 
 
-def default_save(record: SaveResearchInput) -> SaveResearchOutput:
-    return SaveResearchOutput(created=True)
+def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:
+    return m.SaveResearchOutput(created=True)
+
+
+#: Names the tests import.
+default_read = default_read_page
+
+
+def _default(role: Role[Any, Any]) -> Callable[..., Any]:
+    """`default_<name>` above; an LLM role without one answers as the offline engine's rule does."""
+    own = globals().get(f"default_{role.name}")
+    return own if own is not None else method(OfflineEngine(), role)
 
 
 #: The default behaviour of every role in workflows/roles.py, by activity name.
-DEFAULTS: dict[str, Callable[..., Any]] = {
-    "route": default_route,
-    "clarify": default_clarify,
-    "coordinate": default_coordinate,
-    "write_queries": default_queries,
-    "plan": default_plan,
-    "search": default_search,
-    "read_page": default_read,
-    "observe": default_observe,
-    "reflect": default_reflect,
-    "synthesize": default_synthesize,
-    "outline_report": default_outline,
-    "write_section": default_section,
-    "summarize_report": default_summary,
-    "verify_claims": default_verify,
-    "revise_claims": default_revise,
-    "critique": default_critique,
-    "save_research": default_save,
-}
+DEFAULTS: dict[str, Callable[..., Any]] = {role.name: _default(role) for role in ROLES}
 
 
 class Script:
@@ -187,23 +133,22 @@ class Script:
     fn may be sync or async and may raise (e.g. ApplicationError) to simulate failures."""
 
     def __init__(self, **overrides: Callable[..., Any]) -> None:
-        self.behaviour: dict[str, Callable[..., Any]] = {role.name: DEFAULTS[role.name] for role in ROLES}
+        self.behaviour: dict[str, Callable[..., Any]] = dict(DEFAULTS)
         self.behaviour.update(overrides)
         self.calls: dict[str, list[Any]] = defaultdict(list)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self._make(role.name, role.input, role.output) for role in ROLES]
+        return [self._make(role) for role in ROLES]
 
-    def _make(self, role: str, in_type: type, out_type: type) -> Callable[..., Any]:
+    def _make(self, role: Role[Any, Any]) -> Callable[..., Any]:
         async def run(inp: Any) -> Any:
-            self.calls[role].append(inp)
-            result = self.behaviour[role](inp)
+            self.calls[role.name].append(inp)
+            result = self.behaviour[role.name](inp)
             if inspect.isawaitable(result):
                 result = await result
             return result
 
-        run.__annotations__ = {"inp": in_type, "return": out_type}
-        return activity.defn(name=role)(run)
+        return role.define(run)
 
 
 def slow(seconds: float, then: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -1,0 +1,202 @@
+"""The one place that talks to the endpoint: render a role's prompt, ask, read the reply.
+
+`Chat.ask(role, **values)` renders the prompt of that role's row in workflows/roles.py (from
+Langfuse or the file, prompts/loader.py), asks the model with the prompt's tier, temperature,
+`max_tokens` and timeout, and validates the reply with the role's reply model (replies.py). It
+tries strict structured output first; a server that rejects a feature gets the call again without
+it (remembered per base URL and model, client.py). A reply cut off at `max_tokens` is continued
+once. Everything else becomes a classified `ApplicationError` (errors.py); each request is one
+Langfuse generation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import openai
+from pydantic import BaseModel
+from temporalio.exceptions import ApplicationError
+
+from activities import pricing, tracing
+from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
+from activities.openai_engine.errors import classify_error
+from activities.openai_engine.replies import REPLIES, read_reply, read_text
+from activities.prompts.loader import PromptBook
+from activities.usage import served
+from config import Settings
+from workflows.activity_models import Usage
+from workflows.redaction import redact
+from workflows.roles import BY_NAME, PROMPTS
+
+log = logging.getLogger(__name__)
+
+CONTINUE = ("Your reply was cut off by the length limit. Continue it exactly where it stopped: "
+            "write only the rest, with no preface and nothing repeated.")
+
+
+class Chat:
+    """The endpoint's client (one connection pool per engine), the prompts and the price table."""
+
+    def __init__(self, settings: Settings, client: openai.AsyncOpenAI | None, langfuse: Any | None) -> None:
+        self._settings = settings
+        self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
+        self._prompts = PromptBook(self._langfuse)
+        self._secret = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        try:
+            self._prices = pricing.table(settings.llm_prices)
+        except pricing.PriceError as err:
+            raise ApplicationError(str(err), type="ConfigError", non_retryable=True) from None
+        if client is None:
+            client = connect(settings, self._secret)
+        self._client = client
+        self._base_url = str(client.base_url).rstrip("/")
+
+    def model_for(self, role: str, prompt: str | None = None) -> str:
+        """The model a call of `role` (with `prompt`, for a role with several) is asked with."""
+        return self._settings.model_for(PROMPTS[_prompt_of(role, prompt)].tier.value)
+
+    async def ask(
+        self,
+        role: str,
+        *,
+        prompt: str | None = None,
+        trace: dict[str, Any] | None = None,
+        describe: Callable[[Any], dict[str, Any]] | None = None,
+        **values: Any,
+    ) -> tuple[Any, Usage]:
+        """The validated reply of `role`'s model (`REPLIES[role]`) to its prompt (its only one, or
+        `prompt`) rendered with `values`, and what it cost; `trace` and `describe` (what the reply
+        means) go into the Langfuse generation's metadata."""
+        file, reply = _prompt_of(role, prompt), REPLIES[role]
+        model = self.model_for(role, file)
+        template, rendered = await self._prompts.get(file, values)
+        unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
+        while True:
+            content, options = _request(file, rendered, reply, unsupported)
+            messages = [{"role": "user", "content": content}]
+            with tracing.generation(
+                self._langfuse, role=file, model=model, prompt=template, messages=messages,
+                parameters={k: v for k, v in options.items() if k != "response_format"},
+                metadata={"response_format": options.get("response_format", {}).get("type", "none"),
+                          **(trace or {})},
+            ) as generation:
+                completion = await self._complete(file, model, messages, options, generation, unsupported)
+                if completion is None:
+                    continue  # the server rejected a feature: ask again without it
+                parsed, usage = await self._read(file, model, messages, options, completion, reply, generation)
+                generation.succeeded(parsed.model_dump(), usage, describe(parsed) if describe else None)
+                return parsed, usage
+
+    async def _complete(
+        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
+        generation: tracing.Generation, unsupported: set[str],
+    ) -> Any | None:
+        """One request; None when the server rejected an optional feature (added to `unsupported`)."""
+        try:
+            return await self._client.chat.completions.create(
+                model=model, messages=messages, timeout=self._timeout(file), **options  # type: ignore[arg-type]
+            )
+        except openai.APIStatusError as err:
+            feature = _rejected_feature(err, _features(options))
+            if feature is None:
+                raise self._failed(generation, err, model) from None
+            generation.failed(f"the server rejected {feature}; asking again without it")
+            log.warning("%s (model %s) rejected %s: asking without it from now on",
+                        redact(self._base_url), model, feature)
+            unsupported.add(feature)
+            return None
+        except openai.OpenAIError as err:
+            raise self._failed(generation, err, model) from None
+
+    async def _read(
+        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
+        completion: Any, reply: type[BaseModel], generation: tracing.Generation,
+    ) -> tuple[Any, Usage]:
+        """The completion's reply and what it cost (continued once if it was cut off)."""
+        usage = self._usage(completion, model)
+        served(usage.prompt_tokens, usage.completion_tokens, usage)
+        try:
+            if _cut_off(completion):
+                return await self._continued(file, model, messages, options, completion, reply, usage)
+            return read_reply(completion, reply, model, lambda err: self._error(err, model)), usage
+        except ApplicationError as failure:
+            text = completion.choices[0].message.content if completion.choices else None
+            generation.failed(failure.message, output=text, usage=usage)
+            raise
+
+    async def _continued(
+        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
+        completion: Any, reply: type[BaseModel], usage: Usage,
+    ) -> tuple[Any, Usage]:
+        """A reply cut off at `max_tokens` is continued once, in the same conversation, rather
+        than thrown away: the two parts are read as one reply. A continuation that is cut off
+        too fails as a truncated reply (the role's fallback applies)."""
+        partial = completion.choices[0].message.content
+        more_messages = [*messages, {"role": "assistant", "content": partial}, {"role": "user", "content": CONTINUE}]
+        plain = {k: v for k, v in options.items() if k != "response_format"}
+        try:
+            more = await self._client.chat.completions.create(
+                model=model, messages=more_messages, timeout=self._timeout(file), **plain  # type: ignore[arg-type]
+            )
+        except openai.OpenAIError as err:
+            raise self._error(err, model) from None
+        extra = self._usage(more, model)
+        served(extra.prompt_tokens, extra.completion_tokens, extra)
+        usage = _added(usage, extra)
+        if _cut_off(more) or not more.choices:
+            return read_reply(more, reply, model, lambda err: self._error(err, model)), usage
+        return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
+
+    def _usage(self, completion: Any, model: str) -> Usage:
+        """What one completion cost: its tokens, priced by the model's row (None: no price known)."""
+        prompt_tokens = getattr(completion.usage, "prompt_tokens", 0) or 0
+        completion_tokens = getattr(completion.usage, "completion_tokens", 0) or 0
+        price = pricing.price_of(model, self._prices)
+        return Usage(
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            requests=1,
+            cost_usd=None if price is None else price.cost(prompt_tokens, completion_tokens),
+            unpriced=None if price is not None else model,
+            price_in=price.input if price else 0.0,
+            price_out=price.output if price else 0.0,
+        )
+
+    def _timeout(self, file: str) -> float:
+        return self._settings.llm_request_timeout_s or PROMPTS[file].request_timeout_s
+
+    def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
+        return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
+
+    def _failed(self, generation: tracing.Generation, err: openai.OpenAIError, model: str) -> ApplicationError:
+        failure = self._error(err, model)
+        generation.failed(failure.message)
+        return failure
+
+
+def _prompt_of(role: str, prompt: str | None) -> str:
+    """The prompt file a call of `role` asks with: its only one, or the one named (of its own)."""
+    files = BY_NAME[role].prompts
+    if prompt is None and len(files) == 1:
+        return files[0]
+    if prompt in files:
+        return prompt
+    raise ApplicationError(f"{role} asks with {', '.join(files)}, not {prompt}", type="PromptError", non_retryable=True)
+
+
+def _cut_off(completion: Any) -> bool:
+    """A reply stopped by `max_tokens` with text worth continuing."""
+    return bool(completion.choices) and completion.choices[0].finish_reason == "length" and bool(
+        completion.choices[0].message.content)
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
+    return a.model_copy(update={
+        "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
+        "completion_tokens": a.completion_tokens + b.completion_tokens,
+        "requests": a.requests + b.requests,
+        "cost_usd": cost,
+    })
