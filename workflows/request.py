@@ -1,0 +1,109 @@
+"""What a person asks for: the research request and its choices (depth, mode, budgets, reviews).
+
+Re-exported by `workflows.models`, the vocabulary every package imports. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+#: Length bounds of the question.
+QUERY_MIN_CHARS = 3
+QUERY_MAX_CHARS = 5000
+#: Upper bounds of the request's durations: finite, and long enough for any real use (a person
+#: may answer a question within a month; a research may run for a day). Larger values are
+#: refused at the CLI and when the workflow starts, never left to fail later.
+MAX_CLARIFICATION_TIMEOUT_S = 30 * 24 * 3600.0
+MAX_TIME_BUDGET_S = 24 * 3600.0
+#: Upper bounds of the token and cost budgets: generous, but finite.
+MAX_TOKEN_BUDGET = 100_000_000
+MAX_COST_BUDGET_USD = 10_000.0
+
+
+class Depth(str, Enum):
+    AUTO = "auto"
+    LIGHT = "light"
+    MEDIUM = "medium"
+    EXTENDED = "extended"
+
+
+#: Plan size per depth (seed 002): the reflector may not COMPLETE before `min` steps are done and
+#: the planner never plans more than `max`.
+STEP_LIMITS: dict[Depth, tuple[int, int]] = {
+    Depth.LIGHT: (1, 3),
+    Depth.MEDIUM: (3, 6),
+    Depth.EXTENDED: (5, 10),
+}
+
+
+class QueryMode(str, Enum):
+    """deep: the whole pipeline; web: a one-step light plan; simple: a direct answer."""
+
+    DEEP = "deep"
+    WEB = "web"
+    SIMPLE = "simple"
+
+
+#: Time budget per mode in seconds (seed 002). When it runs out, a durable timer sends the research
+#: to synthesis with what it has. Simple mode has none. Overridable per request.
+MODE_BUDGET_S: dict[QueryMode, float | None] = {
+    QueryMode.DEEP: 300.0,
+    QueryMode.WEB: 15.0,
+    QueryMode.SIMPLE: None,
+}
+
+
+class Speaker(str, Enum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Message(BaseModel):
+    role: Speaker
+    content: str
+
+
+
+class ReportReview(str, Enum):
+    """When a person reviews the report: `auto` only when the critic asks for one."""
+
+    AUTO = "auto"
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+class ResearchRequest(BaseModel):
+    """What the user asked for. Never carries secrets: keys live in the worker's environment."""
+
+    query: str
+    depth: Depth = Depth.AUTO
+    mode: QueryMode = QueryMode.DEEP
+    max_clarifications: int = Field(default=2, ge=0, le=10)
+    reply_shortcut: bool = True
+    clarification_timeout_s: float = Field(default=24 * 3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+    #: None means the mode's default budget (MODE_BUDGET_S).
+    time_budget_s: float | None = Field(default=None, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False)
+    #: Earlier conversation (a follow-up's history); the orchestrator routes over it.
+    history: list[Message] = Field(default_factory=list)
+    #: The workflow id of the research this one follows up (`research --follow-up ID`).
+    follow_up_of: str | None = None
+    #: Verify each cited claim against its evidence and have the critic score the report.
+    #: Off trades trust for speed: claims stay `unverified`.
+    verify: bool = True
+    #: After each plan is made, wait for a person to approve, revise or edit it (see reviews.py).
+    review_plan: bool = False
+    #: Wait for a person before the report is final (see refining.py).
+    review_report: ReportReview = ReportReview.AUTO
+    #: How long a review waits for a person; then the plan is taken as proposed.
+    review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+    #: Token budget for the whole research, report and verification included (None: no limit).
+    max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKEN_BUDGET)
+    #: Cost budget in USD, priced from LLM_PRICES or the built-in table (None: no limit).
+    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_BUDGET_USD, allow_inf_nan=False)
+    #: Continue as new after this many waves of steps in one run (None: only when Temporal
+    #: suggests it). An operator's cap on one run's history; the tests force it with it.
+    steps_per_run: int | None = Field(default=None, ge=1, le=100)
+    #: The report's language: "auto" (the question's) or a code such as "de" or "vi".
+    language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
