@@ -15,18 +15,25 @@ and the evidence pool, verification reads the evidence again, the critic reads t
 the report calls write follows the report's length target (by depth). A prompt is estimated as
 its input plus the prompt's own text, scaled by what the calls already served showed (the largest
 ratio seen between the prompt tokens the endpoint counted and the estimate).
+
+The arithmetic works on the research's `Ledger` (workflows/parts.py: the limits, what was spent,
+the running `Spending`); `report_reserve`, `over_budget` and `stop` read and write the research
+as a whole (what it gathered sizes the reserve; a stop skips the steps left and says so).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from workflows.models import Budget, BudgetKind, Depth, StepStatus
 from workflows import roles
+from workflows.events import Event, EventKind, emit
+from workflows.models import Budget, BudgetKind, Depth, StepStatus
+from workflows.parts import Ledger, Spending
 from workflows.roles import PROMPTS, Role
+from workflows.state import ResearchState
 
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
 #: 4, JSON keys and ids lower the ratio; 3 errs on the side of a larger estimate.
@@ -44,25 +51,6 @@ TOKENS_PER_WORD = 1.6
 class BudgetSpent(Exception):
     """Raised inside the research when the next call would eat into the reserve: the research
     loop stops there and the report is written from what it has (never leaves the workflow)."""
-
-
-@dataclass
-class Spending:
-    """The budget's running bookkeeping (the `Budget` the result shows is derived from it)."""
-
-    in_flight_tokens: int = 0
-    in_flight_cost: float = 0.0
-    #: The largest ratio seen between a call's prompt as the endpoint counted it and as estimated
-    #: (input / CHARS_PER_TOKEN + PROMPT_OVERHEAD); None before any call. Estimates are scaled by it.
-    ratio_seen: float | None = None
-    #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
-    prompt_seen: dict[str, int] = field(default_factory=dict)
-    completion_seen: dict[str, int] = field(default_factory=dict)
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    #: The model without a known price, when one served a call under a cost budget.
-    unpriced: str | None = None
-    #: Steps done and planned when the budget stopped the research (for the partial label).
-    stopped_after: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -232,3 +220,78 @@ def spent_text(prompt_tokens: int, completion_tokens: int, cost_usd: float | Non
     if budget and budget.exhausted:
         text += f" ({budget.exhausted.value} budget spent)"
     return text
+
+
+# --- the research's budget --------------------------------------------------------------------------
+
+
+def report_reserve(state: ResearchState, sectioned: bool = False) -> tuple[int, float]:
+    """What writing and checking the report will likely take, sized from what was gathered.
+    The research keeps the reserve of a report written in one call (the cheapest form); a
+    budget with room for more gets a report in sections (reporting.py)."""
+    inquiry, material = state.inquiry, state.material
+    steps = completed(inquiry.plan.steps) if inquiry.plan else []
+    observations = sum(len(s.observation or "") for s in steps) + sum(len(p.text) for p in material.background)
+    evidence = sum(len(e.text) for e in material.evidence)
+    return reserve(
+        state.ledger.spending,
+        sectioned=sectioned,
+        sections=max(len(steps), 1),
+        observations_chars=observations + 200 * len(material.sources),
+        evidence_chars=evidence,
+        verify=state.request.verify,
+        words=target_words(state),
+    )
+
+
+def target_words(state: ResearchState) -> int:
+    """The report's length target for this research (`report_words`)."""
+    return report_words(state.inquiry.depth, state.inquiry.steps_done(), state.inquiry.steps_planned())
+
+
+def over_budget(ledger: Ledger, tokens: int, cost: float) -> BudgetKind | None:
+    """The budget that `tokens` / `cost` more, on top of what is spent and in flight, would
+    break; a cost budget cannot be kept once a model without a price has served a call."""
+    limit, spending = ledger.budget, ledger.spending
+    if spending.unpriced and limit.max_cost_usd is not None:
+        return BudgetKind.COST
+    return exceeded(
+        limit, limit.spent_tokens + spending.in_flight_tokens + tokens,
+        (limit.spent_cost_usd or 0.0) + spending.in_flight_cost + cost,
+    )
+
+
+def stop(state: ResearchState, kind: BudgetKind) -> None:
+    """Record which budget stopped the research, after how many steps; skip the rest."""
+    if not record_stop(state, kind):
+        return
+    why = (partial_line(state.ledger.budget, state.ledger.spending) or "").removeprefix("> Partial report: ")
+    state.writeup.notes.append(f"{why[:1].upper()}{why[1:].rstrip('.')}; the report covers what was found by then.")
+    state.inquiry.skip_pending(f"the {kind.value} budget ran out")
+    announce(state)  # the event stream says so too
+
+
+def record_stop(state: ResearchState, kind: BudgetKind) -> bool:
+    """Mark `kind` as the budget that stopped the research, with the steps done and planned by
+    then; False when another budget stopped it first (the first one stands)."""
+    ledger = state.ledger
+    if ledger.budget.exhausted is not None:
+        return False
+    ledger.budget.exhausted = kind
+    ledger.spending.stopped_after = (state.inquiry.steps_done(), state.inquiry.steps_planned())
+    return True
+
+
+def announce(state: ResearchState) -> Event:
+    """The research stopped for a budget: which one, what was spent, how far it got."""
+    limit = state.ledger.budget
+    done, planned = state.ledger.spending.stopped_after or (0, 0)
+    kind = limit.exhausted.value if limit.exhausted else "?"
+    return emit(state.events, EventKind.BUDGET,
+                f"{kind} budget spent after {done} of {planned} steps: {limit.spent_tokens:,} tokens"
+                + (f" of {limit.max_tokens:,}" if limit.max_tokens else "")
+                + (f", ${limit.spent_cost_usd:.4f}" if limit.spent_cost_usd else "")
+                + (f" of ${limit.max_cost_usd:g}" if limit.max_cost_usd else ""),
+                {"exhausted": kind, "spent_tokens": limit.spent_tokens, "max_tokens": limit.max_tokens,
+                 "spent_cost_usd": limit.spent_cost_usd, "max_cost_usd": limit.max_cost_usd,
+                 "time_budget_s": limit.time_budget_s, "steps_done": done, "steps_planned": planned})

@@ -26,6 +26,7 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 from workflows import budget
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
+from workflows.parts import Ledger
 from workflows.redaction import redact
 from workflows.roles import HEARTBEAT_TIMEOUT, Role
 from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
@@ -49,8 +50,9 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
     try:
         return await _run(state, role, arg, charge)
     finally:
-        state.spending.in_flight_tokens -= charge.tokens
-        state.spending.in_flight_cost -= charge.cost
+        spending = state.ledger.spending
+        spending.in_flight_tokens -= charge.tokens
+        spending.in_flight_cost -= charge.cost
 
 
 async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Charge) -> O | None:
@@ -68,7 +70,7 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Ch
             raise asyncio.CancelledError() from err
         cause = err.cause
         if role.llm:
-            account(state, role.name, usage_of_failure(cause), succeeded=False, given_tokens=charge.input_tokens)
+            account(state.ledger, role.name, usage_of_failure(cause), succeeded=False, given_tokens=charge.input_tokens)
         message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))
         if (
             isinstance(cause, ApplicationError)
@@ -78,44 +80,44 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Ch
         ):
             raise ApplicationError(f"{role.name}: {message}", type=cause.type, non_retryable=True) from None
         if not role.isolated:
-            state.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
+            state.writeup.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
         return None
     if role.llm:
-        account(state, role.name, getattr(result, "usage", None), succeeded=True, given_tokens=charge.input_tokens)
+        account(state.ledger, role.name, getattr(result, "usage", None), succeeded=True, given_tokens=charge.input_tokens)
     return result
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
     """Hold the call's worst case against the budgets (see workflows/budget.py)."""
-    limit, spending = state.budget, state.spending
+    limit, spending = state.ledger.budget, state.ledger.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
     charge = budget.estimate(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = state.report_reserve()
-        over = state.over_budget(charge.tokens + reserve_tokens, charge.cost + reserve_cost)
+        reserve_tokens, reserve_cost = budget.report_reserve(state)
+        over = budget.over_budget(state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost)
         if over is not None:
-            state.stop_for_budget(over)
+            budget.stop(state, over)
             raise budget.BudgetSpent(over.value)
     elif state.stage in REPORT_STAGES:  # the report's calls must fit the limit itself
-        over = state.over_budget(charge.tokens, charge.cost)
+        over = budget.over_budget(state.ledger, charge.tokens, charge.cost)
         if over is not None:
-            state.stop_for_budget(over)  # the first budget to run out; later ones are only noted
-            state.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
-                               "a fallback was used.")
+            budget.stop(state, over)  # the first budget to run out; later ones are only noted
+            state.writeup.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
+                                       "a fallback was used.")
             return None
     spending.in_flight_tokens += charge.tokens
     spending.in_flight_cost += charge.cost
     return charge
 
 
-def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: bool, given_tokens: int = 0) -> None:
+def account(ledger: Ledger, role: str, usage: Usage | None, *, succeeded: bool, given_tokens: int = 0) -> None:
     """Add what one role call cost over all its attempts: completions served, retries, tokens,
     money; and learn its size and price for the budget's next estimates.
 
     A result without a usage record (an old history, a test double) counts as one call.
     """
-    stats = state.stats
+    stats, spending = ledger.stats, ledger.spending
     if usage is None:
         if not succeeded:
             return
@@ -133,13 +135,13 @@ def account(state: ResearchState, role: str, usage: Usage | None, *, succeeded: 
         tokens.completion_tokens += usage.completion_tokens
     if usage.cost_usd is None:
         stats.cost_usd = None
-        state.spending.unpriced = state.spending.unpriced or usage.unpriced or "(unknown)"
+        spending.unpriced = spending.unpriced or usage.unpriced or "(unknown)"
     elif stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd + usage.cost_usd, 6)
-    budget.remember(state.spending, role, usage.prompt_tokens, usage.completion_tokens, usage.requests,
+    budget.remember(spending, role, usage.prompt_tokens, usage.completion_tokens, usage.requests,
                     None if usage.cost_usd is None else (usage.price_in, usage.price_out), given_tokens)
-    state.budget.spent_tokens = stats.prompt_tokens + stats.completion_tokens
-    state.budget.spent_cost_usd = stats.cost_usd
+    ledger.budget.spent_tokens = stats.prompt_tokens + stats.completion_tokens
+    ledger.budget.spent_cost_usd = stats.cost_usd
 
 
 def usage_of_failure(cause: BaseException | None) -> Usage | None:

@@ -27,21 +27,23 @@ async def check(state: ResearchState, report: str, claims: list[Claim], cancelle
 
     A cancelled research ends now rather than paying for checks; its claims stay unverified.
     """
+    writeup = state.writeup
     if not state.request.verify or cancelled:
         why = "verification was turned off" if not state.request.verify else "the research was cancelled"
-        state.verification = VerificationSummary(enabled=False, method=why, claims=len(claims), unverified=len(claims))
-        emit(state, EventKind.VERIFICATION, f"claims not verified ({why})", state.verification.model_dump())
+        writeup.verification = VerificationSummary(enabled=False, method=why, claims=len(claims), unverified=len(claims))
+        emit(state.events, EventKind.VERIFICATION, f"claims not verified ({why})", writeup.verification.model_dump())
         return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
     report, claims = await _verify(state, report)
-    state.critique = await _critic(state, report)
-    emit(state, EventKind.VERIFICATION, _verification_line(state), {
-        **state.verification.model_dump(), "acceptable": state.critique.is_acceptable if state.critique else None,
-        "issues": len(state.critique.issues) if state.critique else 0})
+    writeup.critique = critique = await _critic(state, report)
+    assert writeup.verification is not None
+    emit(state.events, EventKind.VERIFICATION, _verification_line(state), {
+        **writeup.verification.model_dump(), "acceptable": critique.is_acceptable if critique else None,
+        "issues": len(critique.issues) if critique else 0})
     return report, claims
 
 
 def _verification_line(state: ResearchState) -> str:
-    v, critique = state.verification, state.critique
+    v, critique = state.writeup.verification, state.writeup.critique
     assert v is not None
     line = f"verified: {v.supported}/{v.claims} claims supported, {v.partial} partly, {v.removed} removed"
     if critique is not None:
@@ -70,14 +72,14 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
             report = verification.mark_partial(report, texts[i])
     still_cited = {n for sentence in verification.cited_sentences(report) for n in sentence.source_ids}
     report = verification.drop_unused_sources(report, still_cited)
-    state.verification = verification.summarize(claims, method=method)
-    return report.rstrip() + "\n\n" + verification.verification_note(state.verification) + "\n", claims
+    state.writeup.verification = verification.summarize(claims, method=method)
+    return report.rstrip() + "\n\n" + verification.verification_note(state.writeup.verification) + "\n", claims
 
 
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
     """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
     Returns the method, as the summary names it."""
-    pool = state.evidence_pool()
+    pool = state.material.evidence_pool()
     undecided: list[int] = []
     for i in which:
         claim = claims[i]
@@ -93,7 +95,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
             **state.about(),
             claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
             evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
-            sources=[s for s in state.sources if any(s.id in claims[i].source_ids for i in batch)],
+            sources=[s for s in state.material.sources if any(s.id in claims[i].source_ids for i in batch)],
         ))
         for batch in batches
     ))
@@ -113,7 +115,7 @@ async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -
     """Rewrite unsupported sentences once (bounded: a rewrite is checked, never rewritten again).
     A rewrite must be one sentence citing only what the claim cited. Updates `claims`;
     returns the new sentence per rewritten claim."""
-    pool = state.evidence_pool()
+    pool = state.material.evidence_pool()
     answer = await call(state, roles.REVISE_CLAIMS, ReviseClaimsInput(
         **state.about(),
         claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
@@ -134,14 +136,14 @@ async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -
 
 
 async def _critic(state: ResearchState, report: str) -> Critique | None:
-    assert state.verification is not None
-    steps = state.plan.steps if state.plan else []
+    assert state.writeup.verification is not None
+    steps = state.inquiry.plan.steps if state.inquiry.plan else []
     scored = await call(state, roles.CRITIQUE, CritiqueInput(
         **state.about(),
         report_markdown=report,
-        verification=state.verification,
-        sources_count=len(state.sources),
-        steps_completed=state.steps_done(),
+        verification=state.writeup.verification,
+        sources_count=len(state.material.sources),
+        steps_completed=state.inquiry.steps_done(),
         steps_planned=len(steps),
     ))
     if scored is None:

@@ -19,43 +19,47 @@ from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, RoutingLayer, Speaker, Stage
 from workflows.routing import Route, route_without_llm
+from workflows.parts import Conversation
 from workflows.stages import enter
 from workflows.state import ResearchState
 
 
 async def converse(state: ResearchState) -> None:
     """Route, and ask back while the question is too vague, within the limit."""
+    conversation = state.conversation
     while True:
         enter(state, Stage.ROUTING)
         route = await _route(state)
-        state.routes.append(route)
+        conversation.routes.append(route)
         if route.decision is RoutingDecision.RESEARCH:
             return
         enter(state, Stage.CLARIFYING)
-        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=state.messages[-ROUTING_HISTORY:], language=state.language))
+        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=conversation.messages[-ROUTING_HISTORY:],
+                                                              language=state.language))
         if asked is None or not asked.question.strip():
-            state.notes.append("A clarification question could not be written; researched the question as asked.")
+            state.writeup.notes.append("A clarification question could not be written; researched the question as asked.")
             return
         if not await _await_answer(state, asked.question.strip()):
             return
 
 
 async def _route(state: ResearchState) -> Route:
+    conversation, request = state.conversation, state.request
     shortcut = route_without_llm(
-        state.messages,
-        len(state.clarifications),
-        state.request.max_clarifications,
-        state.last_agent,
-        state.request.reply_shortcut,
+        conversation.messages,
+        len(conversation.clarifications),
+        request.max_clarifications,
+        conversation.last_agent,
+        request.reply_shortcut,
     )
-    state.last_agent = "orchestrator"
+    conversation.last_agent = "orchestrator"
     if shortcut is not None:
         return shortcut
     decided = await call(state, roles.ROUTE, RouteInput(
-        messages=state.messages[-ROUTING_HISTORY:],
-        clarification_count=len(state.clarifications),
-        max_clarifications=state.request.max_clarifications,
-        iteration=len(state.routes),
+        messages=conversation.messages[-ROUTING_HISTORY:],
+        clarification_count=len(conversation.clarifications),
+        max_clarifications=request.max_clarifications,
+        iteration=len(conversation.routes),
     ))
     if decided is None:
         return Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", RoutingLayer.FALLBACK)
@@ -64,35 +68,37 @@ async def _route(state: ResearchState) -> Route:
 
 async def _await_answer(state: ResearchState, question: str) -> bool:
     """Wait durably for the user's answer; False when the wait timed out."""
-    state.clarifications.append(Clarification(question=question))
-    state.messages.append(Message(role=Speaker.ASSISTANT, content=question))
-    state.pending_question = question
-    state.answer = None
-    state.last_agent = "clarification"
+    conversation = state.conversation
+    conversation.clarifications.append(Clarification(question=question))
+    conversation.messages.append(Message(role=Speaker.ASSISTANT, content=question))
+    conversation.pending_question = question
+    conversation.answer = None
+    conversation.last_agent = "clarification"
     enter(state, Stage.AWAITING_ANSWER)
-    emit(state, EventKind.QUESTION, f"question: {question}", {"question": question, "count": len(state.clarifications)})
+    emit(state.events, EventKind.QUESTION, f"question: {question}",
+         {"question": question, "count": len(conversation.clarifications)})
     timeout = state.request.clarification_timeout_s
     try:
-        await workflow.wait_condition(lambda: state.answer is not None, timeout=timedelta(seconds=timeout))
+        await workflow.wait_condition(lambda: conversation.answer is not None, timeout=timedelta(seconds=timeout))
     except asyncio.TimeoutError:
-        state.pending_question = None
-        state.notes.append(
+        conversation.pending_question = None
+        state.writeup.notes.append(
             f"The clarification question was not answered within {duration(timeout)}; "
             "the research went ahead with the question as asked."
         )
-        emit(state, EventKind.ANSWER, f"no answer within {duration(timeout)}", {"answer": None, "by": "timeout"})
+        emit(state.events, EventKind.ANSWER, f"no answer within {duration(timeout)}", {"answer": None, "by": "timeout"})
         return False
-    answer = state.answer or ""
-    state.pending_question = None
-    state.clarifications[-1].answer = answer
-    state.messages.append(Message(role=Speaker.USER, content=answer))
-    emit(state, EventKind.ANSWER, f"answer: {answer}", {"answer": answer, "by": "person"})
+    answer = conversation.answer or ""
+    conversation.pending_question = None
+    conversation.clarifications[-1].answer = answer
+    conversation.messages.append(Message(role=Speaker.USER, content=answer))
+    emit(state.events, EventKind.ANSWER, f"answer: {answer}", {"answer": answer, "by": "person"})
     return True
 
 
-def answer_problem(state: ResearchState, answer: object) -> str | None:
+def answer_problem(conversation: Conversation, answer: object) -> str | None:
     """Why an answer cannot be taken, or None: the signal records it, the update refuses it."""
-    if state.pending_question is None or state.answer is not None:
+    if conversation.pending_question is None or conversation.answer is not None:
         return "no clarification question is pending"
     if not isinstance(answer, str):
         return f"the answer must be a JSON string, got {type(answer).__name__}"

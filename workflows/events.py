@@ -10,7 +10,7 @@ it starts (see `EventLog.after`).
 
 Emitting is one line wherever something happens:
 
-    emit(state, "budget", "token budget spent: 41,200 of 40,000", {"exhausted": "tokens", ...})
+    emit(state.events, "budget", "token budget spent: 41,200 of 40,000", {"exhausted": "tokens", ...})
 
 `kind` is an `EventKind` value (or its string); `data` must be JSON-serialisable and small (ids,
 counts, titles: never page texts), since the query returns up to EVENTS_KEPT of them at once.
@@ -21,16 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
-
-from workflows.budget import spent_text
-
-if TYPE_CHECKING:
-    from workflows.models import ResearchResult
-    from workflows.state import ResearchState
 
 #: The events a research keeps. 500 covers an extended research with every review and
 #: refinement many times over (`make bench`: a medium research emits about 30 events, an extended
@@ -101,37 +95,6 @@ class EventLog:
         return self.items[max(0, since - self.dropped):]
 
 
-def emit(state: ResearchState, kind: EventKind | str, text: str, data: dict[str, Any] | None = None) -> Event:
-    """Append an event at the workflow's current time. Only from workflow code (handlers too)."""
-    return state.events.append(kind, text, data, workflow.now())
-
-
-def finished(state: ResearchState, result: ResearchResult) -> Event:
-    """The last event: the outcome with the figures a person checks first, and the result's notes
-    (an unanswered question, a spent budget, a fallback taken) for whoever only follows events."""
-    stats, summary = result.stats, result.verification
-    return emit(state, EventKind.DONE,
-                f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
-                f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-                f"(engine {result.engine or '?'})"
-                + spent_text(stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget),
-                {"outcome": result.outcome.value, "sources": len(result.sources), "claims": len(result.claims),
-                 "share_supported": summary.share_supported if summary and summary.enabled else None,
-                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s,
-                 "tokens": stats.prompt_tokens + stats.completion_tokens, "cost_usd": stats.cost_usd,
-                 "notes": result.notes[-20:]})
-
-
-def budget_spent(state: ResearchState) -> Event:
-    """The research stopped for a budget: which one, what was spent, how far it got."""
-    limit = state.budget
-    done, planned = state.spending.stopped_after or (0, 0)
-    kind = limit.exhausted.value if limit.exhausted else "?"
-    return emit(state, EventKind.BUDGET,
-                f"{kind} budget spent after {done} of {planned} steps: {limit.spent_tokens:,} tokens"
-                + (f" of {limit.max_tokens:,}" if limit.max_tokens else "")
-                + (f", ${limit.spent_cost_usd:.4f}" if limit.spent_cost_usd else "")
-                + (f" of ${limit.max_cost_usd:g}" if limit.max_cost_usd else ""),
-                {"exhausted": kind, "spent_tokens": limit.spent_tokens, "max_tokens": limit.max_tokens,
-                 "spent_cost_usd": limit.spent_cost_usd, "max_cost_usd": limit.max_cost_usd,
-                 "time_budget_s": limit.time_budget_s, "steps_done": done, "steps_planned": planned})
+def emit(log: EventLog, kind: EventKind | str, text: str, data: dict[str, Any] | None = None) -> Event:
+    """Append an event to `log` at the workflow's current time. Only from workflow code (handlers too)."""
+    return log.append(kind, text, data, workflow.now())

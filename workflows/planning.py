@@ -27,27 +27,27 @@ from workflows.state import ResearchState
 
 async def coordinate(state: ResearchState) -> bool:
     """Classify the question; True when it gets a direct answer instead of a research plan."""
-    mode = state.request.mode
+    mode, inquiry = state.request.mode, state.inquiry
     if mode is QueryMode.WEB:
-        state.depth = Depth.LIGHT
+        inquiry.depth = Depth.LIGHT
         return False
     if mode is QueryMode.SIMPLE:
-        state.depth = Depth.LIGHT
+        inquiry.depth = Depth.LIGHT
         return True
     classification = await call(state, roles.COORDINATE, CoordinateInput(
-        **state.about(), messages=state.messages[-ROUTING_HISTORY:]
+        **state.about(), messages=state.conversation.messages[-ROUTING_HISTORY:]
     ))
     if classification is None:
-        if state.depth is Depth.AUTO:
-            state.depth = Depth.MEDIUM
+        if inquiry.depth is Depth.AUTO:
+            inquiry.depth = Depth.MEDIUM
         return False
-    state.complexity = classification.complexity
-    state.background_queries = clean_queries(classification.queries, 2)
-    if state.depth is Depth.AUTO:
+    inquiry.complexity = classification.complexity
+    inquiry.background_queries = clean_queries(classification.queries, 2)
+    if inquiry.depth is Depth.AUTO:
         if classification.is_simple:
-            state.depth = Depth.LIGHT
+            inquiry.depth = Depth.LIGHT
             return True
-        state.depth = (
+        inquiry.depth = (
             classification.recommended_depth
             if classification.recommended_depth is not Depth.AUTO
             else Depth.MEDIUM
@@ -59,25 +59,27 @@ async def investigate_background(state: ResearchState, as_sources: bool) -> None
     """A quick search before planning (no page reads). For a direct answer, its hits are the sources.
     Its queries come with the coordinator's classification (one call fewer on the critical path);
     a coordinator that wrote none (or a history recorded before) has them written here."""
-    if state.background_queries and workflow.patched(patches.QUERIES_WITH_PLAN):
-        queries = state.background_queries
+    if state.inquiry.background_queries and workflow.patched(patches.QUERIES_WITH_PLAN):
+        queries = state.inquiry.background_queries
     else:
         queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))
     hits = await search_all(state, queries)
-    state.background = []
+    material = state.material
+    material.background = []
     for hit in hits[:PAGES_PER_STEP * 2]:
-        source_id = state.add_source(hit.url, hit.title, hit.provider) if as_sources else 0
-        state.background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
+        source_id = material.add_source(hit.url, hit.title, hit.provider, state.events) if as_sources else 0
+        material.background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
 
 
 async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool = False) -> None:
     """A plan (or a re-plan keeping the completed steps) from the planner, with `feedback` from
     the reflector or a person's review."""
     low, high = state.step_limits()
-    completed = [s for s in (state.plan.steps if state.plan else []) if s.status is StepStatus.COMPLETED]
-    state.plan_iterations += 1
-    state.reviewer_plans += by_reviewer
-    background = "\n".join(f"- {p.title}: {p.text}" for p in state.background)
+    inquiry = state.inquiry
+    completed = [s for s in (inquiry.plan.steps if inquiry.plan else []) if s.status is StepStatus.COMPLETED]
+    inquiry.plan_iterations += 1
+    state.oversight.reviewer_plans += by_reviewer
+    background = "\n".join(f"- {p.title}: {p.text}" for p in state.material.background)
     draft = await call(state, roles.PLAN, PlanInput(
         **state.about(),
         background=background,
@@ -85,13 +87,13 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
         feedback=feedback,
         min_steps=max(0, low - len(completed)),
         max_steps=max(0, high - len(completed)),
-        iteration=state.plan_iterations,
+        iteration=inquiry.plan_iterations,
     ))
-    state.plan = merge_plan(state.meant(), draft, completed, high, state.plan_iterations)
-    steps = len(state.plan.steps)
-    emit(state, EventKind.PLAN, f"plan {state.plan_iterations}: {state.plan.title} ({steps} step{'s' * (steps != 1)})",
-         {"iteration": state.plan_iterations, "title": state.plan.title,
-          "steps": [{"title": s.title, "status": s.status.value} for s in state.plan.steps]})
+    inquiry.plan = plan = merge_plan(state.meant(), draft, completed, high, inquiry.plan_iterations)
+    steps = len(plan.steps)
+    emit(state.events, EventKind.PLAN, f"plan {inquiry.plan_iterations}: {plan.title} ({steps} step{'s' * (steps != 1)})",
+         {"iteration": inquiry.plan_iterations, "title": plan.title,
+          "steps": [{"title": s.title, "status": s.status.value} for s in plan.steps]})
 
 
 def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,

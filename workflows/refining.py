@@ -48,8 +48,8 @@ _COVERAGE_WORDS = ("uncovered", "not covered", "missing", "skipped", "does not a
 
 def wants_refinement(state: ResearchState) -> bool:
     """The critic does not accept the report and the loop has passes left."""
-    critique = state.critique
-    return critique is not None and not critique.is_acceptable and len(state.refinements) < MAX_REFINEMENTS
+    critique = state.writeup.critique
+    return critique is not None and not critique.is_acceptable and len(state.oversight.refinements) < MAX_REFINEMENTS
 
 
 def begin_pass(state: ResearchState, issues: list[str], can_research: bool,
@@ -57,16 +57,17 @@ def begin_pass(state: ResearchState, issues: list[str], can_research: bool,
     """Record the next pass (entering `refining`): its round, the issues, and what it will do."""
     enter(state, Stage.REFINING)
     action = action or choose_action(issues, state, can_research)
-    refinement = Refinement(round=len(state.refinements) + 1, issues=issues, action=action)
-    state.refinements.append(refinement)
-    emit(state, EventKind.REFINEMENT, f"refinement {refinement.round}: {action.value} ({len(issues)} issues)",
+    refinements = state.oversight.refinements
+    refinement = Refinement(round=len(refinements) + 1, issues=issues, action=action)
+    refinements.append(refinement)
+    emit(state.events, EventKind.REFINEMENT, f"refinement {refinement.round}: {action.value} ({len(issues)} issues)",
          {"round": refinement.round, "action": action.value, "issues": issues[:20]})
     return refinement
 
 
 def critic_issues(state: ResearchState) -> tuple[list[str], list[str]]:
     """The critic's issues, and its rewrite suggestion as feedback lines."""
-    critique = state.critique
+    critique = state.writeup.critique
     if critique is None:
         return [], []
     suggestion = [critique.rewrite_suggestion] if critique.rewrite_suggestion else []
@@ -76,7 +77,8 @@ def critic_issues(state: ResearchState) -> tuple[list[str], list[str]]:
 def choose_action(issues: list[str], state: ResearchState, can_research: bool = True) -> RefinementAction:
     """Research when something was not covered, the plan may grow and budgets leave room; else rewrite."""
     _, high = state.step_limits()
-    room = state.plan is not None and len(state.plan.steps) < high and can_research
+    plan = state.inquiry.plan
+    room = plan is not None and len(plan.steps) < high and can_research
     coverage = any(word in issue.lower() for issue in issues for word in _COVERAGE_WORDS)
     return RefinementAction.RESEARCH if coverage and room else RefinementAction.REWRITE
 
@@ -88,7 +90,7 @@ async def research_serially(state: ResearchState, issues: list[str]) -> None:
     enter(state, Stage.PLANNING)
     try:
         await make_plan(state, feedback=issues)
-        while (index := state.next_step()) is not None:
+        while (index := state.inquiry.next_step()) is not None:
             enter(state, Stage.RESEARCHING)
             await research_step(state, index)
     except budget.BudgetSpent:
@@ -96,30 +98,30 @@ async def research_serially(state: ResearchState, issues: list[str]) -> None:
 
 
 def with_open_issues(state: ResearchState, report: str) -> str:
-    critique = state.critique
+    critique = state.writeup.critique
     if critique is None or critique.is_acceptable or not critique.issues:
         return report
     lines = "\n".join(f"- ({i.severity.value}) {i.text}" for i in critique.issues)
-    passes = len(state.refinements)
+    passes = len(state.oversight.refinements)
     return f"{report.rstrip()}\n\n*Still open after {passes} refinement{'s' * (passes != 1)}:*\n\n{lines}\n"
 
 
 def report_review_wanted(state: ResearchState) -> bool:
-    mode = state.request.review_report
+    mode, critique = state.request.review_report, state.writeup.critique
     return mode is ReportReview.ALWAYS or (
-        mode is ReportReview.AUTO and state.critique is not None and state.critique.requires_human_input)
+        mode is ReportReview.AUTO and critique is not None and critique.requires_human_input)
 
 
 def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> ReviewDecision:
     """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
+    reviews, notes = state.oversight.reviews, state.writeup.notes
     if answer is None:
-        state.reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=ReviewDecision.APPROVE,
-                                    by=DecidedBy.TIMEOUT))
-        state.notes.append(f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
-                           "it stands as written.")
+        reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=ReviewDecision.APPROVE,
+                              by=DecidedBy.TIMEOUT))
+        notes.append(f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
+                     "it stands as written.")
         return ReviewDecision.APPROVE
-    state.reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=answer.decision,
-                                feedback=answer.feedback))
+    reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback))
     if answer.decision is ReviewDecision.CANCEL:
-        state.notes.append("The reviewer cancelled the research at the report; it stands as it was.")
+        notes.append("The reviewer cancelled the research at the report; it stands as it was.")
     return answer.decision

@@ -28,16 +28,17 @@ MAX_PLAN_ITERATIONS = 3
 async def reflect(state: ResearchState, judged: list[int] | None = None) -> Reflection:
     """One reflection on the steps just researched (`judged`, 0-based: one step, or a wave of
     independent steps researched at the same time, judged together in plan order)."""
-    assert state.plan is not None
+    inquiry = state.inquiry
+    assert inquiry.plan is not None
     low, _ = state.step_limits()
-    done = state.steps_done()
-    pending = state.next_step() is not None
+    done = inquiry.steps_done()
+    pending = inquiry.next_step() is not None
     decided = await call(state, roles.REFLECT, ReflectInput(
         **state.about(),
-        plan=state.plan,
+        plan=inquiry.plan,
         completed_steps=done,
         min_steps=low,
-        sources_count=len(state.sources),
+        sources_count=len(state.material.sources),
     ))
     if decided is None:
         decision = ReflectionDecision.CONTINUE if pending else ReflectionDecision.COMPLETE
@@ -46,14 +47,14 @@ async def reflect(state: ResearchState, judged: list[int] | None = None) -> Refl
         proposed = Reflection(
             decision=decided.decision, reasoning=decided.reasoning, suggested_changes=decided.suggested_changes
         )
-    approved = pending and state.approved_plan == state.plan_iterations
+    approved = pending and state.oversight.approved_plan == inquiry.plan_iterations
     reflection = guard(proposed, done=done, min_steps=low, pending=pending,
-                       plan_iterations=state.plan_iterations - state.reviewer_plans, depth=state.depth.value,
-                       approved_pending=approved)
+                       plan_iterations=inquiry.plan_iterations - state.oversight.reviewer_plans,
+                       depth=inquiry.depth.value, approved_pending=approved)
     if judged and len(judged) > 1:
         reflection = reflection.model_copy(update={"steps": [i + 1 for i in judged]})
-    state.reflections.append(reflection)
-    emit(state, EventKind.REFLECTION, f"reflection: {reflection.decision.value}: {reflection.reasoning}",
+    inquiry.reflections.append(reflection)
+    emit(state.events, EventKind.REFLECTION, f"reflection: {reflection.decision.value}: {reflection.reasoning}",
          {"decision": reflection.decision.value, "reason": reflection.reasoning[:1000]})
     return reflection
 

@@ -4,7 +4,8 @@ The synthesizer writes markdown with `[n]` citations from the step findings and 
 pool; any `[n]` that does not resolve to a source the research read is removed before the report
 leaves the workflow, and the removal is noted. A synthesizer that is unavailable (or a research
 cancelled while writing) leaves a plain report of the step observations. The library write is
-isolated: a library that cannot be reached costs the stored copy, not the research.
+isolated: a library that cannot be reached costs the stored copy, not the research. The research's
+last event (`finished`) sums the result up.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from workflows.activity_models import (
     SynthesizeInput,
 )
 from workflows.calls import call
-from workflows.models import Claim, Depth, PlanStep, ResearchResult, Stage, StepStatus
+from workflows.events import Event, EventKind, emit
+from workflows.models import Claim, PlanStep, ResearchResult, Stage, StepStatus
 from workflows.stages import enter
 from workflows.state import ResearchState
 
@@ -40,10 +42,11 @@ MAX_SECTIONS = 8
 async def synthesize(state: ResearchState, feedback: list[str] | None = None) -> tuple[str, list[Claim]]:
     """The report; `feedback` (a rewrite) lists the objections the new report must answer."""
     enter(state, Stage.SYNTHESIZING)
-    steps = state.plan.steps if state.plan else []
-    foreign = language.sources_note(state.language, [e.text for e in state.evidence_pool()])
-    if foreign and foreign not in state.notes:
-        state.notes.append(foreign)
+    steps = state.inquiry.plan.steps if state.inquiry.plan else []
+    notes, sources = state.writeup.notes, state.material.sources
+    foreign = language.sources_note(state.language, [e.text for e in state.material.evidence_pool()])
+    if foreign and foreign not in notes:
+        notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
         if _in_sections(state) and workflow.patched(patches.SECTIONED_REPORT):
@@ -51,43 +54,45 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         if written is None:
             written = await _write_in_one_call(state, feedback or [])
     except asyncio.CancelledError:
-        state.notes.append("The research was cancelled while the report was being written.")
+        notes.append("The research was cancelled while the report was being written.")
         written = None
     if written is None:
-        state.notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
-        return citations.fallback_report(state.meant(), steps, state.sources, state.notes), []
+        notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
+        return citations.fallback_report(state.meant(), steps, sources, notes), []
     markdown, claims = written
-    markdown, dropped = citations.drop_unresolved(markdown, state.sources)
+    markdown, dropped = citations.drop_unresolved(markdown, sources)
     if dropped:
-        state.notes.append(f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}.")
-    return markdown, citations.keep_resolved_claims(claims, state.sources)
+        notes.append(f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}.")
+    return markdown, citations.keep_resolved_claims(claims, sources)
 
 
 def _in_sections(state: ResearchState) -> bool:
     """Long reports (medium and extended depth, two steps or more) are written in sections,
     when the budgets leave room for the extra calls (else in one call, the cheapest form)."""
-    done = [s for s in state.plan.steps if s.status is StepStatus.COMPLETED and s.observation] if state.plan else []
-    if len(done) < 2 or not budget.sectioned_depth(state.depth):
+    plan, limit = state.inquiry.plan, state.ledger.budget
+    done = [s for s in plan.steps if s.status is StepStatus.COMPLETED and s.observation] if plan else []
+    if len(done) < 2 or not budget.sectioned_depth(state.inquiry.depth):
         return False
-    if state.budget.max_tokens is None and state.budget.max_cost_usd is None:
+    if limit.max_tokens is None and limit.max_cost_usd is None:
         return True
-    return state.over_budget(*state.report_reserve(sectioned=True)) is None
+    return budget.over_budget(state.ledger, *budget.report_reserve(state, sectioned=True)) is None
 
 
 async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
+    plan, material = state.inquiry.plan, state.material
     report = await call(state, roles.SYNTHESIZE, SynthesizeInput(
         **state.about(),
-        plan=state.plan,
-        sources=state.sources,
-        passages=state.background if state.plan is None else [],
-        notes=state.notes,
-        evidence=state.evidence,
-        target_words=state.report_words(),
+        plan=plan,
+        sources=material.sources,
+        passages=material.background if plan is None else [],
+        notes=state.writeup.notes,
+        evidence=material.evidence,
+        target_words=budget.target_words(state),
         **({"feedback": feedback} if feedback else {}),
     ))
     if report is None:
         return None
-    state.engine = report.engine
+    state.writeup.engine = report.engine
     return report.markdown, report.claims
 
 
@@ -99,16 +104,17 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
     the critical path is then two calls (outline, then the longest section), not one per section.
     None when the outline cannot be had: the report is then written in one call.
     """
-    assert state.plan is not None
-    steps = state.plan.steps
-    target = state.report_words()
+    plan, material = state.inquiry.plan, state.material
+    assert plan is not None
+    steps = plan.steps
+    target = budget.target_words(state)
     outline = await call(state, roles.OUTLINE, OutlineInput(
-        **state.about(), plan=state.plan, sources=state.sources, notes=state.notes,
+        **state.about(), plan=plan, sources=material.sources, notes=state.writeup.notes,
         feedback=feedback, target_words=target,
     ))
     if outline is None:
         return None
-    state.engine = outline.engine or state.engine
+    state.writeup.engine = outline.engine or state.writeup.engine
     sections = plan_sections(outline.sections, steps)
     if not sections:
         return None
@@ -118,8 +124,8 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
         call(state, roles.WRITE_SECTION, SectionInput(
             **state.about(), title=outline.title, section=section,
             steps=[steps[i] for i in section.step_indexes],
-            evidence=[e for e in state.evidence if e.source_id in _cited_by(steps, section)],
-            sources=[s for s in state.sources if s.id in _cited_by(steps, section)],
+            evidence=[e for e in material.evidence if e.source_id in _cited_by(steps, section)],
+            sources=[s for s in material.sources if s.id in _cited_by(steps, section)],
             other_headings=[h for h in headings if h != section.heading],
             told_before=[steps[i].observation or "" for earlier in sections[:k] for i in earlier.step_indexes],
             feedback=feedback, target_words=per_section,
@@ -129,7 +135,7 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
     summarizing = call(state, roles.SUMMARIZE, SummaryInput(
         **state.about(), title=outline.title, sections=sections,
         steps=[s for s in steps if s.status is StepStatus.COMPLETED and s.observation],
-        sources=state.sources, feedback=feedback, target_words=SUMMARY_WORDS,
+        sources=material.sources, feedback=feedback, target_words=SUMMARY_WORDS,
     ))
     *bodies, summary = await asyncio.gather(*writing, summarizing)
     return assemble(state, outline, sections, bodies, summary)
@@ -164,12 +170,13 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
              bodies: list[SectionOutput | None], summary: SummaryOutput | None) -> tuple[str, list[Claim]]:
     """One report from its pieces: title, notes, summary, the sections in the outline's order
     (a section whose writer failed shows its steps' observations as found), the sources cited."""
-    steps = state.plan.steps if state.plan else []
+    steps = state.inquiry.plan.steps if state.inquiry.plan else []
     lines = [f"# {citations.escape(outline.title.strip() or state.meant())}", ""]
     if outline.lead.strip():
         lines += [outline.lead.strip(), ""]
-    lines += [f"> **Note:** {citations.escape(note)}" for note in state.notes]
-    if state.notes:
+    notes = state.writeup.notes
+    lines += [f"> **Note:** {citations.escape(note)}" for note in notes]
+    if notes:
         lines.append("")
     claims: list[Claim] = []
     if summary is not None and summary.markdown.strip():
@@ -187,7 +194,7 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
     if skipped:
         lines += [f"Planned but not researched: {citations.escape('; '.join(skipped))}.", ""]
     cited = set(citations.cited_ids("\n".join(lines)))
-    listed = [s for s in state.sources if s.id in cited]
+    listed = [s for s in state.material.sources if s.id in cited]
     if listed:
         lines += ["## Sources", ""]
         lines += [f"- [{s.id}] {citations.escape(s.title)} — {s.url} ({citations.origin(s)})" for s in listed]
@@ -207,3 +214,19 @@ async def save(state: ResearchState, result: ResearchResult, started: datetime) 
     if saved is None:
         result.notes.append("The research could not be saved to the research library; "
                             "`python -m starter result ID` still shows it while Temporal keeps it.")
+
+
+def finished(state: ResearchState, result: ResearchResult) -> Event:
+    """The last event: the outcome with the figures a person checks first, and the result's notes
+    (an unanswered question, a spent budget, a fallback taken) for whoever only follows events."""
+    stats, summary = result.stats, result.verification
+    return emit(state.events, EventKind.DONE,
+                f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} LLM calls, "
+                f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
+                f"(engine {result.engine or '?'})"
+                + budget.spent_text(stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget),
+                {"outcome": result.outcome.value, "sources": len(result.sources), "claims": len(result.claims),
+                 "share_supported": summary.share_supported if summary and summary.enabled else None,
+                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s,
+                 "tokens": stats.prompt_tokens + stats.completion_tokens, "cost_usd": stats.cost_usd,
+                 "notes": result.notes[-20:]})

@@ -5,10 +5,10 @@ for each step: research, then reflect (CONTINUE / ADJUST / COMPLETE) → synthes
 Every LLM call, search and page read is an activity; the workflow only decides. A crashed worker,
 a restarted server or a user who answers the clarification question two days later loses nothing.
 
-Where to read on: `stages.py` (the transition table), `state.py` (everything the research keeps),
-`roles.py` (every activity, its timeout, retry and fallback), `calls.py` (the failure policy),
-and one module per stage group: `conversation`, `planning`, `researching`, `reflection`,
-`reporting`, `checking`.
+Where to read on: `stages.py` (the transition table), `state.py` and `parts.py` (everything the
+research keeps, in parts), `roles.py` (every activity, its timeout, retry and fallback), `calls.py`
+(the failure policy), and one module per stage group: `conversation`, `planning`, `researching`,
+`reflection`, `reporting`, `checking`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 from workflows import budget, language, patches, refining
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
-from workflows.events import Event, budget_spent, finished
+from workflows.events import Event
 from workflows.models import (
     MODE_BUDGET_S,
     QUERY_MAX_CHARS,
@@ -47,7 +47,7 @@ from workflows.models import (
 )
 from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
-from workflows.reporting import save, synthesize
+from workflows.reporting import finished, save, synthesize
 from workflows.researching import handle_loop_back, research_wave
 from workflows.reviews import await_review, review_plan, review_problem
 from workflows.stages import RESEARCH_STAGES, begin, enter
@@ -83,12 +83,12 @@ class DeepResearchWorkflow:
                 await converse(state)  # routing -> clarifying -> awaiting_answer -> routing ...
             await self._guarded(self._research())  # coordinating -> background -> planning -> steps
         except asyncio.CancelledError:
-            state.notes.append("The research was cancelled; the report covers what was gathered until then.")
+            state.writeup.notes.append("The research was cancelled; the report covers what was gathered until then.")
             if state.stage not in RESEARCH_STAGES:
                 return self._cancelled_before_research()
             cancelled = True
         report, claims, cancelled = await self._report(cancelled)  # synthesizing -> verifying -> ...
-        partial = budget.partial_line(state.budget, state.spending)
+        partial = budget.partial_line(state.ledger.budget, state.ledger.spending)
         if partial:
             report = f"{partial}\n\n{report}"
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
@@ -131,7 +131,7 @@ class DeepResearchWorkflow:
             enter(state, Stage.REFLECTING)
             reflection = await reflect(state, judged=wave)
             if reflection.decision is ReflectionDecision.COMPLETE:
-                state.skip_pending("the reflector judged the research complete")
+                state.inquiry.skip_pending("the reflector judged the research complete")
                 return
             if reflection.decision is ReflectionDecision.ADJUST:
                 enter(state, Stage.PLANNING)
@@ -157,7 +157,8 @@ class DeepResearchWorkflow:
             if refining.report_review_wanted(state):
                 report, claims = await self._review_report(report, claims)
         except asyncio.CancelledError:
-            state.notes.append("The research was cancelled while its report was being checked; it stands as it was.")
+            state.writeup.notes.append("The research was cancelled while its report was being checked; "
+                                       "it stands as it was.")
             return report, claims, True
         return report, claims, state.stage is Stage.CANCELLED
 
@@ -191,7 +192,7 @@ class DeepResearchWorkflow:
     async def _review_report(self, report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
         """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
         state = self.state
-        state.review_rounds = 1
+        state.oversight.review_rounds = 1
         answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
         decision = refining.record_report_review(state, answer)
         if decision is ReviewDecision.CANCEL:
@@ -215,7 +216,7 @@ class DeepResearchWorkflow:
         state = self.state
         query = request.query.strip()
         state.request = request
-        state.depth = request.depth
+        state.inquiry.depth = request.depth
         state.started_at = workflow.now()
         if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
             raise ApplicationError(
@@ -223,9 +224,9 @@ class DeepResearchWorkflow:
                 type="InvalidRequest",
                 non_retryable=True,
             )
-        state.messages = [*request.history, Message(role=Speaker.USER, content=query)]
+        state.conversation.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
-        state.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
+        state.ledger.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
         begin(state)
         return state
 
@@ -269,13 +270,14 @@ class DeepResearchWorkflow:
         marks independent, researched at the same time (then reflected on together, in order).
         Histories recorded before concurrent steps replay one step at a time."""
         state = self.state
-        index = state.next_step()
+        index = state.inquiry.next_step()
         if index is None:
             return []
         wave = [index]
-        if state.plan and state.plan.steps[index].independent and workflow.patched(patches.CONCURRENT_STEPS):
-            for later in range(index + 1, len(state.plan.steps)):
-                step = state.plan.steps[later]
+        plan = state.inquiry.plan
+        if plan and plan.steps[index].independent and workflow.patched(patches.CONCURRENT_STEPS):
+            for later in range(index + 1, len(plan.steps)):
+                step = plan.steps[later]
                 if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
                     break
                 wave.append(later)
@@ -294,14 +296,15 @@ class DeepResearchWorkflow:
         """No budget has run out, and research time is left (a refinement may add steps)."""
         limit_s = self._time_budget()
         time_left = limit_s is None or self.state.research_elapsed_s < limit_s
-        return self.state.budget.exhausted is None and time_left
+        return self.state.ledger.budget.exhausted is None and time_left
 
     def _count_research_time(self) -> None:
         """Add this stretch of research (less the waits for a person) to the research's time."""
         state = self.state
         if self.research_started is not None:
-            state.research_elapsed_s += (workflow.now() - self.research_started).total_seconds() - state.paused_s
-            state.paused_s = 0.0
+            stretch = (workflow.now() - self.research_started).total_seconds()
+            state.research_elapsed_s += stretch - state.oversight.paused_s
+            state.oversight.paused_s = 0.0
             self.research_started = None
 
     async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
@@ -312,11 +315,11 @@ class DeepResearchWorkflow:
         try:
             await self._within_time(work)
         except budget.BudgetSpent:
-            pass  # state.budget says which budget, the notes say so; the report is written next
+            pass  # the ledger says which budget, the notes say so; the report is written next
         self._count_research_time()
 
     async def _within_time(self, work: Coroutine[Any, Any, None]) -> None:
-        state = self.state
+        state, oversight = self.state, self.state.oversight
         limit_s = self._time_budget()
         research = asyncio.create_task(work)
         started = self.research_started = workflow.now()
@@ -325,14 +328,14 @@ class DeepResearchWorkflow:
                 await research
                 return
             while not research.done():
-                if state.waiting_since is not None:
-                    await workflow.wait_condition(lambda: research.done() or state.waiting_since is None)
+                if oversight.waiting_since is not None:
+                    await workflow.wait_condition(lambda: research.done() or oversight.waiting_since is None)
                     continue
-                spent = state.research_elapsed_s + (workflow.now() - started).total_seconds() - state.paused_s
+                spent = state.research_elapsed_s + (workflow.now() - started).total_seconds() - oversight.paused_s
                 if spent >= limit_s:
                     break
                 done, _ = await workflow.wait([research], timeout=limit_s - spent)
-                if not done and state.waiting_since is None and state.paused_s == 0:
+                if not done and oversight.waiting_since is None and oversight.paused_s == 0:
                     break  # the budget ran out with nobody waited for: no re-arming needed
         except asyncio.CancelledError:
             await _stop(research)
@@ -341,14 +344,12 @@ class DeepResearchWorkflow:
             research.result()
             return
         await _stop(research)
-        state.notes.append(
+        state.writeup.notes.append(
             f"The {state.request.mode.value} mode's time budget of {duration(limit_s)} ran out; "
             "the report covers the steps finished by then."
         )
-        if state.budget.exhausted is None:
-            state.budget.exhausted = BudgetKind.TIME
-            state.spending.stopped_after = (state.steps_done(), len(state.plan.steps) if state.plan else 0)
-            budget_spent(state)
+        if budget.record_stop(state, BudgetKind.TIME):
+            budget.announce(state)
 
     # --- the outside world talks to the research ------------------------------------------------
 
@@ -356,21 +357,21 @@ class DeepResearchWorkflow:
     def clarification_answer(self, answer: Any = None) -> None:
         """The user's answer, as a JSON string. A signal when nothing is pending, or one that is
         not a non-empty string, is recorded in `ignored_signals` and otherwise ignored."""
-        problem = answer_problem(self.state, answer)
+        problem = answer_problem(self.state.conversation, answer)
         if problem:
-            self.state.ignore_signal(f"clarification_answer ignored: {problem}")
+            self.state.conversation.ignore_signal(f"clarification_answer ignored: {problem}", self.state.events)
             workflow.logger.warning("clarification_answer ignored: %s", problem)
             return
-        self.state.answer = str(answer).strip()
+        self.state.conversation.answer = str(answer).strip()
 
     @workflow.update(name="answer_clarification")
     def answer_clarification(self, answer: str) -> str:
-        self.state.answer = answer.strip()
+        self.state.conversation.answer = answer.strip()
         return "answer accepted"
 
     @answer_clarification.validator
     def _validate_answer(self, answer: str) -> None:
-        problem = answer_problem(self.state, answer)
+        problem = answer_problem(self.state.conversation, answer)
         if problem:
             raise ValueError(problem)
 
@@ -389,7 +390,7 @@ class DeepResearchWorkflow:
         """Answers whichever review is pending (`python -m starter review`); refuses what a
         signal would only record."""
         answer, _ = review_problem(self.state, None, payload)
-        self.state.review_answer = answer
+        self.state.oversight.review_answer = answer
         return f"{answer.decision.value if answer else '?'} accepted"
 
     @review.validator
@@ -401,10 +402,10 @@ class DeepResearchWorkflow:
     def _take_review(self, target: ReviewTarget, payload: Any) -> None:
         answer, problem = review_problem(self.state, target, payload)
         if problem:
-            self.state.ignore_signal(f"{target.value}_review ignored: {problem}")
+            self.state.conversation.ignore_signal(f"{target.value}_review ignored: {problem}", self.state.events)
             workflow.logger.warning("%s_review ignored: %s", target.value, problem)
             return
-        self.state.review_answer = answer
+        self.state.oversight.review_answer = answer
 
     @workflow.query(name="status")
     def status(self) -> ResearchStatus:

@@ -51,13 +51,14 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
     once. So what a research reads and how its sources are numbered never depend on which
     activity happened to finish first, and a page one step failed to read never becomes another
     step's source through its snippet. A single step runs exactly as it always did."""
-    assert state.plan is not None
-    steps = [state.plan.steps[i] for i in wave]
+    plan = state.inquiry.plan
+    assert plan is not None
+    steps = [plan.steps[i] for i in wave]
     for index, step in zip(wave, steps):
         step.status = StepStatus.IN_PROGRESS
-        emit(state, EventKind.STEP_STARTED, f"step {index + 1}/{len(state.plan.steps)}: {step.title}",
-             {"index": index + 1, "of": len(state.plan.steps), "title": step.title})
-    state.current_step_index = wave[0]
+        emit(state.events, EventKind.STEP_STARTED, f"step {index + 1}/{len(plan.steps)}: {step.title}",
+             {"index": index + 1, "of": len(plan.steps), "title": step.title})
+    state.inquiry.current_step_index = wave[0]
     show_progress(state)
     about = state.about()
     hits = await together([_search_for(state, step, about) for step in steps])
@@ -92,44 +93,45 @@ def _record(state: ResearchState, index: int, step: PlanStep, passages: list[Pas
     known = {p.source_id for p in passages}
     step.observation = findings.observation[:OBSERVATION_LIMIT]
     step.source_ids = [n for n in findings.source_ids if n in known]
-    state.evidence = evidence.merge(
-        state.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
+    state.material.evidence = evidence.merge(
+        state.material.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
     )
     step.status = StepStatus.COMPLETED
     cited = " ".join(f"[{n}]" for n in step.source_ids) or "none"
-    emit(state, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {cited})",
+    emit(state.events, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {cited})",
          {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
-          "sources": [s.model_dump() for s in state.sources if s.id in step.source_ids]})
+          "sources": [s.model_dump() for s in state.material.sources if s.id in step.source_ids]})
     return findings
 
 
 def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) -> None:
     """A step that needs more work asks for it (seed 003). The request lives only in this
     step's findings, so it is cleared by construction once handled."""
-    if not findings.needs_more or state.plan is None:
+    inquiry, plan = state.inquiry, state.inquiry.plan
+    if not findings.needs_more or plan is None:
         return
     agent = (findings.suggested_agent or "").strip().lower()
     query = (findings.suggested_query or "").strip()
     _, high = state.step_limits()
-    step = state.plan.steps[index]
+    step = plan.steps[index]
     # Histories recorded before the relevance rule replay without it.
     context = (
         f"{state.topic_text()} {step.title} {step.description}"
         if workflow.patched(patches.LOOP_BACK_RELEVANCE) else None
     )
-    reason = judge_loop_back(state.plan, agent, query, high, state.depth.value, context)
+    reason = judge_loop_back(plan, agent, query, high, inquiry.depth.value, context)
     accepted = reason == APPENDED
     if accepted:
-        state.plan.steps.append(PlanStep(
-            title=query[:200], description=f"Requested by step {index + 1}: {state.plan.steps[index].title}",
+        plan.steps.append(PlanStep(
+            title=query[:200], description=f"Requested by step {index + 1}: {plan.steps[index].title}",
             origin=StepOrigin.LOOP_BACK,
         ))
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
-    state.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
+    inquiry.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
     verdict = "accepted" if accepted else "declined"
-    emit(state, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({verdict}): {query}",
-         state.loop_backs[-1].model_dump())
+    emit(state.events, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({verdict}): {query}",
+         inquiry.loop_backs[-1].model_dump())
 
 
 def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str,
@@ -180,7 +182,7 @@ async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit
     results = await asyncio.gather(
         *(call(state, roles.SEARCH, SearchInput(query=q, max_results=HITS_PER_QUERY)) for q in queries)
     )
-    state.stats.searches += len(queries)
+    state.ledger.stats.searches += len(queries)
     merged: list[SearchHit] = []
     seen: set[str] = set()
     for rank in range(HITS_PER_QUERY):
@@ -194,9 +196,10 @@ async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit
 def _choose_pages(state: ResearchState, hits: list[SearchHit]) -> tuple[list[SearchHit], list[SearchHit]]:
     """The best unread pages to read, and the hits of pages read before (their snippets stand in:
     a URL is never fetched twice in a research). Claims the pages it chooses."""
-    fresh = [h for h in hits if h.url not in state.read_urls][:PAGES_PER_STEP]
-    seen_before = [h for h in hits if h.url in state.read_urls and h.url not in state.unreadable_urls][:PAGES_PER_STEP]
-    state.read_urls.update(h.url for h in fresh)
+    read, unreadable = state.material.read_urls, state.material.unreadable_urls
+    fresh = [h for h in hits if h.url not in read][:PAGES_PER_STEP]
+    seen_before = [h for h in hits if h.url in read and h.url not in unreadable][:PAGES_PER_STEP]
+    read.update(h.url for h in fresh)
     return fresh, seen_before
 
 
@@ -211,18 +214,18 @@ def _passages(state: ResearchState, fresh: list[SearchHit], pages: list[ReadPage
               seen_before: list[SearchHit]) -> list[Passage]:
     """The step's passages, its sources numbered now (in plan order, after every read of the
     wave): pages read, then the snippets of pages read before that could be read."""
-    passages = []
+    passages, material = [], state.material
     for hit, page in zip(fresh, pages):
-        state.stats.pages_fetched += 1
+        state.ledger.stats.pages_fetched += 1
         if page is None or page.error or not page.text.strip():
             workflow.logger.info("Skipped %s: %s", hit.url, page.error if page else "read failed")
-            state.unreadable_urls.add(hit.url)
+            material.unreadable_urls.add(hit.url)
             continue
-        source_id = state.add_source(hit.url, page.title or hit.title, hit.provider)
+        source_id = material.add_source(hit.url, page.title or hit.title, hit.provider, state.events)
         passages.append(Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text))
     for hit in seen_before:
-        if hit.url in state.unreadable_urls:
+        if hit.url in material.unreadable_urls:
             continue
-        source_id = state.add_source(hit.url, hit.title, hit.provider)
+        source_id = material.add_source(hit.url, hit.title, hit.provider, state.events)
         passages.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
     return passages

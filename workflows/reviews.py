@@ -9,7 +9,7 @@ plan, then the last plan runs and a note says so. No answer within `review_timeo
 runs as proposed, recorded with `by: "timeout"`. An answer that does not validate, or one when no
 review is pending, is refused (the update) or recorded in `ignored_signals` (the signal): never
 taken as approval. The time budget does not run while a person is being waited for
-(`ResearchState.waiting_since` / `paused_s`, read by the budget in research.py).
+(`Oversight.waiting_since` / `paused_s`, read by the budget in research.py).
 """
 
 from __future__ import annotations
@@ -43,65 +43,69 @@ MAX_REVIEW_ROUNDS = 3
 
 async def review_plan(state: ResearchState) -> None:
     """Wait for a person's word on the plan just made; returns when the plan may run."""
+    oversight, notes = state.oversight, state.writeup.notes
     for round_ in range(1, MAX_REVIEW_ROUNDS + 1):
-        state.review_rounds = round_
+        oversight.review_rounds = round_
         answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
         if answer is None:
-            state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
-                                        by=DecidedBy.TIMEOUT))
-            state.notes.append(f"Nobody reviewed plan {state.plan_iterations} within "
-                               f"{duration(state.request.review_timeout_s)}; it ran as proposed.")
+            oversight.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
+                                            by=DecidedBy.TIMEOUT))
+            notes.append(f"Nobody reviewed plan {state.inquiry.plan_iterations} within "
+                         f"{duration(state.request.review_timeout_s)}; it ran as proposed.")
             return
-        state.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=answer.decision,
-                                    feedback=answer.feedback))
+        oversight.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=answer.decision,
+                                        feedback=answer.feedback))
         if answer.decision is ReviewDecision.CANCEL:
-            state.notes.append("The reviewer cancelled the research at the plan.")
+            notes.append("The reviewer cancelled the research at the plan.")
             raise asyncio.CancelledError()
         if answer.steps is not None:
             _replace_pending_steps(state, answer)
-            state.approved_plan = state.plan_iterations
+            oversight.approved_plan = state.inquiry.plan_iterations
             return
         if answer.decision is ReviewDecision.APPROVE:
-            state.approved_plan = state.plan_iterations
+            oversight.approved_plan = state.inquiry.plan_iterations
             return
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[answer.feedback], by_reviewer=True)
-    state.notes.append(f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
-                       "the last revision ran without another review.")
+    notes.append(f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
+                 "the last revision ran without another review.")
 
 
 def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
-    assert state.plan is not None and answer.steps is not None
-    kept = [s for s in state.plan.steps if s.status is not StepStatus.PENDING]
+    plan = state.inquiry.plan
+    assert plan is not None and answer.steps is not None
+    kept = [s for s in plan.steps if s.status is not StepStatus.PENDING]
     own = [PlanStep(title=s.title.strip(), description=s.description.strip() or answer.feedback.strip(),
                     origin=StepOrigin.REVIEWER) for s in answer.steps]
-    state.plan.steps = [*kept, *own]
+    plan.steps = [*kept, *own]
 
 
 async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage) -> ReviewAnswer | None:
     """Wait durably for a valid answer; None when the review timed out."""
-    state.pending_review = target
-    state.review_answer = None
+    oversight = state.oversight
+    oversight.pending_review = target
+    oversight.review_answer = None
     enter(state, stage)
-    emit(state, EventKind.REVIEW_REQUESTED, f"waiting for a review of the {target.value} (round {state.review_rounds})",
-         {"target": target.value, "round": state.review_rounds})
+    round_ = oversight.review_rounds
+    emit(state.events, EventKind.REVIEW_REQUESTED, f"waiting for a review of the {target.value} (round {round_})",
+         {"target": target.value, "round": round_})
     started = workflow.now()
-    state.waiting_since = started
+    oversight.waiting_since = started
     try:
-        await workflow.wait_condition(lambda: state.review_answer is not None,
+        await workflow.wait_condition(lambda: oversight.review_answer is not None,
                                       timeout=timedelta(seconds=state.request.review_timeout_s))
     except asyncio.TimeoutError:
-        emit(state, EventKind.REVIEW, f"no review of the {target.value} in time: taken as it is",
-             {"target": target.value, "round": state.review_rounds, "decision": "approve", "by": "timeout"})
+        emit(state.events, EventKind.REVIEW, f"no review of the {target.value} in time: taken as it is",
+             {"target": target.value, "round": round_, "decision": "approve", "by": "timeout"})
         return None
     finally:
-        state.paused_s += (workflow.now() - started).total_seconds()
-        state.waiting_since = None
-        state.pending_review = None
-    answer = state.review_answer
+        oversight.paused_s += (workflow.now() - started).total_seconds()
+        oversight.waiting_since = None
+        oversight.pending_review = None
+    answer = oversight.review_answer
     assert answer is not None
-    emit(state, EventKind.REVIEW, f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
-         {"target": target.value, "round": state.review_rounds, "decision": answer.decision.value,
+    emit(state.events, EventKind.REVIEW, f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
+         {"target": target.value, "round": round_, "decision": answer.decision.value,
           "feedback": answer.feedback, "steps": None if answer.steps is None else len(answer.steps),
           "by": "person"})
     return answer
@@ -109,8 +113,8 @@ async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage)
 
 def review_problem(state: ResearchState, target: ReviewTarget | None, payload: Any) -> tuple[ReviewAnswer | None, str | None]:
     """The answer, or why it cannot be taken. `target` None: whichever review is pending."""
-    pending = state.pending_review
-    if pending is None or state.review_answer is not None:
+    pending = state.oversight.pending_review
+    if pending is None or state.oversight.review_answer is not None:
         return None, "no review is pending"
     if target is not None and target is not pending:
         return None, f"the pending review is of the {pending.value}, not the {target.value}"
@@ -137,9 +141,10 @@ def _steps_problem(state: ResearchState, answer: ReviewAnswer) -> str | None:
         return "cancel takes no steps"
     if any(not s.title.strip() for s in steps):
         return "every step needs a title"
-    done = sum(1 for s in state.plan.steps if s.status is not StepStatus.PENDING) if state.plan else 0
+    plan = state.inquiry.plan
+    done = sum(1 for s in plan.steps if s.status is not StepStatus.PENDING) if plan else 0
     low, high = state.step_limits()
     if not steps or not low <= done + len(steps) <= high:
-        return (f"the plan must have {low} to {high} steps at {state.depth.value} depth "
+        return (f"the plan must have {low} to {high} steps at {state.inquiry.depth.value} depth "
                 f"({done} done + {len(steps)} given)")
     return None

@@ -4,7 +4,8 @@
 from it, and so is the README's chart (`python -m workflows.stages` prints it; a test keeps the
 README equal to it). A transition outside the table is a bug in the workflow, so it fails the
 research with a non-retryable error that names both stages rather than leaving it stuck or
-silently wrong. Failing or cancelling is allowed from every stage that has not ended.
+silently wrong. Failing or cancelling is allowed from every stage that has not ended. Each
+transition also updates what the Temporal Web UI shows of the research (`details`).
 """
 
 from __future__ import annotations
@@ -99,10 +100,10 @@ def enter(state: ResearchState, stage: Stage) -> None:
     check_transition(state.stage, stage)
     before, state.stage = state.stage, stage
     state.stage_history.append(stage)
-    if stage in (Stage.SYNTHESIZING, Stage.CANCELLED) and state.plan:
-        state.skip_pending("the research ended before this step")
+    if stage in (Stage.SYNTHESIZING, Stage.CANCELLED) and state.inquiry.plan:
+        state.inquiry.skip_pending("the research ended before this step")
     workflow.upsert_memo({"stage": stage.value})
-    emit(state, EventKind.STAGE, stage.value, {"stage": stage.value, "from": before.value})
+    emit(state.events, EventKind.STAGE, stage.value, {"stage": stage.value, "from": before.value})
     show_progress(state)
 
 
@@ -110,14 +111,40 @@ def begin(state: ResearchState) -> None:
     """The research's first stage event: `stage_history` starts in routing without a transition,
     so the stage events name every entry of `stage_history`, in order."""
     request = state.request
-    emit(state, EventKind.STAGE, f"{state.stage.value}: {state.question[:200]}",
+    emit(state.events, EventKind.STAGE, f"{state.stage.value}: {state.question[:200]}",
          {"stage": state.stage.value, "from": None, "query": state.question, "depth": request.depth.value,
           "mode": request.mode.value, "language": state.language})
     show_progress(state)
 
 
 def show_progress(state: ResearchState) -> None:
-    workflow.set_current_details(state.details())
+    workflow.set_current_details(details(state))
+
+
+def details(state: ResearchState) -> str:
+    """What the Temporal Web UI shows under "Current details"."""
+    pending_question, plan = state.conversation.pending_question, state.inquiry.plan
+    pending_review, rounds = state.oversight.pending_review, state.oversight.review_rounds
+    lines = [f"**Stage:** {state.stage.value}"]
+    if pending_question:
+        lines.append(f"**Waiting for an answer:** {pending_question}")
+        lines.append('Answer with signal `clarification_answer` and a JSON string, e.g. `"the 2024 paper"`.')
+    if pending_review:
+        target = pending_review.value
+        lines.append(f"**Waiting for a review of the {target}** (round {rounds}).")
+        lines.append(f"Send signal `{target}_review` with a JSON object: `{{\"decision\": \"approve\"}}`, "
+                     f"`{{\"decision\": \"revise\", \"feedback\": \"...\"}}` or `{{\"decision\": \"cancel\"}}`.")
+    if plan:
+        lines.append(f"**Plan** (iteration {state.inquiry.plan_iterations}): "
+                     f"{state.inquiry.steps_done()}/{len(plan.steps)} steps done")
+        for i, step in enumerate(plan.steps):
+            about = f": {step.description}" if pending_review and step.description else ""
+            lines.append(f"{i + 1}. [{step.status.value}] {step.title}{about}")
+    lines.append(f"**Sources:** {len(state.material.sources)}")
+    if state.inquiry.reflections:
+        last = state.inquiry.reflections[-1]
+        lines.append(f"**Last reflection:** {last.decision.value}: {last.reasoning[:200]}")
+    return "\n\n".join(lines)
 
 
 def mermaid() -> str:

@@ -15,7 +15,7 @@ from tests.support.doubles import DEFAULTS, Script
 from tests.workflow.test_events import run_watched
 from tests.workflow.test_workflow import run_research
 from workflows.events import EventKind
-from workflows import budget, calls, events, language
+from workflows import budget, calls, language
 from workflows.activity_models import (
     CoordinateOutput,
     OutlineInput,
@@ -80,14 +80,14 @@ def test_a_budget_is_exceeded_only_past_its_limit() -> None:
 def _state_at(spent: int, limit: int) -> ResearchState:
     state = ResearchState(request=ResearchRequest(query=QUESTION, max_tokens=limit))
     state.stage = Stage.PLANNING
-    state.budget = Budget(max_tokens=limit, spent_tokens=spent)
+    state.ledger.budget = Budget(max_tokens=limit, spent_tokens=spent)
     return state
 
 
 @pytest.fixture
 def no_events(monkeypatch: pytest.MonkeyPatch) -> None:
     """`admit` outside a workflow: the budget event it emits needs the workflow's clock."""
-    monkeypatch.setattr(events, "budget_spent", lambda state: None)
+    monkeypatch.setattr(budget, "announce", lambda state: None)
 
 
 @pytest.mark.usefixtures("no_events")
@@ -96,16 +96,16 @@ def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops
 
     arg = PlanInput(query=QUESTION, background="", completed_steps=[], iteration=1, min_steps=3, max_steps=6)
     probe = _state_at(1000, 10**8)
-    need = budget.estimate(probe.spending, PLAN, arg).tokens + probe.report_reserve()[0]
+    need = budget.estimate(probe.ledger.spending, PLAN, arg).tokens + budget.report_reserve(probe)[0]
 
     fits = _state_at(1000, 1000 + need)
     assert calls.admit(fits, PLAN, arg) is not None
-    assert fits.spending.in_flight_tokens == budget.estimate(fits.spending, PLAN, arg).tokens
+    assert fits.ledger.spending.in_flight_tokens == budget.estimate(fits.ledger.spending, PLAN, arg).tokens
 
     short = _state_at(1000, 1000 + need - 1)
     with pytest.raises(budget.BudgetSpent):
         calls.admit(short, PLAN, arg)
-    assert short.budget.exhausted is BudgetKind.TOKENS
+    assert short.ledger.budget.exhausted is BudgetKind.TOKENS
 
 
 @pytest.mark.usefixtures("no_events")
@@ -117,7 +117,7 @@ def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() 
 
     assert calls.admit(state, REFLECT, ReflectInput(query=QUESTION, plan=Plan(title="p"), completed_steps=0,
                                                     min_steps=1, sources_count=0)) is None
-    assert state.notes[-1].startswith("reflect was skipped: the tokens budget had no room left")
+    assert state.writeup.notes[-1].startswith("reflect was skipped: the tokens budget had no room left")
 
 
 @pytest.mark.parametrize("text, code", [

@@ -1,0 +1,180 @@
+"""The parts of a research's state (`ResearchState`, workflows/state.py), each what one concern writes.
+
+- `Conversation`: the conversation before the research (conversation.py, the signal handlers).
+- `Inquiry`: the depth, the plan and how far it got (planning.py, researching.py, reflection.py).
+- `Material`: what was gathered: sources, pages read, the background search, evidence.
+- `Oversight`: a person's reviews and the refining loop's passes (reviews.py, refining.py).
+- `Writeup`: the report's checks, the engine that wrote it, and the notes for its reader.
+- `Ledger`: the budgets, the bookkeeping that admits calls against them, and the figures
+  the result shows (calls.py, budget.py).
+
+A part's field keeps the name the `status` query and the result give it: those two views are
+filled from the parts by name (`ResearchState.status` / `result`). Pure bookkeeping: no
+activity calls; the methods that also announce something take the event log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from workflows.events import EventKind, EventLog, emit
+from workflows.models import (
+    Budget,
+    Clarification,
+    Complexity,
+    Critique,
+    Depth,
+    Evidence,
+    LoopBack,
+    Message,
+    Passage,
+    Plan,
+    Refinement,
+    Reflection,
+    Review,
+    ReviewAnswer,
+    ReviewTarget,
+    Source,
+    Stats,
+    StepStatus,
+    VerificationSummary,
+)
+from workflows.routing import Route
+
+IGNORED_SIGNALS_KEPT = 20
+
+
+class Part(BaseModel):
+    """One part of the research's state (the aggregate finds its parts by this base)."""
+
+
+class Conversation(Part):
+    messages: list[Message] = Field(default_factory=list)
+    last_agent: str | None = None
+    clarifications: list[Clarification] = Field(default_factory=list)
+    pending_question: str | None = None
+    answer: str | None = None
+    #: The last IGNORED_SIGNALS_KEPT refused signals, and how many there were in all: a client
+    #: sending bad signals in a loop must not grow the workflow's state without bound.
+    ignored_signals: list[str] = Field(default_factory=list)
+    ignored_signals_count: int = 0
+    routes: list[Route] = Field(default_factory=list)
+
+    def ignore_signal(self, why: str, log: EventLog) -> None:
+        self.ignored_signals.append(why)
+        del self.ignored_signals[:-IGNORED_SIGNALS_KEPT]
+        self.ignored_signals_count += 1
+        emit(log, EventKind.SIGNAL_IGNORED, why, {"count": self.ignored_signals_count})
+
+
+class Inquiry(Part):
+    depth: Depth = Depth.AUTO
+    complexity: Complexity | None = None
+    #: The background search's queries, as the coordinator wrote them with its classification.
+    background_queries: list[str] = Field(default_factory=list)
+    plan: Plan | None = None
+    plan_iterations: int = 0
+    current_step_index: int = 0
+    reflections: list[Reflection] = Field(default_factory=list)
+    loop_backs: list[LoopBack] = Field(default_factory=list)
+
+    def next_step(self) -> int | None:
+        """Routing priority after a step (seed 003): in-progress, then pending, then done."""
+        if self.plan is None:
+            return None
+        for wanted in (StepStatus.IN_PROGRESS, StepStatus.PENDING):
+            for i, step in enumerate(self.plan.steps):
+                if step.status is wanted:
+                    return i
+        return None
+
+    def steps_done(self) -> int:
+        return sum(1 for s in self.plan.steps if s.status is StepStatus.COMPLETED) if self.plan else 0
+
+    def steps_planned(self) -> int:
+        return len(self.plan.steps) if self.plan else 0
+
+    def skip_pending(self, why: str) -> None:
+        for step in self.plan.steps if self.plan else []:
+            if step.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS):
+                step.status = StepStatus.SKIPPED
+                step.description = f"{step.description} (skipped: {why})".strip()
+
+
+class Material(Part):
+    sources: list[Source] = Field(default_factory=list)
+    read_urls: set[str] = Field(default_factory=set)
+    #: Pages that could not be read: never fetched again, never a source.
+    unreadable_urls: set[str] = Field(default_factory=set)
+    #: The background search's snippets (for a direct answer, its sources).
+    background: list[Passage] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+
+    def add_source(self, url: str, title: str, provider: str, log: EventLog) -> int:
+        """The source's id, numbered in the order sources were first met; one id per URL."""
+        for source in self.sources:
+            if source.url == url:
+                return source.id
+        source = Source(id=len(self.sources) + 1, url=url, title=title or url, provider=provider)
+        self.sources.append(source)
+        emit(log, EventKind.SOURCE, f"source [{source.id}]: {source.title}", source.model_dump())
+        return source.id
+
+    def evidence_pool(self) -> list[Evidence]:
+        """The evidence a claim may rest on: the pool gathered by the steps, and for a direct
+        answer (no plan) the search snippets that were its sources."""
+        direct = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in self.background if p.source_id]
+        return [*self.evidence, *direct]
+
+
+class Oversight(Part):
+    pending_review: ReviewTarget | None = None
+    review_answer: ReviewAnswer | None = None
+    review_rounds: int = 0
+    reviews: list[Review] = Field(default_factory=list)
+    refinements: list[Refinement] = Field(default_factory=list)
+    #: Plans made at a reviewer's request: they do not count against the reflector's re-plans.
+    reviewer_plans: int = 0
+    #: The plan iteration a person approved (its pending steps then run, whatever the reflector says).
+    approved_plan: int = 0
+    #: When the current wait for a person began, and how long earlier waits took: the time
+    #: budget counts research time only.
+    waiting_since: datetime | None = None
+    paused_s: float = 0.0
+
+
+class Writeup(Part):
+    verification: VerificationSummary | None = None
+    critique: Critique | None = None
+    #: The engine that wrote the report.
+    engine: str = ""
+    #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
+    notes: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class Spending:
+    """The budget's running bookkeeping (the `Budget` the result shows is derived from it)."""
+
+    in_flight_tokens: int = 0
+    in_flight_cost: float = 0.0
+    #: The largest ratio seen between a call's prompt as the endpoint counted it and as estimated
+    #: (input / CHARS_PER_TOKEN + PROMPT_OVERHEAD); None before any call. Estimates are scaled by it.
+    ratio_seen: float | None = None
+    #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
+    prompt_seen: dict[str, int] = field(default_factory=dict)
+    completion_seen: dict[str, int] = field(default_factory=dict)
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: The model without a known price, when one served a call under a cost budget.
+    unpriced: str | None = None
+    #: Steps done and planned when the budget stopped the research (for the partial label).
+    stopped_after: tuple[int, int] | None = None
+
+
+class Ledger(Part):
+    budget: Budget = Field(default_factory=Budget)
+    spending: Spending = Field(default_factory=Spending)
+    stats: Stats = Field(default_factory=Stats)
