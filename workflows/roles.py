@@ -14,7 +14,6 @@ prompt file, a method on either engine, or a fallback, or when the README's tabl
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -119,7 +118,7 @@ class Role(Generic[I, O]):
         """`fn` (one parameter, any annotation) as this role's activity: registered under the
         role's name and typed with its input and output models, which the data converter decodes
         by. So one generic function serves every role: the worker's LLM activities, the doubles."""
-        (parameter,) = inspect.signature(fn).parameters
+        (parameter,) = fn.__code__.co_varnames[:fn.__code__.co_argcount]
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {parameter: self.input, "return": self.output}
         return activity.defn(name=self.name)(fn)
