@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
     research_index_dir: Path = Path(".data/index")
+    #: The largest file of RESEARCH_CORPUS_DIR the local provider reads; larger ones are skipped.
+    corpus_max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
 
     #: The crawler (activities/web/crawler.py). Private/loopback addresses only with CRAWL_ALLOW_PRIVATE=1;
     #: cloud metadata addresses never.

@@ -161,3 +161,16 @@ def stem(word: str) -> str:
             word = stem
             break
     return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+
+
+#: C0 controls but tab and newline, DEL, C1 controls, and the bidirectional embeddings, overrides
+#: and isolates (U+202A-U+202E, U+2066-U+2069) that make a line show in another order than stored.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_controls(text: str) -> str:
+    """`text` without control characters (but newline and tab; a carriage return becomes a newline)
+    or bidi overrides: what a source or a person wrote cannot drive a terminal or reorder a line.
+    An escape sequence loses its ESC and the rest stays as inert text; where text is extracted,
+    `activities.web.extraction.strip_controls` removes whole sequences first."""
+    return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))

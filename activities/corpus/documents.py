@@ -3,7 +3,13 @@ sections.
 
 What a document is (`Document`: what a citation points to), its sections (what the index ranks:
 a heading and the text under it), and the stamp that decides whether its file must be read again.
-PDF and Word files are read in `binary.py`.
+PDF and Word files are read in `binary.py`; all of them in an extraction child (`reader.py`).
+
+What a file says is cleaned where it becomes a document (`document`): terminal escape sequences,
+control characters but newline and tab, and bidirectional overrides and isolates are removed from
+titles, headings and text, so a heading cannot retitle a terminal or reverse a line of a report.
+A text file that is binary (NUL bytes, or a fifth of its characters controls or undecodable) is
+refused rather than indexed as text.
 
 Why sections: a chapter answers many questions, and the paragraphs that answer one of them sit
 under one heading. Ranked whole, a long chapter that mentions a query's words once in each of its
@@ -18,12 +24,21 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from workflows.text import split_paragraphs
+from workflows.text import split_paragraphs, without_controls
 
 
 #: Sections longer than this are cut into windows of whole paragraphs: a section is ranked as one
 #: piece of text, and past a screenful BM25's length normalisation starts to hide what it says.
 SECTION_CHARS = 2400
+#: A text file is binary when it has a NUL byte, or when more than this share of its first
+#: BINARY_SAMPLE characters are controls or undecodable bytes (real text has next to none).
+BINARY_SHARE = 0.2
+BINARY_SAMPLE = 65536
+_SUSPICIOUS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+
+
+class UnreadableDocument(ValueError):
+    """A file that cannot be read into text; the message says why, for the index's list of skips."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +95,9 @@ def _stamp(path: Path) -> Stamp | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def _file_document(path: Path) -> Document:
-    raw = path.read_text(encoding="utf-8", errors="replace")
+def text_document(path: Path, data: bytes) -> Document:
+    """A markdown, HTML or plain text file's document, from its bytes."""
+    raw = clean(_decode(data))
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
         title, parts = _html_text(raw)
@@ -92,14 +108,33 @@ def _file_document(path: Path) -> Document:
     return document(path.as_uri(), title or path.name, parts)
 
 
+def _decode(data: bytes) -> str:
+    """UTF-8 (UTF-16 with its byte order mark); refused when it is binary rather than text."""
+    text = data.decode("utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8", errors="replace")
+    sample = text[:BINARY_SAMPLE]
+    if "\x00" in text or len(_SUSPICIOUS.findall(sample)) > BINARY_SHARE * len(sample):
+        raise UnreadableDocument("binary content (NUL bytes or control characters), not text")
+    return text
+
+
+def clean(text: str) -> str:
+    """`text` without terminal escape sequences, control characters (but newline and tab) and
+    bidirectional overrides: what a file says can neither drive a terminal nor reorder a line."""
+    from activities.web.extraction import strip_controls  # loaded in the extraction children already
+
+    plain = without_controls(text)  # a quick scan; whole escape sequences only where there is one
+    return plain if plain == text else without_controls(strip_controls(text))
+
+
 def document(url: str, title: str, parts: list[Section]) -> Document:
-    """A document from its parts: each part's text normalised, the body their headings and texts."""
-    clean = tuple(Section(" ".join(p.heading.split()), _normalise(p.text)) for p in parts)
-    clean = tuple(p for p in clean if p.text or p.heading)
+    """A document from its parts: title, headings and texts cleaned and normalised, the body
+    their headings and texts."""
+    kept = tuple(Section(" ".join(clean(p.heading).split()), _normalise(clean(p.text))) for p in parts)
+    kept = tuple(p for p in kept if p.text or p.heading)
     body = "\n\n".join(
-        "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x) for p in clean
+        "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x) for p in kept
     )
-    return Document(url=url, title=" ".join(title.split()), body=body, parts=clean)
+    return Document(url=url, title=" ".join(clean(title).split()), body=body, parts=kept)
 
 
 def _normalise(text: str) -> str:

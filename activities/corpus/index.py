@@ -11,8 +11,11 @@ Why this shape:
   repository and no standard-library module is imported (some act on import: `antigravity` opens
   a browser, `this` prints a poem).
 - **Your own documents**, at any depth: Markdown, text, HTML, PDF (one document per page, so a
-  citation names the page) and Word `.docx` (documents.py, binary.py). A file that cannot be read
-  is skipped with its reason (kept in the index, logged, and listed by `starter index`), never fatal.
+  citation names the page) and Word `.docx` (documents.py, binary.py), each read as untrusted
+  (reader.py: regular files inside the folder only, checked on the opened descriptor; at most
+  CORPUS_MAX_FILE_BYTES; parsed in a memory- and time-limited extraction child). A file that
+  cannot be read is skipped with its reason (kept in the index, logged, and listed by
+  `starter index`), never fatal.
 - **Fresh, durable and shared.** The index is a file under `index_dir`, built lazily on first use.
   Before a search or read, at most once every `refresh_interval_s` (2 s), every file's mtime and
   size are compared with the index, and what was added, changed or deleted is applied: a file
@@ -20,6 +23,8 @@ Why this shape:
   may share the index: changes are applied in short `BEGIN IMMEDIATE` transactions in WAL mode (a
   file's documents change all at once; a second writer waits, re-checks and skips what is done),
   committed every second or so, so a first build longer than a search's timeout keeps its progress.
+  Files are read before the transaction that writes them, never inside it, and a search does not
+  wait for a refresh under way in another thread (but for the first of its process).
 - **Safe reading.** `read()` serves text from the index only. A URL that is not a document of this
   corpus (an LLM may well ask for `file:///etc/passwd`) gives `None`; no path is ever opened
   because a caller named it.
@@ -39,12 +44,13 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES, UnreadableDocument, docx_document, pdf_documents
-from activities.corpus.documents import Document, Stamp, _file_document, _stamp
+from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES
+from activities.corpus.documents import Document, Stamp, _stamp
+from activities.corpus.reader import display_name, one_line, read_documents
+from activities.corpus.store import BUSY_TIMEOUT_S, IndexChanges, Read, prepare, stored_stamp, stored_stamps, write
 from activities.corpus.ranking import Ranker
 from activities.corpus.snippets import MAX_QUERY_TERMS, _snippet, _Terms  # noqa: F401 - MAX_QUERY_TERMS: re-exported
 from activities.corpus.stdlib import _module_documents, _stdlib_sources, _topic_documents, _topics_path
@@ -54,76 +60,30 @@ from workflows.activity_models import ReadPageOutput, SearchHit
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
 #: it, so an old index is simply left behind instead of being misread.
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
 DOCUMENT_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 #: Files that describe a corpus rather than belong to it (the shared corpora carry a SOURCE.md
 #: with provenance and licence text, which would otherwise answer every "license" question).
 SKIPPED_FILES = frozenset({"source.md"})
 MAX_LIMIT = 50
-#: A writer may hold the index for the whole first build of the default corpus; wait for it.
-BUSY_TIMEOUT_S = 300.0
 #: The folder is compared with the index at most this often (a stat per file): cheap enough for
 #: every search of a research, and a dropped file is found within seconds.
 REFRESH_INTERVAL_S = 2.0
 #: A refresh commits what it has every so often, so other processes see progress and a long
 #: first build interrupted by a timeout starts again where it stopped.
 COMMIT_EVERY_S = 1.0
+#: ... or once this much text was read, whichever comes first: what waits to be written stays small.
+COMMIT_EVERY_CHARS = 20_000_000
 
 log = logging.getLogger(__name__)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sources (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    error TEXT
-);
-CREATE TABLE IF NOT EXISTS docs (
-    id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL UNIQUE,
-    source TEXT NOT NULL,
-    title TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
-CREATE TABLE IF NOT EXISTS sections (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL,
-    title TEXT NOT NULL,
-    heading TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sections_doc ON sections(doc_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
-    title, heading, body, content='sections', content_rowid='id',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER IF NOT EXISTS sections_ai AFTER INSERT ON sections BEGIN
-    INSERT INTO sections_fts(rowid, title, heading, body) VALUES (new.id, new.title, new.heading, new.body);
-END;
-CREATE TRIGGER IF NOT EXISTS sections_ad AFTER DELETE ON sections BEGIN
-    INSERT INTO sections_fts(sections_fts, rowid, title, heading, body)
-    VALUES ('delete', old.id, old.title, old.heading, old.body);
-END;
-"""
-
-
-@dataclass
-class IndexChanges:
-    """What one refresh did: source files added, updated and removed, and those it skipped."""
-
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    #: (path, why) of files changed since the last refresh that could not be read.
-    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 class LocalCorpus:
     """Full-text search over one corpus; thread-safe, and safe to share between processes."""
 
-    def __init__(self, corpus_dir: Path | None, index_dir: Path, refresh_interval_s: float = REFRESH_INTERVAL_S) -> None:
+    def __init__(self, corpus_dir: Path | None, index_dir: Path, refresh_interval_s: float = REFRESH_INTERVAL_S,
+                 max_file_bytes: int | None = None) -> None:
         self.corpus_dir = Path(corpus_dir).expanduser().resolve() if corpus_dir is not None else None
         self.index_dir = Path(index_dir).expanduser().resolve()
         if self.corpus_dir is None:
@@ -137,8 +97,10 @@ class LocalCorpus:
         self.refresh_interval_s = refresh_interval_s
         #: Seconds the last brand-new index took to build (None until this instance built one).
         self.build_seconds: float | None = None
-        self._lock = threading.Lock()
+        #: Held by the one thread of this process that brings the index up to date.
+        self._refreshing = threading.Lock()
         self._checked_at: float | None = None
+        self._max_file_bytes = max_file_bytes
 
     # --- public interface -----------------------------------------------------------------------
 
@@ -197,10 +159,20 @@ class LocalCorpus:
         return self._refresh(force=True)
 
     def skipped(self) -> list[tuple[str, str]]:
-        """(path, why) of every file of the corpus that could not be read, by path."""
+        """(path, why) of every file of the corpus that could not be read, by path (show the path
+        with `reader.display_name`: a file name may hold a newline)."""
         self._refresh()
         with closing(self._connect()) as con:
             return list(con.execute("SELECT path, error FROM sources WHERE error IS NOT NULL ORDER BY path"))
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest file read (CORPUS_MAX_FILE_BYTES unless given); larger ones are skipped."""
+        if self._max_file_bytes is None:
+            from config import settings  # here: the default corpus needs no settings
+
+            self._max_file_bytes = settings().corpus_max_file_bytes
+        return self._max_file_bytes
 
     @property
     def description(self) -> str:
@@ -225,63 +197,63 @@ class LocalCorpus:
     def _refresh(self, force: bool = False) -> IndexChanges:
         """Bring the index up to date with the files: add new and changed ones, drop deleted ones.
 
-        The cheap check (stat every source, compare with the index) runs without a write lock, and
-        at most once per `refresh_interval_s`. Only when something differs is the write lock taken
-        (`BEGIN IMMEDIATE`, which waits for a writer in another process), and each file's stamp
-        compared again inside the transaction, so what another process did meanwhile is skipped.
+        At most once per `refresh_interval_s`, every source is stat'ed and compared with the index.
+        What differs is read first, with no lock of the index and no transaction held (a folder's
+        files are parsed in an extraction child, reader.py), then written in a short `BEGIN
+        IMMEDIATE` transaction about every second, each file's stamp compared again inside it, so
+        what another process did meanwhile is skipped. One thread of a process refreshes at a time;
+        a search that finds a refresh under way searches what is indexed, without waiting, unless
+        nothing may be indexed yet (the first refresh of this process) or it is `refresh()`.
         """
         changes = IndexChanges()
-        with self._lock:
-            now = time.monotonic()
-            if not force and self._checked_at is not None and now - self._checked_at < self.refresh_interval_s:
-                return changes
-            with closing(self._connect()) as con:
-                _prepare(con)
-                current = dict(self._scan())
-                stored = _stored_stamps(con)
-                if stored != current:
-                    self._apply(con, current, new_index=not stored, changes=changes)
-            self._checked_at = time.monotonic()
+        if not self._due(force) or not self._refreshing.acquire(blocking=force or self._checked_at is None):
+            return changes
+        try:
+            if self._due(force):  # not done by the thread this one waited for
+                self._update(changes)
+                self._checked_at = time.monotonic()
+        finally:
+            self._refreshing.release()
         for path, why in changes.skipped:
-            log.warning("research corpus: skipped %s: %s", path, why)
+            log.warning("research corpus: skipped %s: %s", display_name(path), why)
         return changes
 
-    def _apply(self, con: sqlite3.Connection, current: dict[str, Stamp], new_index: bool,
-               changes: IndexChanges) -> None:
-        started = time.perf_counter()
-        pending = deque(sorted(set(current) | set(_stored_stamps(con))))
-        while pending:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                stored = _stored_stamps(con)
-                batch_started = time.perf_counter()
-                while pending and time.perf_counter() - batch_started < COMMIT_EVERY_S:
-                    path = pending.popleft()
-                    stamp, known = current.get(path), stored.get(path)
-                    if stamp == known:
-                        continue
-                    _delete_source(con, path)
-                    if stamp is None:
-                        changes.removed.append(path)
-                        continue
-                    documents, error = self._extract(Path(path))
-                    for doc in documents:
-                        _insert(con, path, doc)
-                    con.execute(
-                        "INSERT INTO sources(path, mtime_ns, size, error) VALUES (?, ?, ?, ?)", (path, *stamp, error)
-                    )
-                    (changes.updated if known is not None else changes.added).append(path)
-                    if error:
-                        changes.skipped.append((path, error))
-                if not pending and new_index:
-                    con.execute("INSERT INTO sections_fts(sections_fts) VALUES ('optimize')")
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
+    def _due(self, force: bool) -> bool:
+        checked = self._checked_at
+        return force or checked is None or time.monotonic() - checked >= self.refresh_interval_s
+
+    def _update(self, changes: IndexChanges) -> None:
+        if self.corpus_dir is not None:
+            self.max_file_bytes  # noqa: B018 - a bad setting fails the refresh, not every file
+        with closing(self._connect()) as con:
+            prepare(con)
+            current = dict(self._scan())
+            stored = stored_stamps(con)
+            if stored == current:
+                return
+            started, new_index = time.perf_counter(), not stored
+            pending = deque(sorted(p for p in set(current) | set(stored) if current.get(p) != stored.get(p)))
+            while pending:
+                batch = self._read_batch(con, pending, current)
+                write(con, batch, current, changes, optimize=new_index and not pending)
         if new_index and current:
             self.build_seconds = time.perf_counter() - started
+
+    def _read_batch(self, con: sqlite3.Connection, pending: deque[str], current: dict[str, Stamp]) -> list[Read]:
+        """The next files, read for about COMMIT_EVERY_S, outside any transaction; a file another
+        process has indexed meanwhile is not read again."""
+        batch: list[Read] = []
+        started, chars = time.perf_counter(), 0
+        while pending and time.perf_counter() - started < COMMIT_EVERY_S and chars < COMMIT_EVERY_CHARS:
+            path = pending.popleft()
+            stamp = current.get(path)
+            if stamp is None:
+                batch.append((path, [], None))  # deleted
+            elif stored_stamp(con, path) != stamp:
+                documents, error = self._extract(Path(path))
+                chars += sum(len(d.body) for d in documents)
+                batch.append((path, documents, error))
+        return batch
 
     def _scan(self) -> Iterator[tuple[str, Stamp]]:
         """Every source file of the corpus with its stamp."""
@@ -300,9 +272,7 @@ class LocalCorpus:
                     or path.suffix.lower() not in DOCUMENT_SUFFIXES
                 ):
                     continue
-                # A symlink may point anywhere; only files that really live in the corpus count.
-                if path.is_symlink() and not path.resolve().is_relative_to(self.corpus_dir):
-                    continue
+                # Whatever it is (a symlink, a FIFO), reader.py decides on what it opens.
                 stamp = _stamp(path)
                 if stamp is not None:
                     yield str(path), stamp
@@ -314,17 +284,14 @@ class LocalCorpus:
             if self.corpus_dir is None:
                 found = _topic_documents(path) if path == _topics_path() else _module_documents(path)
                 return found, None
-            suffix = path.suffix.lower()
-            if suffix in PDF_SUFFIXES:
-                return pdf_documents(path), None
-            found = [docx_document(path)] if suffix in DOCX_SUFFIXES else [_file_document(path)]
+            found = read_documents(self.corpus_dir, path, self.max_file_bytes)
             if not any(d.body.strip() for d in found):
                 return [], "no text"
             return found, None
-        except UnreadableDocument as err:
-            return [], str(err)
+        except ValueError as err:  # UnreadableDocument, or the child's verdict on the file
+            return [], one_line(str(err))[:300]
         except Exception as err:  # noqa: BLE001 - whatever a file does, it costs that file only
-            return [], f"{type(err).__name__}: {err}"[:300]
+            return [], one_line(f"{type(err).__name__}: {err}")[:300]
 
 
 _instances: dict[tuple[Path | None, Path], LocalCorpus] = {}
@@ -348,49 +315,6 @@ def open_corpus(corpus_dir: Path | None, index_dir: Path) -> LocalCorpus:
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _prepare(con: sqlite3.Connection) -> None:
-    """WAL mode (readers never block the writer) and the tables, on a new or existing index.
-
-    Switching a new file to WAL needs an exclusive lock, and SQLite answers "database is locked"
-    at once, without waiting, when another process is opening the same new file: so retry.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            if con.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                con.execute("PRAGMA journal_mode = WAL")
-            con.executescript(_SCHEMA)
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-def _stored_stamps(con: sqlite3.Connection) -> dict[str, Stamp]:
-    return {path: (mtime, size) for path, mtime, size in con.execute("SELECT path, mtime_ns, size FROM sources")}
-
-
-def _delete_source(con: sqlite3.Connection, path: str) -> None:
-    con.execute("DELETE FROM sections WHERE doc_id IN (SELECT id FROM docs WHERE source = ?)", (path,))
-    con.execute("DELETE FROM docs WHERE source = ?", (path,))
-    con.execute("DELETE FROM sources WHERE path = ?", (path,))
-
-
-def _insert(con: sqlite3.Connection, path: str, doc: Document) -> None:
-    """A document and its sections (a URL already taken by another file keeps its first owner)."""
-    cursor = con.execute(
-        "INSERT OR IGNORE INTO docs(url, source, title, body) VALUES (?, ?, ?, ?)", (doc.url, path, doc.title, doc.body)
-    )
-    if not cursor.rowcount:
-        return
-    doc_id = cursor.lastrowid
-    con.executemany(
-        "INSERT INTO sections(doc_id, title, heading, body) VALUES (?, ?, ?, ?)",
-        [(doc_id, doc.title, s.heading, s.text) for s in doc.sections()],
-    )
 
 
 def _url_variants(url: str) -> list[str]:

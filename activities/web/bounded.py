@@ -13,6 +13,9 @@ lock, and can take the whole worker down. So every extraction runs in a child pr
 - **output**: at most MAX_TEXT_CHARS of text come back (the PDF reader also stops early, see
   extraction.py), so nothing large crosses back into the worker.
 
+A child runs any module-level function it is sent (`run_now`): web pages go through `extract`, the
+local corpus's files through `activities.corpus.reader.documents_of` (its own caps on what comes back).
+
 Children are forked from a `forkserver` that has the extraction libraries imported already, so a
 killed child is replaced in milliseconds, and nothing is forked from the worker's own threads.
 The cost for a normal page is one round trip through a pipe (about 1 ms; see the README).
@@ -27,15 +30,20 @@ import queue
 import resource
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from activities.web.extraction import Extracted, extract
 
 #: Longest text one document may yield; a research keeps far less (its passages, 4,000 chars).
 MAX_TEXT_CHARS = 2_000_000
 _POLL_S = 0.1
+T = TypeVar("T")
+#: Imported once in the forkserver, so a child (a new one after a kill too) starts with the
+#: functions it runs loaded: web pages' and the local corpus's files'.
+PRELOAD = (__name__, "activities.corpus.reader")
 
 
 @dataclass(frozen=True)
@@ -50,17 +58,17 @@ class ExtractionLimit(ValueError):
 
 
 def _serve(conn: Connection, memory_mb: int) -> None:
-    """The child's loop: one document in, one answer out, until the parent closes the pipe."""
+    """The child's loop: one call in (a function and its arguments), one answer out, until the
+    parent closes the pipe."""
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
-            body, content_type, url, charset = conn.recv()
+            function, args = conn.recv()
         except (EOFError, OSError):
             return
         try:
-            found = extract(body, content_type, url, charset)
-            conn.send(("ok", found.title[:300], found.text[:MAX_TEXT_CHARS], found.method))
+            conn.send(("ok", function(*args)))
         except MemoryError:
             conn.send(("limit", f"reading it needed more than {memory_mb} MiB"))
             return  # a process that ran out of memory is not trusted with the next document
@@ -68,6 +76,12 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             conn.send(("unreadable", str(err)))
         except Exception as err:  # noqa: BLE001 - any parser failure is this document's, not the worker's
             conn.send(("unreadable", f"{type(err).__name__}: {err}"))
+
+
+def _extract_page(body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+    """`extract` in a child, its title and text capped."""
+    found = extract(body, content_type, url, charset)
+    return Extracted(found.title[:300], found.text[:MAX_TEXT_CHARS], found.method)
 
 
 class _Child:
@@ -90,7 +104,7 @@ class ExtractionPool:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload([__name__])
+        self._context.set_forkserver_preload(list(PRELOAD))
         self._idle: queue.LifoQueue[_Child | None] = queue.LifoQueue()
         for _ in range(limits.processes):
             self._idle.put(None)  # a slot; its child starts on first use
@@ -98,16 +112,23 @@ class ExtractionPool:
     async def extract(self, body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
         cancelled = threading.Event()
         try:
-            return await asyncio.to_thread(self._run, (body, content_type, url, charset), cancelled)
+            request = (_extract_page, (body, content_type, url, charset))
+            return await asyncio.to_thread(self._run, request, cancelled)
         except asyncio.CancelledError:
             cancelled.set()
             raise
 
     def extract_now(self, body: bytes, content_type: str) -> Extracted:
-        """`extract`, for a caller that is a thread of its own (the local corpus's indexing)."""
-        return self._run((body, content_type, None, None), threading.Event())
+        """`extract`, for a caller that is a thread of its own."""
+        return self.run_now(_extract_page, body, content_type, None, None)
 
-    def _run(self, request: tuple[Any, ...], cancelled: threading.Event) -> Extracted:
+    def run_now(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` in a child, with the limits, for a caller that is a thread of its own
+        (the local corpus's indexing). `function` is a module-level function (it is sent by name);
+        what it raises comes back as ValueError (its message) or ExtractionLimit."""
+        return self._run((function, args), threading.Event())
+
+    def _run(self, request: tuple[Any, ...], cancelled: threading.Event) -> Any:
         child = self._idle.get()
         try:
             if child is None or not child.process.is_alive():
@@ -125,7 +146,7 @@ class ExtractionPool:
         self._idle.put(child)
         kind, *rest = answer
         if kind == "ok":
-            return Extracted(*rest)
+            return rest[0]
         if kind == "limit":
             raise ExtractionLimit(rest[0])
         raise ValueError(rest[0])

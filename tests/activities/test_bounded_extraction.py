@@ -87,3 +87,14 @@ def test_starter_extract_on_a_pdf_bomb_fails_in_one_line_with_bounded_memory(tmp
     assert len(errors) == 1 and "1024 MiB" in errors[0]
     assert any("Ownership rules" in line for line in printed)  # the next input was still read
     assert int(peak_mib) < 1300
+
+
+def test_a_child_runs_any_module_level_function_and_says_why_it_failed() -> None:
+    one = ExtractionPool(Limits(memory_mb=1024, timeout_s=15.0, processes=1))
+    try:
+        assert one.run_now(int, "42") == 42
+        with pytest.raises(ValueError, match="invalid literal"):
+            one.run_now(int, "forty-two")
+        assert one.run_now(len, "still here") == 10  # the same child goes on
+    finally:
+        one.close()

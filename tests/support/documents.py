@@ -109,3 +109,14 @@ def make_docx(blocks: list[Block], title: str | None = None) -> bytes:
         package.writestr("word/styles.xml", styles)
         package.writestr("docProps/core.xml", core)
     return out.getvalue()
+
+
+def with_part(docx: bytes, name: str, data: bytes) -> bytes:
+    """`docx` with its part `name` replaced by (or added as) `data`: a hostile part in a real package."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(docx)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for member in source.namelist():
+            if member != name:
+                package.writestr(member, source.read(member))
+        package.writestr(name, data)
+    return out.getvalue()
