@@ -4,15 +4,16 @@ The commands and their arguments are one table, `COMMANDS`; the `research` comma
 options are `starter.requests.OPTIONS`, with types, choices and defaults from the request model.
 
 Exit codes: 0 research completed (or the command did what it said), 1 research cancelled or
-failed / Temporal trouble, 2 bad input (unknown id, duplicate id, refused answer, unreachable
-Temporal, an unknown stored research), 3 a question waits for an answer and there is no terminal,
-130 interrupted (the research keeps running).
+failed / Temporal trouble, 2 bad input (unknown, empty or malformed id, duplicate id, refused
+answer, unreachable Temporal, an unknown stored research), 3 a question waits for an answer and
+there is no terminal, 130 interrupted (the research keeps running).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,12 +27,13 @@ from starter.progress import say
 from starter.requests import RequestError
 from starter.session import Session
 from starter.terminal import CleanStream
-from starter.temporal import CliError, one_line
+from starter.temporal import CliError, one_line, shown
 
 PROG = "python -m starter"
 EXIT_USAGE = 2
 
-Handler = Callable[[argparse.Namespace, Session], Awaitable[int]]
+#: A command: async, run in an event loop; or plain (`serve`, which runs its own loop).
+Handler = Callable[[argparse.Namespace, Session], Awaitable[int] | int]
 #: One `add_argument` call: its names and its keywords.
 Arg = tuple[tuple[str, ...], dict[str, Any]]
 
@@ -76,6 +78,14 @@ async def _serve_mcp(args: argparse.Namespace, session: Session) -> int:
     return await mcp_server.serve(args, session)
 
 
+def _serve_web(args: argparse.Namespace, session: Session) -> int:
+    """Imported on use: the web app's libraries are not loaded for the other commands. Plain, not
+    async: uvicorn runs its own event loop."""
+    from starter.web.serve import serve
+
+    return serve(args.host, args.port, session.cfg)
+
+
 ID, JSON = arg("id"), arg("--json", action="store_true")
 LIMIT = arg("--limit", type=int, default=20)
 OUTPUT = (arg("--json", action="store_true", help="print the result as one JSON object"),
@@ -110,10 +120,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("history", "finished research from the library, newest first", library.history, (
         JSON, arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"), LIMIT)),
     Command("show", "a stored research's report (works after Temporal forgot it)", library.show, (ID, *OUTPUT)),
-    Command("export", "a standalone report file with its sources (md or html)", library.export, (
-        ID, arg("--format", choices=["md", "html"], required=True),
-        arg("--out", metavar="FILE", help="where to write it (default ID.md / ID.html)"))),
+    Command("export", "a report file with its sources: Markdown, HTML, Word or PDF", library.export, (
+        ID, arg("--format", choices=library.EXPORT_FORMATS, required=True),
+        arg("--out", metavar="FILE", help="where to write it (default: a file named after the title, here; "
+                                          "- for stdout, md and html only on a terminal)"))),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),
+    Command("serve", "serve the web app and its HTTP API", _serve_web, (
+        arg("--host", default="127.0.0.1",
+            help="address to listen on (default 127.0.0.1; any other needs RESEARCH_API_TOKENS)"),
+        arg("--port", type=int, default=8000, help="port to listen on (default 8000)"))),
 )
 
 
@@ -145,8 +160,10 @@ def run(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     session: Session | None = None
     try:
+        _check_ids(args)
         session = Session(settings())
-        code = asyncio.run(args.handler(args, session))
+        outcome = args.handler(args, session)
+        code = asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome
     except KeyboardInterrupt:
         code = 130
         wid = session.workflow_id if session else None
@@ -160,9 +177,16 @@ def run(argv: list[str] | None = None) -> int:
         code = EXIT_USAGE
     except RPCError as err:
         code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
-        say(f"error: no research with id {args.id}" if code == 2
+        say(f"error: no research with id {shown(args.id)}" if code == 2
             else f"error: Temporal: {one_line(err.message)}")
     except Exception as err:  # noqa: BLE001 - the promise is: never a traceback
         say(f"error: {type(err).__name__}: {one_line(str(err))}")
         code = 1
     return code
+
+
+def _check_ids(args: argparse.Namespace) -> None:
+    """A research id given (`ID`, `research --id`) is one (`requests.research_id`): empty or
+    malformed is bad input, exit 2, before anything connects. (`--follow-up` is the request's.)"""
+    if getattr(args, "id", None) is not None:
+        args.id = requests.research_id(args.id, "--id" if args.command == "research" else "the research id")

@@ -17,7 +17,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import OFFLINE_NOTICE, Settings
-from starter import followup, progress, reviews
+from starter import followup, library, progress, reviews
 from starter.progress import say
 from starter.requests import FLAGS, NAMES, build_request, check_prices
 from starter.session import Session
@@ -35,6 +35,7 @@ from starter.temporal import (
     result_handle,
     root_message,
     send_answer,
+    shown,
 )
 from workflows.events import EventKind
 from workflows.models import ResearchRequest, ResearchResult, Stage
@@ -87,9 +88,15 @@ def new_id() -> str:
     return f"research-{uuid.uuid4().hex[:8]}"
 
 
+def owner(cfg: Settings) -> str:
+    """Who research started from this machine (the CLI, the MCP server) belongs to: RESEARCH_USER."""
+    return (getattr(cfg, "research_user", None) or "").strip() or "local"
+
+
 async def start_research(client: Client, cfg: Settings, request: ResearchRequest,
                          workflow_id: str) -> WorkflowHandle[object, ResearchResult]:
-    """Start a `DeepResearchWorkflow`; a duplicate running id is bad input (exit 2)."""
+    """Start a `DeepResearchWorkflow` owned by RESEARCH_USER (`owner` in its memo, as the web app
+    reads it); a duplicate running id is bad input (exit 2)."""
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
@@ -98,11 +105,12 @@ async def start_research(client: Client, cfg: Settings, request: ResearchRequest
             task_queue=cfg.temporal_task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             static_summary=summary_line(request),
+            memo={"owner": owner(cfg)},
             result_type=ResearchResult,
         )
     except WorkflowAlreadyStartedError as err:
         raise CliError(
-            f"a research with id {workflow_id} is already running "
+            f"a research with id {shown(workflow_id)} is already running "
             f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
         ) from err
 
@@ -126,7 +134,7 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
             await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
-        raise CliError(f"research {handle.id} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(f"research {shown(handle.id)} failed: {root_message(err)}", EXIT_FAILED) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -192,11 +200,7 @@ def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
     text = result.model_dump_json(indent=2) if args.json else result.report_markdown
     print(text)
     if args.out:
-        try:
-            Path(args.out).write_text(text + "\n", encoding="utf-8")
-        except OSError as err:
-            raise CliError(f"cannot write {args.out}: {err.strerror or err}") from err
-        say(f"written to {args.out}")
+        library.write_file(Path(args.out), text + "\n")
     if result.outcome == Stage.COMPLETED:
         return EXIT_OK
     if result.outcome == Stage.CANCELLED:
@@ -234,7 +238,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
-        raise CliError(f"research {args.id} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -247,7 +251,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
 
 async def answer(args: argparse.Namespace, session: Session) -> int:
     handle = (await session.connect()).get_workflow_handle(args.id)
-    print(await deliver(handle, "answer", lambda running: send_answer(running, args.text.strip())))
+    print(await deliver(handle, "answer", lambda running: send_answer(running, args.text)))
     return EXIT_OK
 
 
@@ -265,7 +269,7 @@ async def result(args: argparse.Namespace, session: Session) -> int:
     try:
         outcome = await handle.result()
     except WorkflowFailureError as err:
-        raise CliError(f"research {args.id} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(args.id) from err

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from starter.temporal import CliError
+from starter.terminal import escape
 
 #: Files listed per kind of change; the rest are counted.
 LISTED = 20
@@ -32,7 +33,7 @@ async def index(args: argparse.Namespace, session: object) -> int:
     cfg = session.cfg  # type: ignore[attr-defined]
     folder = Path(args.dir).expanduser() if args.dir else cfg.research_corpus_dir
     if folder is not None and not folder.is_dir():
-        raise CliError(f"{folder} is not a folder of documents", EXIT_USAGE)
+        raise CliError(f"{escape(str(folder))} is not a folder of documents", EXIT_USAGE)
     corpus = LocalCorpus(folder, cfg.research_index_dir)
     started = time.perf_counter()
     try:
@@ -45,9 +46,10 @@ async def index(args: argparse.Namespace, session: object) -> int:
     root = corpus.corpus_dir
 
     def shown(path: str) -> str:
-        return str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path
+        """The path under the folder, control characters escaped: a name is one line."""
+        return escape(str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path)
 
-    print(f"{description}: {len(changes.added)} added, {len(changes.updated)} updated, "
+    print(f"{escape(description)}: {len(changes.added)} added, {len(changes.updated)} updated, "
           f"{len(changes.removed)} removed, {len(skipped)} unreadable, in {elapsed:.1f} s")
     for label, paths in (("added", changes.added), ("updated", changes.updated), ("removed", changes.removed)):
         for path in paths[:LISTED]:
@@ -55,10 +57,11 @@ async def index(args: argparse.Namespace, session: object) -> int:
         if len(paths) > LISTED:
             print(f"  {label:8} … and {len(paths) - LISTED} more")
     for path, why in skipped:
-        print(f"  skipped  {shown(path)}: {why}")
-    print(f"index: {corpus.index_path}")
+        print(f"  skipped  {shown(path)}: {escape(why)}")
+    print(f"index: {escape(str(corpus.index_path))}")
     configured = cfg.research_corpus_dir.expanduser().resolve() if cfg.research_corpus_dir else None
     if root != configured:
-        print(f"note: workers search RESEARCH_CORPUS_DIR ({configured or 'unset: the Python documentation'}); "
-              f"set it to {root or 'nothing'} to search this index")
+        searched = escape(str(configured)) if configured else "unset: the Python documentation"
+        print(f"note: workers search RESEARCH_CORPUS_DIR ({searched}); "
+              f"set it to {escape(str(root or 'nothing'))} to search this index")
     return 0

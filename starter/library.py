@@ -2,15 +2,18 @@
 
 The library is the database every finished research is written to (activities/storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
-only has the database.
+only has the database. `export` writes any of the formats of `starter.exports` (the web app's
+downloads); report files are written without control characters or bidi overrides.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import html
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -21,7 +24,8 @@ from temporalio.exceptions import ApplicationError
 from activities.storage import store
 from starter.progress import say
 from starter.session import Session
-from starter.temporal import CliError
+from starter.temporal import CliError, shown
+from starter.terminal import clean
 from workflows import verification
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
@@ -29,6 +33,12 @@ from workflows.models import ResearchResult
 T = TypeVar("T")
 EXIT_OK = 0
 EXIT_USAGE = 2
+#: `export --format`: those of starter.exports (not imported here: python-docx and reportlab load
+#: only for an export).
+EXPORT_FORMATS = ("md", "html", "docx", "pdf")
+BINARY_FORMATS = ("docx", "pdf")
+#: `--out -`: standard output.
+STDOUT = "-"
 
 
 async def history(args: argparse.Namespace, session: Session) -> int:
@@ -54,15 +64,28 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     text = stored.model_dump_json(indent=2) if args.json else stored.result.report_markdown
     print(text)
     if args.out:
-        _write(Path(args.out), text + ("\n" if args.json else ""))
+        write_file(Path(args.out), text + ("\n" if args.json else ""))
     return EXIT_OK
 
 
 async def export(args: argparse.Namespace, session: Session) -> int:
+    """The report in ARGS.format, written to --out, else to the file name the export suggests
+    (from the title) here; `--out -` writes it to stdout, but never a binary format to a terminal."""
+    to_stdout = args.out == STDOUT
+    if to_stdout and args.format in BINARY_FORMATS and sys.stdout.isatty():
+        raise CliError(f"{args.format} is binary: not written to a terminal (give --out FILE, "
+                       "or redirect stdout to a file)", EXIT_USAGE)
     stored = stored_research(session, args.id)
-    out = Path(args.out or f"{args.id}.{args.format}")
-    text = to_html(stored.result) if args.format == "html" else to_markdown(stored.result)
-    _write(out, text)
+    from starter.exports import export as exported
+
+    body, _, suggested = await asyncio.to_thread(exported, stored.result, args.format)
+    if to_stdout:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    out = Path(args.out or suggested)
+    write_file(out, body)
     print(out)
     return EXIT_OK
 
@@ -176,7 +199,7 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
     if stored is None:
-        raise CliError(f"no stored research with id {research_id} in {_where(url)}", EXIT_USAGE)
+        raise CliError(f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE)
     return stored
 
 
@@ -195,9 +218,14 @@ def _where(url: str) -> str:
         return "RESEARCH_DB_URL"
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, content: str | bytes) -> None:
+    """Write a report (or a result) to PATH; text without control characters or bidi overrides
+    (`terminal.clean`: a report quotes the web). Unwritable: one line, exit 2."""
     try:
-        path.write_text(text, encoding="utf-8")
+        if isinstance(content, str):
+            path.write_text(clean(content), encoding="utf-8")
+        else:
+            path.write_bytes(content)
     except OSError as err:
         raise CliError(f"cannot write {path}: {err.strerror or err}", EXIT_USAGE) from None
     say(f"wrote {path}")

@@ -7,9 +7,13 @@ are the starter's own commands underneath: the request is built and validated by
 through the validating `answer_clarification` and `review` updates, progress is the research's
 event stream, reports come from Temporal or the research library.
 
-- Tools: `research`, `research_status`, `answer_clarification`, `review`, `get_report`,
-  `search_library`. A tool that cannot do what was asked returns an MCP tool error (`isError`)
-  whose text is one line saying why, e.g. `answer refused: no clarification question is pending`.
+- Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
+  `answer_clarification`, `review`, `get_report`, `search_library`. A tool that cannot do what was
+  asked returns an MCP tool error (`isError`) whose text is one line saying why, e.g. `answer
+  refused: no clarification question is pending`; an id or other input shown back in it is cut to
+  a hundred characters, and an id longer than ID_MAX_CHARS is refused.
+- Research started here belongs to RESEARCH_USER, as from the CLI. Questions, answers and reviews
+  are sent, and reports returned, without control characters or bidi overrides.
 - Resources: `research://ID/report`, the stored report (markdown) of every research in the
   library; the newest 50 are listed.
 - `wait: true` follows the research's events and sends each as an MCP progress notification
@@ -38,12 +42,13 @@ from temporalio.service import RPCError
 from activities.storage import store
 from starter import library, reviews
 from starter.commands import new_id, ready, start_research
-from starter.requests import OPTIONS, QUESTION, RequestError, build_request, choices, default
+from starter.requests import OPTIONS, QUESTION, RequestError, build_request, choices, default, research_id
 from starter.session import Session
 from starter.stream import EventStream
 from starter.temporal import (
-    CliError, deliver, is_not_found, one_line, query_status, result_handle, root_message, send_answer,
+    CliError, deliver, is_not_found, one_line, query_status, result_handle, root_message, send_answer, shown,
 )
+from starter.terminal import clean
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.
@@ -75,7 +80,7 @@ class ResearchServer(MCPServer):
                 raise
             first = err.__cause__.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "arguments"
-            raise ToolError(f"invalid {where}: {first['msg']}") from err.__cause__
+            raise ToolError(f"invalid {shown(where)}: {one_line(first['msg'])}") from err.__cause__
 
     async def list_resources(self) -> list[Resource]:
         url = self.session.cfg.research_db_url
@@ -136,7 +141,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
     async def research_status(id: str, since: int = 0) -> dict[str, Any]:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
-            handle = (await session.connect()).get_workflow_handle(id)
+            handle = (await session.connect()).get_workflow_handle(research_id(id))
             status = await query_status(handle)
             events = await EventStream(handle, since).poll(tolerant=False)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
@@ -145,7 +150,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
     async def answer_clarification(id: str, answer: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
         """Answer the clarification question research ID is waiting for; wait=true then waits as
         `research` does."""
-        return await _answer(session, id, "answer", lambda handle: send_answer(handle, answer.strip()), ctx, wait)
+        return await _answer(session, id, "answer", lambda handle: send_answer(handle, answer), ctx, wait)
 
     @server.tool()
     async def review(id: str, decision: Literal["approve", "revise", "cancel"], ctx: Context, feedback: str = "",
@@ -169,6 +174,7 @@ async def _answer(session: Session, workflow_id: str, what: str, send: Callable[
         return await send(handle)
 
     async with one_line_errors():
+        workflow_id = research_id(workflow_id)
         handle = result_handle(await session.connect(), workflow_id)
         accepted = await deliver(handle, what, marked)
         return await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
@@ -180,11 +186,12 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
         """The report of a finished research, with its sources: from the research library (kept
         after Temporal forgot the workflow), else from Temporal."""
         async with one_line_errors():
+            wanted = research_id(id)
             stored = await asyncio.to_thread(
-                library.read_library, lambda: store.load_research(session.cfg.research_db_url, id))
+                library.read_library, lambda: store.load_research(session.cfg.research_db_url, wanted))
             if stored is not None:
-                return _report(id, stored.result)
-            return _report(id, await _finished(result_handle(await session.connect(), id)))
+                return _report(wanted, stored.result)
+            return _report(wanted, await _finished(result_handle(await session.connect(), wanted)))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -199,12 +206,13 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                      description="The stored report of a finished research, with its sources")
     async def stored_report(id: str) -> str:
         try:
-            stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, id)
+            wanted = research_id(id)
+            stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, wanted)
         except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None:
-            raise ResourceNotFoundError(f"no stored research with id {id}")
-        return library.to_markdown(stored.result)
+            raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
+        return clean(library.to_markdown(stored.result))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
@@ -213,11 +221,11 @@ async def _finished(handle: WorkflowHandle) -> ResearchResult:
         described = await handle.describe()
     except RPCError as err:
         if is_not_found(err):
-            raise CliError(f"no research with id {handle.id} in the library or in Temporal") from err
+            raise CliError(f"no research with id {shown(handle.id)} in the library or in Temporal") from err
         raise
     if described.status is WorkflowExecutionStatus.RUNNING:
         status = await query_status(handle)
-        raise CliError(f"research {handle.id} is still running ({status.stage.value}); "
+        raise CliError(f"research {shown(handle.id)} is still running ({status.stage.value}); "
                        "wait with research_status, or research's wait")
     return await _result(handle)
 
@@ -253,7 +261,7 @@ async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None)
     try:
         return await (waiting if waiting is not None else handle.result())
     except WorkflowFailureError as err:
-        raise CliError(f"research {handle.id} failed: {root_message(err)}") from err
+        raise CliError(f"research {shown(handle.id)} failed: {root_message(err)}") from err
 
 
 def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
@@ -280,7 +288,7 @@ def _report(workflow_id: str, result: ResearchResult) -> dict[str, Any]:
         "id": workflow_id,
         "status": result.outcome.value,
         "question": result.query,
-        "report_markdown": result.report_markdown,
+        "report_markdown": clean(result.report_markdown),
         "sources": [{"id": s.id, "url": s.url, "title": s.title} for s in result.sources],
         "verification": result.verification.model_dump(mode="json") if result.verification else None,
         "notes": result.notes,

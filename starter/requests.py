@@ -6,7 +6,10 @@ Defaults, types, choices and ranges are the model's (`workflows.models.ResearchR
 `research` tool offers it. Values are named as the model names them (`max_cost_usd`), except the
 question (`question`, the model's `query`). A value that cannot work raises `RequestError`: one
 line naming the option as the caller spells it (`--max-cost` on the CLI, `max_cost_usd` elsewhere)
-and what it allows. Nothing here touches the network.
+and what it allows, with what was given cut to a hundred characters. The question is taken
+without control characters or bidi overrides (`terminal.clean`); a research id (`follow_up_of`,
+and every id a client is given: `research_id`) must be non-empty, at most ID_MAX_CHARS and free of
+them. Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -22,10 +25,16 @@ from pydantic import ValidationError
 
 from activities import pricing
 from config import Settings
+from starter.temporal import shown
+from starter.terminal import clean, escape
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchRequest
 from workflows.roles import Tier
 
 QUESTION = "question"
+#: The longest research id taken (ours are 17 characters; Temporal would take 1,000 bytes).
+ID_MAX_CHARS = 200
+#: Fields that name a research: given, they must be a research id ("" is refused, not ignored).
+ID_FIELDS = frozenset({"follow_up_of"})
 
 
 @dataclass(frozen=True)
@@ -40,14 +49,14 @@ class Option:
     metavar: str | None = None
     #: What the field allows, in words, where its type and bounds do not say it well.
     allowed: str | None = None
-    #: Offered by the MCP `research` tool too (the web API takes every option).
+    #: Offered by the MCP `research` tool too: the fields `POST /api/research` documents.
     mcp: bool = False
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("depth", "--depth", mcp=True),
     Option("mode", "--mode", mcp=True),
-    Option("max_clarifications", "--max-clarifications", metavar="N"),
+    Option("max_clarifications", "--max-clarifications", metavar="N", mcp=True),
     Option("reply_shortcut", "--no-reply-shortcut",
            "let the LLM judge every reply (the limit is what stops the loop)"),
     Option("clarification_timeout_s", "--clarification-timeout",
@@ -55,15 +64,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("time_budget_s", "--time-budget",
            "research time before synthesis (default: the mode's budget)", "SECONDS"),
     Option("follow_up_of", "--follow-up",
-           "a follow-up to research ID: its question, clarifications and report are the conversation", "ID"),
+           "a follow-up to research ID: its question, clarifications and report are the conversation", "ID",
+           mcp=True),
     Option("verify", "--no-verify", "skip claim verification and the critic (faster; claims stay unverified)"),
-    Option("review_plan", "--review-plan", "wait for your approval (or revision) of each plan before any step runs"),
+    Option("review_plan", "--review-plan", "wait for your approval (or revision) of each plan before any step runs",
+           mcp=True),
     Option("review_report", "--review-report",
-           "wait for your review of the report: when the critic asks (auto), always, or never"),
+           "wait for your review of the report: when the critic asks (auto), always, or never", mcp=True),
     Option("review_timeout_s", "--review-timeout",
-           "how long a review waits for you before the plan runs as proposed (default {default})", "SECONDS"),
-    Option("max_tokens", "--max-tokens", "token budget for the whole research, report and verification included", "N"),
-    Option("max_cost_usd", "--max-cost", "cost budget in USD (prices: LLM_PRICES or the built-in table)", "USD"),
+           "how long a review waits for you before the plan runs as proposed (default {default})", "SECONDS",
+           mcp=True),
+    Option("max_tokens", "--max-tokens", "token budget for the whole research, report and verification included", "N",
+           mcp=True),
+    Option("max_cost_usd", "--max-cost", "cost budget in USD (prices: LLM_PRICES or the built-in table)", "USD",
+           mcp=True),
     Option("language", "--language",
            "the report's language: auto (the question's, default) or a code such as en, de, vi", "CODE",
            allowed="auto or a language code such as en, de or vi", mcp=True),
@@ -85,13 +99,17 @@ class RequestError(ValueError):
 
 def build_request(values: Mapping[str, Any], names: Mapping[str, str] | None = None) -> ResearchRequest:
     """The request from plain values, checked before any network call. A value that is absent,
-    None or "" takes the model's default. NAMES: how the caller spells each field in messages
-    (default: the field's own name)."""
+    None or "" takes the model's default (but a research id given as "" is refused). NAMES: how
+    the caller spells each field in messages (default: the field's own name)."""
     unknown = [name for name in values if name not in NAMES]
     if unknown:
-        raise RequestError(f"unknown option {unknown[0]!r}: use {', '.join(NAMES)}", unknown[0])
-    given = {name: _cleaned(name, value) for name, value in values.items()
-             if name != QUESTION and value is not None and value != ""}
+        raise RequestError(f"unknown option {_shown(unknown[0])}: use {', '.join(NAMES)}", unknown[0])
+    given: dict[str, Any] = {}
+    for name, value in values.items():
+        if name in ID_FIELDS and value is not None:  # given as "", it is refused, not taken as absent
+            given[name] = research_id(value, (names or {}).get(name, name))
+        elif name != QUESTION and value is not None and value != "":
+            given[name] = _cleaned(name, value)
     try:
         return ResearchRequest(query=_question(values.get(QUESTION)), **given)
     except ValidationError as err:
@@ -115,6 +133,21 @@ def check_prices(request: ResearchRequest, cfg: Settings, names: Mapping[str, st
                 f"{(names or {}).get('max_cost_usd', 'max_cost_usd')}: no price is known for model {model}; "
                 f"set LLM_PRICES, e.g. LLM_PRICES='{{\"{model}\": {{\"input\": 0.5, \"output\": 1.5}}}}' "
                 "(USD per 1M tokens)", "max_cost_usd")
+
+
+def research_id(value: Any, name: str = "id") -> str:
+    """VALUE as a research id, without surrounding space; RequestError (one line, naming NAME)
+    when it is not text, empty, longer than ID_MAX_CHARS, or has control characters."""
+    if not isinstance(value, str):
+        raise RequestError(f"invalid {name} {_shown(value)}: use a research id", name)
+    text = value.strip()
+    if not text:
+        raise RequestError(f"{name} is empty: give a research id", name)
+    if len(text) > ID_MAX_CHARS:
+        raise RequestError(f"{name} is too long ({len(text)} characters, at most {ID_MAX_CHARS}): {shown(text)}", name)
+    if escape(text) != text:
+        raise RequestError(f"{name} {shown(text)} has control characters: not a research id", name)
+    return text
 
 
 # --- what the model says of a field ---------------------------------------------------------------
@@ -182,7 +215,7 @@ def _question(value: Any) -> str:
     if not isinstance(value, str | None):
         raise RequestError(f"invalid {QUESTION} {_shown(value)}: use text of {QUERY_MIN_CHARS} to "
                            f"{QUERY_MAX_CHARS} characters", QUESTION)
-    query = (value or "").strip()
+    query = clean(value or "").strip()
     if len(query) < QUERY_MIN_CHARS:
         raise RequestError(f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", QUESTION)
     if len(query) > QUERY_MAX_CHARS:
@@ -200,9 +233,10 @@ def _number(value: float) -> str:
 
 
 def _shown(value: Any) -> str:
+    """A value as given, for a message: cut to a hundred characters."""
     if isinstance(value, float) and math.isfinite(value):
         return _number(value)
-    return str(value) if isinstance(value, int | float) else repr(value)
+    return str(value) if isinstance(value, int | float) else shown(repr(value))
 
 
 def _duration(seconds: float) -> str:

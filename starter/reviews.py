@@ -26,6 +26,7 @@ from starter import progress
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, Refused, deliver, is_not_found, not_found, root_message
+from starter.terminal import clean
 from workflows.models import ResearchStatus, ReviewTarget
 
 REVIEW_UPDATE = "review"
@@ -84,9 +85,11 @@ def parse_steps(text: str) -> list[dict[str, str]]:
 
 
 async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
+    """Send PAYLOAD through the validating `review` update, its feedback and steps without control
+    characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
-            return await handle.execute_update(REVIEW_UPDATE, payload, result_type=str)
+            return await handle.execute_update(REVIEW_UPDATE, cleaned(payload), result_type=str)
     except WorkflowUpdateFailedError as err:
         raise ReviewRefused(root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
@@ -96,6 +99,17 @@ async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
         if is_not_found(err):
             raise not_found(handle.id) from err
         raise
+
+
+def cleaned(payload: dict[str, Any]) -> dict[str, Any]:
+    """The review with `terminal.clean` applied to its feedback and to each step's texts."""
+    out = {**payload}
+    if isinstance(out.get("feedback"), str):
+        out["feedback"] = clean(out["feedback"])
+    if isinstance(out.get("steps"), list):
+        out["steps"] = [{key: clean(value) if isinstance(value, str) else value for key, value in step.items()}
+                        if isinstance(step, dict) else step for step in out["steps"]]
+    return out
 
 
 def review_command(workflow_id: str) -> str:

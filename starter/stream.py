@@ -22,7 +22,7 @@ from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from starter.progress import clip, say
-from starter.temporal import QUERY_TIMEOUT, CliError, is_not_found, not_found, one_line
+from starter.temporal import QUERY_TIMEOUT, CliError, is_not_found, not_found, one_line, shown
 from workflows.events import Event, EventKind
 
 EVENTS_QUERY = "events"
@@ -90,7 +90,7 @@ async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError() from err
-            raise CliError(f"research {handle.id} did not answer within {QUERY_TIMEOUT.seconds}s: "
+            raise CliError(f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
                            "is a worker running on its task queue? (start one with `python worker.py`)") from err
         raise
     except WorkflowQueryFailedError as err:

@@ -22,6 +22,7 @@ from temporalio import exceptions as tex
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
+from starter.terminal import clean, escape
 from workflows.models import ResearchResult, ResearchStatus
 
 WORKFLOW_TYPE = "DeepResearchWorkflow"
@@ -34,6 +35,8 @@ CONNECT_TIMEOUT = timedelta(seconds=3)
 QUERY_TIMEOUT = timedelta(seconds=5)
 #: How long an answer may wait for a worker to accept it.
 UPDATE_WAIT_S = 20.0
+#: An id (or any input) shown back in a message is cut to this many characters.
+SHOWN_CHARS = 100
 
 
 class CliError(Exception):
@@ -66,7 +69,7 @@ def is_not_found(err: BaseException) -> bool:
 
 
 def not_found(workflow_id: str) -> CliError:
-    return CliError(f"no research with id {workflow_id}", 2)
+    return CliError(f"no research with id {shown(workflow_id)}", 2)
 
 
 async def require_running(handle: WorkflowHandle, what: str) -> None:
@@ -79,7 +82,7 @@ async def require_running(handle: WorkflowHandle, what: str) -> None:
         raise
     if desc.status != WorkflowExecutionStatus.RUNNING:
         state = desc.status.name.lower() if desc.status else "closed"
-        raise CliError(f"research {handle.id} is already {state}: nothing to {what}", 2)
+        raise CliError(f"research {shown(handle.id)} is already {state}: nothing to {what}", 2)
 
 
 async def deliver(handle: WorkflowHandle, what: str, send: Callable[[WorkflowHandle], Awaitable[str]]) -> str:
@@ -103,7 +106,7 @@ async def query_status(handle: WorkflowHandle) -> ResearchStatus:
             if _interrupted():
                 raise asyncio.CancelledError() from err
             raise CliError(
-                f"research {handle.id} did not answer within {QUERY_TIMEOUT.seconds}s: "
+                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
                 "is a worker running on its task queue? (start one with `python worker.py`)"
             ) from err
         raise
@@ -115,7 +118,9 @@ async def send_answer(handle: WorkflowHandle, text: str) -> str:
     """Answer the pending question through the validated update; the signal if there is none.
 
     Raises `AnswerRefused` with the validator's reason when the workflow refuses the answer.
+    Control characters and bidi overrides are removed first (`terminal.clean`).
     """
+    text = clean(text).strip()
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
             reply = await handle.execute_update(ANSWER_UPDATE, text, result_type=str)
@@ -163,6 +168,12 @@ def root_message(err: BaseException) -> str:
 def one_line(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """An id or other input shown back in a message: control characters escaped, at most LIMIT
+    characters (a 100 KB id is not echoed whole)."""
+    return one_line(escape(text), limit)
 
 
 def result_handle(client: Client, workflow_id: str) -> WorkflowHandle[object, ResearchResult]:

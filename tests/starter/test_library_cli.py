@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -72,7 +75,7 @@ async def test_an_unknown_id_or_an_unwritable_file_is_one_line_and_exit_2(librar
     unwritable = await starter("export", "research-old", "--format", "md", "--out", "/nonexistent/dir/x.md",
                                env=library_env)
     assert unwritable.code == 2 and error_line(unwritable).startswith("error: cannot write /nonexistent/dir/x.md")
-    bad_format = await starter("export", "research-old", "--format", "pdf", env=library_env)
+    bad_format = await starter("export", "research-old", "--format", "rtf", env=library_env)
     assert bad_format.code == 2 and "invalid choice" in error_line(bad_format)
 
 
@@ -163,3 +166,58 @@ async def test_show_never_lets_a_source_drive_the_terminal(offline_env: dict[str
     assert run.code == 0
     assert not any(ch in run.out for ch in "\x1b\x07\x9b")
     assert "Cleared  screen31m and bell [1]." in run.out
+
+
+# --- export in the four formats ------------------------------------------------------------------
+
+
+def test_the_cli_offers_every_export_format() -> None:
+    from starter import exports, library
+
+    assert library.EXPORT_FORMATS == exports.FORMATS
+
+
+@pytest.mark.parametrize("fmt, magic", [("docx", b"PK\x03\x04"), ("pdf", b"%PDF-")])
+async def test_export_writes_word_and_pdf(library_env: dict[str, str], tmp_path: Path, fmt: str, magic: bytes) -> None:
+    target = tmp_path / f"old.{fmt}"
+    run = await starter("export", "research-old", "--format", fmt, "--out", str(target), env=library_env)
+    assert run.code == 0 and run.out.strip() == str(target)
+    assert target.read_bytes().startswith(magic)
+
+
+async def test_export_to_stdout_and_to_the_suggested_name(
+    library_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    piped = await starter("export", "research-old", "--format", "md", "--out", "-", env=library_env)
+    assert piped.code == 0 and piped.out.startswith("# Aqueducts") and "## Sources" in piped.out
+
+    from config import Settings
+    from starter import library
+    from starter.session import Session
+
+    monkeypatch.chdir(tmp_path)
+    session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
+    args = argparse.Namespace(id="research-old", format="pdf", out=None)
+    assert await library.export(args, session) == 0
+    assert (tmp_path / "aqueducts.pdf").read_bytes().startswith(b"%PDF-")  # named after the title, here
+
+
+async def test_a_binary_export_is_never_written_to_a_terminal(
+    library_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from config import Settings
+    from starter import library
+    from starter.session import Session
+    from starter.temporal import CliError
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
+    for fmt in ("docx", "pdf"):
+        with pytest.raises(CliError, match=f"^{fmt} is binary: not written to a terminal") as refused:
+            await library.export(argparse.Namespace(id="research-old", format=fmt, out="-"), session)
+        assert refused.value.code == 2
+    assert sys.stdout.getvalue() == ""
