@@ -89,6 +89,15 @@ class Settings(BaseSettings):
 
     research_db_url: str = "sqlite:///.data/research.sqlite"
 
+    #: The web app's access control (starter/web/auth.py): comma-separated NAME:TOKEN pairs; unset,
+    #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
+    research_api_tokens: SecretStr | None = None
+    #: Who owns the research started from the CLI, the MCP server, or the web app without tokens.
+    research_user: str = "local"
+    #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
+    #: Every replica behind one load balancer needs the same value.
+    research_session_secret: SecretStr | None = None
+
     #: Worker concurrency limits (README: Performance). Activities are mostly waiting on an LLM or a
     #: search over HTTP, as coroutines, so a slot costs almost nothing; 20 slots capped a worker at
     #: 20 calls in flight (80 calls/s at 250 ms a call) and pushed activities off eager dispatch,

@@ -1,0 +1,174 @@
+"""`create_app(config)`: the web app: the JSON API under /api, the pages, /static, and what every
+response carries (security headers; errors as `{"error": "one line"}`, never a traceback).
+
+The app is a Temporal client with no research state of its own (see deps.py), so any number of
+replicas can serve the same users behind a load balancer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from config import Settings, settings
+from starter.requests import RequestError
+from starter.temporal import CliError, one_line
+from starter.web import auth
+from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
+from starter.web.events import EventHub
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).parent / "static"
+#: A request body larger than this is refused (413) before it is read: a question is 5,000
+#: characters at most, a plan review a few kilobytes.
+MAX_BODY_BYTES = 256 * 1024
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+                               "frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+}
+
+
+def create_app(config: Settings | None = None) -> FastAPI:
+    """The app for CONFIG (default: the environment's settings). Malformed RESEARCH_API_TOKENS
+    raise `ConfigError` here, in one line."""
+    cfg = config or settings()
+    backend = Backend(cfg=cfg, access=auth.Access.from_settings(cfg), hub=EventHub())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await backend.hub.close()
+
+    app = FastAPI(title="Deep research", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
+                  lifespan=lifespan)
+    app.state.backend = backend
+    for kind, answer in HANDLERS.items():
+        app.add_exception_handler(kind, answer)
+    app.add_middleware(Guard)
+
+    from starter.web.api import router as api
+
+    app.include_router(api, prefix="/api")
+    try:
+        from starter.web import pages
+    except ModuleNotFoundError as err:  # the pages come with their own change
+        if err.name != "starter.web.pages":
+            raise
+    else:
+        app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    return app
+
+
+# --- errors: one line, the right status ----------------------------------------------------------
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": one_line(message)}, status_code=status, headers=headers)
+
+
+def _rpc(request: Request, err: RPCError) -> JSONResponse:
+    if err.status is RPCStatusCode.NOT_FOUND:
+        return error(404, f"no research with id {request.path_params.get('id', '')}".strip())
+    address = request.app.state.backend.cfg.temporal_address
+    if err.status is RPCStatusCode.UNAVAILABLE:
+        return error(503, f"cannot reach Temporal at {address}")
+    if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):  # the SDK's deadline
+        return error(503, f"Temporal at {address} did not answer within {RPC_TIMEOUT.seconds}s")
+    return error(503, f"Temporal refused the request: {err.message or err.status.name.lower()}")
+
+
+HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
+    ApiError: lambda request, err: error(err.status, err.message,
+                                         {"www-authenticate": "Bearer"} if err.status == 401 else None),
+    RequestValidationError: lambda request, err: error(422, invalid_input(err)),
+    HTTPException: lambda request, err: error(err.status_code, str(err.detail), dict(err.headers or {})),
+    RequestError: lambda request, err: error(422, str(err)),
+    RPCError: _rpc,
+    TimeoutError: lambda request, err: error(
+        503, f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is it, and a worker, running?"),
+    CliError: lambda request, err: error(503, str(err)),
+    WorkflowQueryFailedError: lambda request, err: error(503, f"the research could not answer: {err}"),
+    #: The library's classified failures (activities/storage/store.py).
+    ApplicationError: lambda request, err: error(503, err.message or "the research library is unavailable"),
+}
+
+
+def invalid_input(err: RequestValidationError) -> str:
+    """FastAPI's validation errors as one line: where, and what was wrong."""
+    first = err.errors()[0]
+    where = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path", "header")]
+    if first.get("type") == "json_invalid":
+        return "the body is not valid JSON"
+    if not where:
+        return 'the body must be a JSON object, such as {"question": "..."}'
+    name = where[0].replace("-", "_") if first["loc"][0] == "header" else ".".join(where)
+    return f"invalid {name}: {first.get('msg', 'not valid')}"
+
+
+# --- on every response ----------------------------------------------------------------------------
+
+
+class Guard:
+    """Pure ASGI (streams pass untouched): binds the request for auth's helpers, refuses bodies
+    over MAX_BODY_BYTES, adds the security headers to every response, and turns anything
+    unexpected into a 500 with one line (the traceback goes to the log, never to the client)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        token = auth.current_request.set(Request(scope))
+        started = False
+
+        async def secured(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode().lower() not in SECURITY_HEADERS]
+                headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                if scope["path"].startswith("/api/") and not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            if _body_size(scope) > MAX_BODY_BYTES:
+                return await error(413, f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")(
+                    scope, receive, secured)
+            await self.app(scope, receive, secured)
+        except Exception:
+            log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            if not started:
+                await error(500, "internal error: the server logged the details")(scope, receive, secured)
+        finally:
+            auth.current_request.reset(token)
+
+
+def _body_size(scope: Scope) -> int:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
+
