@@ -7,7 +7,9 @@ Fixtures, for these tests and the pages' and browser tests alike:
   (the Bearer header), `.app` (the FastAPI app, to look inside), `.config`;
 - `open_web_server`: no tokens (one user, `local`), same worker and library;
 - `web_worker`: the worker's task queue, its `Script` and the library's URL;
-- `running_app(config)`: any other app (e.g. pointed at a closed port) as a `WebServer`.
+- `running_app(config)`: any other app (e.g. pointed at a closed port) as a `WebServer`;
+- helpers: `start`, `wait_for`, `read_stream` (SSE), `one_line_error`, `session_cookie` and
+  `csrf_for` (what a signed-in page holds).
 
 The worker's doubles take cues from the question: "clarify" asks one clarification question
 first; "slow" makes planning, each step's observation and reflection take SLOW_S, so events come
@@ -33,11 +35,14 @@ import pytest
 import pytest_asyncio
 import uvicorn
 from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import Response
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.storage import store
 from config import Settings
+from starter.web import auth
 from starter.web.app import create_app
 from tests.support.doubles import (
     Script, default_observe, default_plan, default_reflect, default_route, slow,
@@ -204,6 +209,25 @@ async def start(client: httpx.AsyncClient, **body: Any) -> str:
     response = await client.post("/api/research", json={"question": QUESTION, **body})
     assert response.status_code == 201, response.text
     return response.json()["id"]
+
+
+def session_cookie(server: WebServer, user: str) -> str:
+    """The session cookie's value a sign-in as USER on SERVER sets."""
+    response = Response()
+    auth.start_session(response, user, request=_request_for(server))
+    cookie = response.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie
+    return cookie.split(";")[0].split("=", 1)[1]
+
+
+def csrf_for(server: WebServer, cookie: str = "") -> str:
+    """The CSRF token a page of SERVER embeds for the session COOKIE."""
+    return auth.csrf_token(_request_for(server, [(b"cookie", f"{auth.COOKIE}={cookie}".encode())] if cookie else []))
+
+
+def _request_for(server: WebServer, headers: list[tuple[bytes, bytes]] | None = None) -> Request:
+    return Request({"type": "http", "app": server.app, "scheme": "http", "path": "/", "method": "GET",
+                    "headers": headers or [], "server": ("127.0.0.1", 80)})
 
 
 def one_line_error(response: httpx.Response, status: int) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.responses import Response
 from temporalio.client import Client
 
 from config import Settings
@@ -26,8 +25,10 @@ from tests.web.conftest import (
     TOKENS,
     WebServer,
     WebWorker,
+    csrf_for,
     one_line_error,
     running_app,
+    session_cookie,
     start,
     wait_for,
     web_config,
@@ -166,28 +167,6 @@ async def test_two_users_never_see_or_touch_each_others_research(web_server: Web
         assert shown["owner"] == "alice" and shown["pending_review"] == "plan"
         assert (await alice.post(f"/api/research/{mine}/cancel")).status_code == 202
         assert (await bob.post(f"/api/research/{theirs}/cancel")).status_code == 202
-
-
-def session_cookie(server: WebServer, user: str) -> str:
-    response = Response()
-    auth.start_session(response, user, request=_request_for(server))
-    cookie = response.headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Secure" not in cookie
-    return cookie.split(";")[0].split("=", 1)[1]
-
-
-def _request_for(server: WebServer) -> Any:
-    from starlette.requests import Request
-
-    return Request({"type": "http", "app": server.app, "scheme": "http", "path": "/", "headers": [],
-                    "server": ("127.0.0.1", 80), "method": "GET"})
-
-
-def csrf_for(server: WebServer, cookie: str) -> str:
-    from starlette.requests import Request
-
-    return auth.csrf_token(Request({"type": "http", "app": server.app, "scheme": "http", "path": "/",
-                                    "method": "GET", "headers": [(b"cookie", f"{auth.COOKIE}={cookie}".encode())]}))
 
 
 async def test_a_cross_site_post_with_a_valid_session_cookie_is_refused(web_server: WebServer) -> None:
