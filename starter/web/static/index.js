@@ -1,0 +1,19 @@
+// The home page: "Start research" posts the question and opens the research's page.
+import { busy, postJson } from "./api.js";
+
+const form = document.getElementById("ask");
+const errors = document.getElementById("ask-error");
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const button = form.querySelector("button[type=submit]");
+  const body = {
+    question: form.elements.question.value,
+    depth: form.elements.depth.value,
+    review_plan: form.elements.review_plan.checked,
+  };
+  await busy(button, errors, async () => {
+    const created = await postJson("/api/research", body);
+    window.location.assign(`/research/${encodeURIComponent(created.id)}`);
+  });
+});

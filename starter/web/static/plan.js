@@ -1,0 +1,30 @@
+// The plan as a list of steps with their status, and the progress bar (steps done of planned).
+import { element } from "./api.js";
+
+const SAY = { pending: "to do", in_progress: "in progress", completed: "done", skipped: "skipped" };
+
+export function renderPlan(list, plan) {
+  list.replaceChildren();
+  const steps = plan ? plan.steps : [];
+  steps.forEach((step) => {
+    const item = element("li", { class: `step step-${step.status}` });
+    item.append(element("span", { class: "step-status" }, SAY[step.status] || step.status), " ",
+      element("span", { class: "step-title" }, step.title));
+    if (step.description) item.append(element("p", { class: "step-description" }, step.description));
+    list.append(item);
+  });
+  if (!steps.length) list.append(element("li", { class: "step-none" }, "No plan yet."));
+}
+
+export function renderProgress(bar, plan, finished) {
+  const steps = plan ? plan.steps : [];
+  const done = steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
+  const planned = steps.length;
+  bar.setAttribute("aria-valuemax", String(Math.max(planned, 1)));
+  bar.setAttribute("aria-valuenow", String(done));
+  bar.setAttribute("aria-valuetext", planned ? `${done} of ${planned} steps done` : "no plan yet");
+  const share = planned ? done / planned : finished ? 1 : 0;
+  bar.querySelector(".bar").style.width = `${Math.round(share * 100)}%`;
+  const label = document.getElementById("progress-text");
+  if (label) label.textContent = planned ? `${done} of ${planned} steps done` : "no plan yet";
+}

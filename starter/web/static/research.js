@@ -1,0 +1,57 @@
+// The research page: the stage, the progress bar, the plan, the live log, what the research
+// waits for, and at the end the report. The log is the stream of events; each event that changes
+// the picture asks for the research's status once (several close together: once).
+import { getJson, say } from "./api.js";
+import { openLog } from "./log.js";
+import { renderPlan, renderProgress } from "./plan.js";
+import { showReport } from "./report.js";
+import { renderWaiting } from "./waiting.js";
+
+const FINAL = new Set(["completed", "cancelled", "failed"]);
+const REFRESH_ON = new Set(["stage", "plan", "step_started", "step_done", "question", "answer",
+  "review_requested", "review", "refinement", "verification", "done"]);
+const main = document.querySelector("[data-research]");
+const id = main.dataset.research;
+const part = (name) => document.getElementById(name);
+let timer = null;
+
+async function refresh() {
+  try {
+    update(await getJson(`/api/research/${encodeURIComponent(id)}`));
+    say(part("status-error"), null);
+  } catch (error) {
+    say(part("status-error"), new Error(`The research's status could not be read: ${error.message}`));
+  }
+}
+
+function refreshSoon() {
+  clearTimeout(timer);
+  timer = setTimeout(refresh, 150);
+}
+
+function update(status) {
+  const stage = status.outcome || status.stage || "";
+  const done = Boolean(status.outcome) || FINAL.has(stage);
+  showStage(stage);
+  renderPlan(part("plan-steps"), status.plan);
+  renderProgress(part("progress"), status.plan, done);
+  renderWaiting(part("waiting"), id, done ? {} : status, refresh);
+  if (done) showReport(part("report-area"), id);
+}
+
+function showStage(stage) {
+  if (stage) part("stage").textContent = stage.replace(/_/g, " ");
+}
+
+// A finished research's page comes with its report: its popovers work before anything is fetched.
+if (part("report-area").querySelector("[data-report]")) showReport(part("report-area"), id);
+openLog(id, part("log"), part("log-state"), {
+  onEvent(event) {
+    if (event.kind === "stage" && event.data && event.data.stage) showStage(event.data.stage);
+    if (REFRESH_ON.has(event.kind)) refreshSoon();
+  },
+  onEnd() {
+    refresh();
+  },
+});
+refresh();

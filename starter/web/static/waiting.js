@@ -1,0 +1,85 @@
+// What the research waits for, in place: a clarification, a plan review or a report review.
+// A panel is built when what is awaited changes, never while a person is typing in it.
+import { element, getFragment } from "./api.js";
+import { field, heading, send } from "./forms.js";
+import { planReview } from "./planreview.js";
+
+export function waitingKey(status) {
+  if (status.pending_question) return `question:${status.clarification_count}:${status.pending_question}`;
+  if (status.pending_review === "plan") return `plan:${status.plan_iterations}:${status.review_rounds}`;
+  if (status.pending_review === "report") return `report:${status.review_rounds}`;
+  return "";
+}
+
+export function renderWaiting(section, id, status, changed) {
+  const key = waitingKey(status);
+  if (key === (section.dataset.key || "")) return;
+  section.dataset.key = key;
+  section.replaceChildren();
+  section.hidden = !key;
+  if (!key) return;
+  if (status.pending_question) {
+    clarification(section, id, status, changed);
+  } else if (status.pending_review === "plan") {
+    planReview(section, id, status, changed);
+  } else {
+    reportReview(section, id, status, changed);
+  }
+}
+
+function clarification(section, id, status, changed) {
+  heading(section, "The research asks you");
+  section.append(element("p", { class: "asked" }, status.pending_question));
+  const form = element("form", { class: "answer" });
+  const [wrap, input] = field("clarification-answer", "Your answer");
+  input.required = true;
+  const button = element("button", { type: "submit" }, "Send answer");
+  const errors = element("p", { class: "error", role: "alert", hidden: "" });
+  form.append(wrap, button, errors);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send(id, button, errors, { answer: input.value }, changed, "answer");
+  });
+  section.append(form);
+}
+
+function reportReview(section, id, status, changed) {
+  heading(section, "Review the report");
+  const critique = status.critique;
+  if (critique) {
+    section.append(element("p", {}, `The critic scores it ${critique.quality.toFixed(2)} for quality and `
+      + `${critique.hallucination_risk.toFixed(2)} for the risk of unsupported statements.`));
+    section.append(element("h3", {}, "The critic's issues"));
+    const issues = element("ul", { class: "issues" });
+    (critique.issues || []).forEach((issue) => issues.append(
+      element("li", { class: `severity-${issue.severity}` }, `${issue.severity}: ${issue.text}`)));
+    if (!issues.children.length) issues.append(element("li", {}, "None listed."));
+    section.append(issues);
+    if (critique.rewrite_suggestion) section.append(element("p", {}, `Suggestion: ${critique.rewrite_suggestion}`));
+  }
+  section.append(element("h3", {}, "The draft"));
+  const draft = element("div", { class: "draft" }, "Loading the draft…");
+  section.append(draft);
+  getFragment(`/research/${encodeURIComponent(id)}/draft-fragment`)
+    .then((html) => { draft.innerHTML = html; })  // rendered and sanitised on the server
+    .catch((error) => { draft.textContent = `The draft could not be loaded: ${error.message}`; });
+  reportReviewForm(section, id, changed);
+}
+
+function reportReviewForm(section, id, changed) {
+  const form = element("form", { class: "review" });
+  const [wrap, feedback] = field("report-feedback", "Feedback");
+  const approve = element("button", { type: "submit" }, "Approve report");
+  const revise = element("button", { type: "button" }, "Revise report");
+  const errors = element("p", { class: "error", role: "alert", hidden: "" });
+  const actions = element("div", { class: "actions" });
+  actions.append(approve, revise);
+  form.append(wrap, actions, errors);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    send(id, approve, errors, { decision: "approve", feedback: feedback.value }, changed);
+  });
+  revise.addEventListener("click", () =>
+    send(id, revise, errors, { decision: "revise", feedback: feedback.value }, changed));
+  section.append(form);
+}
