@@ -86,7 +86,7 @@ async def research(request: Request, research_id: str) -> Response:
     }
     if closed:
         context.update(_report_context(research_id, shown))
-    return _page(request, "research.html", user, **context)
+    return _page(request, "research.html", user, failure=shown.get("failure"), **context)
 
 
 @router.get("/research/{research_id}/report-fragment", response_class=HTMLResponse)
@@ -96,6 +96,8 @@ async def report_fragment(request: Request, research_id: str) -> Response:
     shown = await _fragment_source(request, research_id)
     if isinstance(shown, Response):
         return shown
+    if shown.get("failure"):
+        return templates.TemplateResponse(request, "failure.html", {"failure": shown["failure"]})
     if not _closed(shown):
         return _fragment_error(PageError(409, "the research has not finished yet"))
     return templates.TemplateResponse(request, "report.html", _report_context(research_id, shown))

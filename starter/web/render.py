@@ -11,8 +11,9 @@ script or load anything in the reader's browser. Two layers, either of which alo
 - the output then goes through nh3 (ammonia) with an allow-list of tags and attributes: every link
   gets `rel="noopener noreferrer nofollow"`, every href is checked again.
 
-Headings move down one level (the page's own `<h1>` is the question), and a table column's
-alignment becomes a class (the Content-Security-Policy refuses `style` attributes).
+Headings move so that the report's top level is `<h2>` (the page's own `<h1>` is the question),
+and a table column's alignment becomes a class (the Content-Security-Policy refuses `style`
+attributes).
 """
 
 from __future__ import annotations
@@ -192,13 +193,15 @@ def _markdown(known: Mapping[int, str]) -> MarkdownIt:
 
 
 def _shift_headings_and_align(state) -> None:  # type: ignore[no-untyped-def]
+    levels = [int(t.tag[1]) for t in state.tokens if t.type == "heading_open"]
+    shift = 2 - min(levels, default=2)  # the report's top headings sit right under the page's h1
     for token in state.tokens:
-        _retag(token)
+        _retag(token, shift)
 
 
-def _retag(token: Token) -> None:
+def _retag(token: Token, shift: int) -> None:
     if token.type in ("heading_open", "heading_close"):
-        token.tag = f"h{min(int(token.tag[1]) + 1, 6)}"
+        token.tag = f"h{min(int(token.tag[1]) + shift, 6)}"
     elif token.type in ("th_open", "td_open"):
         align = _ALIGN.search(str(token.attrGet("style") or ""))
         token.attrs.pop("style", None)

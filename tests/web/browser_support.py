@@ -154,10 +154,25 @@ async def in_browser(scenario: Callable[[Any, Seen], T], **context: Any) -> T:
 
 
 def shoot(page: Any, name: str, folder: Path, **options: Any) -> Path:
-    """A screenshot NAME.png in FOLDER, and in SCREENSHOTS_DIR too when that is set (the README's
-    images: `SCREENSHOTS_DIR=docs/screenshots pytest tests/web/test_browser.py`)."""
+    """A screenshot NAME.png in FOLDER, and a small copy in SCREENSHOTS_DIR too when that is set
+    (the README's images: `SCREENSHOTS_DIR=docs/screenshots pytest tests/web/test_browser.py`)."""
     path = folder / f"{name}.png"
     page.screenshot(path=str(path), **options)
     if target := os.environ.get("SCREENSHOTS_DIR"):
-        shutil.copy(path, Path(REPO, target, f"{name}.png"))
+        kept = Path(REPO, target, f"{name}.png")
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        small(path, kept)
     return path
+
+
+def small(source: Path, target: Path) -> None:
+    """A screenshot in 128 colours (a third of the bytes; text and UI need no more), when Pillow
+    (which reportlab brings) is there; else as it is."""
+    try:
+        from PIL import Image
+    except ImportError:
+        shutil.copy(source, target)
+        return
+    with Image.open(source) as image:
+        image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) \
+            .save(target, optimize=True)

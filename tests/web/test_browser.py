@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.hostile_web import HostileWeb
 from tests.web.browser_support import Proxy, Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker
+from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 
 pytestmark = pytest.mark.e2e
@@ -238,6 +238,37 @@ async def test_hostile_pages_quoted_in_a_report_run_nothing_and_load_nothing(
     assert "onerror" in got["shown"]  # the evidence's markup is there, as text
 
 
+# --- a report review ----------------------------------------------------------------------------------
+
+
+def review_report(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(f"{server.url}/research/{research_id}")
+        approve = page.get_by_role("button", name="Approve report")
+        approve.wait_for(timeout=30_000)
+        page.get_by_role("textbox", name="Feedback").fill("Good enough for me.")
+        page.locator(".draft > *").first.wait_for()
+        shoot(page, "report-review", folder)
+        got = {"panel": page.locator("#waiting").text_content(), "axe": serious(page),
+               "revise": page.get_by_role("button", name="Revise report").is_enabled()}
+        approve.click()
+        page.get_by_role("region", name="Report").wait_for(timeout=30_000)
+        page.locator("#log li.kind-done").wait_for()
+        return {**got, "log": page.locator("#log li.kind-review").all_text_contents(), "problems": seen.problems()}
+
+    return scenario
+
+
+async def test_a_report_review_is_answered_in_the_page(open_web_server: WebServer, tmp_path: Path) -> None:
+    async with open_web_server.client(None) as client:
+        research_id = await start(client, review_report="always")
+    got = await in_browser(review_report(open_web_server, research_id, tmp_path))
+
+    assert "Review the report" in got["panel"] and "The critic's issues" in got["panel"] and got["revise"]
+    assert got["axe"] == [] and got["problems"] == []
+    assert any("report review: approve Good enough for me." in line for line in got["log"]), got["log"]
+
+
 # --- signing in, and a page's POST under a session ------------------------------------------------------
 
 
@@ -278,14 +309,16 @@ async def test_pages_ask_for_a_token_once_and_post_with_the_session(web_server: 
 # --- accessibility -------------------------------------------------------------------------------------
 
 
-def axe_scan(server: WebServer, showcase_id: str, folder: Path) -> dict[str, list[str]]:
+def serious(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now."""
     from axe_playwright_python.sync_playwright import Axe
 
-    def serious(page: Any) -> list[str]:
-        found = Axe().run(page).response["violations"]
-        return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-                for v in found if v["impact"] in ("serious", "critical")]
+    found = Axe().run(page).response["violations"]
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+            for v in found if v["impact"] in ("serious", "critical")]
 
+
+def axe_scan(server: WebServer, showcase_id: str, folder: Path) -> dict[str, list[str]]:
     def scenario(page: Any, seen: Seen) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         page.goto(server.url + "/")

@@ -10,10 +10,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from temporalio.testing import WorkflowEnvironment
 
 from starter.web.render import REL, render_markdown
 from tests.support.hostile_web import SCRIPT_MARKER, HostileWeb
-from tests.web.conftest import WebServer, WebWorker
+from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -179,6 +180,19 @@ async def test_an_unknown_research_is_a_404_page_and_a_running_one_has_no_report
         await client.post(f"/api/research/{research_id}/cancel")
     assert missing.status_code == 404 and "No such research" in missing.text
     assert fragment.status_code == 409 and "has not finished" in fragment.text
+
+
+async def test_a_research_that_ended_without_a_result_says_so_where_the_report_would_be(
+    open_web_server: WebServer, dev_env: WorkflowEnvironment,
+) -> None:
+    async with open_web_server.client(None) as client:
+        research_id = await start(client, review_plan=True)
+        await dev_env.client.get_workflow_handle(research_id).terminate("stopped by an operator")
+        page = await client.get(f"/research/{research_id}")
+        fragment = await client.get(f"/research/{research_id}/report-fragment")
+    for response in (page, fragment):
+        assert response.status_code == 200 and "This research ended without a report" in response.text
+        assert 'aria-label="Report"' in response.text
 
 
 # --- signing in ----------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import { renderPlan, renderProgress } from "./plan.js";
 import { showReport } from "./report.js";
 import { renderWaiting } from "./waiting.js";
 
-const FINAL = new Set(["completed", "cancelled", "failed"]);
 const REFRESH_ON = new Set(["stage", "plan", "step_started", "step_done", "question", "answer",
   "review_requested", "review", "refinement", "verification", "done"]);
 const main = document.querySelector("[data-research]");
@@ -31,7 +30,9 @@ function refreshSoon() {
 
 function update(status) {
   const stage = status.outcome || status.stage || "";
-  const done = Boolean(status.outcome) || FINAL.has(stage);
+  // Closed: the API shows its result (with `outcome`), or says it is no longer running. A stage
+  // of "completed" alone is the last moment of a running research, before its result is stored.
+  const done = Boolean(status.outcome) || Boolean(status.status && status.status !== "running");
   showStage(stage);
   renderPlan(part("plan-steps"), status.plan);
   renderProgress(part("progress"), status.plan, done);
