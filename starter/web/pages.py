@@ -241,8 +241,10 @@ def _report_context(research_id: str, shown: dict[str, Any]) -> dict[str, Any]:
 
 def _page(request: Request, name: str, user: str | None, status: int = 200, **context: Any) -> Response:
     context.setdefault("here", "")
+    who = auth.identify(request)
     return templates.TemplateResponse(request, name, {
-        "user": user, "signed_in": user not in (None, "local"), "csrf": auth.csrf_token(request), **context,
+        "user": user, "signed_in": who is not None and who.via == "cookie", "csrf": auth.csrf_token(request),
+        **context,
     }, status_code=status)
 
 

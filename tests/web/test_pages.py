@@ -14,7 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from starter.web.render import REL, render_markdown
 from tests.support.hostile_web import SCRIPT_MARKER, HostileWeb
-from tests.web.conftest import WebServer, WebWorker, start
+from tests.web.conftest import QUESTION, WebServer, WebWorker, start
 from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -193,6 +193,17 @@ async def test_a_research_that_ended_without_a_result_says_so_where_the_report_w
     for response in (page, fragment):
         assert response.status_code == 200 and "This research ended without a report" in response.text
         assert 'aria-label="Report"' in response.text
+
+
+async def test_someone_elses_research_is_no_page_at_all(web_server: WebServer) -> None:
+    async with web_server.client("alice") as alice, web_server.client("bob") as bob:
+        research_id = await start(alice, review_plan=True)
+        own = await alice.get(f"/research/{research_id}")
+        other = [await bob.get(f"/research/{research_id}{part}") for part in ("", "/report-fragment", "/draft-fragment")]
+        await alice.post(f"/api/research/{research_id}/cancel")
+    assert own.status_code == 200 and f"<h1>{QUESTION}</h1>" in own.text
+    assert [r.status_code for r in other] == [404, 404, 404]
+    assert "No such research" in other[0].text and research_id not in other[0].text.split("<main", 1)[1]
 
 
 # --- signing in ----------------------------------------------------------------------------------------
