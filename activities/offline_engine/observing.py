@@ -58,13 +58,37 @@ def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) 
     """
     broader = _broader(step, about)
     if not passages:
-        return ObserveOutput(
-            observation=f'No sources were found for "{step.title}".',
-            source_ids=[],
-            needs_more=True,
-            suggested_agent="researcher",
-            suggested_query=broader,
+        return _loop_back(f'No sources were found for "{step.title}".', broader)
+    relevant, needed, core = _relevant_sentences(about, step, passages)
+    chosen, found = _chosen(relevant)
+    if not chosen:
+        read = _quote(unique(p.title for p in passages)[:3])
+        return _loop_back(
+            f"The {len(passages)} source(s) read for this step ({read}) have no sentence with "
+            f"{'two of ' if needed == 2 else ''}its terms ({_quote(_Matcher(core).terms[:6])}).",
+            broader,
         )
+    observation = " ".join(_cite(s, n) for n, s in chosen)
+    return ObserveOutput(
+        observation=observation,
+        source_ids=list(dict.fromkeys(n for n, _ in chosen)),
+        needs_more=found < 2,
+        suggested_agent="researcher" if found < 2 else None,
+        suggested_query=broader if found < 2 else None,
+    )
+
+
+def _loop_back(observation: str, broader: str) -> ObserveOutput:
+    """Nothing to cite: the observation says why, and a broader step is asked for."""
+    return ObserveOutput(observation=observation, source_ids=[], needs_more=True, suggested_agent="researcher",
+                         suggested_query=broader)
+
+
+def _relevant_sentences(
+    about: AboutQuestion, step: PlanStep, passages: list[Passage]
+) -> tuple[list[tuple[int, str]], int, list[str]]:
+    """The passages' relevant sentences as (source id, sentence), best first; how many core terms
+    a sentence needs; the core terms (see `observe_step`)."""
     own_terms = _title_terms(step.title)
     core = [*own_terms, *_key_terms(about)]
     asked = [t for t in content_terms(f"{step.title} {step.description}") if t in ASPECT_TEMPLATE_WORDS]
@@ -77,21 +101,30 @@ def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) 
     in_title = {p.source_id: core_terms.intersection(matcher.tokens(p.title)) for p in passages}
     scores = bm25_scores(matcher.all_terms, tokenized)
     needed = min(2, len(core_terms))
+    on_topic = [len(title_terms.intersection(t)) for t in tokenized]
+    ranked = sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i))
+    relevant = [
+        sentences[i] for i in ranked
+        if scores[i] > 0 and on_topic[i]
+        and len(core_terms.intersection(tokenized[i]) | in_title[sentences[i][0]]) >= needed
+    ]
+    return relevant, needed, core
+
+
+def _chosen(relevant: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], int]:
+    """The sentences quoted, within the observation's limits (a few, a few per source, no near
+    duplicates, OBSERVATION_LIMIT characters), and how many relevant sentences there were
+    (near duplicates of a quoted one not counted)."""
     chosen: list[tuple[int, str]] = []
     per_source: Counter[int] = Counter()
-    relevant = 0
+    found = 0
     length = 0
-    on_topic = [len(title_terms.intersection(t)) for t in tokenized]
-    for i in sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i)):
-        own = core_terms.intersection(tokenized[i])
-        if scores[i] <= 0 or not on_topic[i] or len(own | in_title[sentences[i][0]]) < needed:
-            continue
-        relevant += 1
-        source_id, sentence = sentences[i]
+    for source_id, sentence in relevant:
+        found += 1
         if len(chosen) >= MAX_OBSERVATION_SENTENCES or per_source[source_id] >= MAX_SENTENCES_PER_SOURCE:
             continue
         if any(_near_duplicate(sentence, s) for _, s in chosen):
-            relevant -= 1
+            found -= 1
             continue
         cited = _cite(sentence, source_id)
         if length + len(cited) + 1 > OBSERVATION_LIMIT:
@@ -99,26 +132,7 @@ def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) 
         chosen.append((source_id, sentence))
         per_source[source_id] += 1
         length += len(cited) + 1
-    if not chosen:
-        read = _quote(unique(p.title for p in passages)[:3])
-        return ObserveOutput(
-            observation=(
-                f"The {len(passages)} source(s) read for this step ({read}) have no sentence with "
-                f"{'two of ' if needed == 2 else ''}its terms ({_quote(_Matcher(core).terms[:6])})."
-            ),
-            source_ids=[],
-            needs_more=True,
-            suggested_agent="researcher",
-            suggested_query=broader,
-        )
-    observation = " ".join(_cite(s, n) for n, s in chosen)
-    return ObserveOutput(
-        observation=observation,
-        source_ids=list(dict.fromkeys(n for n, _ in chosen)),
-        needs_more=relevant < 2,
-        suggested_agent="researcher" if relevant < 2 else None,
-        suggested_query=broader if relevant < 2 else None,
-    )
+    return chosen, found
 
 
 def _title_terms(title: str) -> list[str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from activities.offline_engine.questions import (
     _FRONTED,
     _SCOPE,
+    Decomposition,
     _focus,
     _join,
     _key_terms,
@@ -188,10 +189,40 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
     parts = decompose(question)
     related = _related_terms(background, about.topic_text())
     context = f" Related terms from the first search: {', '.join(related)}." if related else ""
+    aspects, skip, how = _aspects(parts, question, _clarified(about), subject, from_answers)
+    if parts.subject and not from_answers:
+        subject = parts.subject
+    elif parts.kind == "single" and not from_answers:
+        subject = _with_scope(subject, _clean_clause(question))
+    if aspects:
+        aspects[0] = _Candidate(aspects[0].title, aspects[0].description + context, aspects[0].origin)
+    task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
+    if task:
+        x = _short(task.group(1) or task.group(2), 8)
+        templates = [(t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"]
+    else:
+        works = "work" if _plural(subject) else "works"
+        templates = [
+            (t.format(x=subject, works=works), d.format(x=subject)) for k, t, d in ENTITY_TEMPLATES if k not in skip
+        ]
+    extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
+    return _distinct([*aspects, *extra]), how
+
+
+def _clarified(about: AboutQuestion) -> str:
+    """What the person's answers and the follow-up add, as sentences for a step's description."""
     answered = "; ".join(about.clarifications).strip()
     clarified = f" The user clarified: {answered}." if answered else ""
     if about.follows_up.strip():
         clarified += f" It follows up: {_clean_clause(about.follows_up)}."
+    return clarified
+
+
+def _aspects(
+    parts: Decomposition, question: str, clarified: str, subject: str, from_answers: bool
+) -> tuple[list[_Candidate], set[str], str]:
+    """One step per aspect of the question (its compared items, clauses, enumerated items, or the
+    question itself); the templates the aspects make redundant; how they were found."""
     aspects: list[_Candidate] = []
     skip: set[str] = set()
     scope = f" {parts.scope}" if parts.scope else ""
@@ -211,9 +242,9 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
             f"Differences between {parts.subject}: behaviour, performance, typical use and trade-offs.",
             "aspect",
         ))
-        skip = {"alternatives", "definition", "how"}
-        how = f"a comparison of {_quote(parts.items)}, one step each plus a comparison step"
-    elif parts.kind in ("clauses", "enumeration"):
+        return aspects, {"alternatives", "definition", "how"}, (
+            f"a comparison of {_quote(parts.items)}, one step each plus a comparison step")
+    if parts.kind in ("clauses", "enumeration"):
         for item in parts.items:
             aspects.append(_Candidate(
                 _capitalize(_short(f"{item}{scope}")),
@@ -221,35 +252,18 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
                 "aspect",
             ))
         skip = {"how"} if parts.kind == "enumeration" else set()
-        how = f"{len(parts.items)} {'clauses' if parts.kind == 'clauses' else 'enumerated items'} ({_quote(parts.items)})"
-    else:
-        title = _capitalize(_short(parts.items[0] if parts.items else question))
-        if from_answers:
-            title = _short(f"{title} ({subject})", 16)
-        aspects.append(_Candidate(title, f"Answer the question directly: {_end(question)}{clarified}", "aspect"))
-        opening = title.lower()
-        if opening.startswith("how"):
-            skip = {"how"}
-        elif re.match(r"what(?:'s|\s+is|\s+are)\b", opening):
-            skip = {"definition"}
-        how = "one aspect (the question as asked)"
-    if parts.subject and not from_answers:
-        subject = parts.subject
-    elif parts.kind == "single" and not from_answers:
-        subject = _with_scope(subject, _clean_clause(question))
-    if aspects:
-        aspects[0] = _Candidate(aspects[0].title, aspects[0].description + context, aspects[0].origin)
-    task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
-    if task:
-        x = _short(task.group(1) or task.group(2), 8)
-        templates = [(t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"]
-    else:
-        works = "work" if _plural(subject) else "works"
-        templates = [
-            (t.format(x=subject, works=works), d.format(x=subject)) for k, t, d in ENTITY_TEMPLATES if k not in skip
-        ]
-    extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
-    return _distinct([*aspects, *extra]), how
+        kind = "clauses" if parts.kind == "clauses" else "enumerated items"
+        return aspects, skip, f"{len(parts.items)} {kind} ({_quote(parts.items)})"
+    title = _capitalize(_short(parts.items[0] if parts.items else question))
+    if from_answers:
+        title = _short(f"{title} ({subject})", 16)
+    aspects.append(_Candidate(title, f"Answer the question directly: {_end(question)}{clarified}", "aspect"))
+    opening = title.lower()
+    if opening.startswith("how"):
+        skip = {"how"}
+    elif re.match(r"what(?:'s|\s+is|\s+are)\b", opening):
+        skip = {"definition"}
+    return aspects, skip, "one aspect (the question as asked)"
 
 
 def _with_scope(subject: str, clause: str) -> str:
