@@ -77,17 +77,22 @@ class AboutQuestion(BaseModel):
         ("Tell me more about it" + "asyncio task cancellation"; see workflows/clarified.py)."""
         return meant_question(self.query, self.clarifications)
 
-    def topic_text(self) -> str:
-        """The question with its context in one line, as an LLM prompt shows it: as meant, then
-        as asked when the answers changed it."""
+    def topic_text(self, follow_up: bool = True) -> str:
+        """The question with its context in one line (for search focus and the offline engine):
+        as meant, then as asked when the answers changed it, what it follows up, the answers."""
         text = " ".join(self.meant().split())
         if text != " ".join(self.query.split()):
             text = f'{text} (asked as: "{self.query}")'
-        if self.follows_up:
+        if self.follows_up and follow_up:
             text = f"{text} (follow-up to: {self.follows_up})"
         if self.clarifications:
             text = f"{text} (clarified: {'; '.join(self.clarifications)})"
         return text
+
+    def question_line(self) -> str:
+        """The question line an LLM prompt shows: only what the person typed (the topic without
+        the follow-up context, which quotes an earlier report: prompts show it apart, as data)."""
+        return self.topic_text(follow_up=False)
 
 
 class RouteInput(BaseModel):

@@ -1,7 +1,8 @@
 """The one place that talks to the endpoint: render a role's prompt, ask, read the reply.
 
 `Chat.ask(role, **values)` renders the prompt of that role's row in workflows/roles.py (from
-Langfuse or the file, prompts/loader.py), asks the model with the prompt's tier, temperature,
+Langfuse or the file, prompts/loader.py) with values of the kinds the prompt declares (untrusted
+text only wrapped, prompts/quoting.py) and the data rule stated, asks the model with the prompt's tier, temperature,
 `max_tokens` and timeout, and validates the reply with the role's reply model (replies.py). It
 tries strict structured output first; a server that rejects a feature gets the call again without
 it (remembered per base URL and model, client.py). A reply cut off at `max_tokens` is continued
@@ -23,7 +24,7 @@ from activities import pricing, tracing
 from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
 from activities.openai_engine.errors import classify_error
 from activities.openai_engine.replies import REPLIES, read_reply, read_text
-from activities.prompts.loader import PromptBook
+from activities.prompts.loader import PromptBook, checked, stated
 from activities.usage import served
 from config import Settings
 from workflows.activity_models import Usage
@@ -71,7 +72,9 @@ class Chat:
         means) go into the Langfuse generation's metadata."""
         file, reply = _prompt_of(role, prompt), REPLIES[role]
         model = self.model_for(role, file)
+        checked(file, values)  # page text only wrapped: every value of the kind its prompt declares
         template, rendered = await self._prompts.get(file, values)
+        rendered = stated(template, rendered)
         unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
         while True:
             content, options = _request(file, rendered, reply, unsupported)

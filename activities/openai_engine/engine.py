@@ -5,7 +5,9 @@ knows into its prompt's values (formatting.py), asks (chat.py) and turns the rep
 output, keeping only what the reply may say (citations of sources it was shown, the steps asked for).
 
 - The prompt (`activities/prompts/<file>.md`, the row's) is rendered with plain `{{name}}`
-  substitution and sent as one user message.
+  substitution and sent as one user message. Each value is of the kind the prompt declares:
+  `trusted` (the question as typed, settings, counts) or `quoted`, wrapped by formatting.py
+  (page text, earlier reports, anything a model wrote from them); chat.py refuses any other.
 - The reply is requested as strict structured output (`response_format` `json_schema`, built from
   the role's pydantic model without its `usage` field) and validated with that model (replies.py).
 - Some servers do not support `json_schema`, `json_object` or a `temperature`. When one rejects
@@ -28,13 +30,13 @@ import openai
 
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
-    NONE, _completed_steps, _conversation, _cut, _evidence, _findings, _ids, _passages, _plan, untrusted,
+    NONE, _completed_steps, _conversation, _cut, _evidence, _findings, _ids, _lines, _passages, _plan,
+    _source_list, _step, _step_findings, _wrapped, about, language, trusted, untrusted,
 )
 from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
 from workflows.citations import origin
-from workflows.language import name as language_name
 from workflows.models import OBSERVATION_LIMIT, Claim, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
@@ -71,14 +73,14 @@ class OpenAIEngine:
 
     async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
         reply, usage = await self._chat.ask(
-            "clarify", conversation_history=_conversation(inp.messages), language=language_name(inp.language)
+            "clarify", conversation_history=_conversation(inp.messages), language=language(inp.language)
         )
         return m.ClarifyOutput(question=reply.question.strip(), usage=usage)
 
     async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
         reply, usage = await self._chat.ask(
             "coordinate",
-            query=inp.topic_text(),
+            **about(inp),
             conversation_history=_conversation(inp.messages),
         )
         return m.CoordinateOutput(**dict(reply), usage=usage)
@@ -88,14 +90,11 @@ class OpenAIEngine:
         limit = max(1, inp.max_queries)
         if inp.step is None:
             reply, usage = await self._chat.ask(
-                "write_queries", prompt="agent_background", query=inp.topic_text(), max_queries=limit
+                "write_queries", prompt="agent_background", **about(inp), max_queries=limit
             )
         else:
             reply, usage = await self._chat.ask(
-                "write_queries", prompt="agent_researcher_queries",
-                query=inp.topic_text(),
-                step_title=inp.step.title,
-                step_description=inp.step.description or NONE,
+                "write_queries", prompt="agent_researcher_queries", **about(inp), step=_step(inp.step),
                 max_queries=limit,
             )
         queries: list[str] = []
@@ -113,10 +112,10 @@ class OpenAIEngine:
         least = min(max(1, inp.min_steps), most) if most > 0 else 0
         reply, usage = await self._chat.ask(
             "plan",
-            query=inp.topic_text(),
-            background=untrusted(inp.background) if inp.background.strip() else NONE,
+            **about(inp),
+            background=_wrapped(inp.background, "source"),
             completed_steps=_completed_steps(inp.completed_steps),
-            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            feedback=_lines(inp.feedback, "feedback"),
             iteration=inp.iteration,
             min_steps=least,
             max_steps=most,
@@ -132,12 +131,11 @@ class OpenAIEngine:
         known = [p.source_id for p in inp.passages]
         reply, usage = await self._chat.ask(
             "observe",
-            query=inp.topic_text(),
-            step_title=inp.step.title,
-            step_description=inp.step.description or NONE,
+            **about(inp),
+            step=_step(inp.step),
             sources=_passages(inp.passages),
-            source_ids=", ".join(str(n) for n in dict.fromkeys(known)),
-            language=language_name(inp.language),
+            source_ids=trusted(", ".join(str(n) for n in dict.fromkeys(known))),
+            language=language(inp.language),
         )
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
         source_ids = [n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known]
@@ -156,7 +154,7 @@ class OpenAIEngine:
         pending = sum(1 for s in inp.plan.steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS))
         reply, usage = await self._chat.ask(
             "reflect",
-            query=inp.topic_text(),
+            **about(inp),
             plan=_plan(inp.plan),
             completed_steps=inp.completed_steps,
             total_steps=len(inp.plan.steps),
@@ -172,15 +170,15 @@ class OpenAIEngine:
         model = self._chat.model_for("synthesize")
         reply, usage = await self._chat.ask(
             "synthesize",
-            query=inp.topic_text(),
+            **about(inp),
             findings=_findings(inp.plan),
             passages=_passages(inp.passages),
-            sources="\n".join(f"[{s.id}] {s.title} - {s.url} ({origin(s)})" for s in inp.sources) or NONE,
-            notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
+            sources=_source_list(inp.sources, {s.id: origin(s) for s in inp.sources}),
+            notes=_lines(inp.notes, "findings"),
             evidence=_evidence(inp.evidence),
-            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            feedback=_lines(inp.feedback, "feedback"),
             target_words=inp.target_words,
-            language=language_name(inp.language),
+            language=language(inp.language),
         )
         markdown = reply.markdown.strip()
         by_id = {s.id: s for s in inp.sources}
@@ -195,17 +193,17 @@ class OpenAIEngine:
         """The long report's title and sections, each with the steps whose findings it uses."""
         model = self._chat.model_for("outline_report")
         steps = "\n\n".join(
-            f"Step {i}: {s.title}\n{untrusted(s.observation, 'findings')}"
+            f"Step {i}: {s.title}\n{s.observation.strip()}"
             for i, s in enumerate(inp.plan.steps) if s.status is StepStatus.COMPLETED and s.observation
         )
         reply, usage = await self._chat.ask(
             "outline_report",
-            query=inp.topic_text(),
-            findings=steps or NONE,
-            notes="\n".join(f"- {n}" for n in inp.notes) or NONE,
-            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            **about(inp),
+            findings=_wrapped(steps, "findings"),
+            notes=_lines(inp.notes, "findings"),
+            feedback=_lines(inp.feedback, "feedback"),
             target_words=inp.target_words,
-            language=language_name(inp.language),
+            language=language(inp.language),
         )
         sections = [m.ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
                     for s in reply.sections if s.heading.strip()]
@@ -216,18 +214,17 @@ class OpenAIEngine:
         known = {s.id for s in inp.sources}
         reply, usage = await self._chat.ask(
             "write_section",
-            query=inp.topic_text(),
-            title=inp.title,
-            heading=inp.section.heading,
-            brief=inp.section.brief or NONE,
+            **about(inp),
+            section=untrusted(f"Report title: {inp.title}\nThis section: {inp.section.heading}\n"
+                              f"What it must cover: {inp.section.brief or NONE}", "report"),
             findings=_step_findings(inp.steps),
             evidence=_evidence(inp.evidence),
             sources=_source_list(inp.sources),
-            other_headings="\n".join(f"- {h}" for h in inp.other_headings) or NONE,
-            told_before=untrusted(_cut("\n".join(inp.told_before), 4000), "findings") if inp.told_before else NONE,
-            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            other_headings=_lines(inp.other_headings, "report"),
+            told_before=_wrapped(_cut("\n".join(inp.told_before), 4000), "findings"),
+            feedback=_lines(inp.feedback, "feedback"),
             target_words=inp.target_words,
-            language=language_name(inp.language),
+            language=language(inp.language),
         )
         return m.SectionOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
                                claims=_cited_claims(reply.claims, known), usage=usage)
@@ -236,14 +233,14 @@ class OpenAIEngine:
         known = {s.id for s in inp.sources}
         reply, usage = await self._chat.ask(
             "summarize_report",
-            query=inp.topic_text(),
-            title=inp.title,
-            sections="\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections) or NONE,
+            **about(inp),
+            outline=untrusted(f"Title: {inp.title}\n" + "\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections),
+                              "report"),
             findings=_step_findings(inp.steps),
             sources=_source_list(inp.sources),
-            feedback="\n".join(f"- {f}" for f in inp.feedback) or NONE,
+            feedback=_lines(inp.feedback, "feedback"),
             target_words=inp.target_words,
-            language=language_name(inp.language),
+            language=language(inp.language),
         )
         return m.SummaryOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
                                claims=_cited_claims(reply.claims, known), usage=usage)
@@ -254,8 +251,9 @@ class OpenAIEngine:
         asked = {c.index for c in inp.claims}
         reply, usage = await self._chat.ask(
             "verify_claims",
-            query=inp.topic_text(),
-            claims="\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
+            **about(inp),
+            claims=_wrapped("\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
+                            "report"),
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
@@ -267,13 +265,13 @@ class OpenAIEngine:
         reasons = dict(zip((c.index for c in inp.claims), inp.reasons))
         reply, usage = await self._chat.ask(
             "revise_claims",
-            query=inp.topic_text(),
-            claims="\n".join(
+            **about(inp),
+            claims=_wrapped("\n".join(
                 f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
                 for c in inp.claims
-            ),
+            ), "report"),
             evidence=_evidence(inp.evidence),
-            language=language_name(inp.language),
+            language=language(inp.language),
         )
         rewrites = [
             r.model_copy(update={"text": _only_known_citations(r.text, allowed[r.index]).strip()})
@@ -286,25 +284,16 @@ class OpenAIEngine:
         v = inp.verification
         reply, usage = await self._chat.ask(
             "critique",
-            query=inp.topic_text(),
-            report=untrusted(_cut(inp.report_markdown, 12000), 'report'),
-            verification=(
+            **about(inp),
+            report=untrusted(_cut(inp.report_markdown, 12000), "report"),
+            verification=trusted(
                 f"{v.claims} claims: {v.supported} supported, {v.partial} partly supported, "
                 f"{v.unsupported} unsupported ({v.removed} removed, {v.revised} rewritten), {v.unverified} unverified"
             ),
             sources_count=inp.sources_count,
-            steps=f"{inp.steps_completed} of {inp.steps_planned} planned steps researched",
+            steps=trusted(f"{inp.steps_completed} of {inp.steps_planned} planned steps researched"),
         )
         return m.CritiqueOutput(**dict(reply), usage=usage)
-
-
-def _step_findings(steps: list[Any]) -> str:
-    """Each step's observation under its title, delimited as data."""
-    return "\n\n".join(f"{s.title}:\n{untrusted(s.observation or '', 'findings')}" for s in steps) or NONE
-
-
-def _source_list(sources: list[Any]) -> str:
-    return "\n".join(f"[{s.id}] {s.title} - {s.url}" for s in sources) or NONE
 
 
 def _cited_claims(claims: list[Any], known: set[int]) -> list[Claim]:

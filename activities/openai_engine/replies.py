@@ -139,12 +139,6 @@ REPLIES: dict[str, type[BaseModel]] = {
     for role in LLM_ROLES
 }
 
-# The names tests/support/llm_server.py recognises a role's schema by (it could read REPLIES).
-RouteReply, ClarifyReply, ClassificationReply = REPLIES["route"], REPLIES["clarify"], REPLIES["coordinate"]
-QueriesReply, PlanReply, FindingsReply = REPLIES["write_queries"], REPLIES["plan"], REPLIES["observe"]
-ReflectReply, VerifyReply = REPLIES["reflect"], REPLIES["verify_claims"]
-ReviseReply, CritiqueReply = REPLIES["revise_claims"], REPLIES["critique"]
-
 
 # --- reading a completion ------------------------------------------------------------------------------
 

@@ -1,5 +1,9 @@
 """The role prompts: files in the repository, optionally managed in Langfuse.
 
+Each prompt's front matter names its variables and declares each one `(trusted)` or `(quoted)`.
+The engine fills a prompt only through `checked` (each value of its variable's kind: quoted text
+only wrapped, quoting.py) and `stated` (the data rule put first when a Langfuse edit dropped it).
+
 The files under `activities/prompts/` are the source of truth for a fresh install and the fallback
 whenever Langfuse is not configured, unreachable or serves something unusable. With Langfuse
 configured, each role's prompt labelled `production` is fetched, cached by the Langfuse client
@@ -18,13 +22,14 @@ import asyncio
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
+from activities.prompts.quoting import DATA_RULE, Quoted, Trusted, states_data_rule
 from workflows.roles import PROMPTS
 
 log = logging.getLogger(__name__)
@@ -45,6 +50,8 @@ FETCH_TIMEOUT_S = 2
 OUTAGE_BACKOFF_S = 60.0
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+#: A front matter variable line: `- name (trusted): description` or `- name (quoted): description`.
+_VARIABLE = re.compile(r"^-\s+(\w+)\s*(?:\((trusted|quoted)\))?\s*:")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ class Prompt:
     role: str
     variables: tuple[str, ...]
     template: str
+    #: Each variable's kind, from the front matter: "trusted" or "quoted" (see quoting.py).
+    kinds: dict[str, str] = field(default_factory=dict, compare=False)
     #: Langfuse version when it came from Langfuse; None for the repository file.
     version: int | None = None
     #: The Langfuse prompt object, for linking generations to it (None for the file).
@@ -80,6 +89,33 @@ class Prompt:
         return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), self.template)
 
 
+def checked(role: str, values: dict[str, Any]) -> None:
+    """Refuse `values` unless each is of the kind the prompt file declares for it: a quoted
+    variable takes only wrapped text (`Quoted`), a trusted one only `Trusted` text or a number,
+    and a variable declared without a kind takes nothing. A wrong kind is a bug in the engine or
+    the prompt, not a flaky call: non-retryable."""
+    kinds = load_prompt(role).kinds
+    for name, value in values.items():
+        kind = kinds.get(name)
+        if kind == "quoted":
+            fits = isinstance(value, Quoted)
+        elif kind == "trusted":
+            fits = isinstance(value, (Trusted, int, float)) and not isinstance(value, (Quoted, bool))
+        else:
+            raise ApplicationError(f"prompt {role} declares no kind for {name}: a variable is marked (trusted) "
+                                   "or (quoted) in the front matter", type="PromptError", non_retryable=True)
+        if not fits:
+            how = "wrapped by untrusted()" if kind == "quoted" else "trusted() text or a number"
+            raise ApplicationError(f"prompt {role} takes {name} as {kind} text: only {how}",
+                                   type="PromptError", non_retryable=True)
+
+
+def stated(prompt: Prompt, rendered: str) -> str:
+    """The rendered prompt, stating the data rule: a template without it (a Langfuse edit that
+    dropped it) gets it put first, so quoted text never reaches a model without the rule."""
+    return rendered if states_data_rule(prompt.template) else f"{DATA_RULE}\n\n{rendered}"
+
+
 @lru_cache(maxsize=None)
 def load_prompt(role: str) -> Prompt:
     """Parse `prompts/<role>.md`: a `---` front matter (role, purpose, variables) and the template.
@@ -88,7 +124,7 @@ def load_prompt(role: str) -> Prompt:
     the `- name: description` lines under `variables:`.
     """
     text = (PROMPTS_DIR / f"{role}.md").read_text(encoding="utf-8")
-    variables: list[str] = []
+    kinds: dict[str, str] = {}
     template = text
     if text.startswith("---\n"):
         front, _, template = text[4:].partition("\n---\n")
@@ -96,9 +132,9 @@ def load_prompt(role: str) -> Prompt:
         for line in front.splitlines():
             if not line.startswith((" ", "-")):
                 in_variables = line.strip() == "variables:"
-            elif in_variables and line.strip().startswith("- "):
-                variables.append(line.strip()[2:].split(":", 1)[0].strip())
-    return Prompt(role=role, variables=tuple(variables), template=template.strip() + "\n")
+            elif in_variables and (declared := _VARIABLE.match(line.strip())):
+                kinds[declared.group(1)] = declared.group(2) or ""
+    return Prompt(role=role, variables=tuple(kinds), template=template.strip() + "\n", kinds=kinds)
 
 
 class PromptBook:
@@ -158,7 +194,8 @@ class PromptBook:
             return None
         if getattr(fetched, "is_fallback", False) or not isinstance(getattr(fetched, "prompt", None), str):
             return None
-        return Prompt(role=role, variables=load_prompt(role).variables, template=fetched.prompt,
+        local = load_prompt(role)
+        return Prompt(role=role, variables=local.variables, template=fetched.prompt, kinds=local.kinds,
                       version=fetched.version, client=fetched)
 
     def _fetched(self, role: str, done: asyncio.Future[Any]) -> None:

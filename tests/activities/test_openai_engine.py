@@ -23,8 +23,7 @@ from temporalio.exceptions import ApplicationError
 from config import Settings
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.client import _UNSUPPORTED
-from activities.openai_engine.replies import RouteReply, parse_reply
-from activities.prompts.loader import load_prompt
+from activities.openai_engine.replies import REPLIES, parse_reply
 from activities.retry_after import retry_after
 from tests.support.http_doubles import local_server, send_json
 from workflows.models import (
@@ -316,6 +315,45 @@ async def test_a_password_in_the_endpoint_url_appears_in_no_error(llm: FakeLLM, 
     assert "Pr0xy-S3cret" not in caught.value.message and "Pr0xy-S3cret" not in str(caught.value.details)
     if status == 404:
         assert "http://***@127.0.0.1" in caught.value.message  # the endpoint is still named
+
+
+PATH_KEY = "AIzaSyD4f00bar1234567890abcdefXYZ"
+
+
+@pytest.mark.parametrize("status", [401, 404, 500, 0])
+async def test_a_key_in_the_endpoint_urls_path_appears_in_no_error(llm: FakeLLM, status: int) -> None:
+    """A gateway that takes its key in the path (`https://gw/key/<key>/v1`) keeps it out of every
+    message, whether the server answers (401, 404, 500) or cannot be reached (0)."""
+    base = llm.base_url if status else "http://127.0.0.1:9/v1"
+    engine = make_engine(base.replace("/v1", f"/key/{PATH_KEY}/sk-proj-abcdef123456/v1"))
+    llm.replies = [error(status or 500, "no")] * 4
+
+    with pytest.raises(ApplicationError) as caught:
+        await engine.route(VAGUE)
+
+    texts = caught.value.message + str(caught.value.details)
+    assert PATH_KEY not in texts and "abcdef123456" not in texts
+    if status == 404:
+        assert "/key/***/sk-***/v1" in caught.value.message  # the endpoint is still named
+
+
+@pytest.mark.parametrize("base_url", [
+    f"https://gw.example/v1?key={PATH_KEY}", "https://gw.example/v1?api_key=short-one",
+    f"https://gw.example/v1/{PATH_KEY}", "https://gw.example/openai/sk-abc123def456ghi789/v1",
+])
+def test_every_error_kind_masks_a_key_in_the_endpoint_url(base_url: str) -> None:
+    import httpx
+    import openai
+
+    from activities.openai_engine.errors import classify_error
+
+    request = httpx.Request("POST", "https://gw.example/v1/chat/completions")
+    errors = [openai.APITimeoutError(request), openai.APIConnectionError(request=request),
+              *(openai.APIStatusError("no", response=httpx.Response(status, request=request), body=None)
+                for status in (401, 403, 404, 429, 400, 503))]
+    for err in errors:
+        message = classify_error(err, model="m", base_url=base_url).message
+        assert PATH_KEY not in message and "short-one" not in message and "abc123def456" not in message, message
 
 
 async def test_a_bad_request_echoing_the_key_is_redacted(llm: FakeLLM, engine: OpenAIEngine) -> None:
@@ -666,7 +704,7 @@ async def test_the_report_gets_a_sources_list_and_unverified_claims(llm: FakeLLM
     assert report.engine == f"openai:{MODEL}"
     assert report.usage.completion_tokens == 7
     prompt = llm.prompts[0]
-    assert "### Step 1: Basics\n<findings>\nOne owner [1].\n</findings>" in prompt
+    assert "<findings>\n### Step 1: Basics\nOne owner [1].\n</findings>" in prompt
     assert "to answer in this one (none: a first report):\n(none)" in prompt
     assert "[2] Lifetimes - file:///book/ch10.md" in prompt
     assert "- Budget ran out." in prompt
@@ -723,34 +761,12 @@ async def test_the_critic_scores_with_the_verification_figures(llm: FakeLLM, eng
     assert "5 claims: 3 supported, 2 partly supported" in llm.prompts[0] and "2 of 3 planned steps" in llm.prompts[0]
 
 
-# --- the prompt files ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("role", sorted(PROMPTS))
-def test_each_prompt_names_exactly_the_variables_it_uses(role: str) -> None:
-    prompt = load_prompt(role)
-
-    used = prompt.placeholders()
-
-    assert prompt.variables, f"{role}.md names no variables in its front matter"
-    assert used == set(prompt.variables)
-    assert "JSON" in prompt.template  # JSON mode requires the word in the prompt
-
-
-def test_rendering_substitutes_once_and_refuses_missing_values() -> None:
-    prompt = load_prompt("agent_clarification")
-
-    text = prompt.render({"conversation_history": "User: what does {{query}} mean?", "language": "German"})
-
-    assert "User: what does {{query}} mean?" in text
-    with pytest.raises(ApplicationError) as caught:
-        prompt.render({})
-    assert caught.value.non_retryable and "conversation_history" in caught.value.message
+# --- replies and quoted page text (the prompt files: tests/activities/test_prompt_injection.py) ----------
 
 
 def test_parse_reply_rejects_text_without_an_object() -> None:
     with pytest.raises(ValueError):
-        parse_reply("no json here", RouteReply)
+        parse_reply("no json here", REPLIES["route"])
 
 
 async def test_page_text_is_delimited_as_data_and_cannot_close_its_delimiter(llm: FakeLLM, engine: OpenAIEngine) -> None:

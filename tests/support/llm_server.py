@@ -22,23 +22,9 @@ from typing import Any
 from activities.openai_engine import replies
 from tests.support.http_doubles import local_server, send_json, serving
 
-#: The role behind each structured reply the engine asks for.
-ROLE_OF_SCHEMA = {
-    replies.RouteReply.__name__: "route",
-    replies.ClarifyReply.__name__: "clarify",
-    replies.ClassificationReply.__name__: "coordinate",
-    replies.QueriesReply.__name__: "write_queries",
-    replies.PlanReply.__name__: "plan",
-    replies.FindingsReply.__name__: "observe",
-    replies.ReflectReply.__name__: "reflect",
-    replies.ReportReply.__name__: "synthesize",
-    replies.VerifyReply.__name__: "verify_claims",
-    replies.ReviseReply.__name__: "revise_claims",
-    replies.CritiqueReply.__name__: "critique",
-    replies.OutlineReply.__name__: "outline_report",
-    replies.SectionReply.__name__: "write_section",
-    replies.SummaryReply.__name__: "summarize_report",
-}
+#: The role behind each structured reply the engine asks for: the reply model's name is the JSON
+#: schema's name on the wire (activities/openai_engine/replies.py), one per LLM role.
+ROLE_OF_SCHEMA = {model.__name__: role for role, model in replies.REPLIES.items()}
 #: A request without a schema that carries an earlier (cut-off) reply: the engine continuing it.
 CONTINUATION = "continuation"
 
@@ -146,7 +132,7 @@ class ScriptedLLM:
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
         self.usage_from_text = usage_from_text
-        answer_for = answers
+        self.answer_for = answers
         #: Standing replies per role, over `answer()`'s (e.g. a four-step plan), for every request:
         #: a reply, or a function of the prompt that returns one.
         self.answers: dict[str, Any] = {}
@@ -179,15 +165,7 @@ class ScriptedLLM:
                     self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
                     record.ended = time.monotonic()
                     return
-                standing = llm.answers.get(role)
-                if fault is not None and fault.body is not None:
-                    content = fault.body
-                elif standing is not None:
-                    content = json.dumps(standing(prompt) if callable(standing) else standing)
-                elif role == "unknown":  # a reply model added to the engine before its line in `answer`
-                    content = json.dumps(completed(asked.get("schema") or {"type": "object"}))
-                else:
-                    content = json.dumps(answer_for(role, prompt))
+                content = fault.body if fault is not None and fault.body is not None else llm.reply(role, prompt, asked)
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
                 sent = "".join(m["content"] for m in body["messages"])
@@ -206,6 +184,16 @@ class ScriptedLLM:
 
         self.server = local_server(Handler, backlog=1024)
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def reply(self, role: str, prompt: str, asked: dict[str, Any]) -> str:
+        """The reply's JSON text: the role's standing reply, else `answers`' (a role the server does
+        not know yet, a reply model added to the engine, gets any value its schema allows)."""
+        standing = self.answers.get(role)
+        if standing is not None:
+            return json.dumps(standing(prompt) if callable(standing) else standing)
+        if role == "unknown":
+            return json.dumps(completed(asked.get("schema") or {"type": "object"}))
+        return json.dumps(self.answer_for(role, prompt))
 
     def fail_next(self, role: str, *faults: Fault) -> None:
         with self.lock:
