@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+    from temporalio.converter import DataConverter
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -129,15 +130,50 @@ async def connect_temporal(config: Settings, connect_timeout: timedelta | None =
     """The one way this project reaches Temporal: the pydantic converter on both sides, and TLS
     switched on by the SDK when an API key is set (Temporal Cloud)."""
     from temporalio.client import Client
-    from temporalio.contrib.pydantic import pydantic_data_converter
 
     return await Client.connect(
         config.temporal_address,
         namespace=config.temporal_namespace,
         api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         connect_timeout=connect_timeout,
     )
+
+
+@lru_cache(maxsize=1)
+def data_converter() -> DataConverter:
+    """The pydantic converter on both sides, with one leniency: a payload decoded without a type
+    (a workflow's arguments when their count differs from its parameters', as a fresh start's
+    does) that is JSON pydantic refuses but Python reads, such as a lone surrogate sent by the
+    Temporal CLI, is handed over as Python reads it, so the workflow refuses it in one line
+    instead of failing every workflow task while the SDK cannot decode it."""
+    import json
+    from typing import Any
+
+    from pydantic import ValidationError as PayloadError
+    from temporalio.converter import (
+        CompositePayloadConverter,
+        DataConverter,
+        DefaultPayloadConverter,
+        JSONPlainPayloadConverter,
+    )
+    from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
+
+    class LenientJSON(PydanticJSONPlainPayloadConverter):
+        def from_payload(self, payload: Any, type_hint: type | None = None) -> Any:
+            try:
+                return super().from_payload(payload, type_hint)
+            except PayloadError as err:
+                if type_hint not in (None, Any) or err.errors()[0]["type"] != "json_invalid":
+                    raise
+                return json.loads(payload.data)
+
+    class PayloadConverter(CompositePayloadConverter):
+        def __init__(self) -> None:
+            super().__init__(*(LenientJSON() if isinstance(c, JSONPlainPayloadConverter) else c
+                               for c in DefaultPayloadConverter.default_encoding_payload_converters))
+
+    return DataConverter(payload_converter_class=PayloadConverter)
 
 
 @lru_cache(maxsize=1)

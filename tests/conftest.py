@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from config import data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from starter.stack import dynamic_config_args
@@ -38,7 +38,7 @@ def _binary(name: str) -> str:
 @pytest_asyncio.fixture(scope="session")
 async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         test_server_existing_path=_binary("temporal-test-server"),
     )
     try:
@@ -50,7 +50,7 @@ async def time_skipping_env() -> AsyncIterator[WorkflowEnvironment]:
 @pytest_asyncio.fixture(scope="session")
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=_binary("temporal"),
         dev_server_log_level="error",
         dev_server_extra_args=dynamic_config_args(),

@@ -11,6 +11,8 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from workflows.request import Entered
+
 # --- limits that shape history size -------------------------------------------------------------
 
 #: Longest page text (characters) an activity may return into history. A page is trimmed to its
@@ -102,8 +104,8 @@ class ReviewTarget(str, Enum):
 class ProposedStep(BaseModel):
     """A step a person writes in place of the planner's (`review --steps FILE`)."""
 
-    title: str = Field(max_length=200)
-    description: str = Field(default="", max_length=1000)
+    title: Entered = Field(max_length=200)
+    description: Entered = Field(default="", max_length=1000)
 
 
 class ReviewAnswer(BaseModel):
@@ -114,9 +116,13 @@ class ReviewAnswer(BaseModel):
     model_config = {"extra": "forbid"}
 
     decision: ReviewDecision
-    feedback: str = Field(default="", max_length=ANSWER_MAX_CHARS)
+    feedback: Entered = Field(default="", max_length=ANSWER_MAX_CHARS)
     #: Plan reviews only: these replace the steps not yet done.
     steps: list[ProposedStep] | None = None
+    #: The round the reviewer saw: the plan iteration for a plan review, the review round for a
+    #: report review. When given, an answer meant for an earlier round is refused (a person and an
+    #: agent reviewing together cannot approve a plan one of them never saw).
+    round: int | None = Field(default=None, ge=1)
 
 
 class RefinementAction(str, Enum):

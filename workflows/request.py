@@ -6,8 +6,11 @@ Re-exported by `workflows.models`, the vocabulary every package imports. Pure: n
 from __future__ import annotations
 
 from enum import Enum
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+
+from workflows.text import without_controls
 
 #: Length bounds of the question.
 QUERY_MIN_CHARS = 3
@@ -20,6 +23,19 @@ MAX_TIME_BUDGET_S = 24 * 3600.0
 #: Upper bounds of the token and cost budgets: generous, but finite.
 MAX_TOKEN_BUDGET = 100_000_000
 MAX_COST_BUDGET_USD = 10_000.0
+
+
+def _entered(text: str) -> str:
+    """Text a person (or any client) typed: control characters and bidi overrides removed, so it
+    cannot drive a terminal or reorder a report's line; a lone surrogate, which no UTF-8 payload
+    can carry on to an activity, refused at once rather than failing every later step."""
+    if any("\ud800" <= char <= "\udfff" for char in text):
+        raise ValueError("contains an undecodable character (a lone surrogate)")
+    return without_controls(text)
+
+
+#: A string as a person entered it (questions, answers, feedback, reviewer steps).
+Entered = Annotated[str, AfterValidator(_entered)]
 
 
 class Depth(str, Enum):
@@ -62,7 +78,7 @@ class Speaker(str, Enum):
 
 class Message(BaseModel):
     role: Speaker
-    content: str
+    content: Entered
 
 
 
@@ -77,7 +93,7 @@ class ReportReview(str, Enum):
 class ResearchRequest(BaseModel):
     """What the user asked for. Never carries secrets: keys live in the worker's environment."""
 
-    query: str
+    query: Entered
     depth: Depth = Depth.AUTO
     mode: QueryMode = QueryMode.DEEP
     max_clarifications: int = Field(default=2, ge=0, le=10)

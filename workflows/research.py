@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
+from temporalio.common import RawValue
 
 from workflows import budget, language, patches, refining
 from workflows.checking import check
@@ -52,6 +53,7 @@ from workflows.researching import handle_loop_back, research_wave
 from workflows.reviews import await_review, review_plan, review_problem
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
+from workflows.text import without_controls
 
 #: Independent steps researched at the same time, at most (pages read at once: 3 per step).
 MAX_STEPS_AT_ONCE = 4
@@ -71,9 +73,10 @@ class DeepResearchWorkflow:
     # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
 
     @workflow.run
-    async def run(self, request: ResearchRequest | dict[str, Any], resume: ResearchState | None = None) -> ResearchResult:
-        """`request` arrives as a dict when it does not validate (a start from another client):
-        the research then fails at once with one line, instead of failing every workflow task.
+    async def run(self, request: RawValue, resume: ResearchState | None = None) -> ResearchResult:
+        """`request` (a `ResearchRequest`) is decoded here, not by the SDK: a start from another
+        client that does not validate, or cannot even be decoded (a lone surrogate from the
+        Temporal CLI), fails the research at once with one line instead of every workflow task.
         `resume` is the state a previous run of this research handed over when it continued as
         new (a long research keeps its history short; see `_continue_as_new`)."""
         state = self._begin(request, resume)
@@ -206,9 +209,8 @@ class DeepResearchWorkflow:
 
     # --- starting, ending, continuing as new -----------------------------------------------------
 
-    def _begin(self, request: ResearchRequest | dict[str, Any], resume: ResearchState | None) -> ResearchState:
-        if not isinstance(request, ResearchRequest):
-            request = _valid_request(request)
+    def _begin(self, raw: RawValue, resume: ResearchState | None) -> ResearchState:
+        request = _valid_request(raw)
         if resume is not None:
             self.state = resume
             self.resumed = True
@@ -362,11 +364,11 @@ class DeepResearchWorkflow:
             self.state.conversation.ignore_signal(f"clarification_answer ignored: {problem}", self.state.events)
             workflow.logger.warning("clarification_answer ignored: %s", problem)
             return
-        self.state.conversation.answer = str(answer).strip()
+        self.state.conversation.answer = without_controls(str(answer)).strip()
 
     @workflow.update(name="answer_clarification")
     def answer_clarification(self, answer: str) -> str:
-        self.state.conversation.answer = answer.strip()
+        self.state.conversation.answer = without_controls(answer).strip()
         return "answer accepted"
 
     @answer_clarification.validator
@@ -418,15 +420,20 @@ class DeepResearchWorkflow:
         return self.state.events.after(since)
 
 
-def _valid_request(raw: Any) -> ResearchRequest:
+def _valid_request(raw: RawValue | ResearchRequest | dict[str, Any]) -> ResearchRequest:
+    if isinstance(raw, ResearchRequest):
+        return raw
     try:
+        if isinstance(raw, RawValue):
+            return workflow.payload_converter().from_payload(raw.payload, ResearchRequest)
         return ResearchRequest.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "request"
-        raise ApplicationError(
-            f"invalid research request: {where}: {first['msg']}", type="InvalidRequest", non_retryable=True
-        ) from None
+        problem = f"{where}: {first['msg']}"
+    except Exception as err:  # noqa: BLE001 - any payload that cannot be read is a bad request
+        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
+    raise ApplicationError(f"invalid research request: {problem[:300]}", type="InvalidRequest", non_retryable=True)
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

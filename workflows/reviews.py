@@ -126,6 +126,10 @@ def review_problem(state: ResearchState, target: ReviewTarget | None, payload: A
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "review"
         return None, f"{where}: {first['msg']} (decision must be exactly approve, revise or cancel)"
+    shown = state.inquiry.plan_iterations if pending is ReviewTarget.PLAN else state.oversight.review_rounds
+    if answer.round is not None and answer.round != shown:
+        what = "plan" if pending is ReviewTarget.PLAN else "report review round"
+        return None, f"this answers {what} {answer.round}, but {what} {shown} is pending now: look at it again"
     if answer.steps is not None:
         problem = _steps_problem(state, answer) if pending is ReviewTarget.PLAN else "only a plan review takes steps"
         if problem:

@@ -25,7 +25,7 @@ STEPS = {"light": 2, "medium": 4, "extended": 6}
 
 
 async def bench() -> None:
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
@@ -39,7 +39,7 @@ async def bench() -> None:
         from worker import ACTIVITIES
 
         env = await WorkflowEnvironment.start_local(
-            data_converter=pydantic_data_converter,
+            data_converter=data_converter(),
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         )
         async with env, Worker(env.client, task_queue="bench-budgets", workflows=[DeepResearchWorkflow],

@@ -69,13 +69,13 @@ class DevServer:
 
     async def client(self, pydantic: bool = True) -> Client:
         """A client, once the frontend answers (it listens a moment before it is healthy)."""
-        from temporalio.contrib.pydantic import pydantic_data_converter
+        from config import data_converter
 
         deadline = time.monotonic() + 60
         while True:
             try:
                 if pydantic:
-                    return await Client.connect(self.address, data_converter=pydantic_data_converter)
+                    return await Client.connect(self.address, data_converter=data_converter())
                 return await Client.connect(self.address)
             except RuntimeError:
                 if time.monotonic() > deadline:

@@ -35,7 +35,7 @@ def closed_port() -> int:
 
 
 async def main() -> None:
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
 
     from tests.support.langfuse_server import running_langfuse
@@ -43,7 +43,7 @@ async def main() -> None:
     from tests.e2e.test_llm_research import research, start_worker, worker_env
 
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         dev_server_log_level="error",
     )

@@ -42,7 +42,7 @@ def bench_corpus(index_dir: Path) -> None:
 
 
 async def bench_research(tmp: Path) -> None:
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
@@ -51,7 +51,7 @@ async def bench_research(tmp: Path) -> None:
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
     )
     async with env, Worker(env.client, task_queue="bench", workflows=[DeepResearchWorkflow],

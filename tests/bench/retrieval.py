@@ -127,7 +127,7 @@ class Bench:
 
 
 async def run(only: set[str]) -> None:
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
@@ -144,7 +144,7 @@ async def run(only: set[str]) -> None:
     if only:
         research, vague, pairs = ([q for q in qs if q.key in only] for qs in (research, vague, pairs))
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         dev_server_log_level="error",
     )

@@ -28,7 +28,7 @@ QUESTIONS = [
 
 
 async def bench(tmp: Path) -> None:
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
@@ -37,7 +37,7 @@ async def bench(tmp: Path) -> None:
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
     )
     totals = [0, 0]

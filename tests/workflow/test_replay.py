@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
+from config import data_converter
 from temporalio import workflow
 from temporalio.worker import (
     ExecuteWorkflowInput,
@@ -35,7 +35,7 @@ def test_there_are_at_least_three_recorded_histories() -> None:
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_a_recorded_research_replays_without_nondeterminism(path: Path) -> None:
     history = WorkflowHistory.from_json(path.stem, json.loads(path.read_text()))
-    replayer = Replayer(workflows=[DeepResearchWorkflow], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[DeepResearchWorkflow], data_converter=data_converter())
     await replayer.replay_workflow(history)
 
 
@@ -65,7 +65,7 @@ async def test_a_replayed_research_rebuilds_its_events(name: str) -> None:
     path = Path(__file__).parent / "histories" / f"{name}.json"
     history = WorkflowHistory.from_json(path.stem, json.loads(path.read_text()))
     _KeepEvents.kept.clear()
-    replayer = Replayer(workflows=[DeepResearchWorkflow], data_converter=pydantic_data_converter,
+    replayer = Replayer(workflows=[DeepResearchWorkflow], data_converter=data_converter(),
                         interceptors=[_KeepEvents()])
     await replayer.replay_workflow(history)
     [(events, stages)] = _KeepEvents.kept

@@ -134,6 +134,28 @@ async def test_cancel_at_the_plan_ends_the_research_as_cancelled_with_a_report(
     assert result.reviews[0].decision is ReviewDecision.CANCEL
 
 
+async def test_an_answer_meant_for_an_earlier_plan_is_refused_not_taken_for_the_new_one(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """A person and an agent review together: both revise plan 1; the second answer arrives when
+    plan 2 waits, and approving or revising a plan its sender never saw is refused."""
+    async def two_reviewers(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        await handle.execute_update(DeepResearchWorkflow.review,
+                                    {"decision": "revise", "feedback": "Cover elision", "round": 1})
+        await wait_for_review(handle, 2)
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(DeepResearchWorkflow.review,
+                                        {"decision": "revise", "feedback": "Cover 'static", "round": 1})
+        assert "this answers plan 1, but plan 2 is pending now" in str(refused.value.cause)
+        await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve", "round": 2})
+
+    script = Script()
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(), during=two_reviewers)
+    assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE, ReviewDecision.APPROVE]
+    assert [p.feedback for p in script.calls["plan"]] == [[], ["Cover elision"]]
+
+
 async def test_the_update_answers_a_pending_review_and_refuses_when_none_is(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:

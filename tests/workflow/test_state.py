@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
-from temporalio.contrib.pydantic import pydantic_data_converter
+from config import data_converter
 
 from workflows.models import ResearchResult, ResearchStatus, ReviewTarget, Stage
 from workflows.state import ResearchState
@@ -65,7 +65,7 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
 
 def test_a_state_in_parts_survives_continue_as_new() -> None:
     _, state = _decoded()
-    converter = pydantic_data_converter.payload_converter
+    converter = data_converter().payload_converter
     [payload] = converter.to_payloads([state])
     [again] = converter.from_payloads([payload], [ResearchState | None])
     assert isinstance(again, ResearchState)

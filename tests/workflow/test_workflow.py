@@ -448,6 +448,36 @@ async def test_a_bad_request_from_another_client_fails_at_once_with_one_line(
     assert "\n" not in message
 
 
+async def test_a_start_input_that_cannot_be_decoded_fails_at_once_with_one_line(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """A lone surrogate (the Temporal CLI sends one as `\\ud800`) is not valid text anywhere later:
+    the research fails on its first task with one line instead of failing every task forever."""
+    from temporalio.api.common.v1 import Payload
+    from temporalio.common import RawValue
+
+    raw = RawValue(Payload(metadata={"encoding": b"json/plain"},
+                           data=b'{"query": "How do Rust lifetimes work \\ud800 here?"}'))
+    client = time_skipping_env.client
+    task_queue = f"tq-{uuid.uuid4()}"
+    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow], activities=Script().activities()):
+        handle = await client.start_workflow("DeepResearchWorkflow", raw, id=f"wf-{uuid.uuid4()}", task_queue=task_queue)
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    message = failure.value.cause.message  # type: ignore[union-attr]
+    assert message.startswith("invalid research request: "), message
+    assert "surrogate" in message and "\n" not in message
+
+
+async def test_control_characters_in_a_question_are_removed_where_it_enters(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    hostile = "How do Rust \x1b]0;owned\x07lifetimes\u202e work?"
+    result, _ = await run_research(time_skipping_env.client, Script(), ResearchRequest(query=hostile))
+    assert result.query == "How do Rust ]0;ownedlifetimes work?"
+    assert not any(ch in result.report_markdown for ch in ("\x1b", "\x07", "\u202e"))
+
+
 async def test_refused_signals_are_counted_but_only_the_last_ones_kept(time_skipping_env: WorkflowEnvironment) -> None:
     async def flood(handle: WorkflowHandle[Any, Any]) -> None:
         for i in range(60):

@@ -75,7 +75,7 @@ SCENARIOS = [
 
 async def record(out_dir: Path, names: list[str]) -> None:
     from temporalio.client import WorkflowHandle
-    from temporalio.contrib.pydantic import pydantic_data_converter
+    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
@@ -84,7 +84,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
     )
     requests: dict[str, ResearchRequest] = {
