@@ -100,7 +100,7 @@ async def start_research(client: Client, cfg: Settings, request: ResearchRequest
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
-            request,
+            request.model_copy(update={"owner": owner(cfg)}),
             id=workflow_id,
             task_queue=cfg.temporal_task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,

@@ -98,8 +98,13 @@ class ResearchStatus(BaseModel):
     pending_review: ReviewTarget | None = None
     #: Review rounds so far for the plan (or report) now under review.
     review_rounds: int = 0
-    #: The critic's verdict, while the report waits for a person's review.
+    #: The critic's verdict and the draft report, while the report waits for a person's review.
     critique: Critique | None = None
+    draft_report_markdown: str | None = None
+    #: Who the research belongs to (the web app's user, or RESEARCH_USER for the CLI and MCP).
+    owner: str = "local"
+    #: The research this one follows up, if any.
+    follow_up_of: str | None = None
     #: The oldest event the `events` query still holds and the newest (0 when there are none).
     first_event_seq: int = 0
     last_event_seq: int = 0
@@ -138,3 +143,5 @@ class ResearchResult(BaseModel):
     budget: Budget | None = None
     #: The report's language code (the question's, detected, unless the request named one).
     language: str = "en"
+    #: Who the research belongs to; research stored before owners belongs to `local`.
+    owner: str = "local"

@@ -151,6 +151,8 @@ class Writeup(Part):
     critique: Critique | None = None
     #: The engine that wrote the report.
     engine: str = ""
+    #: The report a person is asked to approve, while the report review waits.
+    draft: str | None = None
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)
 

@@ -121,5 +121,8 @@ class ResearchRequest(BaseModel):
     #: Continue as new after this many waves of steps in one run (None: only when Temporal
     #: suggests it). An operator's cap on one run's history; the tests force it with it.
     steps_per_run: int | None = Field(default=None, ge=1, le=100)
+    #: Who the research belongs to: set by the client from who asked (the web app's signed-in user,
+    #: RESEARCH_USER for the CLI and MCP), never taken from a request body.
+    owner: Entered = Field(default="local", min_length=1, max_length=200)
     #: The report's language: "auto" (the question's) or a code such as "de" or "vi".
     language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")

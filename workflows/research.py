@@ -196,7 +196,9 @@ class DeepResearchWorkflow:
         """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
         state = self.state
         state.oversight.review_rounds = 1
+        state.writeup.draft = report
         answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
+        state.writeup.draft = None
         decision = refining.record_report_review(state, answer)
         if decision is ReviewDecision.CANCEL:
             enter(state, Stage.CANCELLED)

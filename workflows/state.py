@@ -124,6 +124,7 @@ class ResearchState(BaseModel):
             clarification_count=len(self.conversation.clarifications),
             sources_count=len(self.material.sources),
             critique=self.writeup.critique if self.oversight.pending_review is ReviewTarget.REPORT else None,
+            draft_report_markdown=self.writeup.draft if self.oversight.pending_review is ReviewTarget.REPORT else None,
             first_event_seq=events.dropped + 1 if events.items else 0,
             last_event_seq=events.last_seq,
         )

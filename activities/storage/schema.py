@@ -48,6 +48,8 @@ class ResearchRow(Base):
     refinements: Mapped[Any] = mapped_column(JSON, nullable=True)
     budget: Mapped[Any] = mapped_column(JSON, nullable=True)
     language: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # Revision 0004: rows written before it belong to `local`.
+    owner: Mapped[str] = mapped_column(String(200), index=True, server_default="local")
 
     sources: Mapped[list[SourceRow]] = relationship(order_by="SourceRow.position", cascade="all, delete-orphan")
     claims: Mapped[list[ClaimRow]] = relationship(order_by="ClaimRow.position", cascade="all, delete-orphan")

@@ -88,6 +88,7 @@ class LibraryEntry(BaseModel):
     claims: int
     #: None when the research was not verified.
     supported: int | None
+    owner: str = "local"
 
 
 def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearchOutput:
@@ -131,9 +132,10 @@ def _strip_nul(value: Any) -> Any:
     return value
 
 
-def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> list[LibraryEntry]:
+def list_research(url: str, *, contains: str | None = None, limit: int = 20,
+                  owner: str | None = None) -> list[LibraryEntry]:
     """Finished research, newest first; `contains` filters on the question (case-insensitive in
-    every script, see `_matching`)."""
+    every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
     db = database_url(url)
     with _failures_classified(db), Session(engine_for(db)) as session:
         newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
@@ -142,8 +144,10 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> 
             .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))  # counted below
             .order_by(*newest_first)
         )
+        if owner is not None:
+            query = query.where(ResearchRow.owner == owner)
         if contains:
-            query = query.where(ResearchRow.id.in_(_matching(session, contains, limit, newest_first)))
+            query = query.where(ResearchRow.id.in_(_matching(session, contains, limit, newest_first, owner)))
         else:
             query = query.limit(limit)
         return [
@@ -151,12 +155,14 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20) -> 
                 workflow_id=row.workflow_id, run_id=row.run_id, query=row.query, outcome=row.outcome,
                 finished_at=_aware(row.finished_at), sources=len(row.sources), claims=len(row.claims),
                 supported=(row.verification or {}).get("supported") if (row.verification or {}).get("enabled") else None,
+                owner=row.owner,
             )
             for row in session.scalars(query)
         ]
 
 
-def _matching(session: Session, text: str, limit: int, order: tuple[UnaryExpression[Any], ...]) -> list[int]:
+def _matching(session: Session, text: str, limit: int, order: tuple[UnaryExpression[Any], ...],
+              owner: str | None = None) -> list[int]:
     """The ids of the newest `limit` research whose question contains `text`, compared casefolded
     and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" + combining
     diaeresis finds "ü"). Compared in Python, the same on every database: SQLite's LIKE folds ASCII
@@ -164,8 +170,10 @@ def _matching(session: Session, text: str, limit: int, order: tuple[UnaryExpress
     The questions are read newest first, in batches, until `limit` have matched."""
     needle = _folded(text)
     ids: list[int] = []
-    rows = session.execute(select(ResearchRow.id, ResearchRow.query).order_by(*order)
-                           .execution_options(yield_per=500))
+    questions = select(ResearchRow.id, ResearchRow.query).order_by(*order)
+    if owner is not None:
+        questions = questions.where(ResearchRow.owner == owner)
+    rows = session.execute(questions.execution_options(yield_per=500))
     with closing(rows):
         for research_id, question in rows:
             if len(ids) >= limit:
@@ -352,7 +360,7 @@ def _row(record: SaveResearchInput) -> ResearchRow:
         critique=r.critique.model_dump(mode="json") if r.critique else None,
         reviews=[v.model_dump(mode="json") for v in r.reviews],
         refinements=[f.model_dump(mode="json") for f in r.refinements],
-        budget=r.budget.model_dump(mode="json") if r.budget else None, language=r.language,
+        budget=r.budget.model_dump(mode="json") if r.budget else None, language=r.language, owner=r.owner,
         sources=[SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
                  for i, s in enumerate(r.sources)],
         claims=[ClaimRow(position=i, text=c.text, source_ids=c.source_ids, verdict=c.verdict.value, reason=c.reason,
@@ -387,6 +395,7 @@ def _stored(row: ResearchRow) -> StoredResearch:
         reviews=[Review.model_validate(v) for v in row.reviews or []],
         refinements=[Refinement.model_validate(f) for f in row.refinements or []],
         budget=Budget.model_validate(row.budget) if row.budget else None, language=row.language or "en",
+        owner=row.owner or "local",
     )
     return StoredResearch(workflow_id=row.workflow_id, run_id=row.run_id, started_at=_aware(row.started_at),
                           finished_at=_aware(row.finished_at), result=result)

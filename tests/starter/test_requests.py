@@ -20,7 +20,7 @@ from workflows.models import Depth, QueryMode, ResearchRequest
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"
 #: Fields no client sets: the follow-up's conversation is read from the earlier research, and
 #: `steps_per_run` is an operator's (and the tests') cap.
-SET_BY_THE_STARTER = {"query", "history", "steps_per_run"}
+SET_BY_THE_STARTER = {"query", "history", "steps_per_run", "owner"}
 
 
 def research_flags() -> set[str]:

@@ -234,6 +234,8 @@ async def test_a_report_review_approves_revises_or_cancels(
         await wait_for_review(handle)
         current = await status(handle)
         assert current.stage is Stage.AWAITING_REPORT_REVIEW and current.critique is not None
+        # The person sees what they approve: the draft, with its citations and sources.
+        assert current.draft_report_markdown and current.draft_report_markdown.startswith("# ")
         await handle.signal(DeepResearchWorkflow.report_review, payload)
 
     script = Script(critique=critic(FINE))
@@ -242,6 +244,7 @@ async def test_a_report_review_approves_revises_or_cancels(
     assert result.outcome is outcome
     assert len(script.calls["synthesize"]) == syntheses
     assert [(r.target.value, r.decision.value) for r in result.reviews] == [("report", payload["decision"])]
+    assert result.owner == "local"
     if payload["decision"] == "revise":
         assert script.calls["synthesize"][1].feedback == ["Add an example"]
     assert result.report_markdown

@@ -92,7 +92,8 @@ async def start(body: Annotated[dict[str, Any], Body()], user: User, app: App) -
         raise ApiError(422, str(err)) from None
     research_id = new_id()
     await within(client.start_workflow(
-        WORKFLOW_TYPE, request, id=research_id, task_queue=app.cfg.temporal_task_queue,
+        WORKFLOW_TYPE, request.model_copy(update={"owner": user}), id=research_id,
+        task_queue=app.cfg.temporal_task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.FAIL, static_summary=summary_line(request),
         memo={"owner": user, "question": request.query},  # owner: read back by owned_research
         rpc_timeout=RPC_TIMEOUT))
@@ -110,6 +111,11 @@ async def list_research(
     client = await app.temporal()
     live = await within(_temporal_page(client, user, app.cfg, cursor, limit), LIST_S)
     stored = await app.library(lambda url: stored_page(url, user, app.cfg, cursor, limit))
+    if len(live) >= limit:
+        # Temporal lists this page in full; research only the library keeps (Temporal forgot it,
+        # so it is older) waits for a later page. Mixing the two clocks (Temporal's start time,
+        # the library's a few ms later) would otherwise let such a row jump the cursor.
+        stored = [row for row in stored if any(row["id"] == other["id"] for other in live)]
     rows = {row["id"]: row for row in stored}
     for row in live:
         row["question"] = row["question"] or rows.get(row["id"], {}).get("question")
