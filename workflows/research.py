@@ -221,7 +221,9 @@ class DeepResearchWorkflow:
         query = request.query.strip()
         state.request = request
         state.inquiry.depth = request.depth
-        state.started_at = workflow.now()
+        # Temporal's own start time of the research (from its start event, so replay-safe): what its
+        # visibility list shows, and so what the library and the web app's list sort and page by.
+        state.started_at = workflow.info().workflow_start_time
         if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
             raise ApplicationError(
                 f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",

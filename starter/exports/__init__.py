@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from starter.exports import document, pdf, word
-from starter.library import to_html, to_markdown
+from starter.exports.markup import to_html, to_markdown
 from workflows.models import ResearchResult
 
 FORMATS = ("md", "html", "docx", "pdf")

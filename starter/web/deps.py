@@ -15,7 +15,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, Path, Request
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -28,8 +28,19 @@ from starter.temporal import CliError, connect, is_not_found
 from starter.web.auth import Access, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 
-if TYPE_CHECKING:
-    from starter.web.events import EventHub
+
+
+class EventHub(Protocol):
+    """What the API asks of the event hub (`starter.web.events.EventHub`, which builds on this
+    module: typed by its shape here so the two modules do not import each other)."""
+
+    def nudge(self, research_id: str) -> None: ...
+
+    def join(self, research: Any, since: int) -> Any: ...
+
+    def leave(self, research_id: str, subscriber: Any) -> None: ...
+
+    async def close(self) -> None: ...
 
 T = TypeVar("T")
 #: The longest one Temporal call may take (describe, query, start, cancel, one page of a list).

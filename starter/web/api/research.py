@@ -111,11 +111,6 @@ async def list_research(
     client = await app.temporal()
     live = await within(_temporal_page(client, user, app.cfg, cursor, limit), LIST_S)
     stored = await app.library(lambda url: stored_page(url, user, app.cfg, cursor, limit))
-    if len(live) >= limit:
-        # Temporal lists this page in full; research only the library keeps (Temporal forgot it,
-        # so it is older) waits for a later page. Mixing the two clocks (Temporal's start time,
-        # the library's a few ms later) would otherwise let such a row jump the cursor.
-        stored = [row for row in stored if any(row["id"] == other["id"] for other in live)]
     rows = {row["id"]: row for row in stored}
     for row in live:
         row["question"] = row["question"] or rows.get(row["id"], {}).get("question")
