@@ -1,7 +1,9 @@
-"""The production-shaped stack in docker-compose.yml is valid and scalable."""
+"""The production-shaped stack in docker-compose.yml is valid and scalable, and its web app never
+starts open to the network."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,9 +31,17 @@ def test_docker_compose_config_accepts_the_stack() -> None:
     if command is None:
         reason = "no docker client" if not shutil.which("docker") else "the docker client has no compose plugin"
         pytest.skip(f"cannot run `docker compose config`: {reason} on this machine")
-    checked = subprocess.run([*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True, cwd=REPO)
+    env = {**os.environ, "RESEARCH_API_TOKENS": "alice:a-token-of-enough-length"}
+    checked = subprocess.run([*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True, cwd=REPO,
+                             env=env)
     assert checked.returncode == 0, checked.stderr
-    assert "worker" in checked.stdout
+    assert "worker" in checked.stdout and "web" in checked.stdout
+    # Without tokens compose refuses the stack, saying what to set (an .env beside the file would set it).
+    if not (REPO / ".env").exists():
+        env.pop("RESEARCH_API_TOKENS")
+        refused = subprocess.run([*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True,
+                                 cwd=REPO, env=env)
+        assert refused.returncode != 0 and "set NAME:TOKEN pairs" in refused.stderr
 
 
 def test_the_stack_has_temporal_on_postgresql_a_web_ui_and_scalable_workers() -> None:
@@ -44,6 +54,42 @@ def test_the_stack_has_temporal_on_postgresql_a_web_ui_and_scalable_workers() ->
     assert "container_name" not in worker and "ports" not in worker
     assert worker["environment"]["TEMPORAL_ADDRESS"] == "temporal:7233"
     assert (REPO / "Dockerfile").read_text().rstrip().endswith('CMD ["python", "worker.py"]')
+
+
+def test_the_web_service_runs_the_app_of_the_worker_image_behind_tokens() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    web, worker = services["web"], services["worker"]
+    assert web["build"] == worker["build"] == "."  # the same image
+    assert web["command"] == ["python", "-m", "starter", "serve", "--host", "0.0.0.0", "--port", "8000"]
+    assert web["ports"] == ["8000:8000"]
+    assert web["depends_on"]["temporal"]["condition"] == "service_healthy"
+    env = web["environment"]
+    # Required, not defaulted: compose refuses to start the stack open on a non-loopback host.
+    assert env["RESEARCH_API_TOKENS"].startswith("${RESEARCH_API_TOKENS:?")
+    assert env["RESEARCH_SESSION_SECRET"] == "${RESEARCH_SESSION_SECRET:-}"
+    # One Temporal, task queue and library for the app and the workers.
+    for name in ("TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_TASK_QUEUE", "RESEARCH_DB_URL", "LLM_PRICES"):
+        assert env[name] == worker["environment"][name], name
+    assert "RESEARCH_API_TOKENS" not in worker["environment"]
+
+
+def test_the_image_ships_the_web_app_and_its_files() -> None:
+    """The Dockerfile copies what `python -m starter serve` needs, and `pip install .` keeps the
+    pages and static files (package data), so an installed copy serves them too."""
+    import tomllib
+
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert "COPY starter ./starter" in dockerfile and "config.py" in dockerfile
+    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    shipped = package_data["starter.web"]
+    web = REPO / "starter" / "web"
+    data = [path for path in web.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")]
+    assert {p.parent.name for p in data} == {"templates", "static"}
+    for path in data:
+        relative = path.relative_to(web)
+        assert any(relative.match(pattern) for pattern in shipped), f"{relative} is not package data"
+    exports = REPO / "starter" / "exports"
+    assert [p for p in exports.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")] == []
 
 
 def test_the_temporal_service_runs_with_the_dispatch_rate_of_make_dev() -> None:
