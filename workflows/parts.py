@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from workflows.events import EventKind, EventLog, emit
 from workflows.models import (
@@ -109,6 +109,12 @@ class Material(Part):
     read_urls: set[str] = Field(default_factory=set)
     #: Pages that could not be read: never fetched again, never a source.
     unreadable_urls: set[str] = Field(default_factory=set)
+
+    @field_serializer("read_urls", "unreadable_urls")
+    def _in_order(self, urls: set[str]) -> list[str]:
+        """Sets in a stable order: a state handed to the next run serialises the same in every
+        process (a set's order depends on the process's string hashing)."""
+        return sorted(urls)
     #: The background search's snippets (for a direct answer, its sources).
     background: list[Passage] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)

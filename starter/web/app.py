@@ -102,7 +102,7 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     RequestError: lambda request, err: error(422, str(err)),
     RPCError: _rpc,
     TimeoutError: lambda request, err: error(
-        503, f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is it, and a worker, running?"),
+        503, f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is a worker running (and Temporal)?"),
     CliError: lambda request, err: error(503, str(err)),
     WorkflowQueryFailedError: lambda request, err: error(503, f"the research could not answer: {err}"),
     #: The library's classified failures (activities/storage/store.py).
