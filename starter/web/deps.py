@@ -177,6 +177,6 @@ async def _stored(app: Backend, research_id: str, user: str, failure: Exception)
 
 def stored_owner(stored: Any, cfg: Settings) -> str:
     """The owner of a library entry or stored research."""
-    # owner: the library stores no owner yet; what it holds belongs to RESEARCH_USER.
+    # owner: the library's column (migration 0004; rows from before belong to `local`).
     owner = getattr(stored, "owner", None) or getattr(getattr(stored, "result", None), "owner", None)
     return str(owner or cfg.research_user)

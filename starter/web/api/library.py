@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from activities.storage import store
 from activities.storage.schema import ResearchRow
 from config import Settings
-from starter.web.deps import ApiError, Backend, backend, current_user, stored_owner
+from starter.web.deps import ApiError, Backend, backend, current_user
 
 router = APIRouter(tags=["library"])
 MAX_LIMIT = 100
@@ -31,26 +31,18 @@ async def search_library(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
 ) -> list[dict[str, Any]]:
     entries = await app.library(lambda url: store.list_research(url, contains=q.strip() or None,
-                                                                 limit=_scan(limit, user, app.cfg)))
+                                                                 limit=limit, owner=user))
     return [
         {"id": e.workflow_id, "run_id": e.run_id, "question": e.query, "outcome": e.outcome,
          "finished_at": e.finished_at.isoformat(), "sources": e.sources, "claims": e.claims,
-         "supported": e.supported, "owner": stored_owner(e, app.cfg)}
-        for e in entries if stored_owner(e, app.cfg) == user
-    ][:limit]
-
-
-def _scan(limit: int, user: str, cfg: Settings) -> int:
-    # owner: until the library can filter by owner, a user's rows are found among more.
-    return limit if user == cfg.research_user and not hasattr(ResearchRow, "owner") else limit * 10
+         "supported": e.supported, "owner": e.owner}
+        for e in entries
+    ]
 
 
 def stored_page(url: str, user: str, cfg: Settings, before: datetime | None, limit: int) -> list[dict[str, Any]]:
     """The user's stored research that started before BEFORE, newest first, one row per id, as
     the research list shows them."""
-    has_owner = hasattr(ResearchRow, "owner")
-    if not has_owner and user != cfg.research_user:
-        return []  # owner: rows without an owner column are all RESEARCH_USER's
     db = store.database_url(url)
     try:
         with Session(store.engine_for(db)) as session:
@@ -62,8 +54,7 @@ def stored_page(url: str, user: str, cfg: Settings, before: datetime | None, lim
                 bound = before.astimezone(timezone.utc)
                 query = query.where(ResearchRow.started_at < (bound.replace(tzinfo=None)
                                                               if db.get_backend_name() == "sqlite" else bound))
-            if has_owner:
-                query = query.where(getattr(ResearchRow, "owner") == user)
+            query = query.where(ResearchRow.owner == user)  # owner: the library's column (migration 0004)
             rows = session.execute(query).all()
     except SQLAlchemyError as err:
         raise ApiError(503, f"the research library at {store.safe(db)} is unavailable") from err
