@@ -18,7 +18,7 @@ from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, RoutingLayer, Speaker, Stage
-from workflows.text import without_controls
+from workflows.text import has_lone_surrogate, without_controls
 from workflows.routing import Route, route_without_llm
 from workflows.parts import Conversation
 from workflows.stages import enter
@@ -105,7 +105,7 @@ def answer_problem(conversation: Conversation, answer: object) -> str | None:
         return f"the answer must be a JSON string, got {type(answer).__name__}"
     if not without_controls(answer).strip():
         return "the answer is empty"
-    if any("\ud800" <= char <= "\udfff" for char in answer):
+    if has_lone_surrogate(answer):
         return "the answer contains an undecodable character (a lone surrogate)"
     if len(answer) > ANSWER_MAX_CHARS:
         return f"the answer is longer than {ANSWER_MAX_CHARS} characters"

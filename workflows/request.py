@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from workflows.text import without_controls
+from workflows.text import has_lone_surrogate, without_controls
 
 #: Length bounds of the question.
 QUERY_MIN_CHARS = 3
@@ -29,7 +29,7 @@ def _entered(text: str) -> str:
     """Text a person (or any client) typed: control characters and bidi overrides removed, so it
     cannot drive a terminal or reorder a report's line; a lone surrogate, which no UTF-8 payload
     can carry on to an activity, refused at once rather than failing every later step."""
-    if any("\ud800" <= char <= "\udfff" for char in text):
+    if has_lone_surrogate(text):
         raise ValueError("contains an undecodable character (a lone surrogate)")
     return without_controls(text)
 

@@ -174,3 +174,8 @@ def without_controls(text: str) -> str:
     An escape sequence loses its ESC and the rest stays as inert text; where text is extracted,
     `activities.web.extraction.strip_controls` removes whole sequences first."""
     return _CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """A half of a UTF-16 pair on its own: no UTF-8 payload, file or terminal can carry it on."""
+    return any("\ud800" <= char <= "\udfff" for char in text)

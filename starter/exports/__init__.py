@@ -20,6 +20,7 @@ from typing import Any
 from starter.exports import document, pdf, word
 from starter.exports.markup import to_html, to_markdown
 from workflows.models import ResearchResult
+from workflows.text import without_controls
 
 FORMATS = ("md", "html", "docx", "pdf")
 CONTENT_TYPES = {
@@ -28,9 +29,9 @@ CONTENT_TYPES = {
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "pdf": "application/pdf",
 }
-#: C0 and C1 controls but tab and newline, bidi embeddings/overrides/isolates (U+202A-U+202E,
-#: U+2066-U+2069), lone surrogates and the two non-characters XML refuses.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+#: Beyond what `without_controls` removes (controls, bidi overrides): lone surrogates and the two
+#: non-characters XML refuses, which a Word file cannot hold.
+_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
 _FILE_NAME_CHARS = 80
 
 
@@ -60,7 +61,7 @@ def file_name(title: str, fmt: str) -> str:
 
 def clean(text: str) -> str:
     """Text with line breaks made `\\n` and the unsafe characters removed."""
-    return _UNSAFE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return without_controls(_NOT_TEXT.sub("", text))
 
 
 def clean_result(result: ResearchResult) -> ResearchResult:
