@@ -51,7 +51,7 @@ from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES
 from activities.corpus.documents import Document, Stamp, _stamp
 from activities.corpus.reader import display_name, one_line, read_documents
 from activities.corpus.store import BUSY_TIMEOUT_S, IndexChanges, Read, prepare, stored_stamp, stored_stamps, write
-from activities.corpus.ranking import Ranker
+from activities.corpus.ranking import Memo, Ranker
 from activities.corpus.snippets import MAX_QUERY_TERMS, _snippet, _Terms  # noqa: F401 - MAX_QUERY_TERMS: re-exported
 from activities.corpus.stdlib import _module_documents, _stdlib_sources, _topic_documents, _topics_path
 from workflows.text import content_terms, select_passages, trim
@@ -100,6 +100,9 @@ class LocalCorpus:
         #: Held by the one thread of this process that brings the index up to date.
         self._refreshing = threading.Lock()
         self._checked_at: float | None = None
+        #: What ranking reuses while the indexed files stay as they were (ranking.Memo).
+        self._memo = Memo()
+        self._seen_stamps: dict[str, Stamp] | None = None
         self._max_file_bytes = max_file_bytes
 
     # --- public interface -----------------------------------------------------------------------
@@ -121,7 +124,7 @@ class LocalCorpus:
             # One read transaction: a consistent snapshot even if another process updates the
             # index between the ranking and the fetching of bodies.
             con.execute("BEGIN")
-            ranked = Ranker(con, terms).rank(limit)
+            ranked = Ranker(con, terms, self._memo).rank(limit)
             hits = []
             for doc in ranked:
                 (body,) = con.execute("SELECT body FROM sections WHERE id = ?", (doc.best_section,)).fetchone()
@@ -229,13 +232,18 @@ class LocalCorpus:
             prepare(con)
             current = dict(self._scan())
             stored = stored_stamps(con)
+            if stored != self._seen_stamps:  # this process's index or another's changed it
+                self._memo.clear()
+            self._seen_stamps = stored
             if stored == current:
                 return
+            self._seen_stamps = None  # written below: start over at the next check
             started, new_index = time.perf_counter(), not stored
             pending = deque(sorted(p for p in set(current) | set(stored) if current.get(p) != stored.get(p)))
             while pending:
                 batch = self._read_batch(con, pending, current)
                 write(con, batch, current, changes, optimize=new_index and not pending)
+            self._memo.clear()
         if new_index and current:
             self.build_seconds = time.perf_counter() - started
 

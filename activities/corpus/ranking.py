@@ -69,12 +69,37 @@ class RankedDocument:
     score: float
 
 
+class Memo:
+    """What ranking reads again and again while the index does not change: how many sections use
+    a word, the content words of a section, the number of sections. Under load most searches of a
+    worker ask the same common words and read the same well-ranked sections; this saves the
+    queries and the tokenizing. The index's owner clears it whenever the indexed files' stamps
+    differ from the last check (its own writes, or another process's)."""
+
+    #: Entries kept before the memo starts over (a few MB at most).
+    LIMIT = 20_000
+
+    def __init__(self) -> None:
+        self.df: dict[str, int] = {}
+        self.section_words: dict[int, list[str]] = {}
+        self.total: int | None = None
+
+    def clear(self) -> None:
+        self.df, self.section_words, self.total = {}, {}, None
+
+    def full(self) -> bool:
+        return len(self.df) + len(self.section_words) > self.LIMIT
+
+
 class Ranker:
     """One query's ranking over an open index connection (inside the caller's read transaction)."""
 
-    def __init__(self, con: sqlite3.Connection, terms: _Terms) -> None:
+    def __init__(self, con: sqlite3.Connection, terms: _Terms, memo: Memo | None = None) -> None:
         self.con = con
         self.terms = terms
+        self.memo = memo or Memo()
+        if self.memo.full():
+            self.memo.clear()
 
     def rank(self, limit: int) -> list[RankedDocument]:
         first = self._sections(self.terms.words)
@@ -109,8 +134,7 @@ class Ranker:
         weights: Counter[str] = Counter()
         spelling: dict[str, Counter[str]] = defaultdict(Counter)
         for section in top:
-            heading, body = self.con.execute("SELECT heading, body FROM sections WHERE id = ?", (section,)).fetchone()
-            words = [w for w in content_terms(f"{heading} {body}") if _expandable(w)]
+            words = self._section_words(section)
             if not words:
                 continue
             counts = Counter(stem(w) for w in words)
@@ -121,17 +145,36 @@ class Ranker:
                     weights[key] += (n / len(words)) * (first[section] / best)
         if not weights:
             return []
-        (total,) = self.con.execute("SELECT count(*) FROM sections").fetchone()
+        total = self._total()
         scored = []
         for key, weight in weights.most_common(4 * EXPANSION_TERMS):
             word = spelling[key].most_common(1)[0][0]
-            (df,) = self.con.execute(
-                "SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", ('"' + word + '"',)
-            ).fetchone()
+            df = self._df(word)
             if df >= 2:  # a word of one section says nothing about the others
                 scored.append((weight * math.log(total / df), word))
         scored.sort(key=lambda x: (-x[0], x[1]))
         return [word for _, word in scored[:EXPANSION_TERMS]]
+
+    def _section_words(self, section: int) -> list[str]:
+        words = self.memo.section_words.get(section)
+        if words is None:
+            heading, body = self.con.execute("SELECT heading, body FROM sections WHERE id = ?", (section,)).fetchone()
+            words = self.memo.section_words[section] = [w for w in content_terms(f"{heading} {body}") if _expandable(w)]
+        return words
+
+    def _df(self, word: str) -> int:
+        df = self.memo.df.get(word)
+        if df is None:
+            (df,) = self.con.execute(
+                "SELECT count(*) FROM sections_fts WHERE sections_fts MATCH ?", ('"' + word + '"',)
+            ).fetchone()
+            self.memo.df[word] = df
+        return df
+
+    def _total(self) -> int:
+        if self.memo.total is None:
+            (self.memo.total,) = self.con.execute("SELECT count(*) FROM sections").fetchone()
+        return self.memo.total
 
     def _documents(self, scores: dict[int, float], limit: int) -> list[RankedDocument]:
         """Sections to documents (best section plus a share of the next two), lifted by how much
@@ -143,11 +186,12 @@ class Ranker:
             marks = ",".join("?" * len(chunk))
             for section, doc in self.con.execute(f"SELECT id, doc_id FROM sections WHERE id IN ({marks})", chunk):
                 by_doc[doc].append((scores[section], section))
+        docs = self._docs(list(by_doc))
         ranked = []
         for doc, found in by_doc.items():
             found.sort(key=lambda x: (-x[0], x[1]))
             score = found[0][0] + NEXT_SECTIONS_SHARE * sum(s for s, _ in found[1 : 1 + NEXT_SECTIONS])
-            url, title, source = self.con.execute("SELECT url, title, source FROM docs WHERE id = ?", (doc,)).fetchone()
+            url, title, source = docs[doc]
             score *= 1 + self.terms.coverage(title)
             ranked.append((score, url, doc, title, source, found[0][1]))
         ranked.sort(key=lambda r: (-round(r[0], 9), r[1]))
@@ -161,6 +205,19 @@ class Ranker:
             if len(out) >= limit:
                 break
         return out
+
+
+    def _docs(self, ids: list[int]) -> dict[int, tuple[str, str, str]]:
+        """URL, title and source of each document, a few hundred per query rather than one each."""
+        rows: dict[int, tuple[str, str, str]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for doc, url, title, source in self.con.execute(
+                f"SELECT id, url, title, source FROM docs WHERE id IN ({marks})", chunk
+            ):
+                rows[doc] = (url, title, source)
+        return rows
 
 
 def _scaled(scores: dict[int, float]) -> dict[int, float]:

@@ -6,6 +6,7 @@ loose matching of query words (`_Terms`) also ranks titles.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from collections.abc import Iterator
@@ -16,6 +17,8 @@ from workflows.models import SNIPPET_LIMIT
 #: At most this many distinct query terms go into one MATCH (a 5000-character query would
 #: otherwise become a slow 700-way OR).
 MAX_QUERY_TERMS = 32
+#: Letters (any script) and whitespace: what `str.isalpha` or `str.isspace` accepts.
+_WORDY = re.compile(r"[^\W\d_]|\s")
 
 
 class _Terms:
@@ -29,16 +32,34 @@ class _Terms:
         #: The words and the parts of dotted names: what titles and sentences are matched against.
         self.parts = list(dict.fromkeys(_words(" ".join(self.words))))
         self._memo: dict[str, str | None] = {}
+        #: Parts by their first four letters: a close variant shares them (`_close_variant`), so
+        #: a token is compared with a handful of parts, not all of them (a search matches tens of
+        #: thousands of tokens: this was most of its CPU).
+        self._by_prefix: dict[str, list[str]] = {}
+        for part in self.parts:
+            self._by_prefix.setdefault(part[:4], []).append(part)
+        self._exact = set(self.parts)
 
     def match(self, token: str) -> str | None:
         """The query word `token` stands for, if any (a shared stem, a short ending apart)."""
-        if token not in self._memo:
-            self._memo[token] = next((p for p in self.parts if _close_variant(token, p)), None)
-        return self._memo[token]
+        try:
+            return self._memo[token]
+        except KeyError:
+            pass
+        if len(token) < 4:  # only an exact match (a variant needs a stem of four letters)
+            found = token if token in self._exact else None
+        else:
+            found = next((p for p in self._by_prefix.get(token[:4], ()) if _close_variant(token, p)), None)
+        self._memo[token] = found
+        return found
 
     def of(self, text: str) -> list[str]:
         """The words of `text`, each that matches a query word spelled as that word."""
-        return [self.match(w) or w for w in _words(text)]
+        words, memo = _cached_words(text), self._memo
+        for word in words:
+            if word not in memo:
+                self.match(word)
+        return [memo[w] or w for w in words]
 
     def coverage(self, text: str) -> float:
         """The share of the query's words that `text` contains."""
@@ -81,7 +102,7 @@ def _snippet_worthy(sentence: str) -> bool:
         return False
     if len(sentence) < 80 and not sentence.endswith((".", "!", "?", ":", ")", "…", '"', "”")):
         return False  # a heading or a label
-    wordy = sum(c.isalpha() or c.isspace() for c in sentence)
+    wordy = len(sentence) - len(_WORDY.sub("", sentence))
     return wordy >= 0.75 * len(sentence)
 
 

@@ -226,6 +226,34 @@ def test_changed_added_and_deleted_files_are_seen_on_the_next_search(tmp_path: P
     assert corpus.description.endswith("(2 documents)")
 
 
+def test_after_a_change_a_search_ranks_as_a_fresh_index_would(tmp_path: Path) -> None:
+    """Ranking reuses word counts and section words between searches (ranking.Memo); a changed
+    folder, or an index another process updated, must not be ranked with the old ones."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, body in [("kettles.md", "A kettle boils water; the kettle whistles when steam escapes."),
+                       ("teapots.md", "A teapot steeps leaves; steam rises from the teapot's spout."),
+                       ("mugs.md", "A mug holds tea; steam curls above the mug on cold mornings.")]:
+        (docs / name).write_text(f"# {name[:-3].title()}\n\n{body}\n")
+    corpus = LocalCorpus(docs, tmp_path / "index", refresh_interval_s=0)
+    corpus.search("steam escapes from the kettle")
+
+    (docs / "kettles.md").write_text("# Kettles\n\nCopper kettles tarnish; polish them with lemon.\n")
+    os.utime(docs / "kettles.md", ns=(1, 10**18))
+    (docs / "steam.md").write_text("# Steam\n\nSteam escapes from a kettle's spout as water boils.\n")
+    query = "steam escapes from the kettle"
+    seen = [(h.url, h.snippet) for h in corpus.search(query)]
+    fresh = LocalCorpus(docs, tmp_path / "fresh-index", refresh_interval_s=0)
+    assert seen == [(h.url, h.snippet) for h in fresh.search(query)]
+    assert _name(seen[0][0]) == "steam.md"
+
+    other = LocalCorpus(docs, tmp_path / "index", refresh_interval_s=0)  # another worker, one index
+    (docs / "steam.md").unlink()
+    other.search(query)  # that worker brings the shared index up to date
+    assert [h.url for h in corpus.search(query)] == [h.url for h in other.search(query)]
+    assert all(_name(h.url) != "steam.md" for h in corpus.search(query))
+
+
 def test_the_folder_is_checked_at_most_once_per_interval(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
