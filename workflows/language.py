@@ -164,4 +164,5 @@ def sources_note(report_language: str, texts: list[str]) -> str | None:
     top = max(sorted(set(found)), key=found.count)
     if top == report_language or found.count(top) * 2 <= len(found):
         return None
-    return f"Most sources were in {name(top)}; the report is in {name(report_language)}."
+    # Which language the report is in is the engine's to say: the offline engine cannot translate.
+    return f"Most sources were in {name(top)}, not {name(report_language)}."

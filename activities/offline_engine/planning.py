@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from activities.offline_engine.asking import subject_title
 from activities.offline_engine.questions import (
     _FRONTED,
     _SCOPE,
@@ -39,10 +40,11 @@ from activities.offline_engine.words import (
     _short,
     _specific_terms,
     _stem,
+    _words,
 )
 from workflows.activity_models import AboutQuestion, CoordinateOutput, PlanInput, PlanOutput, StepDraft
 from workflows.models import Complexity, Depth, PlanStep
-from workflows.text import content_terms, trim, unique
+from workflows.text import STOPWORDS, content_terms, trim, unique
 
 # --- coordinator ------------------------------------------------------------------------------------
 
@@ -193,13 +195,18 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
     if parts.subject and not from_answers:
         subject = parts.subject
     elif parts.kind == "single" and not from_answers:
-        subject = _with_scope(subject, _clean_clause(question))
+        # Templates name the thing asked about ("sourdough starter"), never a verb or a measure
+        # the question happens to start with ("feed", "long"); a question naming no thing gets none.
+        named = subject_title(question)
+        subject = _with_scope(named, _clean_clause(question)) if named else ""
     if aspects:
         aspects[0] = _Candidate(aspects[0].title, aspects[0].description + context, aspects[0].origin)
     task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
     if task:
         x = _short(task.group(1) or task.group(2), 8)
         templates = [(t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"]
+    elif not subject:
+        templates = []
     else:
         works = "work" if _plural(subject) else "works"
         templates = [
@@ -343,8 +350,10 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
             (c for c in fresh if c not in covering and _Matcher([term]).found(c.description)), None
         )
         if hit is None:
+            if not _term_title(term, question):
+                continue  # "How long?": a question that names no thing has no term to research apart
             hit = _Candidate(
-                f"More on {term}",
+                _term_title(term, question),
                 f'Find what the sources say about "{term}" as it bears on the question: {question}.',
                 "feedback",
             )
@@ -369,6 +378,31 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
     )
     return PlanOutput(title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}", thought=thought, steps=drafts)
 
+
+def _term_title(term: str, question: str) -> str:
+    """A step for an uncovered term, named by the question's own phrase around it ("handle
+    recoverable errors" for "handle"), so it reads as part of the question, not "More on handle"."""
+    words = _words(_clean_clause(question))
+    at = next((i for i, w in enumerate(words) if _Matcher([term]).found(w)), None)
+    if at is None:  # a term the feedback brought: it names itself
+        return f"More on {term}"
+    phrase: list[str] = []
+    for word in words[at:]:
+        if phrase and (word.lower() in _PHRASE_ENDS or len(phrase) >= 6):
+            break
+        phrase.append(word)
+    while phrase and phrase[-1].lower() in STOPWORDS:
+        phrase.pop()
+    subject = subject_title(question)
+    if len(phrase) >= 2:
+        return _capitalize(" ".join(phrase))
+    if subject and not _Matcher([term]).found(subject):
+        return _short(f"{_capitalize(term)} in {subject}", 12)
+    return f"More on {term}" if subject else ""  # "How long?": "long" is no thing to research
+
+
+#: Words where a phrase taken from the question ends: a new clause or a qualifier begins.
+_PHRASE_ENDS = frozenset("but when while if because after before during with without for to".split())
 
 _FEEDBACK_FILLER = frozenset(
     """step steps uncovered aspects aspect query term terms cover covers covering include including add

@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.observing import _cite, _prose_sentences
-from activities.offline_engine.questions import _key_terms, _question_parts
-from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
+from activities.offline_engine.asking import Ask, read_ask
+from activities.offline_engine.questions import _key_terms, _question_parts, decompose
+from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
 from workflows import language
 from workflows.activity_models import (
     AboutQuestion,
@@ -29,7 +30,7 @@ from workflows.activity_models import (
     SynthesizeOutput,
 )
 from workflows.citations import CITATION, escape, origin
-from workflows.models import Claim, Passage, StepStatus, Verdict
+from workflows.models import Claim, Passage, PlanStep, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
 #: The engine's name, as its reports record it (`OfflineEngine.name`).
@@ -85,27 +86,60 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
 
 
 def outline(inp: OutlineInput) -> OutlineOutput:
-    """One section per completed step with findings, in the plan's order, headed by its title."""
+    """One section per completed step with findings of its own, in the plan's order, headed by its
+    title; a step whose findings all repeat an earlier step's joins that step's section, and the
+    steps that found nothing citable share one closing section (no heading stands over nothing)."""
+    groups = _step_groups(inp.plan.steps, {s.id for s in inp.sources})
     sections = [
-        ReportSection(heading=step.title, brief=step.description, step_indexes=[i])
-        for i, step in enumerate(inp.plan.steps)
-        if step.status is StepStatus.COMPLETED and step.observation
+        ReportSection(heading=inp.plan.steps[g[0]].title, brief=inp.plan.steps[g[0]].description, step_indexes=g)
+        for g in groups.findings
     ]
+    if groups.empty:
+        sections.append(ReportSection(heading=NOT_FOUND_HEADING, brief="What the sources did not say.",
+                                      step_indexes=groups.empty))
     return OutlineOutput(title=_title(inp), lead=_lead(inp), sections=sections, footer=_footer(inp),
                          engine=ENGINE_NAME)
 
 
+#: The closing section of the steps whose sources had no sentence to cite.
+NOT_FOUND_HEADING = "Not found in the sources"
+
+
+@dataclass(frozen=True)
+class _Groups:
+    findings: list[list[int]]  # step indexes per section: the step with fresh findings, then its repeats
+    empty: list[int]  # completed steps with no cited sentence
+
+
+def _step_groups(steps: list[PlanStep], known: set[int]) -> _Groups:
+    """Completed steps grouped for the report: findings told once, under the first step that found
+    them; a step with nothing new joins the step it repeats; steps without findings apart."""
+    groups: list[list[int]] = []
+    empty: list[int] = []
+    told: list[tuple[int, str]] = []  # (group, finding) in the order found
+    for i, step in enumerate(steps):
+        if step.status is not StepStatus.COMPLETED or not step.observation:
+            continue
+        found = [_uncited(s.text) for s in _report_sentences(step.observation, known) if s.ids]
+        if not found:
+            empty.append(i)
+            continue
+        repeats = [next((g for g, t in told if _near_duplicate(f, t)), None) for f in found]
+        if all(r is not None for r in repeats):
+            groups[min(r for r in repeats if r is not None)].append(i)
+            continue
+        groups.append([i])
+        told += [(len(groups) - 1, f) for f, r in zip(found, repeats) if r is None]
+    return _Groups(groups, empty)
+
+
 def write_section(inp: SectionInput) -> SectionOutput:
     """The section's steps' cited sentences as a list; a finding an earlier section already
-    told (its steps' observations are `told_before`) is not told again."""
+    told (its steps' observations are `told_before`) is not told again. A section of steps that
+    found nothing says, step by step, what was looked for and why nothing could be cited."""
     known = {s.id for s in inp.sources}
     told = [_uncited(s.text) for text in inp.told_before for s in _report_sentences(text, {*known, *_ids(text)})]
-    found: list[_Sentence] = []
-    said = ""
-    for step in inp.steps:
-        sentences = _report_sentences(step.observation or "", known)
-        found += [s for s in sentences if s.ids]
-        said = said or _uncited(step.observation or "").strip()
+    found = [s for step in inp.steps for s in _report_sentences(step.observation or "", known) if s.ids]
     fresh: list[_Sentence] = []
     for sentence in found:
         plain = _uncited(sentence.text)
@@ -116,24 +150,59 @@ def write_section(inp: SectionInput) -> SectionOutput:
     if fresh:
         body = "\n".join(f"- {s.text}" for s in fresh)
     elif found:
-        body = "_This section's sources repeat findings listed above._"
+        body = "_The findings of this section are listed above._"
     else:
-        body = f"_No cited findings for this section. {escape(said)}_"
+        body = "\n".join(_not_found(step) for step in inp.steps)
     return SectionOutput(markdown=body, claims=_claims(fresh))
 
 
+def _not_found(step: PlanStep) -> str:
+    """"- Storing sourdough loaves: the 3 sources read have no sentence with ..." (one line)."""
+    said = escape(_uncited(step.observation or "").strip()) or "nothing was found."
+    return f"- {escape(step.title)}: {said}"
+
+
 def summarize(inp: SummaryInput) -> SummaryOutput:
-    """The sentences of all findings that best match the question, as one paragraph."""
+    """The findings that best answer the question, as one paragraph (see `_summary`)."""
     known = {s.id for s in inp.sources}
     everything: list[_Sentence] = []
     for step in inp.steps:
         for sentence in _report_sentences(step.observation or "", known):
             if sentence.ids and not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in everything):
                 everything.append(sentence)
-    chosen = _top_sentences(inp, everything, SUMMARY_SENTENCES, require_match=False)
-    if not chosen:
-        return SummaryOutput(markdown="The sections below found no sentence in their sources that could be cited.")
-    return SummaryOutput(markdown=" ".join(s.text for s in chosen), claims=_claims(chosen))
+    text, chosen = _summary(inp, everything)
+    return SummaryOutput(markdown=text or "The sections below found no sentence in their sources that could be cited.",
+                         claims=_claims(chosen))
+
+
+def _summary(about: AboutQuestion, findings: list[_Sentence]) -> tuple[str, list[_Sentence]]:
+    """(paragraph, the findings it quotes): the findings that name the question's subject and what
+    it asks of it (asking.py), best first by BM25; never a finding that matches none of the
+    question's terms. When findings exist but none answers, the summary says so plainly and quotes
+    nothing: a sentence about the subject is not an answer to the question asked of it."""
+    if not findings:
+        return "", []
+    ask = _ask(about)
+    answering = [f for f in findings if ask.answers(_uncited(f.text))]
+    chosen = _top_sentences(about, answering, SUMMARY_SENTENCES, require_match=True)
+    if chosen:
+        return " ".join(s.text for s in chosen), chosen
+    return _unanswered(ask, len(findings)), []
+
+
+def _ask(about: AboutQuestion) -> Ask:
+    """What the question asks, when its shape can be read: one clause, not a comparison; else an
+    ask that any finding answers."""
+    question, _, _ = _question_parts(about)
+    if decompose(question).kind != "single":
+        return Ask("", (), ())
+    return read_ask(question)
+
+
+def _unanswered(ask: Ask, found: int) -> str:
+    asked = _quote(ask.ask_terms) if ask.ask_terms else "the question's own terms"
+    return (f"**The sources read do not answer this question.** None of the {found} sentences found about "
+            f"{escape(ask.subject)} says anything about {escape(asked)}; what they do say is listed below.")
 
 
 def _title(about: AboutQuestion) -> str:
@@ -153,17 +222,22 @@ def _lead(about: AboutQuestion) -> str:
         lines.append(f"*Follow-up to: {escape(follow_up)}*")
     if answers:
         lines.append(f"*Clarified: {escape(answers)}*")
+    if _language_line(about):
+        lines.append(_language_line(about))
     return "\n\n".join(lines)
 
 
 def _footer(about: AboutQuestion) -> str:
-    """The disclaimer, and when the reader asked for another language, that it was not written."""
+    """The disclaimer (the language the report is in is said once, at the top: `_lead`)."""
+    return DISCLAIMER
+
+
+def _language_line(about: AboutQuestion) -> str:
+    """When another language was asked for, what the reader gets instead, said once and plainly."""
     if about.language.split("-")[0] == "en":
-        return DISCLAIMER
-    return (
-        f"*The offline engine cannot write {language.name(about.language)}: this report quotes its "
-        f"sources in their own language and its headings are in English.*\n\n{DISCLAIMER}"
-    )
+        return ""
+    return (f"*This report is not in {language.name(about.language)}: the offline engine cannot translate, "
+            "so it quotes its sources in their own language under English headings.*")
 
 
 def _ids(text: str) -> set[int]:
@@ -171,35 +245,29 @@ def _ids(text: str) -> set[int]:
 
 
 def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], list[_Sentence]]:
+    """The summary, a section per group of steps (see `_step_groups`), then the steps that found
+    nothing, under one heading."""
     assert inp.plan is not None
-    steps = [s for s in inp.plan.steps if s.status is StepStatus.COMPLETED and s.observation]
+    steps = inp.plan.steps
+    groups = _step_groups(steps, known)
     sections: list[str] = []
     everything: list[_Sentence] = []
-    for step in steps:
-        sentences = _report_sentences(step.observation or "", known)
-        found = [s for s in sentences if s.ids]
-        # Steps often read the same pages: a finding is listed once, under the first step that found it.
-        fresh = [s for s in found if not any(_near_duplicate(_uncited(s.text), _uncited(e.text)) for e in everything)]
-        sections += [f"## {escape(step.title)}", ""]
-        if fresh:
-            sections += [f"- {s.text}" for s in fresh]
-        elif found:
-            sections.append("_This step's sources repeat findings listed above._")
-        else:
-            said = escape(_uncited(step.observation or "").strip())
-            sections.append(f"_No cited findings for this step. {said}_")
-        sections.append("")
+    for group in groups.findings:
+        found = [s for i in group for s in _report_sentences(steps[i].observation or "", known) if s.ids]
+        fresh = []
+        for sentence in found:
+            if not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in [*everything, *fresh]):
+                fresh.append(sentence)
+        sections += [f"## {escape(steps[group[0]].title)}", "", *(f"- {s.text}" for s in fresh), ""]
         everything += fresh
-    summary = _top_sentences(inp, everything, SUMMARY_SENTENCES, require_match=False)
-    lines = ["## Summary", ""]
-    if summary:
-        lines += [" ".join(s.text for s in summary), ""]
-    elif steps:
-        lines += ["The steps below found no sentence in their sources that could be cited.", ""]
-    else:
-        lines += ["No findings were gathered before the research ended.", ""]
-    lines += sections
-    skipped = [s.title for s in inp.plan.steps if s.status is not StepStatus.COMPLETED]
+    if groups.empty:
+        sections += [f"## {NOT_FOUND_HEADING}", "", *(_not_found(steps[i]) for i in groups.empty), ""]
+    text, summary = _summary(inp, everything)
+    if not text:
+        text = ("The steps below found no sentence in their sources that could be cited." if groups.empty
+                else "No findings were gathered before the research ended.")
+    lines = ["## Summary", "", text, "", *sections]
+    skipped = [s.title for s in steps if s.status is not StepStatus.COMPLETED]
     if skipped:
         lines += [f"Planned but not researched: {escape('; '.join(skipped))}.", ""]
     return lines, [*summary, *everything]

@@ -136,6 +136,11 @@ def _same_stem(a: str, b: str) -> bool:
     short, long = sorted((a, b), key=len)
     if a == b or (len(short) >= 4 and long.startswith(short) and long[len(short) :] in _ENDINGS):
         return True
+    # A dropped e (`bake`~`baking`~`baked`) and f to ves (`loaf`~`loaves`).
+    if len(short) >= 4 and short.endswith("e") and long.startswith(short[:-1]) and long[len(short) - 1 :] in ("ing", "ed"):
+        return True
+    if len(short) >= 4 and short.endswith("f") and long == f"{short[:-1]}ves":
+        return True
     if a.isascii() or b.isascii() or not (a.isalpha() and b.isalpha()):
         return False
     shared = len(os.path.commonprefix([a, b]))

@@ -605,7 +605,9 @@ async def test_the_report_has_a_section_per_completed_step_and_notes_near_the_to
     report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES, notes=[NOTE]))
     md = report.markdown
     headings = re.findall(r"^## (.+)$", md, re.M)
-    assert headings == ["Summary", "list in Python", "tuple in Python", "Comparison of list and tuple in Python", "Sources"]
+    # A step that found nothing to cite has no heading of its own: it is listed, with why, at the end.
+    assert headings == ["Summary", "list in Python", "tuple in Python", "Not found in the sources", "Sources"]
+    assert "- Comparison of list and tuple in Python: No sources were found." in md
     assert md.index(f"> **Note:** {NOTE}") < md.index("## Summary")
     assert "A tuple in Python is an immutable sequence [2]." in md
     assert "Planned but not researched: History of tuples." in md
@@ -735,5 +737,7 @@ async def test_a_report_asked_in_another_language_says_the_offline_engine_cannot
                                                               language="de", plan=plan, sources=sources))
     english = await OfflineEngine().synthesize(SynthesizeInput(query="How does ownership work in Rust?",
                                                                plan=plan, sources=sources))
-    assert "The offline engine cannot write German" in german.markdown
-    assert "cannot write" not in english.markdown
+    said = "This report is not in German: the offline engine cannot translate"
+    assert said in german.markdown and german.markdown.count("German") == 1  # once, near the top
+    assert german.markdown.index(said) < german.markdown.index("## Summary")
+    assert "cannot translate" not in english.markdown

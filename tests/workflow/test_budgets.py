@@ -66,6 +66,16 @@ def scripted(**overrides: Callable[[Any], Any]) -> Script:
     return Script(**behaviour)
 
 
+def priced_like_a_model() -> Script:
+    """`scripted`, but the short calls (routing, classifying, queries, reflecting) cost what a
+    short call costs (800 prompt, 60 completion tokens): reading pages and writing are what a
+    research spends its tokens on."""
+    script = scripted()
+    for role in ("route", "coordinate", "write_queries", "reflect"):
+        script.behaviour[role] = costing(medium if role == "coordinate" else DEFAULTS[role], 800, 60)
+    return script
+
+
 # --- arithmetic ---------------------------------------------------------------------------------------
 
 
@@ -96,16 +106,31 @@ def test_a_call_that_fits_exactly_with_the_reserve_runs_and_one_token_less_stops
 
     arg = PlanInput(query=QUESTION, background="", completed_steps=[], iteration=1, min_steps=3, max_steps=6)
     probe = _state_at(1000, 10**8)
-    need = budget.estimate(probe.ledger.spending, PLAN, arg).tokens + budget.report_reserve(probe)[0]
+    need = budget.likely(probe.ledger.spending, PLAN, arg).tokens + budget.research_reserve(probe)[0]
 
     fits = _state_at(1000, 1000 + need)
     assert calls.admit(fits, PLAN, arg) is not None
-    assert fits.ledger.spending.in_flight_tokens == budget.estimate(fits.ledger.spending, PLAN, arg).tokens
+    assert fits.ledger.spending.in_flight_tokens == budget.likely(fits.ledger.spending, PLAN, arg).tokens
 
     short = _state_at(1000, 1000 + need - 1)
     with pytest.raises(budget.BudgetSpent):
         calls.admit(short, PLAN, arg)
     assert short.ledger.budget.exhausted is BudgetKind.TOKENS
+
+
+def test_a_call_is_held_at_what_its_role_wrote_before_not_at_its_max_tokens() -> None:
+    from workflows.activity_models import ObserveInput
+    from workflows.models import PlanStep
+    from workflows.roles import OBSERVE
+
+    arg = ObserveInput(query=QUESTION, step=PlanStep(title="Borrowing", description="d"), passages=[])
+    spending = _state_at(0, 10**6).ledger.spending
+    first = budget.likely(spending, OBSERVE, arg)
+    assert first.tokens < budget.estimate(spending, OBSERVE, arg).tokens  # half max_tokens, not all of it
+    budget.remember(spending, "observe", 900, 200, 1, None, first.input_tokens)
+    held = budget.likely(spending, OBSERVE, arg)
+    assert 900 + 200 < held.tokens <= 900 * 1.05 + 200 * budget.COMPLETION_MARGIN + 20
+    assert held.tokens < first.tokens  # learned: cheaper than the prior (1,200 max_tokens)
 
 
 @pytest.mark.usefixtures("no_events")
@@ -172,6 +197,32 @@ async def test_a_token_budget_stops_the_research_before_the_report_s_reserve_and
     assert f"tokens of {limit:,}" in seen[-1].text and "(tokens budget spent)" in seen[-1].text
 
 
+async def test_a_third_of_the_tokens_buys_a_researched_cited_step_and_is_spent(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """Admission by what calls cost (not by their max_tokens) and, before the first step, a
+    reserve for the report alone: a third of a medium research's tokens researches at least one
+    step, cites it, and spends most of what it was given without going over by more than a call."""
+    full, _ = await run_research(time_skipping_env.client, priced_like_a_model(),
+                                 ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    assert full.budget is not None and full.budget.exhausted is None
+    limit = full.budget.spent_tokens // 3
+
+    script = priced_like_a_model()
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit))
+
+    assert result.budget is not None and result.budget.exhausted is BudgetKind.TOKENS
+    steps = result.plan.steps if result.plan else []
+    done = [s for s in steps if s.status is StepStatus.COMPLETED]
+    assert done and done[0].source_ids, [(s.title, s.status) for s in steps]
+    assert script.calls["synthesize"]  # written by the synthesizer, not the plain fallback
+    assert any(f"[{n}]" in result.report_markdown for n in done[0].source_ids)  # cited in the report
+    assert result.report_markdown.splitlines()[0] == (
+        f"> Partial report: the token budget of {limit:,} ran out after {len(done)} of {len(steps)} steps.")
+    assert 0.6 * limit <= result.budget.spent_tokens <= limit + sum(PER_CALL)
+
+
 async def test_a_refinement_rewrites_rather_than_researches_once_a_budget_has_run_out(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
@@ -202,7 +253,7 @@ async def test_cost_adds_up_and_the_report_is_in_the_question_s_language(time_sk
     assert result.language == "de"
     assert {inp.language for inp in script.calls["observe"]} == {"de"}
     assert {inp.language for inp in script.calls["synthesize"]} == {"de"}
-    assert "Most sources were in English; the report is in German." in result.notes
+    assert "Most sources were in English, not German." in result.notes
 
     script = scripted()
     named, _ = await run_research(time_skipping_env.client, script,
