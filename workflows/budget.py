@@ -1,20 +1,29 @@
 """Budgets a research keeps: tokens, money and time, for the whole research, report included.
 
 Before each LLM call the workflow knows what has been spent (the activities' exact usage,
-counted across retries, `calls.account`) and what the call may cost at most: its prompt, estimated
-from the input's size, plus the prompt's `max_tokens` (which the engine sends, so the reply cannot
-be longer). While researching, a call is admitted only if that worst case, the calls already in
-flight, and a *reserve* for writing and checking the report all fit; otherwise the research stops
-(`BudgetSpent`) and the report is written from what it has. While writing the report, a call that
-would not fit at all is skipped and its role's fallback applies (a plain report, lexical-only
-verification, no critic). So the budget is overshot by at most what one call's prompt estimate
-missed, and the report always comes out, opening with a line that says it is partial and why.
+counted across retries, `calls.account`) and what the call will likely cost: its prompt,
+estimated from the input's size, plus what the role's calls wrote so far in this research (the
+longest reply seen, with a margin; half its `max_tokens` before it has served). While
+researching, a call is admitted only if that, the calls already in flight, and a *reserve* for
+writing and checking the report all fit; otherwise the research stops (`BudgetSpent`) and the
+report is written from what it has. Until the first step is researched, the reserve is only the
+report's one call (a step found is worth more than the critic's reading of an empty report).
+While writing the report, a call that would not fit at all is skipped and its role's fallback
+applies (a plain report, lexical-only verification, no critic). So the budget is spent, not
+hoarded: a third of a research's tokens buys its first steps, and the budget is overshot by at
+most what the calls in flight wrote beyond their estimates (never beyond their `max_tokens`,
+which the engine sends). The report always comes out, opening with a line that says it is
+partial and why. Under a budget, steps run at once only while it could pay for all of them.
+
+Researches recorded before this (patch `budget-from-served`) hold each call's worst case, its
+prompt plus its `max_tokens`, and keep the full reserve from the start (`estimate`).
 
 The reserve is sized from the evidence gathered so far: the report calls read the observations
 and the evidence pool, verification reads the evidence again, the critic reads the report; what
 the report calls write follows the report's length target (by depth). A prompt is estimated as
-its input plus the prompt's own text, scaled by what the calls already served showed (the largest
-ratio seen between the prompt tokens the endpoint counted and the estimate).
+its input plus the prompt's own text, scaled by what the calls already served showed (the
+largest ratio seen between the prompt tokens the endpoint counted and the estimate: the role's
+own once it has served, else the largest of any role's).
 
 The arithmetic works on the research's `Ledger` (workflows/parts.py: the limits, what was spent,
 the running `Spending`); `report_reserve`, `over_budget` and `stop` read and write the research
@@ -27,11 +36,13 @@ import math
 from dataclasses import dataclass
 
 from pydantic import BaseModel
+from temporalio import workflow
 
-from workflows import roles
+from workflows import patches, roles
 from workflows.events import Event, EventKind, emit
 from workflows.models import Budget, BudgetKind, Depth, StepStatus
 from workflows.parts import Ledger, Spending
+from workflows.record import PAGE_TEXT_LIMIT
 from workflows.roles import PROMPTS, Role
 from workflows.state import ResearchState
 
@@ -46,6 +57,12 @@ PROMPT_OVERHEAD = 1000
 TARGET_WORDS: dict[Depth, int] = {Depth.LIGHT: 500, Depth.MEDIUM: 1200, Depth.EXTENDED: 2500, Depth.AUTO: 1200}
 #: Tokens per word of report prose (English runs near 1.3; other languages and markdown more).
 TOKENS_PER_WORD = 1.6
+#: What a call is expected to write beyond the longest reply its role wrote so far in this
+#: research (replies vary; the engine's `max_tokens` still bounds each one).
+COMPLETION_MARGIN = 1.25
+#: Pages a research step reads at most (researching.PAGES_PER_STEP), for a step's cost before
+#: any step has been observed.
+PAGES_PER_STEP = 3
 
 
 class BudgetSpent(Exception):
@@ -71,10 +88,13 @@ def input_tokens(arg: BaseModel) -> int:
     return math.ceil(len(arg.model_dump_json()) / CHARS_PER_TOKEN)
 
 
-def _prompt(spending: Spending, given: int) -> int:
+def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
     """A prompt's tokens from its input's: plus the prompt's own text, scaled by how far off
-    such estimates were on the calls already served (between a quarter and four times)."""
-    ratio = 1.0 if spending.ratio_seen is None else min(4.0, max(0.25, spending.ratio_seen))
+    such estimates were on the calls already served (between a quarter and four times): on the
+    role's own calls when `role` is given and has served, else on any call."""
+    seen = spending.ratio_by_role.get(role) if role is not None else None
+    ratio = seen if seen is not None else spending.ratio_seen
+    ratio = 1.0 if ratio is None else min(4.0, max(0.25, ratio))
     return math.ceil((given + PROMPT_OVERHEAD) * ratio)
 
 
@@ -85,6 +105,28 @@ def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     completion = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     price_in, price_out = _prices(spending, role.name)
     return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
+
+
+def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
+    """What a call of `role` will likely take, for admission: its prompt (estimated with the
+    role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
+    given = input_tokens(arg)
+    prompt = _prompt(spending, given, role.name)
+    completion = _completion(spending, role, getattr(arg, "target_words", None))
+    price_in, price_out = _prices(spending, role.name)
+    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
+
+
+def _completion(spending: Spending, role: Role, words: int | None = None) -> int:
+    """What a call will likely write: as the role wrote before, with a margin; before it has
+    served, the words it is asked for (report prose, as the reserve counts them), else half
+    its `max_tokens`."""
+    cap = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
+    if role.name in spending.completion_seen:
+        return min(cap, math.ceil(spending.completion_seen[role.name] * COMPLETION_MARGIN) + 20)
+    if words is not None:
+        return min(cap, math.ceil(words * TOKENS_PER_WORD) + 100)
+    return cap // 2
 
 
 def expected(spending: Spending, role: Role, input_chars: int, writes_words: int | None = None) -> tuple[int, float]:
@@ -120,6 +162,7 @@ def remember(spending: Spending, role: str, prompt_tokens: int, completion_token
         if given_tokens > 0:
             ratio = per_request / (given_tokens + PROMPT_OVERHEAD)
             spending.ratio_seen = max(spending.ratio_seen or 0.0, ratio)
+            spending.ratio_by_role[role] = max(spending.ratio_by_role.get(role, 0.0), ratio)
     if price is not None:
         spending.prices[role] = price
 
@@ -225,10 +268,10 @@ def spent_text(prompt_tokens: int, completion_tokens: int, cost_usd: float | Non
 # --- the research's budget --------------------------------------------------------------------------
 
 
-def report_reserve(state: ResearchState, sectioned: bool = False) -> tuple[int, float]:
-    """What writing and checking the report will likely take, sized from what was gathered.
-    The research keeps the reserve of a report written in one call (the cheapest form); a
-    budget with room for more gets a report in sections (reporting.py)."""
+def report_reserve(state: ResearchState, sectioned: bool = False, checked: bool = True) -> tuple[int, float]:
+    """What writing and (unless not `checked`) checking the report will likely take, sized from
+    what was gathered. The research keeps the reserve of a report written in one call (the
+    cheapest form); a budget with room for more gets a report in sections (reporting.py)."""
     inquiry, material = state.inquiry, state.material
     steps = completed(inquiry.plan.steps) if inquiry.plan else []
     observations = sum(len(s.observation or "") for s in steps) + sum(len(p.text) for p in material.background)
@@ -239,7 +282,7 @@ def report_reserve(state: ResearchState, sectioned: bool = False) -> tuple[int, 
         sections=max(len(steps), 1),
         observations_chars=observations + 200 * len(material.sources),
         evidence_chars=evidence,
-        verify=state.request.verify,
+        verify=state.request.verify and checked,
         words=target_words(state),
     )
 
@@ -247,6 +290,35 @@ def report_reserve(state: ResearchState, sectioned: bool = False) -> tuple[int, 
 def target_words(state: ResearchState) -> int:
     """The report's length target for this research (`report_words`)."""
     return report_words(state.inquiry.depth, state.inquiry.steps_done(), state.inquiry.steps_planned())
+
+
+def learned() -> bool:
+    """Admission from what served calls cost (patch `budget-from-served`); outside a workflow
+    (the unit tests of this arithmetic) always."""
+    return not workflow.in_workflow() or workflow.patched(patches.BUDGET_FROM_SERVED)
+
+
+def research_reserve(state: ResearchState) -> tuple[int, float]:
+    """The reserve a research call must leave: the report's, checks included, once a step has
+    been researched; before that only the report's one call (`likely` admission only)."""
+    return report_reserve(state, checked=state.inquiry.steps_done() > 0)
+
+
+def affordable(state: ResearchState, wave: list[int]) -> list[int]:
+    """The steps of `wave` the budgets could pay for at once (at least the first): each step's
+    observation and a share of the reflection, twice over (the reserve grows with each step).
+    Steps left out stay pending for the next wave, so a tight budget costs time, not research."""
+    limit, spending = state.ledger.budget, state.ledger.spending
+    if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None) or not learned():
+        return wave
+    observe = expected(spending, roles.OBSERVE, PAGES_PER_STEP * PAGE_TEXT_LIMIT)  # pages read in full
+    reflect = expected(spending, roles.REFLECT, 0)
+    per_step = (2 * (observe[0] + reflect[0]), 2 * (observe[1] + reflect[1]))
+    reserve_tokens, reserve_cost = report_reserve(state)
+    for k in range(len(wave), 1, -1):
+        if over_budget(state.ledger, reserve_tokens + k * per_step[0], reserve_cost + k * per_step[1]) is None:
+            return wave[:k]
+    return wave[:1]
 
 
 def over_budget(ledger: Ledger, tokens: int, cost: float) -> BudgetKind | None:

@@ -88,13 +88,15 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Ch
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
-    """Hold the call's worst case against the budgets (see workflows/budget.py)."""
+    """Hold the call's likely cost (in histories recorded before, its worst case) against the
+    budgets (see workflows/budget.py)."""
     limit, spending = state.ledger.budget, state.ledger.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
-    charge = budget.estimate(spending, role, arg)
+    learned = budget.learned()
+    charge = budget.likely(spending, role, arg) if learned else budget.estimate(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = budget.report_reserve(state)
+        reserve_tokens, reserve_cost = budget.research_reserve(state) if learned else budget.report_reserve(state)
         over = budget.over_budget(state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost)
         if over is not None:
             budget.stop(state, over)

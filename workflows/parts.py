@@ -172,6 +172,8 @@ class Spending:
     #: The largest ratio seen between a call's prompt as the endpoint counted it and as estimated
     #: (input / CHARS_PER_TOKEN + PROMPT_OVERHEAD); None before any call. Estimates are scaled by it.
     ratio_seen: float | None = None
+    #: The same, per role (a role's prompt text is its own size): admission estimates by it.
+    ratio_by_role: dict[str, float] = field(default_factory=dict)
     #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
     prompt_seen: dict[str, int] = field(default_factory=dict)
     completion_seen: dict[str, int] = field(default_factory=dict)

@@ -287,7 +287,7 @@ class DeepResearchWorkflow:
                 if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
                     break
                 wave.append(later)
-        return wave
+        return budget.affordable(state, wave)  # under a budget: the steps it can pay for at once
 
     async def _review_plan(self) -> None:
         if self.state.request.review_plan:
