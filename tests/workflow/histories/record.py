@@ -70,6 +70,9 @@ SCENARIOS = [
     "refined-by-research",
     # ... and after (patch refine-through-loop): the new steps reflected on in the wave loop.
     "refined-by-research-in-loop",
+    # Recorded with budgets spent by what calls cost (issue 23, patch budget-from-served): a
+    # medium research under a tight token budget, its independent steps one wave at a time.
+    "budget-from-served",
 ]
 
 
@@ -120,6 +123,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
         ),
         "refined-by-research-in-loop": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT),
         "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
+        "budget-from-served": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.MEDIUM, max_tokens=10_000,
+        ),
     }
     async with env, Worker(
         env.client,
