@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from activities.offline_engine.questions import decompose
 from activities.offline_engine.words import ASPECT_WORDS, PRONOUNS, VAGUE, VERBS, _base, _Matcher, _words
 from workflows.text import STOPWORDS
 
@@ -62,6 +63,14 @@ class Ask:
         if not self.ask_terms or any(self.answers(s) for s in sentences):
             return []
         return list(self.ask_terms)
+
+
+def ask_of(question: str) -> Ask:
+    """What the question asks, when its shape can be read (one clause, not a comparison or a list);
+    else an ask that anything answers: several clauses are checked term by term instead."""
+    if decompose(question).kind != "single":
+        return Ask("", (), ())
+    return read_ask(question)
 
 
 def read_ask(question: str) -> Ask:

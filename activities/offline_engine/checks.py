@@ -10,6 +10,8 @@ closest to it, quoted and cited, so the rewrite says what the source says and no
 
 from __future__ import annotations
 
+from activities.offline_engine.asking import ask_of
+from workflows.citations import CITATION
 from workflows.text import content_terms, split_sentences, stem
 from workflows import verification
 from workflows.models import CritiqueIssue, Evidence, IssueSeverity
@@ -96,6 +98,7 @@ UNSUPPORTED_SHARE_HIGH = 0.25
 UNCOVERED_SHARE = 0.5
 UNCOVERED_SHARE_HIGH = 0.75
 _REWRITE = {
+    "question not answered": "Say plainly that the sources read do not answer the question, or find ones that do.",
     "unsupported claims": "Say only what the cited passages say, and cite each sentence.",
     "uncovered question terms": "Cover the question's missing terms, or say that the sources do not.",
     "nothing cited": "Write the answer from the sources read, citing them.",
@@ -115,18 +118,37 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
             severity=IssueSeverity.HIGH if share > UNSUPPORTED_SHARE_HIGH else IssueSeverity.MEDIUM,
             text=f"unsupported claims: {v.removed + max(0, v.unsupported - v.removed)} of {v.claims} claims "
                  "were not supported by their sources"))
-    wanted = {stem(t) for t in content_terms(inp.topic_text())}
-    found = {stem(t) for t in content_terms(inp.report_markdown)}
-    missing = sorted(wanted - found)
+    cited = _cited_sentences(inp.report_markdown)
+    ask = ask_of(inp.meant())
+    unanswered = ask.missing(cited) if cited else []
+    if unanswered:
+        issues.append(CritiqueIssue(
+            severity=IssueSeverity.HIGH,
+            text=f"question not answered: no cited sentence about {ask.subject} says anything about "
+                 f"{', '.join(map(_quoted, unanswered))}; supported claims are not an answer"))
+    # Only what the report quotes from its sources counts: its title and headings repeat the question.
+    wanted = {stem(t): t for t in content_terms(inp.topic_text())}
+    found = {stem(t) for t in content_terms(" ".join(cited))}
+    missing = sorted(t for s, t in wanted.items() if s not in found)
     if wanted and len(missing) / len(wanted) > UNCOVERED_SHARE:
         mostly = len(missing) / len(wanted) > UNCOVERED_SHARE_HIGH
         issues.append(CritiqueIssue(severity=IssueSeverity.HIGH if mostly else IssueSeverity.MEDIUM,
-                                    text=f"uncovered question terms: the report never mentions {', '.join(missing[:8])}"))
+                                    text=f"uncovered question terms: the report never mentions {', '.join(map(_quoted, missing[:8]))}"))
     if inp.steps_completed < inp.steps_planned:
         issues.append(CritiqueIssue(severity=IssueSeverity.LOW,
                                     text=f"steps skipped: {inp.steps_planned - inp.steps_completed} of "
                                          f"{inp.steps_planned} planned steps were not researched"))
     return issues
+
+
+def _quoted(term: str) -> str:
+    """A term in quotes: the planner takes quoted terms from feedback as they are (planning.py)."""
+    return f'"{term}"'
+
+
+def _cited_sentences(markdown: str) -> list[str]:
+    """The report's sentences that cite a source, without their markers: what it claims."""
+    return [CITATION.sub("", s) for line in markdown.splitlines() for s in split_sentences(line) if CITATION.search(s)]
 
 
 def _texts(evidence: list[Evidence], source_ids: list[int]) -> list[str]:

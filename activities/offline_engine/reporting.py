@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.observing import _cite, _prose_sentences
-from activities.offline_engine.asking import Ask, read_ask
-from activities.offline_engine.questions import _key_terms, _question_parts, decompose
+from activities.offline_engine.asking import Ask, ask_of
+from activities.offline_engine.questions import _key_terms, _question_parts
 from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
 from workflows import language
 from workflows.activity_models import (
@@ -182,21 +182,12 @@ def _summary(about: AboutQuestion, findings: list[_Sentence]) -> tuple[str, list
     nothing: a sentence about the subject is not an answer to the question asked of it."""
     if not findings:
         return "", []
-    ask = _ask(about)
+    ask = ask_of(_question_parts(about)[0])
     answering = [f for f in findings if ask.answers(_uncited(f.text))]
     chosen = _top_sentences(about, answering, SUMMARY_SENTENCES, require_match=True)
     if chosen:
         return " ".join(s.text for s in chosen), chosen
     return _unanswered(ask, len(findings)), []
-
-
-def _ask(about: AboutQuestion) -> Ask:
-    """What the question asks, when its shape can be read: one clause, not a comparison; else an
-    ask that any finding answers."""
-    question, _, _ = _question_parts(about)
-    if decompose(question).kind != "single":
-        return Ask("", (), ())
-    return read_ask(question)
 
 
 def _unanswered(ask: Ask, found: int) -> str:

@@ -171,7 +171,7 @@ def _html_title(tree: lxml.html.HtmlElement) -> str:
 
 def _pdf(body: bytes) -> Extracted:
     title, pages, method = _read_pdf(body, MAX_PDF_PAGES)
-    text = "\n\n".join(p for p in map(_normalise, pages) if p)
+    text = "\n\n".join(p for p in (_heading_apart(_normalise(p)) for p in pages) if p)
     if not title.strip():
         title = next((line for line in text.splitlines() if line.strip()), "")
     return Extracted(" ".join(title.split())[:300], text, method)
@@ -181,8 +181,22 @@ def _pdf_pages(body: bytes) -> Extracted:
     """Every page's text (cleaned, possibly empty) joined by PAGE_BREAK; the title from the
     metadata only (the corpus decides what stands in for a missing one)."""
     title, pages, method = _read_pdf(body, MAX_CORPUS_PDF_PAGES)
-    text = PAGE_BREAK.join(strip_controls(_normalise(p)) for p in pages)
+    text = PAGE_BREAK.join(_heading_apart(strip_controls(_normalise(p))) for p in pages)
     return Extracted(" ".join(strip_controls(title).split())[:300], text, method)
+
+
+#: A page's first line that is a title or running header: capitalised, short, no final punctuation.
+_HEADING_LINE = re.compile(r"^[A-Z0-9][^\n]{1,118}[^\n.,;:!?\-–—]$")
+
+
+def _heading_apart(page: str) -> str:
+    """A page whose first line is a title ("Rye Flour Handout") followed by a sentence that starts
+    afresh has the title as a paragraph of its own: a PDF's lines carry no paragraph marks, and
+    joined up the title would open the first sentence ("Rye Flour Handout Rye flour holds ...")."""
+    first, newline, rest = page.partition("\n")
+    if newline and _HEADING_LINE.match(first.strip()) and rest[:1].isupper() and not rest.startswith("\n"):
+        return f"{first}\n\n{rest}"
+    return page
 
 
 def _read_pdf(body: bytes, max_pages: int) -> tuple[str, list[str], str]:

@@ -190,7 +190,8 @@ def test_a_pdf_is_read_with_pdfium_and_titled_from_its_metadata():
     pdf = make_pdf([["Durable research with Temporal", "Workflows survive worker crashes."]], title="A Test Paper")
 
     assert extract(pdf, "application/pdf") == Extracted(
-        "A Test Paper", "Durable research with Temporal\nWorkflows survive worker crashes.", "pdfium")
+        # The first line, a title, is a paragraph of its own, not the start of the first sentence.
+        "A Test Paper", "Durable research with Temporal\n\nWorkflows survive worker crashes.", "pdfium")
 
 
 def test_a_pdf_without_a_title_is_titled_by_its_first_line_and_read_past_a_wrong_content_type():
