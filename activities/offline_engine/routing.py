@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.questions import subject_of
+from activities.offline_engine.vagueness import counts_as_option, unmeasured_evaluation, unresolved_pronoun
 from activities.offline_engine.words import (
     PRONOUNS,
     REFERENTIAL,
@@ -191,16 +192,15 @@ def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
 
 
 def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | str | None:
-    """A pronoun in a message that names nothing else points outside it ("Tell me more about it").
+    """A pronoun with no noun before it to stand for points outside the message ("Tell me more
+    about it", "Is it thread-safe?"; vagueness.py says which words point and what resolves them).
 
     In a follow-up (an earlier question of the user's that was answered) the pronoun refers to
     that question's subject, and the message is clear; returns the RESEARCH reasoning then. An
     assistant message alone (seed 000's "Tell me more about it" after a remark on RAG) is no
     antecedent: the user never said what they were asking about.
     """
-    if [t for t in specific if t not in VERBS]:  # "Where should I put them?" names only a verb
-        return None
-    pronoun = next((t for t in tokenize(text) if t in PRONOUNS), None)
+    pronoun = unresolved_pronoun(text)  # "Is it thread-safe?": what comes after "it" is said of it
     if pronoun is None:
         return None
     antecedent = _answered_subject(earlier)
@@ -311,7 +311,7 @@ def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
     words = tokenize(text)
     if any(w in ("or", "vs", "versus", "between") for w in words) or "," in text:
         return None
-    anchors = [t for t in specific if t not in VERBS and t not in REFERENTIAL]
+    anchors = [t for t in specific if t not in VERBS and t not in REFERENTIAL and counts_as_option(t)]
     if len(anchors) >= 2:
         return None
     return Ambiguity(
@@ -361,7 +361,10 @@ def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambig
             )
     comparative = next((w for w in words if w in _COMPARATIVES), None)
     has_target = any(w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for") for w in words)
-    if comparative and not has_target and len(specific) < 2:
+    judged = unmeasured_evaluation(text)  # "Is Rust faster?", "Which is more idiomatic?"
+    if judged and judged.comparative:
+        comparative, has_target = judged.word, False
+    if comparative and not has_target and (len(specific) < 2 or judged):
         return Ambiguity(
             rule="comparative without target",
             trigger=comparative,
@@ -380,12 +383,15 @@ def _target_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
     accuracy that would make a number of examples enough.
     """
     words = tokenize(text)
-    if not words or words[-1] not in _TARGETLESS:
+    judged = unmeasured_evaluation(text)  # "Is Python safe?", "Is the crate reliable in general?"
+    if judged and not judged.comparative:
+        words = [judged.word]
+    if not words or words[-1] not in _TARGETLESS and not judged:
         return None
     word = words[-1]
     if re.search(r"\b(for|to|than|compared|versus|vs)\s+\S", text.lower()):
         return None
-    if word not in _SUFFICIENCY and len(specific) >= 2:
+    if word not in _SUFFICIENCY and len(specific) >= 2 and not judged:
         return None
     return Ambiguity(
         rule="evaluation without target",
