@@ -2,6 +2,8 @@
 
 Run as many as you like against the same task queue (`docker compose up --scale worker=N`).
 SIGTERM or SIGINT stops polling, lets running activities finish (up to a grace period) and exits.
+`--no-engine-notice`: the offline engine is not announced here (`make demo` runs the starter in
+the same terminal, and the starter announces it).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ async def main() -> int:
     except ApplicationError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
-    if config.engine_name == "offline":
+    if config.engine_name == "offline" and "--no-engine-notice" not in sys.argv[1:]:
         print(OFFLINE_NOTICE, file=sys.stderr)
     try:
         client = await connect_temporal(config)
@@ -81,13 +83,7 @@ async def main() -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(
-        f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
-        f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
-        f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(start_line(config), file=sys.stderr, flush=True)
     async with worker:
         await stop.wait()
         print("worker: shutting down", file=sys.stderr, flush=True)
@@ -95,6 +91,20 @@ async def main() -> int:
     await asyncio.to_thread(tracing.flush_all)
     bounded.close_pool()
     return 0
+
+
+def start_line(config: Settings) -> str:
+    """What this worker serves and searches: a report citing the wrong documents is traced back to
+    the folder named here, not to a guess at which environment the worker was started from."""
+    line = (f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
+            f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
+            f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}")
+    providers = [config.search_provider, *(n.strip() for n in config.search_fallback_providers.split(","))]
+    if "local" in providers:
+        folder = config.research_corpus_dir
+        line += (f", corpus {folder.expanduser().resolve()}" if folder
+                 else ", corpus the Python documentation (RESEARCH_CORPUS_DIR unset)")
+    return line
 
 
 def _exit(code: int) -> None:

@@ -3,7 +3,9 @@ import sys
 
 from starter.cli import run
 
-if __name__ == "__main__":
+
+def main() -> None:
+    """`python -m starter` and the `deep-research` console script."""
     code = run()
     # Leave without interpreter teardown: the Temporal client's Rust threads can crash a finalizing
     # interpreter (temporalio/sdk-python#300, seen here as an occasional SIGSEGV after a finished
@@ -14,3 +16,7 @@ if __name__ == "__main__":
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

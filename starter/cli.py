@@ -14,7 +14,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import os
+import signal
 import sys
+from importlib import metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +26,16 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
 from starter import commands, extract, index, library, progress, prompts, requests, reviews
+from starter.hints import SCRIPT, program
 from starter.progress import say
 from starter.requests import RequestError
 from starter.session import Session
 from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line, shown
 
-PROG = "python -m starter"
 EXIT_USAGE = 2
+#: The distribution whose version `--version` prints (pyproject.toml).
+DISTRIBUTION = "deep-research"
 
 #: A command: async, run in an event loop; or plain (`serve`, which runs its own loop).
 Handler = Callable[[argparse.Namespace, Session], Awaitable[int] | int]
@@ -56,7 +61,9 @@ class Command:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not usage + message
-        say(f"error: {message} (see `{self.prog} --help`)")
+        # The usage shows the program's name; the hint is what runs in this shell (starter/hints.py).
+        words = self.prog.split(" ", 1)[1:] if self.prog.startswith(SCRIPT) else []
+        say(f"error: {message} (see `{' '.join([program(), *words])} --help`)")
         sys.exit(EXIT_USAGE)
 
 
@@ -86,17 +93,19 @@ def _serve_web(args: argparse.Namespace, session: Session) -> int:
     return serve(args.host, args.port, session.cfg)
 
 
-ID, JSON = arg("id"), arg("--json", action="store_true")
-LIMIT = arg("--limit", type=int, default=20)
+ID = arg("id", help="the research id (as `research` printed it, or `list` shows it)")
+JSON = arg("--json", action="store_true", help="print JSON instead of text")
+LIMIT = arg("--limit", type=int, default=20, metavar="N", help="show at most N research (default 20)")
 OUTPUT = (arg("--json", action="store_true", help="print the result as one JSON object"),
           arg("--out", metavar="FILE", help="also write the report (or JSON) to FILE"))
 
 COMMANDS: tuple[Command, ...] = (
     Command("research", "start a research (attached: live progress, then the report)", commands.research, (
-        arg("question"), *(request_arg(option) for option in requests.OPTIONS),
+        arg("question", help="what to research, in quotes"), *(request_arg(option) for option in requests.OPTIONS),
         arg("--id", help="workflow id (default research-<short uuid>)"),
         arg("--detach", action="store_true", help="print the workflow id and exit"), *OUTPUT)),
-    Command("answer", "answer the pending clarification question", commands.answer, (ID, arg("text"))),
+    Command("answer", "answer the pending clarification question", commands.answer, (
+        ID, arg("text", help="your answer, in quotes"))),
     Command("review", "answer the pending plan or report review", reviews.review, (ID,), one_of=(
         arg("--approve", action="store_true", help="run the plan / accept the report as it is"),
         arg("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback"),
@@ -113,7 +122,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("prompts", "manage the role prompts in Langfuse", actions=(
         Command("push", "create or update the prompts in Langfuse from the repository's files", prompts.push),)),
     Command("extract", "fetch and extract pages (or local files) as a research would read them", extract.extract, (
-        arg("inputs", nargs="+", metavar="URL_OR_FILE"),
+        arg("inputs", nargs="+", metavar="URL_OR_FILE",
+            help="http(s) URLs or local files (HTML, PDF, Word, Markdown, text)"),
         arg("--json", action="store_true", help="one JSON object per input per line"))),
     Command("index", "build or refresh the local search index of a folder of documents now", index.index, (
         arg("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)"),)),
@@ -121,7 +131,7 @@ COMMANDS: tuple[Command, ...] = (
         JSON, arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"), LIMIT)),
     Command("show", "a stored research's report (works after Temporal forgot it)", library.show, (ID, *OUTPUT)),
     Command("export", "a report file with its sources: Markdown, HTML, Word or PDF", library.export, (
-        ID, arg("--format", choices=library.EXPORT_FORMATS, required=True),
+        ID, arg("--format", choices=library.EXPORT_FORMATS, required=True, help="the file's format"),
         arg("--out", metavar="FILE", help="where to write it (default: a file named after the title, here; "
                                           "- for stdout, md and html only on a terminal)"))),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),
@@ -133,7 +143,9 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog=PROG, description="Start, follow and inspect deep research on Temporal.")
+    parser = Parser(prog=SCRIPT, description="Start, follow and inspect deep research on Temporal.")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}",
+                        help="print the installed version and exit")
     _add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
     return parser
 
@@ -154,6 +166,13 @@ def _add_commands(parser: argparse.ArgumentParser, table: tuple[Command, ...], d
             p.set_defaults(handler=command.handler)
 
 
+def version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed: run `make setup`)"
+
+
 def run(argv: list[str] | None = None) -> int:
     if not isinstance(sys.stdout, CleanStream):
         sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)  # type: ignore[assignment]
@@ -164,6 +183,8 @@ def run(argv: list[str] | None = None) -> int:
         session = Session(settings())
         outcome = args.handler(args, session)
         code = asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome
+    except BrokenPipeError:  # `... | head` stopped reading: leave quietly, as `cat` does
+        code = quiet_broken_pipe()
     except KeyboardInterrupt:
         code = 130
         wid = session.workflow_id if session else None
@@ -183,6 +204,17 @@ def run(argv: list[str] | None = None) -> int:
         say(f"error: {type(err).__name__}: {one_line(str(err))}")
         code = 1
     return code
+
+
+def quiet_broken_pipe() -> int:
+    """128 + SIGPIPE, the status a shell shows for `cat` in the same place; what is still buffered
+    for the closed pipe goes to /dev/null, so the final flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 128 + signal.SIGPIPE
 
 
 def _check_ids(args: argparse.Namespace) -> None:

@@ -278,9 +278,20 @@ async def result(args: argparse.Namespace, session: Session) -> int:
 
 
 async def cancel(args: argparse.Namespace, session: Session) -> int:
+    """A research cancelled once is not "already completed" to the person cancelling it again
+    (a cancelled research returns what it had, so Temporal calls it completed): its outcome says."""
     client = await session.connect()
     handle = client.get_workflow_handle(args.id)
-    await require_running(handle, "cancel")
+    try:
+        await require_running(handle, "cancel")
+    except CliError:
+        try:
+            cancelled = (await result_handle(client, args.id).result()).outcome is Stage.CANCELLED
+        except Exception:  # failed, or its result unreadable: the first message stands
+            cancelled = False
+        if cancelled:
+            raise CliError(f"research {shown(args.id)} was already cancelled: nothing to cancel", EXIT_USAGE) from None
+        raise
     await handle.cancel()
     print(f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
           "shows what it had found")

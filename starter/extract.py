@@ -7,9 +7,11 @@ research, so a surprising report can be traced back to what a page really yielde
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from pathlib import Path
 
+from activities.corpus.binary import DOCX_SUFFIXES
 from activities.web import crawler, reading
 from starter.progress import say
 
@@ -43,6 +45,22 @@ async def _read(item: str) -> reading.Reading:
     if item.startswith(("http://", "https://")):
         return await reading.read_url(item)
     path = Path(item).expanduser()
+    if path.is_file() and path.suffix.lower() in DOCX_SUFFIXES:
+        return await asyncio.to_thread(_read_docx, path)
     if path.is_file():
         return await reading.read_file(path)
     raise ValueError("not an http(s) URL or a readable file")
+
+
+def _read_docx(path: Path) -> reading.Reading:
+    """A Word file as the local corpus reads it (its paragraphs, headings and tables), not its zip
+    bytes as text: the web extraction has no Word reader, the corpus has."""
+    from activities.corpus.reader import documents_of
+    from activities.web.bounded import ExtractionLimit, pool
+
+    try:
+        documents = pool().run_now(documents_of, str(path), path.read_bytes())
+    except ExtractionLimit as err:
+        raise ValueError(str(err)) from None
+    text = "\n\n".join(document.body for document in documents)
+    return reading.Reading(url=path.resolve().as_uri(), title=documents[0].title if documents else "", text=text)

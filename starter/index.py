@@ -49,9 +49,13 @@ async def index(args: argparse.Namespace, session: object) -> int:
         """The path under the folder, control characters escaped: a name is one line."""
         return escape(str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path)
 
-    print(f"{escape(description)}: {len(changes.added)} added, {len(changes.updated)} updated, "
+    # A file that could not be read is listed once, as unreadable, not also as added or updated.
+    unreadable = {path for path, _ in skipped}
+    added = [path for path in changes.added if path not in unreadable]
+    updated = [path for path in changes.updated if path not in unreadable]
+    print(f"{escape(description)}: {len(added)} added, {len(updated)} updated, "
           f"{len(changes.removed)} removed, {len(skipped)} unreadable, in {elapsed:.1f} s")
-    for label, paths in (("added", changes.added), ("updated", changes.updated), ("removed", changes.removed)):
+    for label, paths in (("added", added), ("updated", updated), ("removed", changes.removed)):
         for path in paths[:LISTED]:
             print(f"  {label:8} {shown(path)}")
         if len(paths) > LISTED:

@@ -10,9 +10,14 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
+import textwrap
 import threading
 
+from starter.hints import program
 from workflows.models import ResearchStatus
+
+#: The width every line of the status summary fits (a command is never wrapped: it is pasted).
+WIDTH = 80
 
 
 def say(line: str = "") -> None:
@@ -34,6 +39,7 @@ def step_line(status: ResearchStatus) -> str | None:
 
 
 def status_summary(workflow_id: str, status: ResearchStatus) -> str:
+    """The summary `status` prints, every line but a command within WIDTH columns."""
     lines = [
         f"research {workflow_id}: {status.stage.value}",
         f"  question: {clip(status.query)}",
@@ -45,8 +51,8 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
         lines.append(f"    answer with: {answer_command(workflow_id)}")
     if status.pending_review:
         lines.append(f"  waiting for a review of the {status.pending_review.value} (round {status.review_rounds})")
-        lines.append(f"    review with: python -m starter review {shlex.quote(workflow_id)} "
-                     "(--approve | --feedback TEXT | --steps FILE | --cancel)")
+        lines.append(f"    review with: {program()} review {shlex.quote(workflow_id)} --approve")
+        lines.append("    (or --feedback TEXT, --steps FILE or --cancel in place of --approve)")
     if status.plan is not None:
         lines.append(f"  plan (iteration {status.plan_iterations}): {status.plan.title}")
         step = step_line(status)
@@ -59,19 +65,28 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
         lines.append(f"  reflection: {reflection.decision.value}: {clip(reflection.reasoning)}")
     for note in status.notes:
         lines.append(f"  note: {clip(note)}")
-    return "\n".join(lines)
+    return "\n".join(wrapped for line in lines for wrapped in fit(line))
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """LINE wrapped to WIDTH columns, continuation lines indented under its text; a line that
+    gives a command (`... with: COMMAND`) is kept whole, so it still runs when pasted."""
+    if len(line) <= width or " with: " in line:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [line]
 
 
 def answer_command(workflow_id: str) -> str:
-    return f'python -m starter answer {shlex.quote(workflow_id)} "<your answer>"'
+    return f'{program()} answer {shlex.quote(workflow_id)} "<your answer>"'
 
 
 def result_command(workflow_id: str) -> str:
-    return f"python -m starter result {shlex.quote(workflow_id)}"
+    return f"{program()} result {shlex.quote(workflow_id)}"
 
 
 def watch_command(workflow_id: str, since: int = 0) -> str:
-    return f"python -m starter watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
+    return f"{program()} watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
 
 
 # --- reading an answer without blocking the event loop -----------------------------------------

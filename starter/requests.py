@@ -27,7 +27,7 @@ from activities import pricing
 from config import Settings
 from starter.temporal import shown
 from starter.terminal import clean, escape
-from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchRequest
+from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, STEP_LIMITS, ResearchRequest
 from workflows.roles import Tier
 
 QUESTION = "question"
@@ -54,9 +54,13 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("depth", "--depth", mcp=True),
-    Option("mode", "--mode", mcp=True),
-    Option("max_clarifications", "--max-clarifications", metavar="N", mcp=True),
+    Option("depth", "--depth", "how much research: auto (chosen from the question, default), "
+           + ", ".join(f"{depth.value} ({low} to {high} plan steps)" for depth, (low, high) in STEP_LIMITS.items()),
+           mcp=True),
+    Option("mode", "--mode", "deep (plan, research, reflect, report; default), web (one quick search step) "
+           "or simple (a direct answer, no research)", mcp=True),
+    Option("max_clarifications", "--max-clarifications",
+           "at most N questions asked back before the research starts (default {default})", "N", mcp=True),
     Option("reply_shortcut", "--no-reply-shortcut",
            "let the LLM judge every reply (the limit is what stops the loop)"),
     Option("clarification_timeout_s", "--clarification-timeout",
@@ -79,8 +83,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_cost_usd", "--max-cost", "cost budget in USD (prices: LLM_PRICES or the built-in table)", "USD",
            mcp=True),
     Option("language", "--language",
-           "the report's language: auto (the question's, default) or a code such as en, de, vi", "CODE",
-           allowed="auto or a language code such as en, de or vi", mcp=True),
+           "the report's language: auto (the question's, default) or an ISO 639 code such as en, de, vi, pt-BR",
+           "CODE", allowed="auto or a language code such as en, de or vi", mcp=True),
 )
 #: How the CLI spells each field in its messages.
 FLAGS: dict[str, str] = {o.field: o.flag for o in OPTIONS}

@@ -23,6 +23,7 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, Workflo
 from temporalio.service import RPCError
 
 from starter import progress
+from starter.hints import program
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, Refused, deliver, is_not_found, not_found, root_message
@@ -113,7 +114,7 @@ def cleaned(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def review_command(workflow_id: str) -> str:
-    return f"python -m starter review {shlex.quote(workflow_id)} (--approve | --feedback TEXT | --steps FILE | --cancel)"
+    return f"{program()} review {shlex.quote(workflow_id)} (--approve | --feedback TEXT | --steps FILE | --cancel)"
 
 
 def show_pending(status: ResearchStatus) -> None:

@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 
 from config import Settings
+from starter.hints import program
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -105,11 +106,13 @@ def start_dev_server(db_file: Path | None, log_file: Path, port: int = PORT,
     return server
 
 
-def start_worker(port: int = PORT) -> subprocess.Popen[bytes]:
+def start_worker(port: int = PORT, engine_notice: bool = True) -> subprocess.Popen[bytes]:
+    """ENGINE_NOTICE off: the starter run beside it in the same terminal says which engine answers."""
     env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
     if "search_provider" not in Settings().model_fields_set:  # neither the environment nor .env chose one
         env["SEARCH_PROVIDER"] = "local"  # the bundled corpus: works offline, as `make demo` promises
-    return subprocess.Popen([sys.executable, str(REPO / "worker.py")], cwd=REPO, env=env)
+    flags = [] if engine_notice else ["--no-engine-notice"]
+    return subprocess.Popen([sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=env)
 
 
 def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
@@ -177,9 +180,10 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
         else:
             print(f"demo: starting the Temporal dev server (Web UI on http://localhost:{ui_port})", file=sys.stderr)
             server = start_dev_server(None, REPO / ".data" / "demo-temporal.log", port, ui_port)
-        worker = start_worker(port)
+        worker = start_worker(port, engine_notice=False)
         research_id = f"demo-{uuid.uuid4().hex[:8]}"
         env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}
+        run = program()
         code = subprocess.call(
             [sys.executable, "-m", "starter", "research", DEMO_QUESTION, "--depth", "medium", "--id", research_id],
             cwd=REPO, env=env,
@@ -189,9 +193,9 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
             f"demo: in the Web UI, http://localhost:{ui_port}/namespaces/default/workflows/{research_id} shows the "
             "summary and current details (User Metadata), every activity in the event history, and the "
             "clarification_answer signal under More Actions → Send a Signal.\n"
-            f"demo: the research is kept in the library (.data/research.sqlite): `.venv/bin/python -m starter show "
-            f"{research_id}`, `... export {research_id} --format html`, or ask a follow-up with "
-            f"`... research \"Tell me more about the second point\" --follow-up {research_id}`.\n"
+            f"demo: the research is kept in the library (.data/research.sqlite): `{run} show {research_id}`, "
+            f"`{run} export {research_id} --format html`, or ask a follow-up with "
+            f"`{run} research \"Tell me more about the second point\" --follow-up {research_id}`.\n"
             f"demo: read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} "
             f"(served by `make dev`, which this demo does not leave running: start it, then open the link; the "
             "stored research stays readable there, it is in the library).",
@@ -220,7 +224,7 @@ def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, w
         web_port = free_web_port(web_port)
         web = start_web(port, web_port)
         print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
-        print('dev: worker running; try `.venv/bin/python -m starter research "your question"`. '
+        print(f'dev: worker running; try `{program()} research "your question"`. '
               "Ctrl-C (or SIGTERM, SIGHUP) stops them all.", file=sys.stderr, flush=True)
         while True:  # until one of them ends (a crash): then the rest stop too
             for name, process in (("worker", worker), ("web app", web)):

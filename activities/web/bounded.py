@@ -24,6 +24,7 @@ The cost for a normal page is one round trip through a pipe (about 1 ms; see the
 from __future__ import annotations
 
 import asyncio
+import logging
 import functools
 import multiprocessing
 import queue
@@ -62,6 +63,10 @@ def _serve(conn: Connection, memory_mb: int) -> None:
     parent closes the pipe."""
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # pypdf logs what it repairs in a damaged PDF; the child has no handler, so logging's last
+    # resort would print it on the caller's terminal (`starter index`). The reason a file could
+    # not be read comes back in the answer instead.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     while True:
         try:
             function, args = conn.recv()

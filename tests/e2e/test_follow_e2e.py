@@ -17,6 +17,7 @@ from temporalio.client import Client
 
 from tests.conftest import REPO
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
+from starter.hints import program
 from tests.starter.test_starter import starter
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 
@@ -48,7 +49,7 @@ async def test_watch_json_across_an_answered_clarification_and_a_reconnect(
     rest, err = await asyncio.wait_for(watch.communicate(), 20)
     first += [json.loads(line) for line in rest.decode().splitlines()]
     assert watch.returncode == 130, err.decode()
-    resume = re.search(rf"reattach with `python -m starter watch {handle.id} --since (\d+)`", err.decode())
+    resume = re.search(rf"reattach with `{re.escape(program())} watch {handle.id} --since (\d+)`", err.decode())
     assert resume and int(resume.group(1)) == first[-1]["seq"], err.decode()
     assert "Traceback" not in err.decode()
 

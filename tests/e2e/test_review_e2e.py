@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from tests.conftest import BIN_DIR
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
+from starter.hints import program
 from tests.starter.test_starter import starter
 from workflows.models import Depth, ResearchRequest, ResearchResult, ReviewDecision, Stage
 from workflows.research import DeepResearchWorkflow
@@ -98,7 +99,7 @@ async def test_attached_research_without_a_terminal_prints_the_review_command_an
     run = await starter("research", QUESTION, "--depth", "light", "--review-plan", "--id", research_id,
                         env=worker_env, timeout=90)
     assert run.code == 3
-    assert "plan to review" in run.err and f"python -m starter review {research_id}" in run.err
+    assert "plan to review" in run.err and f"{program()} review {research_id}" in run.err
     approved = await starter("review", research_id, "--approve", env=worker_env)
     assert approved.code == 0 and "approve accepted" in approved.out
     finished = await starter("result", research_id, "--json", env=worker_env, timeout=120)
