@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.asking import Ask, ask_of
-from activities.offline_engine.questions import _key_terms, _question_parts
+from activities.offline_engine.questions import _key_terms, _question_parts, decompose
 from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
 from workflows import language
 from workflows.activity_models import (
@@ -166,25 +166,49 @@ def summarize(inp: SummaryInput) -> SummaryOutput:
     """The findings that best answer the question, as one paragraph (see `_summary`)."""
     known = {s.id for s in inp.sources}
     everything: list[_Sentence] = []
+    by_step: list[list[_Sentence]] = []
     for step in inp.steps:
+        fresh: list[_Sentence] = []
         for sentence in _report_sentences(step.observation or "", known):
             if sentence.ids and not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in everything):
                 everything.append(sentence)
-    text, chosen = _summary(inp, everything)
+                fresh.append(sentence)
+        by_step.append(fresh)
+    text, chosen = _summary(inp, by_step)
     return SummaryOutput(markdown=text or "The sections below found no sentence in their sources that could be cited.",
                          claims=_claims(chosen))
 
 
-def _summary(about: AboutQuestion, findings: list[_Sentence]) -> tuple[str, list[_Sentence]]:
-    """(paragraph, the findings it quotes): the findings that name the question's subject and what
-    it asks of it (asking.py), best first by BM25; never a finding that matches none of the
-    question's terms. When findings exist but none answers, the summary says so plainly and quotes
-    nothing: a sentence about the subject is not an answer to the question asked of it."""
+#: Sentences that send the reader elsewhere rather than say something: no summary leads with them.
+_POINTER = re.compile(r"^(?:for\s+(?:more|further)\s+(?:information|details)|see\b|refer\s+to)", re.I)
+
+
+def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str, list[_Sentence]]:
+    """(paragraph, the findings it quotes), from each step's new findings in the plan's order.
+
+    A finding qualifies when it names the question's subject and what the question asks of it
+    (asking.py) and at least one of its key terms; pointers ("For more information, see ...")
+    come last. A one-aspect question is answered by the step that asked it as asked (the plan's
+    first), in the researcher's order; a question of several aspects gets one finding per aspect
+    in turn. When findings exist but none qualifies, the summary says plainly that the sources do
+    not answer the question and quotes nothing: a sentence about the subject is not an answer."""
+    findings = [f for step in by_step for f in step]
     if not findings:
         return "", []
-    ask = ask_of(_question_parts(about)[0])
-    answering = [f for f in findings if ask.answers(_uncited(f.text))]
-    chosen = _top_sentences(about, answering, SUMMARY_SENTENCES, require_match=True)
+    question = _question_parts(about)[0]
+    ask = ask_of(question)
+    matcher = _Matcher(_key_terms(about, limit=12) or content_terms(about.topic_text()))
+
+    def qualifies(f: _Sentence) -> bool:
+        return ask.answers(_uncited(f.text)) and bool(matcher.found(_uncited(f.text)))
+
+    steps = [[f for f in step if qualifies(f)] for step in by_step]
+    if decompose(question).kind == "single":
+        order = [f for step in steps for f in step]
+    else:  # round robin: the first finding of each aspect, then the second ...
+        order = [step[k] for k in range(max(map(len, steps), default=0)) for step in steps if k < len(step)]
+    order.sort(key=lambda f: bool(_POINTER.match(_uncited(f.text).strip())))
+    chosen = order[:SUMMARY_SENTENCES]
     if chosen:
         return " ".join(s.text for s in chosen), chosen
     return _unanswered(ask, len(findings)), []
@@ -243,6 +267,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
     groups = _step_groups(steps, known)
     sections: list[str] = []
     everything: list[_Sentence] = []
+    by_group: list[list[_Sentence]] = []
     for group in groups.findings:
         found = [s for i in group for s in _report_sentences(steps[i].observation or "", known) if s.ids]
         fresh = []
@@ -251,9 +276,10 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
                 fresh.append(sentence)
         sections += [f"## {escape(steps[group[0]].title)}", "", *(f"- {s.text}" for s in fresh), ""]
         everything += fresh
+        by_group.append(fresh)
     if groups.empty:
         sections += [f"## {NOT_FOUND_HEADING}", "", *(_not_found(steps[i]) for i in groups.empty), ""]
-    text, summary = _summary(inp, everything)
+    text, summary = _summary(inp, by_group)
     if not text:
         text = ("The steps below found no sentence in their sources that could be cited." if groups.empty
                 else "No findings were gathered before the research ended.")
