@@ -20,6 +20,9 @@ _ORDINALS = {
 _NOUNS = r"(point|item|section|step|option|bullet|finding|part)s?"
 _ORDINAL_REF = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+{_NOUNS}\b", re.I)
 _NUMBERED_REF = re.compile(rf"\b{_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
+#: What names a point of the previous answer ("the second point", "item 3"): the offline engine
+#: replaces it by the point's subject, so both read the same references.
+POINTER_PATTERNS = (_ORDINAL_REF, _NUMBERED_REF)
 _ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(\S.*)$")
 _HEADING = re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")
 _NOT_A_POINT = re.compile(r"^(summary|answer|sources|references|bibliography)\b", re.I)

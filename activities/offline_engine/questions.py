@@ -27,6 +27,7 @@ from activities.offline_engine.words import (
     _words,
 )
 from workflows.activity_models import AboutQuestion
+from workflows.followup import POINTER_PATTERNS
 from workflows.text import STOPWORDS, content_terms, unique
 
 # --- the question: what was asked, what was clarified, what it is about -----------------------------
@@ -42,9 +43,68 @@ def _question_and_qualifiers(about: AboutQuestion) -> tuple[str, str]:
 def _question_parts(about: AboutQuestion) -> tuple[str, str, str]:
     """(question as meant, clarification answers, follow-up context): the typed fields, each as
     one text. The question is the one the person meant once they answered what it was missing
-    ("Tell me more about it" + "asyncio task cancellation": workflows/clarified.py); the answers
-    are joined as `topic_text()` shows them to an LLM, so both engines read the same."""
-    return about.meant().strip(), "; ".join(about.clarifications).strip(), about.follows_up.strip()
+    ("Tell me more about it" + "asyncio task cancellation": workflows/clarified.py), or, in a
+    follow-up, with "the second point" replaced by that point's subject; the answers are joined
+    as `topic_text()` shows them to an LLM, so both engines read the same."""
+    meant = about.meant().strip()
+    if about.follows_up.strip() and not about.clarifications:
+        meant = _with_point(meant, about.follows_up)
+    return meant, "; ".join(about.clarifications).strip(), about.follows_up.strip()
+
+
+#: "the second point", "that last bullet", "point 2": the determiner goes with the reference.
+_DETERMINER = r"(?:\b(?:the|that|this|your|my)\s+(?:very\s+)?)?"
+_POINTERS = tuple(re.compile(_DETERMINER + p.pattern, re.I) for p in POINTER_PATTERNS)
+#: A point that opens with code names it there: "`async asyncio.tasks.wait_for(fut)` — Wait for ...".
+_CODE_NAME = re.compile(r"^\s*`(?:(?:async|class|def|fn|pub|struct|trait|enum|impl|const|static)\s+)*([^`(\s]+)")
+_CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|can|cannot|will|must|should|may|might|do|does|did)\b", re.I)
+
+
+def _with_point(question: str, point: str) -> str:
+    """"Tell me more about the second point" → "Tell me more about BM25": a follow-up's reference
+    to a point of the earlier answer (workflows/followup.py resolved it into `point`) is searched
+    and titled by what the point is about, never by the words "second point"."""
+    for pattern in _POINTERS:
+        found = pattern.search(question)
+        if found:
+            subject = point_subject(point)
+            return f"{question[: found.start()]}{subject}{question[found.end():]}" if subject else question
+    return question
+
+
+def point_subject(point: str) -> str:
+    """What an item or section of a report is about: the name its code opens with, a heading as
+    it stands, else the words before the sentence's verb (at most six), else its specific words."""
+    point = " ".join(point.split())
+    code = _CODE_NAME.match(point)
+    if code:
+        return code.group(1).strip(".,;:")
+    if len(point.split()) <= 8 and not re.search(r"[.!]\s*$", point) and not re.match(_QUESTION_WORDS, point, re.I):
+        return _clean_clause(point)
+    words = _words(re.split(r"[.;:!?]\s|\s[—–-]\s", point)[0])
+    head: list[str] = []
+    for i, word in enumerate(words):
+        after = words[i + 1].lower() if i + 1 < len(words) else ""
+        if word.lower() in VERBS or _CLAUSE_VERB.fullmatch(word) or (head and _third_person(word, after)):
+            break
+        head.append(word)
+    while head and (head[0].lower() in STOPWORDS or head[0].lower() in PRONOUNS):
+        head = head[1:]
+    head = head[:6]
+    if [t for t in _specific_terms(" ".join(head)) if t not in REFERENTIAL]:
+        return " ".join(head)
+    return " ".join(_specific_terms(point)[:4])
+
+
+def _third_person(word: str, after: str) -> bool:
+    """"BM25 *ranks* by ...", "it *wakes* up": a verb after a noun phrase, by its -s and the
+    preposition or article after it ("tasks and tasks" stays a noun phrase)."""
+    low = word.lower()
+    return (low.endswith("s") and not low.endswith(("ss", "us", "is")) and low.isalpha()
+            and after in _AFTER_VERB)
+
+
+_AFTER_VERB = frozenset("by to in on at from with for up out into over the a an its their all only".split())
 
 
 #: Words by which a follow-up points back at the earlier research ("Can I take *it* back?",

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import pytest
+
+from temporalio.testing import WorkflowEnvironment
+
+from activities.engine import method
+from activities.offline_engine import OfflineEngine
+from activities.offline_engine.questions import point_subject
 from activities.offline_engine.reporting import write_report
+from tests.support.doubles import Script
+from tests.workflow.test_workflow import run_research
+from workflows.roles import ROLES
 from starter.followup import REPORT_CHARS, conversation
 from tests.activities.test_library import rich_result
 from workflows.followup import context, referent
 from workflows.models import (
     Clarification,
+    Depth,
     Message,
+    ResearchRequest,
     Source,
     Speaker,
 )
@@ -75,3 +87,57 @@ def test_the_earlier_research_becomes_the_last_ten_messages_with_its_report_last
     assert messages[-1].role is Speaker.ASSISTANT and messages[-1].content.startswith("# Report")
     assert len(messages[-1].content) <= REPORT_CHARS + 2
     assert [m.content for m in messages[-3:-1]] == ["Q5?", "A5"]
+
+
+# --- "the second point": researched by what the point is about (issue 23) ---------------------------
+
+DEMO_REPORT = """# How do asyncio tasks run coroutines concurrently?
+
+## Summary
+
+Tasks run coroutines concurrently [1].
+
+## How do asyncio tasks run coroutines concurrently
+
+- `asyncio.tasks.gather(*coros_or_futures)` — Return a future aggregating results from the given coroutines [1].
+- `async asyncio.tasks.wait_for(fut, timeout)` — Wait for the single Future or coroutine to complete, with timeout [1].
+- `asyncio.tasks.shield(arg)` — Wait for a future, shielding it from cancellation [1].
+
+## Sources
+
+- [1] Python module `asyncio.tasks` — file:///docs/tasks.py (local)
+"""
+DEMO_HISTORY = [Message(role=Speaker.USER, content="How do asyncio tasks run coroutines concurrently?"),
+                Message(role=Speaker.ASSISTANT, content=DEMO_REPORT)]
+
+
+def test_a_point_is_about_the_name_it_opens_with_or_the_words_before_its_verb() -> None:
+    assert point_subject("`async asyncio.tasks.wait_for(fut, timeout)` — Wait for the single Future.") == (
+        "asyncio.tasks.wait_for")
+    assert point_subject("BM25 ranks by term frequency.") == "BM25"
+    assert point_subject("Inverted indexes make it fast.") == "Inverted indexes"
+    assert point_subject("Dense methods") == "Dense methods"  # a section heading stands as it is
+
+
+@pytest.mark.parametrize("query", [
+    "Tell me more about the second point",
+    "Tell me more about point 2",
+    "Can you expand on the second item?",
+    "What about that 2nd bullet?",
+])
+async def test_a_follow_up_on_the_second_point_researches_that_points_subject(
+    time_skipping_env: WorkflowEnvironment, query: str
+) -> None:
+    engine = OfflineEngine()
+    script = Script(**{role.name: method(engine, role) for role in ROLES if role.llm})
+    request = ResearchRequest(query=query, history=DEMO_HISTORY, follow_up_of="demo-1", depth=Depth.LIGHT)
+    result, _ = await run_research(time_skipping_env.client, script, request)
+
+    assert "clarify" not in script.calls  # the point resolved: not asked back
+    searched = [s.query for s in script.calls["search"]]
+    assert searched and all("wait_for" in q for q in searched[:2]), searched
+    assert not any(word in q.lower() for q in searched for word in ("second", "point", "bullet", "item")), searched
+    assert result.report_markdown.splitlines()[0].endswith("asyncio.tasks.wait_for") or (
+        "asyncio.tasks.wait_for" in result.report_markdown.splitlines()[0]
+    )
+    assert f"*Asked: {query}*" in result.report_markdown
