@@ -63,6 +63,10 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(sig: signa
            if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))}
     env.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_INDEX_DIR=str(tmp_path / "index"),
                RESEARCH_DB_URL=f"sqlite:///{tmp_path / 'library.sqlite'}", PYTHONUNBUFFERED="1")
+    # A shell where the virtualenv is not active: no .venv/bin on PATH.
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", os.defpath).split(os.pathsep)
+                                  if part and Path(part).resolve() != Path(sys.executable).parent.resolve())
     log = tmp_path / "stack.log"
     with log.open("wb") as out:
         stack = subprocess.Popen(
@@ -84,6 +88,13 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(sig: signa
         assert url and url[1] == f"http://127.0.0.1:{web_port}/", log.read_text(errors="replace")
         with urllib.request.urlopen(url[1] + "api/health", timeout=10) as answer:
             assert json.loads(answer.read()) == {"ok": True, "temporal": True}
+        # The command it suggests runs when pasted into this shell, where the virtualenv is not
+        # active (TEMPORAL_ADDRESS only because this stack is on free ports, not 7233).
+        hint = re.search(r"dev: worker running; try `([^`]+)`", log.read_text(errors="replace"))
+        assert hint and hint[1].startswith(f"{Path(sys.executable).parent / 'deep-research'} research "), hint
+        pasted = subprocess.run(["/bin/sh", "-c", hint[1] + " --detach"], cwd=REPO, capture_output=True, text=True,
+                                env={**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}, timeout=60)
+        assert pasted.returncode == 0 and pasted.stdout.startswith("research-"), pasted.stderr
 
         stack.send_signal(sig)
         stack.wait(timeout=60)
