@@ -52,6 +52,17 @@ def _row(depth: str, share: float, limit: int, cut: Any, planned: int, largest: 
             f"{figures['used']:5.0%}  {figures['over']:6}  {largest:6}  {exhausted}"), figures
 
 
+def _verdict(third: dict[str, Any] | None) -> str:
+    """What a third of a medium research's tokens bought, against what a user may expect."""
+    assert third is not None
+    kept = (third["done"] >= 1 and third["cited"] >= 1 and third["used"] >= THIRD_USES_AT_LEAST
+            and third["over"] <= third["largest"])
+    return (f"\na third of a medium research's tokens: {third['done']} step(s) researched, {third['cited']} "
+            f"source(s) cited, {third['used']:.0%} used, {third['over']} over: "
+            + ("as expected" if kept else f"NOT as expected (>= 1 step cited, >= {THIRD_USES_AT_LEAST:.0%} "
+                                          "used, over-run within one call)"))
+
+
 async def bench() -> None:
     from config import data_converter
     from temporalio.testing import WorkflowEnvironment
@@ -107,13 +118,7 @@ async def bench() -> None:
             print("\ntoken budget as a share of the unbudgeted research:")
             print("depth     share   spent / limit  steps   cited  used   over-run  largest call  exhausted")
             print("\n".join(rows))
-            assert third is not None
-            kept = third["done"] >= 1 and third["cited"] >= 1 and third["used"] >= THIRD_USES_AT_LEAST \
-                and third["over"] <= third["largest"]
-            print(f"\na third of a medium research's tokens: {third['done']} step(s) researched, {third['cited']} "
-                  f"source(s) cited, {third['used']:.0%} used, {third['over']} over: "
-                  + ("as expected" if kept else f"NOT as expected (>= 1 step cited, >= {THIRD_USES_AT_LEAST:.0%} "
-                                                "used, over-run within one call)"))
+            print(_verdict(third))
 
 
 def _corpus(tmp: Path) -> Path:
