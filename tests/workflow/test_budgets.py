@@ -133,6 +133,23 @@ def test_a_call_is_held_at_what_its_role_wrote_before_not_at_its_max_tokens() ->
     assert held.tokens < first.tokens  # learned: cheaper than the prior (1,200 max_tokens)
 
 
+def test_under_a_tight_budget_independent_steps_go_one_wave_at_a_time_not_cancelled_together() -> None:
+    from workflows.models import Plan, PlanStep
+
+    def state(limit: int | None) -> ResearchState:
+        s = _state_at(3000, limit or 10**8)
+        s.ledger.budget.max_tokens = limit
+        s.inquiry.plan = Plan(title="p", steps=[PlanStep(title=f"s{i}", description="d", independent=True)
+                                                for i in range(4)])
+        return s
+
+    assert budget.affordable(state(None), [0, 1, 2, 3]) == [0, 1, 2, 3]  # no budget: all at once
+    assert budget.affordable(state(10**6), [0, 1, 2, 3]) == [0, 1, 2, 3]
+    assert budget.affordable(state(12_000), [0, 1, 2, 3]) == [0]  # room for about one step
+    roomy = budget.affordable(state(40_000), [0, 1, 2, 3])
+    assert 1 < len(roomy) < 4 and roomy == [0, 1, 2, 3][:len(roomy)]
+
+
 @pytest.mark.usefixtures("no_events")
 def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() -> None:
     state = _state_at(990, 1000)
