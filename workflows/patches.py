@@ -26,6 +26,10 @@ CONCURRENT_STEPS = "concurrent-steps"
 #: 2026-11-24 (issue 20): "research what is missing" goes through the wave loop (reflection,
 #: loop-backs, budgets, continue-as-new) instead of a serial loop of its own.
 REFINE_THROUGH_LOOP = "refine-through-loop"
+#: 2026-11-25 (issue 23): reviews only when a person asked for them: an `auto` report review
+#: only when the research is `attended`, a plan review not again for each reflector ADJUST
+#: (unless `review_replans`), and a report revised after review says so in its closing lines.
+REVIEWS_WHEN_ASKED = "reviews-when-asked"
 #: 2026-11-25 (issue 23): a call is admitted against the budgets by what its role's calls
 #: cost so far in the research (with a margin), not by its `max_tokens`; until the first step is
 #: researched, the reserve is only the report's one call; under a budget, a wave holds only the
@@ -33,4 +37,4 @@ REFINE_THROUGH_LOOP = "refine-through-loop"
 BUDGET_FROM_SERVED = "budget-from-served"
 
 ALL = (VERIFICATION, LIBRARY, REFINING, LOOP_BACK_RELEVANCE, SECTIONED_REPORT, QUERIES_WITH_PLAN,
-       CONCURRENT_STEPS, REFINE_THROUGH_LOOP, BUDGET_FROM_SERVED)
+       CONCURRENT_STEPS, REFINE_THROUGH_LOOP, REVIEWS_WHEN_ASKED, BUDGET_FROM_SERVED)

@@ -21,7 +21,6 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.conftest import RUST_BOOK
 from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
 from tests.support.llm_server import Fault, ScriptedLLM, running_llm, write_like_a_model
 from workflows.models import BudgetKind, Depth, ResearchRequest, ResearchResult, Stage
@@ -43,13 +42,13 @@ def llm() -> Iterator[ScriptedLLM]:
 
 @pytest_asyncio.fixture(scope="module")
 async def worker(
-    dev_env: WorkflowEnvironment, llm: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory
+    dev_env: WorkflowEnvironment, llm: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory, rust_notes: Path,
 ) -> AsyncIterator[RunningWorker]:
-    """One model per tier, each with its price."""
+    """One model per tier, each with its price, searching the project's own notes on Rust."""
     folder = tmp_path_factory.mktemp("budgets")
     running = start_worker(worker_env(
         dev_env, folder, llm, LLM_MODEL_SIMPLE="cheap-model", LLM_MODEL_ANALYTICAL="mid-model",
-        LLM_MODEL_COMPLEX="dear-model", LLM_PRICES=json.dumps(PRICES), RESEARCH_CORPUS_DIR=str(RUST_BOOK),
+        LLM_MODEL_COMPLEX="dear-model", LLM_PRICES=json.dumps(PRICES), RESEARCH_CORPUS_DIR=str(rust_notes),
     ), folder)
     yield running
     running.stop()
