@@ -20,15 +20,13 @@ import gzip
 import json
 import re
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-BENCHMARK = REPO.parent / "shared" / "data" / "extraction-benchmark"
+from tests.support.shared import EXTRACTION_BENCHMARK as BENCHMARK, skip_bench
 
 _TOKEN = re.compile(r"\w+")
 
@@ -140,8 +138,7 @@ def _bounded_cost() -> None:
 
 
 def main() -> None:
-    if not BENCHMARK.is_dir():
-        sys.exit(f"error: the extraction benchmark is not at {BENCHMARK}")
+    skip_bench(BENCHMARK)
     import trafilatura
 
     result = run()

@@ -1,7 +1,8 @@
 """`make bench`: speed and size figures, never part of `make test`.
 
 Prints: the default corpus's first index time and document count, search latency, and for a
-medium research on the Rust book (offline engine, real worker in-process, dev server) its
+medium research on the Rust book (offline engine, real worker in-process, dev server; in a clone
+without ../shared, on the project's own notes on Rust, tests/support/corpus.py) its
 duration, activity count, history size (which must stay far below Temporal's 2 MB warning) and
 how many events its `events` query holds (state, not history: they add nothing to the history).
 """
@@ -17,8 +18,9 @@ import time
 import uuid
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-RUST_BOOK = REPO.parent / "shared" / "data" / "corpus" / "rust-book"
+from tests.support.corpus import write_rust_notes
+from tests.support.shared import RUST_BOOK, missing, shown
+
 QUESTIONS = [
     "How does Rust's ownership and borrowing prevent data races?",
     "How do traits and generics work together in Rust?",
@@ -74,12 +76,23 @@ async def bench_research(tmp: Path) -> None:
                       f"{question}")
 
 
+def research_corpus(tmp: Path) -> Path:
+    """The Rust book when ../shared is beside the clone, else the project's own notes written into
+    `tmp`; says which, since the figures of the two do not compare."""
+    if missing(RUST_BOOK):
+        notes = write_rust_notes(tmp / "rust-notes")
+        print(f"corpus: the project's own notes on Rust ({len(list(notes.iterdir()))} files), as {shown(RUST_BOOK)} "
+              "is not in this clone (figures not comparable with the Rust book's)")
+        return notes
+    print(f"corpus: the Rust book ({RUST_BOOK})")
+    return RUST_BOOK
+
+
 def main() -> None:
-    if not RUST_BOOK.is_dir():
-        sys.exit(f"error: the shared corpus is not at {RUST_BOOK}")
     with tempfile.TemporaryDirectory() as tmp:
+        corpus = research_corpus(Path(tmp))
         os.environ.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local",
-                          RESEARCH_CORPUS_DIR=str(RUST_BOOK), RESEARCH_INDEX_DIR=str(Path(tmp) / "index"))
+                          RESEARCH_CORPUS_DIR=str(corpus), RESEARCH_INDEX_DIR=str(Path(tmp) / "index"))
         bench_corpus(Path(tmp) / "default-index")
         asyncio.run(bench_research(Path(tmp)))
 

@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from tests.bench.research import REPO, RUST_BOOK
+from tests.support.shared import DEV_SET, RUST_BOOK, skip_bench
 
-DEV_SET = REPO.parent / "shared" / "data" / "rust-book-dev-questions.md"
 TASK_QUEUE = "bench-retrieval"
 #: A vague question's verdict is the routing's: how long to wait for the workflow to leave it.
 ROUTING_WAIT_S = 30.0
@@ -230,8 +229,7 @@ def main() -> None:
             sys.exit(f"error: activities/corpus/ranking.py has no {name}")
         setattr(ranking, name, type(getattr(ranking, name))(ast.literal_eval(value)))
         print(f"ranking.{name} = {getattr(ranking, name)}")
-    if not RUST_BOOK.is_dir() or not DEV_SET.is_file():
-        sys.exit(f"error: the shared corpus or dev set is not at {RUST_BOOK.parent.parent}")
+    skip_bench(RUST_BOOK, DEV_SET)
     logging.getLogger("temporalio").setLevel(logging.ERROR)  # the workflows' own warnings are not the figures
     with tempfile.TemporaryDirectory() as tmp:
         for name in [k for k in os.environ if k.startswith(("OPENAI_", "LLM_", "SEARCH_", "LANGFUSE_"))]:

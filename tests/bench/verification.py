@@ -1,7 +1,8 @@
 """`make bench`: how many of the offline engine's claims hold up, on the real Rust book corpus.
 
 Five questions of our own, each a medium research with the offline engine, the local search over
-`../shared/data/corpus/rust-book` and a real worker on the dev server; printed per question: the
+`../shared/data/corpus/rust-book` (in a clone without it, the project's own notes on Rust, which
+the figures then describe instead) and a real worker on the dev server; printed per question: the
 claims checked, their final verdicts, what was rewritten or removed, the share supported, the
 critic's scores, and the research time with and without verification.
 """
@@ -16,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.bench.research import RUST_BOOK
+from tests.bench.research import research_corpus
 
 QUESTIONS = [
     "How does the borrow checker decide when a reference is still valid?",
@@ -67,10 +68,9 @@ async def bench(tmp: Path) -> None:
 
 
 def main() -> None:
-    if not RUST_BOOK.is_dir():
-        sys.exit(f"error: the shared corpus is not at {RUST_BOOK}")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_CORPUS_DIR=str(RUST_BOOK),
+        corpus = research_corpus(Path(tmp))
+        os.environ.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_CORPUS_DIR=str(corpus),
                           RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
                           RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}")
         asyncio.run(bench(Path(tmp)))
