@@ -2,10 +2,14 @@
 
 End-to-end tests and benches need a folder of documents for the local search to read. The Rust
 book in ../shared/data is not part of the repository, so a clone on its own would have nothing
-to search; these notes (original text, a few Markdown files) stand in wherever a test's point is
-the research machinery rather than the book. They cover the questions the tests and benches ask:
-ownership, borrowing, lifetimes, threads and shared state, smart pointers, errors, traits,
-closures and Cargo, plus what the borrow checker cannot do, for follow-ups about limitations.
+to search; these notes (original text, fifteen short Markdown files) stand in wherever a test's
+point is the research machinery rather than the book. They cover the questions the tests and
+benches ask: ownership, borrowing, lifetimes, threads and shared state, smart pointers, errors,
+traits, closures and Cargo, plus what the borrow checker cannot do, for follow-ups about limitations.
+
+One subject per file, as a book has chapters: a research never reads a page twice (later steps see
+only its snippet), so each step of a plan needs pages of its own, and a step that finds too little
+asks for another one, which would change what the tests see.
 """
 
 from __future__ import annotations
