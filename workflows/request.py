@@ -119,8 +119,15 @@ class ResearchRequest(BaseModel):
     verify: bool = True
     #: After each plan is made, wait for a person to approve, revise or edit it (see reviews.py).
     review_plan: bool = False
+    #: Review each automatic re-plan (the reflector's ADJUST) too. Off: one review of the plan,
+    #: so a person who approved (or wrote) the steps is not asked again for every adjustment.
+    review_replans: bool = False
     #: Wait for a person before the report is final (see refining.py).
     review_report: ReportReview = ReportReview.AUTO
+    #: Someone is there to answer a review: an attached terminal, the web app, an MCP host that
+    #: said so. Set by the client, never by a person's flag. `auto` report reviews ask only then:
+    #: a detached or scripted start never waits an hour for nobody.
+    attended: bool = False
     #: How long a review waits for a person; then the plan is taken as proposed.
     review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
     #: Token budget for the whole research, report and verification included (None: no limit).

@@ -40,7 +40,6 @@ from workflows.models import (
     ResearchRequest,
     ResearchResult,
     ResearchStatus,
-    ReviewDecision,
     ReviewTarget,
     Speaker,
     Stage,
@@ -50,7 +49,7 @@ from workflows.planning import coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import finished, save, synthesize
 from workflows.researching import handle_loop_back, research_wave
-from workflows.reviews import await_review, review_plan, review_problem
+from workflows.reviews import plan_review_wanted, report_review_wanted, review_plan, review_problem, review_report
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 from workflows.text import without_controls
@@ -139,7 +138,7 @@ class DeepResearchWorkflow:
             if reflection.decision is ReflectionDecision.ADJUST:
                 enter(state, Stage.PLANNING)
                 await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
-                await self._review_plan()
+                await self._review_plan(replan=True)
 
     async def _report(self, cancelled: bool) -> tuple[str, list[Claim], bool]:
         """Write the report, then (seed 001) verify and criticise it, refine it while the critic
@@ -157,8 +156,8 @@ class DeepResearchWorkflow:
             while refining.wants_refinement(state):
                 report, claims = await self._refine()
             report = refining.with_open_issues(state, report)
-            if refining.report_review_wanted(state):
-                report, claims = await self._review_report(report, claims)
+            if report_review_wanted(state):
+                report, claims = await review_report(state, report, claims, self._verify)
         except asyncio.CancelledError:
             state.writeup.notes.append("The research was cancelled while its report was being checked; "
                                        "it stands as it was.")
@@ -191,23 +190,6 @@ class DeepResearchWorkflow:
         enter(self.state, Stage.PLANNING)
         await make_plan(self.state, feedback=issues)
         await self._steps()
-
-    async def _review_report(self, report: str, claims: list[Claim]) -> tuple[str, list[Claim]]:
-        """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
-        state = self.state
-        state.oversight.review_rounds = 1
-        state.writeup.draft = report
-        answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
-        state.writeup.draft = None
-        decision = refining.record_report_review(state, answer)
-        if decision is ReviewDecision.CANCEL:
-            enter(state, Stage.CANCELLED)
-        elif decision is ReviewDecision.REVISE and answer is not None:
-            refining.begin_pass(state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE)
-            report, claims = await synthesize(state, feedback=[answer.feedback])
-            report, claims = await self._verify(report, claims)
-            report = refining.with_open_issues(state, report)
-        return report, claims
 
     # --- starting, ending, continuing as new -----------------------------------------------------
 
@@ -289,8 +271,8 @@ class DeepResearchWorkflow:
                 wave.append(later)
         return budget.affordable(state, wave)  # under a budget: the steps it can pay for at once
 
-    async def _review_plan(self) -> None:
-        if self.state.request.review_plan:
+    async def _review_plan(self, replan: bool = False) -> None:
+        if plan_review_wanted(self.state, replan):
             await review_plan(self.state)
 
     # --- budgets: tokens and cost from inside, time from outside ---------------------------------

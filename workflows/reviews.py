@@ -1,8 +1,9 @@
 """A person steers the research: the plan is shown before any step runs (DeerFlow's interrupt,
 Shannon's signal with a timeout), and nothing is lost if the answer comes an hour or a week later.
 
-`review_plan` on: after every plan (the first and each ADJUST re-plan) the research waits in
-`awaiting_plan_review`. `approve` runs the plan; `revise` with feedback re-plans with it (completed
+`review_plan` on: after the first plan the research waits in `awaiting_plan_review` (after each
+automatic ADJUST re-plan too only with `review_replans`: one person approving or writing the steps
+should not be asked again for every adjustment the reflector makes). `approve` runs the plan; `revise` with feedback re-plans with it (completed
 steps kept); `steps` replaces the steps not yet done with the person's own; `cancel` ends the
 research as a cancellation does (a report of what it had). At most MAX_REVIEW_ROUNDS rounds per
 plan, then the last plan runs and a note says so. No answer within `review_timeout_s`: the plan
@@ -10,21 +11,31 @@ runs as proposed, recorded with `by: "timeout"`. An answer that does not validat
 review is pending, is refused (the update) or recorded in `ignored_signals` (the signal): never
 taken as approval. The time budget does not run while a person is being waited for
 (`Oversight.waiting_since` / `paused_s`, read by the budget in research.py).
+
+The report review (`review_report`): `always`, or `auto` when the critic asks for a person and
+someone is there to answer (`attended`: an attached terminal, the web app, an MCP host that said
+so); a detached or scripted start is not kept an hour waiting for nobody. A revision after review
+says so in the report's closing lines, and says plainly when the rewrite could not change it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
 from temporalio import workflow
 
+from workflows import citations, patches, refining
 from workflows.conversation import duration
 from workflows.events import EventKind, emit
 from workflows.models import (
+    Claim,
     PlanStep,
+    RefinementAction,
+    ReportReview,
     Review,
     ReviewAnswer,
     ReviewDecision,
@@ -35,10 +46,72 @@ from workflows.models import (
     DecidedBy,
 )
 from workflows.planning import make_plan
+from workflows.reporting import synthesize
 from workflows.stages import enter
 from workflows.state import ResearchState
 
 MAX_REVIEW_ROUNDS = 3
+#: Checks a rewritten report (verification and the critic): research.py's `_verify`.
+Verify = Callable[[str, list[Claim]], Awaitable[tuple[str, list[Claim]]]]
+
+
+def plan_review_wanted(state: ResearchState, replan: bool) -> bool:
+    """The person asked to review this plan: the first one always (with `review_plan`), an
+    automatic re-plan only with `review_replans` (histories recorded before the patch asked for
+    every plan)."""
+    request = state.request
+    if not request.review_plan:
+        return False
+    return not replan or request.review_replans or not workflow.patched(patches.REVIEWS_WHEN_ASKED)
+
+
+def report_review_wanted(state: ResearchState) -> bool:
+    """`always`; or `auto` when the critic asks for a person and someone is there to answer. When
+    nobody is, the notes say the critic asked (histories recorded before the patch waited anyway)."""
+    if not refining.report_review_wanted(state):
+        return False
+    request = state.request
+    if request.review_report is not ReportReview.AUTO or request.attended:
+        return True
+    if not workflow.patched(patches.REVIEWS_WHEN_ASKED):
+        return True
+    state.writeup.notes.append("The critic asked for a person to review the report, but this research was "
+                               "started with nobody attending it (detached or scripted); it stands as written.")
+    return False
+
+
+async def review_report(state: ResearchState, report: str, claims: list[Claim],
+                        verify: Verify) -> tuple[str, list[Claim]]:
+    """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
+    state.oversight.review_rounds = 1
+    state.writeup.draft = report
+    answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
+    state.writeup.draft = None
+    decision = refining.record_report_review(state, answer)
+    if decision is ReviewDecision.CANCEL:
+        enter(state, Stage.CANCELLED)
+    elif decision is ReviewDecision.REVISE and answer is not None:
+        refining.begin_pass(state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE)
+        revised, claims = await synthesize(state, feedback=[answer.feedback])
+        revised, claims = await verify(revised, claims)
+        revised = refining.with_open_issues(state, revised)
+        if workflow.patched(patches.REVIEWS_WHEN_ASKED):
+            revised = revision_note(revised, report, answer.feedback)
+        report = revised
+    return report, claims
+
+
+def revision_note(revised: str, draft: str, feedback: str) -> str:
+    """The report's closing line after a revision: the feedback it was revised with, and, when the
+    rewrite came out as the draft was (the offline engine writes from its sources alone and cannot
+    follow written feedback), that it could not act on it, so nobody takes it for done."""
+    said = citations.escape(" ".join(feedback.split()))
+    line = f"> **Revised after review:** “{said}”."
+    if revised.strip() == draft.strip():
+        line += (" The rewrite came out the same as the draft: the engine that writes this report could "
+                 "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
+                 "follows it).")
+    return f"{revised.rstrip()}\n\n{line}\n"
 
 
 async def review_plan(state: ResearchState) -> None:

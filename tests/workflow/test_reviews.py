@@ -250,11 +250,11 @@ async def test_a_report_review_approves_revises_or_cancels(
     assert result.report_markdown
 
 
-async def test_the_critic_asking_for_a_person_makes_the_report_wait_until_the_timeout(
+async def test_the_critic_asking_for_a_person_makes_an_attended_report_wait_until_the_timeout(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
-    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION, attended=True))
     assert [(r.target.value, r.by) for r in result.reviews] == [("report", "timeout")]
     assert Stage.AWAITING_REPORT_REVIEW in result.stage_history and result.outcome is Stage.COMPLETED
     assert any("stands as written" in n for n in result.notes)
@@ -315,3 +315,78 @@ async def test_what_a_refinement_researches_goes_through_the_wave_loop_and_may_c
     assert before.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
     assert "observe" in activities(last) and "reflect" in activities(last) and "plan" not in activities(last)
 
+
+
+async def test_nobody_attending_means_the_critics_call_for_a_person_is_noted_not_waited_for(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """A detached or scripted start (`attended` false) is not kept an hour waiting for nobody;
+    `always` still waits, because the person asked for it."""
+    script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
+    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    assert result.reviews == [] and Stage.AWAITING_REPORT_REVIEW not in result.stage_history
+    assert result.outcome is Stage.COMPLETED
+    assert any("nobody attending it" in n for n in result.notes)
+
+    asked = Script(critique=critic(FINE))
+    always, _ = await run_research(time_skipping_env.client, asked,
+                                   ResearchRequest(query=QUESTION, review_report="always", review_timeout_s=60))
+    assert [(r.target.value, r.by) for r in always.reviews] == [("report", "timeout")]
+
+
+def adjust_once() -> Any:
+    from workflows.activity_models import ReflectOutput
+    from workflows.models import ReflectionDecision
+
+    decisions = [ReflectionDecision.ADJUST]
+
+    def reflect(inp: Any) -> ReflectOutput:
+        decision = decisions.pop(0) if decisions else ReflectionDecision.CONTINUE
+        return ReflectOutput(decision=decision, reasoning="adjust the rest", suggested_changes=["look at variance"])
+    return reflect
+
+
+@pytest.mark.parametrize(("replans", "reviews"), [(False, 1), (True, 2)])
+async def test_a_reflector_replan_asks_for_review_again_only_when_the_person_asked_for_that(
+    time_skipping_env: WorkflowEnvironment, replans: bool, reviews: int,
+) -> None:
+    async def approve_each(handle: WorkflowHandle[Any, Any]) -> None:
+        for plan in range(1, reviews + 1):
+            for _ in range(400):
+                current = await status(handle)
+                if current.pending_review is not None and current.plan_iterations == plan:
+                    break
+                await asyncio.sleep(0.05)
+            await handle.signal(DeepResearchWorkflow.plan_review, {"decision": "approve"})
+
+    script = Script(reflect=adjust_once())
+    result, _ = await run_research(time_skipping_env.client, script, reviewed(review_replans=replans),
+                                   during=approve_each)
+    assert result.plan_iterations == 2 and len(script.calls["plan"]) == 2
+    assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "person")] * reviews
+    assert result.stage_history.count(Stage.AWAITING_PLAN_REVIEW) == reviews
+    assert result.outcome is Stage.COMPLETED
+
+
+@pytest.mark.parametrize("rewrite_changes", [False, True])
+async def test_a_report_revised_after_review_says_so_and_whether_the_rewrite_could_act_on_it(
+    time_skipping_env: WorkflowEnvironment, rewrite_changes: bool,
+) -> None:
+    from tests.support.doubles import default_synthesize
+
+    def synthesize(inp: Any) -> Any:
+        out = default_synthesize(inp)
+        if rewrite_changes and inp.feedback:
+            out = out.model_copy(update={"markdown": out.markdown + "\n\nAn example: `'a`.\n"})
+        return out
+
+    async def revise(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        await handle.signal(DeepResearchWorkflow.report_review, {"decision": "revise", "feedback": "Add an example"})
+
+    script = Script(critique=critic(FINE), synthesize=synthesize)
+    result, _ = await run_research(time_skipping_env.client, script,
+                                   ResearchRequest(query=QUESTION, review_report="always"), during=revise)
+    assert "> **Revised after review:** “Add an example”." in result.report_markdown
+    could_not = "could not act on the feedback" in result.report_markdown
+    assert could_not is not rewrite_changes

@@ -70,6 +70,9 @@ SCENARIOS = [
     "refined-by-research",
     # ... and after (patch refine-through-loop): the new steps reflected on in the wave loop.
     "refined-by-research-in-loop",
+    # Recorded with reviews only when asked (issue 23, patch reviews-when-asked): the critic asks
+    # for a person but nobody attends, so the report stands; a revised report says so.
+    "report-unattended", "report-revised-noted",
     # Recorded with budgets spent by what calls cost (issue 23, patch budget-from-served): a
     # medium research under a tight token budget, its independent steps one wave at a time.
     "budget-from-served",
@@ -123,6 +126,9 @@ async def record(out_dir: Path, names: list[str]) -> None:
         ),
         "refined-by-research-in-loop": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT),
         "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
+        "report-unattended": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
+        "report-revised-noted": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
+                                                review_report=ReportReview.ALWAYS, attended=True),
         "budget-from-served": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM, max_tokens=10_000,
@@ -149,7 +155,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
             if name == "plan-reviewed":
                 await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
                 await _review(handle, 2, "plan_review", {"decision": "approve"})
-            if name in ("report-revised", "report-escalated"):
+            if name in ("report-revised", "report-escalated", "report-revised-noted"):
                 await _review(handle, 1, "report_review", {"decision": "revise", "feedback": "Say what is missing"})
             if name == "cancelled-mid-research":
                 while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
