@@ -25,7 +25,7 @@ from typing import Any
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
-from starter import commands, extract, index, library, progress, prompts, requests, reviews
+from starter import commands, extract, index, library, listing, progress, prompts, requests, reviews
 from starter.hints import SCRIPT, program
 from starter.progress import say
 from starter.requests import RequestError
@@ -109,15 +109,15 @@ COMMANDS: tuple[Command, ...] = (
     Command("review", "answer the pending plan or report review", reviews.review, (ID,), one_of=(
         arg("--approve", action="store_true", help="run the plan / accept the report as it is"),
         arg("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback"),
-        arg("--steps", metavar="FILE",
-            help="replace the steps not yet done: a JSON list, or one step a line (Title — description)"),
+        arg("--steps", metavar="FILE", help=reviews.STEPS_HELP),
         arg("--cancel", action="store_true", help="cancel the research (it keeps what it had)"))),
     Command("status", "where a research is now", commands.status, (ID, JSON)),
     Command("watch", "print a research's events as they happen, until it ends", commands.watch, (
         ID, arg("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)"),
         arg("--json", action="store_true", help="one JSON event object per line"))),
     Command("result", "wait for a research and print its report", commands.result, (ID, *OUTPUT)),
-    Command("list", "recent research with their stage", commands.list_research, (JSON, LIMIT)),
+    Command("list", "recent research with their stage", listing.list_research, (JSON, LIMIT, arg(
+        "--pending", action="store_true", help="only research waiting for a person (an answer or a review)"))),
     Command("cancel", "cancel a research (it still returns what it had)", commands.cancel, (ID,)),
     Command("prompts", "manage the role prompts in Langfuse", actions=(
         Command("push", "create or update the prompts in Langfuse from the repository's files", prompts.push),)),

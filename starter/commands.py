@@ -8,13 +8,12 @@ import json
 import sys
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from config import OFFLINE_NOTICE, Settings
 from starter import followup, library, progress, reviews
@@ -66,6 +65,8 @@ def summary_line(request: ResearchRequest) -> str:
 async def research(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
     request = await ready(build_request(values, FLAGS), session, FLAGS)
+    # Someone can answer a review only at an attached terminal: only then may `auto` ask for one.
+    request = request.model_copy(update={"attended": not args.detach and sys.stdin.isatty()})
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
@@ -151,7 +152,7 @@ async def _take_up(handle: WorkflowHandle, interactive: bool, result_task: async
         return True  # asked again on the next event or poll
     if status.pending_review:
         if not interactive:
-            reviews.show_pending(status)
+            reviews.show_pending(status, handle.id)
             say(f"review with:  {reviews.review_command(handle.id)}")
             say(f"then follow:  {progress.result_command(handle.id)}")
             say("(the research waits for the review; nothing was read from stdin)")
@@ -256,25 +257,74 @@ async def answer(args: argparse.Namespace, session: Session) -> int:
 
 
 async def status(args: argparse.Namespace, session: Session) -> int:
+    """The status query; while a report review waits, the text shows the whole draft too (the
+    JSON carries it as `draft_report_markdown`)."""
     client = await session.connect()
     current = await query_status(client.get_workflow_handle(args.id))
-    print(current.model_dump_json(indent=2) if args.json else progress.status_summary(args.id, current))
+    if args.json:
+        print(current.model_dump_json(indent=2))
+        return EXIT_OK
+    print(progress.status_summary(args.id, current))
+    if current.draft_report_markdown:
+        print("\n".join(reviews.report_under_review(args.id, current, limit=None)))
     return EXIT_OK
 
 
 async def result(args: argparse.Namespace, session: Session) -> int:
+    """Wait for the research's result; meanwhile, whenever it waits for a person, say at once
+    what for and the command that answers it (on stderr: stdout stays the report)."""
     client = await session.connect()
     handle = result_handle(client, args.id)
     session.workflow_id = args.id
+    result_task = asyncio.ensure_future(handle.result())
     try:
-        outcome = await handle.result()
+        await _say_what_it_waits_for(handle, result_task)
+        outcome = await result_task
     except WorkflowFailureError as err:
         raise CliError(f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(args.id) from err
         raise
+    finally:
+        if not result_task.done():
+            result_task.cancel()
     return emit_result(outcome, args)
+
+
+async def _say_what_it_waits_for(handle: WorkflowHandle, result_task: asyncio.Future) -> None:
+    """Follow the research's events quietly until it ends; each new question or review is said
+    once. A research already closed is not queried (no worker is needed to read its result)."""
+    await asyncio.wait({result_task}, timeout=0.5)
+    stream, said = EventStream(handle), 0
+    while not result_task.done():
+        poll = asyncio.ensure_future(stream.poll())
+        await asyncio.wait({poll, result_task}, return_when=asyncio.FIRST_COMPLETED)
+        if not poll.done():
+            poll.cancel()
+            return
+        poll.result()
+        if stream.pending is not None and stream.pending.seq != said:
+            said = stream.pending.seq
+            await _say_waiting(handle)
+        await stream.pause(result_task)
+
+
+async def _say_waiting(handle: WorkflowHandle) -> None:
+    try:
+        current = await query_status(handle)
+    except CliError:
+        return  # said on the next question or review
+    if current.pending_question:
+        say(f"research {handle.id} waits for an answer to its question: {current.pending_question}")
+        say(f"answer with:  {progress.answer_command(handle.id)}")
+    elif current.pending_review:
+        reviews.show_pending(current, handle.id)
+        say(f"research {handle.id} waits for a review of the {current.pending_review.value}")
+        say(f"review with:  {reviews.review_command(handle.id)}")
+    else:
+        return
+    say("(the result follows once it is answered; Ctrl-C stops waiting, the research keeps running)")
 
 
 async def cancel(args: argparse.Namespace, session: Session) -> int:
@@ -296,48 +346,3 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
     print(f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
           "shows what it had found")
     return EXIT_OK
-
-
-async def list_research(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    rows = []
-    async for wf in client.list_workflows(f"WorkflowType='{WORKFLOW_TYPE}'", limit=args.limit):
-        rows.append({
-            "id": wf.id,
-            "run_id": wf.run_id,
-            "status": wf.status.name.lower() if wf.status else "unknown",
-            "stage": await _memo_stage(wf),
-            "start_time": wf.start_time.isoformat(),
-            "close_time": wf.close_time.isoformat() if wf.close_time else None,
-        })
-    summaries = await asyncio.gather(*(_summary(client, row["id"], row["run_id"]) for row in rows))
-    for row, summary in zip(rows, summaries):
-        row["summary"] = summary
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    elif not rows:
-        say("no research yet")
-    else:
-        for row in rows:
-            started = datetime.fromisoformat(row["start_time"]).astimezone().strftime("%Y-%m-%d %H:%M")
-            print(f"{row['id']:<22} {row['status']:<10} {row['stage'] or '-':<15} {started}  "
-                  f"{row['summary'] or ''}")
-    return EXIT_OK
-
-
-async def _memo_stage(wf) -> str | None:
-    try:
-        value = await wf.memo_value("stage", None)
-    except Exception:  # an undecodable memo must not break the listing
-        return None
-    return str(value.value if isinstance(value, Stage) else value) if value is not None else None
-
-
-async def _summary(client: Client, workflow_id: str, run_id: str) -> str | None:
-    try:
-        desc = await client.get_workflow_handle(workflow_id, run_id=run_id).describe()
-        return await desc.static_summary()
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            return None
-        raise

@@ -59,8 +59,9 @@ LISTED_REPORTS = 50
 INSTRUCTIONS = """\
 Deep research with cited, verified reports. Call `research` with a question (wait=true to get the
 report in the same call). If it returns status `awaiting_answer`, ask the user the question and call
-`answer_clarification`; if `awaiting_review`, show the plan or critique and call `review`. Reports of
-finished research are resources research://ID/report; `search_library` finds them."""
+`answer_clarification`; if `awaiting_review`, show the plan (or the draft report and the critique)
+and call `review`. Pass attended=true to `research` only when the user is there to review a report.
+Reports of finished research are resources research://ID/report; `search_library` finds them."""
 
 
 class ResearchServer(MCPServer):
@@ -107,11 +108,13 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
     """The `research` tool. Its arguments are the question, the request options whose row in
     `starter.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
 
-    async def research(ctx: Context, wait: bool = False, **values: Any) -> dict[str, Any]:
+    async def research(ctx: Context, wait: bool = False, attended: bool = False, **values: Any) -> dict[str, Any]:
         """Start a deep research on QUESTION. Returns its id; with wait=true, waits for the cited
-        report (with its sources), or returns the clarification question or the review it needs."""
+        report (with its sources), or returns the clarification question or the review it needs.
+        attended=true: the user is here to answer a review, so the report waits for one when the
+        critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = await ready(build_request(values), session)
+            request = (await ready(build_request(values), session)).model_copy(update={"attended": attended})
             handle = await start_research(await session.connect(), session.cfg, request, new_id())
             if not wait:
                 return {"id": handle.id, "status": "started",
@@ -121,7 +124,7 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
     research.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
         _keyword(QUESTION, str), _keyword("ctx", Context),
         *(_keyword(o.field, _argument_type(o.field), default(o.field)) for o in OPTIONS if o.mcp),
-        _keyword("wait", bool, False),
+        _keyword("wait", bool, False), _keyword("attended", bool, False),
     ], return_annotation=dict[str, Any])
     return research
 
@@ -280,6 +283,8 @@ def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
                       next=f"review(id={workflow_id!r}, decision='approve'|'revise'|'cancel', feedback=...)")
         if status.critique is not None:
             answer["critique"] = status.critique.model_dump(mode="json")
+        if status.draft_report_markdown:  # what the user is asked to approve: show it to them
+            answer["draft_report_markdown"] = clean(status.draft_report_markdown)
     return answer
 
 

@@ -28,12 +28,23 @@ from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, Refused, deliver, is_not_found, not_found, root_message
 from starter.terminal import clean
-from workflows.models import ResearchStatus, ReviewTarget
+from workflows.models import STEP_LIMITS, ResearchStatus, ReviewTarget
 
 REVIEW_UPDATE = "review"
 UPDATE_WAIT_S = 30.0
 EXIT_OK, EXIT_USAGE = 0, 2
+#: The draft report's lines shown where a person decides on it; a longer draft is cut there, with
+#: the command that shows it whole (`status ID`).
+DRAFT_LINES = 80
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+
+
+#: `review --steps`'s help: the file's forms and how many steps a plan may have at each depth
+#: (the workflow refuses any other count, naming the depth).
+STEPS_HELP = ("replace the steps not yet done: a JSON list, or one step a line (Title — description); "
+              "the plan (steps done plus these) must have "
+              + ", ".join(f"{low} to {high} steps at {depth.value}" for depth, (low, high) in STEP_LIMITS.items())
+              + " depth")
 
 
 class ReviewRefused(Refused):
@@ -117,16 +128,39 @@ def review_command(workflow_id: str) -> str:
     return f"{program()} review {shlex.quote(workflow_id)} (--approve | --feedback TEXT | --steps FILE | --cancel)"
 
 
-def show_pending(status: ResearchStatus) -> None:
-    """The plan under review, numbered, or the critic's verdict on the report."""
+def status_command(workflow_id: str) -> str:
+    return f"{program()} status {shlex.quote(workflow_id)}"
+
+
+def report_under_review(workflow_id: str, status: ResearchStatus, limit: int | None = DRAFT_LINES) -> list[str]:
+    """The draft report a person is asked to approve, between marked lines, and the critic's
+    verdict on it: the whole draft, or its first LIMIT lines and the command that shows it whole
+    (nobody should approve what they were not shown)."""
+    lines = (status.draft_report_markdown or "").rstrip().splitlines()
+    cut = limit is not None and len(lines) > limit
+    out = ["", f"----- draft report under review ({len(lines)} lines"
+               + (f", the first {limit} shown" if cut else "") + ") -----"]
+    out += lines[:limit] if cut else lines
+    if cut:
+        out.append(f"[... {len(lines) - (limit or 0)} more lines; the whole draft with: {status_command(workflow_id)}]")
+    out.append("----- end of the draft -----")
+    critique = status.critique
+    out.append("the critic: " + (f"quality {critique.quality:.2f}, hallucination risk "
+                                 f"{critique.hallucination_risk:.2f}" if critique else "no verdict"))
+    for issue in critique.issues if critique else []:
+        out.append(f"  - ({issue.severity.value}) {issue.text}")
+    if critique and critique.rewrite_suggestion:
+        out.append(f"  suggestion: {critique.rewrite_suggestion}")
+    return out
+
+
+def show_pending(status: ResearchStatus, workflow_id: str = "") -> None:
+    """The plan under review, numbered, or the draft report with the critic's verdict on it."""
     if status.pending_review is ReviewTarget.REPORT:
-        critique = status.critique
-        say("\nreport to review" + (f" (quality {critique.quality:.2f}, hallucination risk "
-                                      f"{critique.hallucination_risk:.2f})" if critique else "") + ":")
-        for issue in critique.issues if critique else []:
-            say(f"  - ({issue.severity.value}) {issue.text}")
-        if critique and critique.rewrite_suggestion:
-            say(f"  suggestion: {critique.rewrite_suggestion}")
+        for line in report_under_review(workflow_id, status):
+            say(line)
+        say("report to review" + (f" (quality {status.critique.quality:.2f}, hallucination risk "
+                                   f"{status.critique.hallucination_risk:.2f})" if status.critique else "") + ":")
         return
     plan = status.plan
     if plan is None:
@@ -139,7 +173,7 @@ def show_pending(status: ResearchStatus) -> None:
 
 async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: asyncio.Future) -> bool:
     """Prompt until the workflow accepts a review. False at end of input (the research waits)."""
-    show_pending(status)
+    show_pending(status, handle.id)
     while True:
         options = ("approve [a], revise with feedback [f], cancel [c]> " if status.pending_review is ReviewTarget.REPORT
                    else "approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> ")

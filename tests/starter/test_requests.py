@@ -20,7 +20,7 @@ from workflows.models import Depth, QueryMode, ResearchRequest
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"
 #: Fields no client sets: the follow-up's conversation is read from the earlier research, and
 #: `steps_per_run` is an operator's (and the tests') cap.
-SET_BY_THE_STARTER = {"query", "history", "steps_per_run", "owner"}
+SET_BY_THE_STARTER = {"query", "history", "steps_per_run", "owner", "attended"}
 
 
 def research_flags() -> set[str]:
@@ -148,7 +148,7 @@ async def test_the_mcp_tool_offers_the_models_choices_and_defaults() -> None:
     [research] = [tool for tool in await mcp_server.build_server(Session(Settings())).list_tools()
                   if tool.name == "research"]
     schema = research.input_schema["properties"]
-    assert list(schema) == ["question", *(option.field for option in OPTIONS if option.mcp), "wait"]
+    assert list(schema) == ["question", *(option.field for option in OPTIONS if option.mcp), "wait", "attended"]
     assert schema["depth"]["enum"] == [d.value for d in Depth] and schema["depth"]["default"] == Depth.AUTO.value
     assert schema["mode"]["enum"] == [m.value for m in QueryMode] and schema["mode"]["default"] == QueryMode.DEEP.value
     assert research.input_schema["required"] == ["question"]

@@ -92,7 +92,8 @@ async def start(body: Annotated[dict[str, Any], Body()], user: User, app: App) -
         raise ApiError(422, str(err)) from None
     research_id = new_id()
     await within(client.start_workflow(
-        WORKFLOW_TYPE, request.model_copy(update={"owner": user}), id=research_id,
+        # attended: the research's page shows a review and takes the answer, so `auto` may ask.
+        WORKFLOW_TYPE, request.model_copy(update={"owner": user, "attended": True}), id=research_id,
         task_queue=app.cfg.temporal_task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.FAIL, static_summary=summary_line(request),
         memo={"owner": user, "question": request.query},  # owner: read back by owned_research
