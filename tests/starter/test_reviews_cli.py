@@ -1,0 +1,88 @@
+"""Reviews a person can see and answer from the starter (issue 23): the real commands in a
+subprocess, the real workflow with activity doubles in this process, on the dev server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from temporalio.client import Client
+
+from starter.hints import program
+from tests.starter.test_starter import REPO, GATHER_QUESTION, doubles_worker, starter, unique_id
+
+DRAFT_MARK = "----- draft report under review"
+
+
+async def wait_for_stage(wid: str, stage: str, env: dict[str, str]) -> dict[str, Any]:
+    for _ in range(200):
+        run = await starter("status", wid, "--json", env=env)
+        if run.code == 0 and json.loads(run.out)["stage"] == stage:
+            return json.loads(run.out)
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{wid} never reached {stage}")
+
+
+async def test_a_report_review_is_seen_in_status_list_and_result_which_says_how_to_answer_it(
+    dev_client: Client, subprocess_env: dict[str, str]
+) -> None:
+    wid = unique_id("rv")
+    env = subprocess_env
+    async with doubles_worker(dev_client, env["TEMPORAL_TASK_QUEUE"]):
+        started = await starter("research", GATHER_QUESTION, "--review-report", "always", "--id", wid, "--detach",
+                                env=env)
+        assert started.code == 0, started.err
+        waiting = await wait_for_stage(wid, "awaiting_report_review", env)
+        assert waiting["draft_report_markdown"].startswith("# ")
+
+        shown = await starter("status", wid, env=env)
+        assert DRAFT_MARK in shown.out and waiting["draft_report_markdown"].strip() in shown.out
+
+        listed = await starter("list", "--pending", env=env)
+        header, *rows = listed.out.splitlines()
+        assert header.split()[:3] == ["ID", "WAITS", "FOR"]
+        assert any(row.startswith(wid) and "a report review" in row for row in rows)
+        assert f"{program()} review ID --approve" in listed.err
+        assert (await starter("list", env=env)).out.splitlines()[0].split()[:3] == ["ID", "STATUS", "STAGE"]
+
+        # `result` says at once what the research waits for and how to answer, then keeps waiting.
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "starter", "result", wid, cwd=REPO, env=env, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        assert proc.stderr is not None
+        seen = ""
+        while "review with:" not in seen:
+            line = await asyncio.wait_for(proc.stderr.readline(), 30)
+            assert line, seen
+            seen += line.decode()
+        assert "waits for a review of the report" in seen and DRAFT_MARK in seen
+        assert f"review with:  {program()} review {wid}" in seen
+        assert (await starter("review", wid, "--approve", env=env)).code == 0
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0 and out.decode().startswith("# ")
+
+        nothing = await starter("list", "--pending", "--json", env=env)
+        assert wid not in [row["id"] for row in json.loads(nothing.out)]
+
+
+async def test_the_attached_review_prompt_shows_the_draft_before_asking(
+    dev_client: Client, subprocess_env: dict[str, str]
+) -> None:
+    wid = unique_id("tty-rv")
+    primary, secondary = os.openpty()
+    try:
+        os.write(primary, b"a\n")
+        async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"]):
+            run = await starter("research", GATHER_QUESTION, "--review-report", "always", "--id", wid,
+                                env=subprocess_env, stdin=secondary)
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert run.code == 0, run.err
+    assert run.err.index(DRAFT_MARK) < run.err.index("approve [a], revise with feedback [f], cancel [c]>")
+    draft = run.err[run.err.index(DRAFT_MARK):run.err.index("----- end of the draft")]
+    assert draft.splitlines()[1].startswith("# ")  # the report itself, from its title on
+    assert "approve accepted" in run.err and run.out.startswith("# ")
