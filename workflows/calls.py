@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget
+from workflows import budget, patches
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.parts import Ledger
@@ -57,18 +57,25 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
 
 async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Charge) -> O | None:
     try:
-        result = await workflow.execute_activity(
-            role.name,
-            arg,
-            result_type=role.output,
-            start_to_close_timeout=role.timeout,
-            heartbeat_timeout=HEARTBEAT_TIMEOUT,
-            retry_policy=role.retry,
-        )
-    except ActivityError as err:
+        if role.local is not None and role.local(arg) and workflow.patched(patches.LOCAL_ACTIVITIES):
+            result = await workflow.execute_local_activity(
+                role.name, arg, result_type=role.output, start_to_close_timeout=role.timeout, retry_policy=role.retry,
+            )
+        else:
+            result = await workflow.execute_activity(
+                role.name,
+                arg,
+                result_type=role.output,
+                start_to_close_timeout=role.timeout,
+                heartbeat_timeout=HEARTBEAT_TIMEOUT,
+                retry_policy=role.retry,
+            )
+    except (ActivityError, ApplicationError, ActivityTimeout) as err:
+        # A local activity's failure arrives as its cause itself (ApplicationError, TimeoutError),
+        # a regular one's wrapped in an ActivityError: one policy for both.
         if is_cancelled_exception(err):
             raise asyncio.CancelledError() from err
-        cause = err.cause
+        cause = err.cause if isinstance(err, ActivityError) else err
         if role.llm:
             account(state.ledger, role.name, usage_of_failure(cause), succeeded=False, given_tokens=charge.input_tokens)
         message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))

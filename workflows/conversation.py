@@ -9,13 +9,16 @@ update, minutes or days later; an unanswered question times out and the research
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from temporalio import workflow
 
 from workflows import roles
 from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
+from workflows.concurrency import together
 from workflows.events import EventKind, emit
 from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, RoutingLayer, Speaker, Stage
 from workflows.text import has_lone_surrogate, without_controls
@@ -24,16 +27,25 @@ from workflows.parts import Conversation
 from workflows.stages import enter
 from workflows.state import ResearchState
 
+T = TypeVar("T")
 
-async def converse(state: ResearchState) -> None:
-    """Route, and ask back while the question is too vague, within the limit."""
+
+async def converse(state: ResearchState, alongside: Callable[[], Awaitable[T]] | None = None) -> tuple[T] | None:
+    """Route, and ask back while the question is too vague, within the limit.
+
+    `alongside`: what the research does next when the question is clear (the coordinator's
+    classification), started with the first routing call instead of after it: a clear question,
+    the usual case, waits for one LLM call fewer. Its result, in a 1-tuple, when that first
+    routing call sent the question straight to research; None (and discarded) otherwise, since a
+    clarified question must be classified again."""
     conversation = state.conversation
+    early: tuple[T] | None = None
     while True:
         enter(state, Stage.ROUTING)
-        route = await _route(state)
+        route, early = await _route(state, alongside if not conversation.routes else None)
         conversation.routes.append(route)
         if route.decision is RoutingDecision.RESEARCH:
-            return
+            return early if len(conversation.routes) == 1 else None
         enter(state, Stage.CLARIFYING)
         asked = await call(state, roles.CLARIFY, ClarifyInput(messages=conversation.messages[-ROUTING_HISTORY:],
                                                               language=state.language))
@@ -44,7 +56,7 @@ async def converse(state: ResearchState) -> None:
             return
 
 
-async def _route(state: ResearchState) -> Route:
+async def _route(state: ResearchState, alongside: Callable[[], Awaitable[T]] | None) -> tuple[Route, tuple[T] | None]:
     conversation, request = state.conversation, state.request
     shortcut = route_without_llm(
         conversation.messages,
@@ -55,16 +67,24 @@ async def _route(state: ResearchState) -> Route:
     )
     conversation.last_agent = "orchestrator"
     if shortcut is not None:
-        return shortcut
-    decided = await call(state, roles.ROUTE, RouteInput(
+        return shortcut, None  # decided at once: nothing to overlap with
+    routing = call(state, roles.ROUTE, RouteInput(
         messages=conversation.messages[-ROUTING_HISTORY:],
         clarification_count=len(conversation.clarifications),
         max_clarifications=request.max_clarifications,
         iteration=len(conversation.routes),
     ))
+    early: tuple[T] | None = None
+    if alongside is None:
+        decided = await routing
+    else:
+        decided, found = await together([routing, alongside()])
+        early = (found,)
     if decided is None:
-        return Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", RoutingLayer.FALLBACK)
-    return Route(decided.decision, decided.reasoning, RoutingLayer.LLM)
+        route = Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", RoutingLayer.FALLBACK)
+    else:
+        route = Route(decided.decision, decided.reasoning, RoutingLayer.LLM)
+    return route, early
 
 
 async def _await_answer(state: ResearchState, question: str) -> bool:

@@ -35,6 +35,13 @@ REVIEWS_WHEN_ASKED = "reviews-when-asked"
 #: researched, the reserve is only the report's one call; under a budget, a wave holds only the
 #: steps the budget could pay for at once.
 BUDGET_FROM_SERVED = "budget-from-served"
+#: 2026-11-24 (issue 24): searches and reads of the local corpus run as local activities (one
+#: marker event each, no task queue round trip), web page reads stay regular activities.
+LOCAL_ACTIVITIES = "local-activities"
+#: 2026-11-24 (issue 24): the coordinator classifies the question alongside the first routing call
+#: (its result used when that call sends the question to research, dropped when it asks back).
+CLASSIFY_WHILE_ROUTING = "classify-while-routing"
 
 ALL = (VERIFICATION, LIBRARY, REFINING, LOOP_BACK_RELEVANCE, SECTIONED_REPORT, QUERIES_WITH_PLAN,
-       CONCURRENT_STEPS, REFINE_THROUGH_LOOP, REVIEWS_WHEN_ASKED, BUDGET_FROM_SERVED)
+       CONCURRENT_STEPS, REFINE_THROUGH_LOOP, REVIEWS_WHEN_ASKED,
+       BUDGET_FROM_SERVED, LOCAL_ACTIVITIES, CLASSIFY_WHILE_ROUTING)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from temporalio import workflow
 
 from workflows import patches, roles
-from workflows.activity_models import CoordinateInput, PlanInput, PlanOutput, WriteQueriesInput
+from workflows.activity_models import CoordinateInput, CoordinateOutput, PlanInput, PlanOutput, WriteQueriesInput
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, StepStatus
+from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, ResearchRequest, StepStatus
 from workflows.researching import (
     PAGES_PER_STEP,
     SEARCH_QUERIES_PER_STEP,
@@ -25,8 +25,21 @@ from workflows.researching import (
 from workflows.state import ResearchState
 
 
-async def coordinate(state: ResearchState) -> bool:
-    """Classify the question; True when it gets a direct answer instead of a research plan."""
+def classifies(request: ResearchRequest) -> bool:
+    """The coordinator is asked (the web and simple modes decide without it)."""
+    return request.mode not in (QueryMode.WEB, QueryMode.SIMPLE)
+
+
+async def classify(state: ResearchState) -> CoordinateOutput | None:
+    """The coordinator's call; None when its retries are spent."""
+    return await call(state, roles.COORDINATE, CoordinateInput(
+        **state.about(), messages=state.conversation.messages[-ROUTING_HISTORY:]
+    ))
+
+
+async def coordinate(state: ResearchState, early: tuple[CoordinateOutput | None] | None = None) -> bool:
+    """Classify the question; True when it gets a direct answer instead of a research plan.
+    `early`: the classification already made alongside routing (conversation.converse)."""
     mode, inquiry = state.request.mode, state.inquiry
     if mode is QueryMode.WEB:
         inquiry.depth = Depth.LIGHT
@@ -34,9 +47,7 @@ async def coordinate(state: ResearchState) -> bool:
     if mode is QueryMode.SIMPLE:
         inquiry.depth = Depth.LIGHT
         return True
-    classification = await call(state, roles.COORDINATE, CoordinateInput(
-        **state.about(), messages=state.conversation.messages[-ROUTING_HISTORY:]
-    ))
+    classification = early[0] if early is not None else await classify(state)
     if classification is None:
         if inquiry.depth is Depth.AUTO:
             inquiry.depth = Depth.MEDIUM

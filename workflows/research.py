@@ -14,7 +14,7 @@ research keeps, in parts), `roles.py` (every activity, its timeout, retry and fa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
@@ -45,7 +45,8 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.planning import coordinate, investigate_background, make_plan
+from workflows.activity_models import CoordinateOutput
+from workflows.planning import classifies, classify, coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import finished, save, synthesize
 from workflows.researching import handle_loop_back, research_wave
@@ -68,6 +69,8 @@ class DeepResearchWorkflow:
         #: waves of steps.
         self.research_started: datetime | None = None
         self.waves = 0
+        #: The coordinator's classification, made alongside the first routing call (1-tuple).
+        self.classified: tuple[CoordinateOutput | None] | None = None
 
     # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
 
@@ -82,7 +85,7 @@ class DeepResearchWorkflow:
         cancelled = False
         try:
             if not self.resumed:
-                await converse(state)  # routing -> clarifying -> awaiting_answer -> routing ...
+                self.classified = await converse(state, self._classify_alongside())  # routing -> clarifying -> ...
             await self._guarded(self._research())  # coordinating -> background -> planning -> steps
         except asyncio.CancelledError:
             state.writeup.notes.append("The research was cancelled; the report covers what was gathered until then.")
@@ -102,11 +105,18 @@ class DeepResearchWorkflow:
         if self.resumed or not await self._prepare():
             await self._steps()
 
+    def _classify_alongside(self) -> Callable[[], Awaitable[CoordinateOutput | None]] | None:
+        """The coordinator's call, to run with the first routing call (one LLM call fewer to wait
+        for when the question is clear; wasted when it is not)."""
+        if classifies(self.state.request) and workflow.patched(patches.CLASSIFY_WHILE_ROUTING):
+            return lambda: classify(self.state)
+        return None
+
     async def _prepare(self) -> bool:
         """True for a direct answer (a simple question), which needs no plan."""
         state = self.state
         enter(state, Stage.COORDINATING)
-        if await coordinate(state):
+        if await coordinate(state, self.classified):
             enter(state, Stage.BACKGROUND)
             await investigate_background(state, as_sources=True)
             return True

@@ -98,6 +98,11 @@ class Role(Generic[I, O]):
     #: A failure concerns one item (one page, the stored copy), is expected, and is never fatal
     #: or noted: the caller goes on without it.
     isolated: bool = False
+    #: Which calls run as local activities (in the worker that runs the research, recorded as one
+    #: marker event, no task queue round trip): short, CPU-light work whose retries need no
+    #: separate visibility, such as searching the local index or reading one of its documents.
+    #: None: always a regular activity.
+    local: Callable[[I], bool] | None = None
 
     @property
     def llm(self) -> bool:
@@ -165,9 +170,10 @@ REVISE_CLAIMS = Role("revise_claims", m.ReviseClaimsInput, m.ReviseClaimsOutput,
 CRITIQUE = Role("critique", m.CritiqueInput, m.CritiqueOutput, "no scores",
                 asks=(Prompt("agent_critic", ANALYTICAL, 0.0, max_tokens=1200),))
 SEARCH = Role("search", m.SearchInput, m.SearchOutput, "no hits from that query",
-              timeout=timedelta(seconds=30), retry=SEARCH_RETRY)
+              timeout=timedelta(seconds=30), retry=SEARCH_RETRY, local=lambda _: True)
 READ_PAGE = Role("read_page", m.ReadPageInput, m.ReadPageOutput, "the page is skipped",
-                 timeout=timedelta(seconds=45), retry=SEARCH_RETRY, isolated=True)
+                 timeout=timedelta(seconds=45), retry=SEARCH_RETRY, isolated=True,
+                 local=lambda page: page.url.startswith("file://"))  # a web page: a crawl, regular
 SAVE_RESEARCH = Role("save_research", m.SaveResearchInput, m.SaveResearchOutput,
                      "the research completes with a note that it was not stored",
                      timeout=timedelta(seconds=60), retry=SAVE_RETRY, isolated=True)

@@ -76,6 +76,8 @@ SCENARIOS = [
     # Recorded with budgets spent by what calls cost (issue 23, patch budget-from-served): a
     # medium research under a tight token budget, its independent steps one wave at a time.
     "budget-from-served",
+    # Recorded with local activities for the corpus and the coordinator alongside routing (issue 24).
+    "fewer-round-trips",
 ]
 
 
@@ -129,6 +131,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "report-unattended": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
         "report-revised-noted": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
                                                 review_report=ReportReview.ALWAYS, attended=True),
+        "fewer-round-trips": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.MEDIUM,
+        ),
         "budget-from-served": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM, max_tokens=10_000,
