@@ -41,6 +41,8 @@ STOPWORDS = frozenset(
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens in any script; keeps identifiers such as `asyncio.gather`, `c++`
     or `x86_64`; CJK runs become overlapping character pairs."""
+    if not _CJK.search(text):  # most text: no CJK run to split, one pass in C
+        return [word.lower().strip(".") for word in WORD.findall(text)]
     tokens: list[str] = []
     for match in WORD.finditer(text):
         word = match.group(0).lower().strip(".")
