@@ -295,7 +295,7 @@ def target_words(state: ResearchState) -> int:
 def learned() -> bool:
     """Admission from what served calls cost (patch `budget-from-served`); outside a workflow
     (the unit tests of this arithmetic) always."""
-    return not workflow.in_workflow() or workflow.patched(patches.BUDGET_FROM_SERVED)
+    return not workflow.in_workflow() or patches.applied(patches.BUDGET_FROM_SERVED)
 
 
 def research_reserve(state: ResearchState) -> tuple[int, float]:

@@ -57,7 +57,7 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
 
 async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Charge) -> O | None:
     try:
-        if role.local is not None and role.local(arg) and workflow.patched(patches.LOCAL_ACTIVITIES):
+        if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
             result = await workflow.execute_local_activity(
                 role.name, arg, result_type=role.output, start_to_close_timeout=role.timeout, retry_policy=role.retry,
             )

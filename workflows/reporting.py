@@ -49,7 +49,7 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
-        if _in_sections(state) and workflow.patched(patches.SECTIONED_REPORT):
+        if _in_sections(state) and patches.applied(patches.SECTIONED_REPORT):
             written = await _write_in_sections(state, feedback or [])
         if written is None:
             written = await _write_in_one_call(state, feedback or [])

@@ -108,7 +108,7 @@ class DeepResearchWorkflow:
     def _classify_alongside(self) -> Callable[[], Awaitable[CoordinateOutput | None]] | None:
         """The coordinator's call, to run with the first routing call (one LLM call fewer to wait
         for when the question is clear; wasted when it is not)."""
-        if classifies(self.state.request) and workflow.patched(patches.CLASSIFY_WHILE_ROUTING):
+        if classifies(self.state.request) and patches.applied(patches.CLASSIFY_WHILE_ROUTING):
             return lambda: classify(self.state)
         return None
 
@@ -156,9 +156,9 @@ class DeepResearchWorkflow:
         its claims, and whether the research ended cancelled (by Temporal or the reviewer)."""
         state = self.state
         report, claims = await synthesize(state)
-        if not workflow.patched(patches.VERIFICATION):
+        if not patches.applied(patches.VERIFICATION):
             return report, claims, cancelled
-        if cancelled or not state.request.verify or not workflow.patched(patches.REFINING):
+        if cancelled or not state.request.verify or not patches.applied(patches.REFINING):
             report, claims = await check(state, report, claims, cancelled)
             return report, claims, cancelled
         try:
@@ -183,7 +183,7 @@ class DeepResearchWorkflow:
         histories recorded before it did, serially), or rewrite with the critic's issues."""
         state = self.state
         issues, suggestion = refining.critic_issues(state)
-        through_loop = workflow.patched(patches.REFINE_THROUGH_LOOP)
+        through_loop = patches.applied(patches.REFINE_THROUGH_LOOP)
         can_research = not through_loop or self._can_research_more()
         refinement = refining.begin_pass(state, issues, can_research)
         if refinement.action is RefinementAction.REWRITE:
@@ -240,7 +240,7 @@ class DeepResearchWorkflow:
         state = self.state
         started = state.started_at or workflow.now()
         result = state.result(report, claims, started, workflow.now())
-        if workflow.patched(patches.LIBRARY):
+        if patches.applied(patches.LIBRARY):
             await save(state, result, started)
         finished(state, result)
         return result
@@ -273,7 +273,7 @@ class DeepResearchWorkflow:
             return []
         wave = [index]
         plan = state.inquiry.plan
-        if plan and plan.steps[index].independent and workflow.patched(patches.CONCURRENT_STEPS):
+        if plan and plan.steps[index].independent and patches.applied(patches.CONCURRENT_STEPS):
             for later in range(index + 1, len(plan.steps)):
                 step = plan.steps[later]
                 if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:

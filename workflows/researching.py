@@ -79,7 +79,7 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
 
 
 async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
-    if step.queries and workflow.patched(patches.QUERIES_WITH_PLAN):
+    if step.queries and patches.applied(patches.QUERIES_WITH_PLAN):
         queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
     else:
         queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
@@ -117,7 +117,7 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     # Histories recorded before the relevance rule replay without it.
     context = (
         f"{state.topic_text()} {step.title} {step.description}"
-        if workflow.patched(patches.LOOP_BACK_RELEVANCE) else None
+        if patches.applied(patches.LOOP_BACK_RELEVANCE) else None
     )
     reason = judge_loop_back(plan, agent, query, high, inquiry.depth.value, context)
     accepted = reason == APPENDED

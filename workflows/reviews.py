@@ -62,7 +62,7 @@ def plan_review_wanted(state: ResearchState, replan: bool) -> bool:
     request = state.request
     if not request.review_plan:
         return False
-    return not replan or request.review_replans or not workflow.patched(patches.REVIEWS_WHEN_ASKED)
+    return not replan or request.review_replans or not patches.applied(patches.REVIEWS_WHEN_ASKED)
 
 
 def report_review_wanted(state: ResearchState) -> bool:
@@ -73,7 +73,7 @@ def report_review_wanted(state: ResearchState) -> bool:
     request = state.request
     if request.review_report is not ReportReview.AUTO or request.attended:
         return True
-    if not workflow.patched(patches.REVIEWS_WHEN_ASKED):
+    if not patches.applied(patches.REVIEWS_WHEN_ASKED):
         return True
     state.writeup.notes.append("The critic asked for a person to review the report, but this research was "
                                "started with nobody attending it (detached or scripted); it stands as written.")
@@ -95,7 +95,7 @@ async def review_report(state: ResearchState, report: str, claims: list[Claim],
         revised, claims = await synthesize(state, feedback=[answer.feedback])
         revised, claims = await verify(revised, claims)
         revised = refining.with_open_issues(state, revised)
-        if workflow.patched(patches.REVIEWS_WHEN_ASKED):
+        if patches.applied(patches.REVIEWS_WHEN_ASKED):
             revised = revision_note(revised, report, answer.feedback)
         report = revised
     return report, claims

@@ -144,3 +144,28 @@ async def test_a_vague_question_is_classified_again_once_it_is_clarified(time_sk
     first, second = script.calls["coordinate"]
     assert first.clarifications == [] and second.clarifications == ["tide pools on rocky shores"]
     assert result.report_markdown
+
+
+# --- one marker for every patch of 2026-11-24 (patches.applied) ---------------------------------
+
+
+def patch_markers(history: Any) -> list[str]:
+    import json
+
+    ids = []
+    for e in history.events:
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED and e.marker_recorded_event_attributes.marker_name == "core_patch":
+            [payload] = e.marker_recorded_event_attributes.details["patch-data"].payloads
+            ids.append(json.loads(payload.data)["id"])
+    return ids
+
+
+async def test_a_new_research_records_one_patch_marker_for_every_patch_of_its_code(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    from workflows import patches
+
+    _, history = await run(time_skipping_env, Script(search=mixed_hits))
+    assert patch_markers(history) == [patches.ALL_OF_2026_11_24]
+    upserts = sum(e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES for e in history.events)
+    assert upserts == 1  # Temporal's TemporalChangeVersion, once

@@ -59,8 +59,9 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
         if key == "spending":  # `phase` was removed before the parts: dropped on the way in;
             # the per-role prompt ratios came later: a research from before has learned none yet
             value = {"ratio_by_role": {}, **{k: v for k, v in value.items() if k != "phase"}}
-        if key == "request":  # the owner came later: a research from before belongs to `local`
-            value = {"owner": "local", **value}
+        if key == "request":  # later fields take their defaults: a research from before belongs to
+            # `local`, nobody attends it, and a re-plan is not reviewed again (issue 23)
+            value = {"owner": "local", "attended": False, "review_replans": False, **value}
         assert _same(key, now, value), key
     assert state.inquiry.plan is not None and state.inquiry.plan_iterations == 2
     assert state.events.last_seq == len(flat["events"]["items"]) + flat["events"]["dropped"]

@@ -78,6 +78,8 @@ SCENARIOS = [
     "budget-from-served",
     # Recorded with local activities for the corpus and the coordinator alongside routing (issue 24).
     "fewer-round-trips",
+    # ... and with one marker for every patch id of 2026-11-24 (patches.applied).
+    "one-patch-marker",
 ]
 
 
@@ -132,6 +134,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "report-revised-noted": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
                                                 review_report=ReportReview.ALWAYS, attended=True),
         "fewer-round-trips": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.MEDIUM,
+        ),
+        "one-patch-marker": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM,
         ),
