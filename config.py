@@ -107,6 +107,8 @@ class Settings(BaseSettings):
     #: make them faster (measured: 10 and 50 alike).
     max_concurrent_activities: int = Field(default=100, ge=1)
     max_concurrent_workflow_tasks: int = Field(default=10, ge=1)
+    #: Run workflow code in Temporal's sandbox (worker.py says what it costs and what it checks).
+    workflow_sandbox: bool = False
 
     @property
     def engine_name(self) -> str:

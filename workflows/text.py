@@ -41,8 +41,12 @@ STOPWORDS = frozenset(
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens in any script; keeps identifiers such as `asyncio.gather`, `c++`
     or `x86_64`; CJK runs become overlapping character pairs."""
-    if not _CJK.search(text):  # most text: no CJK run to split, one pass in C
-        return [word.lower().strip(".") for word in WORD.findall(text)]
+    # A WORD match neither starts nor ends with a dot, so `.strip(".")` below only matters for
+    # CJK pieces; ASCII lower-cases letter for letter, so it may be lowered before matching.
+    if text.isascii():
+        return WORD.findall(text.lower())
+    if not _CJK.search(text):  # no CJK run to split: one pass in C, then each word lowered
+        return [word.lower() for word in WORD.findall(text)]
     tokens: list[str] = []
     for match in WORD.finditer(text):
         word = match.group(0).lower().strip(".")

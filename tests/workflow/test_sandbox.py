@@ -1,8 +1,8 @@
-"""The production worker passes the deterministic core (`workflows/`) through the workflow sandbox
-(worker.py: imported once per process instead of once per research; README: Performance), so the
-sandbox no longer stops a call to the clock, randomness or I/O made inside it. The tests' own
-workers keep the full sandbox; this file keeps the core from reaching for what the sandbox forbids
-in the first place."""
+"""The production worker runs workflow code without Temporal's sandbox (worker.py; with
+WORKFLOW_SANDBOX=true, in it, the core passed through: imported once per process instead of once
+per research; README: Performance), so no sandbox stops a call to the clock, randomness or I/O
+made inside the core. The tests' own workers keep the full sandbox; this file keeps the core from
+reaching for what the sandbox forbids in the first place."""
 
 from __future__ import annotations
 
@@ -32,6 +32,20 @@ FORBIDDEN_CALLS = {
 
 def test_the_production_worker_passes_the_core_through_the_sandbox() -> None:
     assert "workflows" in SANDBOX.passthrough_modules
+
+
+def test_the_production_worker_runs_without_the_sandbox_unless_asked() -> None:
+    """What keeps the core deterministic in production is this file, the tests' sandboxed workers
+    and the replayed histories; WORKFLOW_SANDBOX=true brings the sandbox back (worker.py)."""
+    from temporalio.worker import UnsandboxedWorkflowRunner
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+
+    from config import Settings
+    from worker import workflow_runner
+
+    assert isinstance(workflow_runner(Settings()), UnsandboxedWorkflowRunner)
+    sandboxed = workflow_runner(Settings(workflow_sandbox=True))
+    assert isinstance(sandboxed, SandboxedWorkflowRunner) and sandboxed.restrictions is SANDBOX
 
 
 @pytest.mark.parametrize("path", CORE, ids=[p.name for p in CORE])
