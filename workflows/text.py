@@ -87,13 +87,13 @@ def bm25_scores(
         return []
     n = len(documents)
     avg_len = sum(len(d) for d in documents) / n or 1.0
+    counts = [Counter(doc) for doc in documents]  # each document counted once, for df and tf
     df: Counter[str] = Counter()
-    for doc in documents:
-        df.update(set(doc))
+    for tf in counts:
+        df.update(tf.keys())
     scores = []
     unique_terms = set(query_terms)
-    for doc in documents:
-        tf = Counter(doc)
+    for doc, tf in zip(documents, counts):
         score = 0.0
         for term in unique_terms:
             if term not in tf:

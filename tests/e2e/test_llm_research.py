@@ -8,6 +8,7 @@ the endpoint served, and every LLM call of a run in one Langfuse trace.
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 import os
 import socket
@@ -300,9 +301,11 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
 
     assert run.returncode == 1
     last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: research {workflow_id} failed: route: the LLM endpoint rejected the API key (401)")
+    # The coordinator is asked alongside the first routing call (patch classify-while-routing):
+    # whichever of the two is refused first names the research's failure.
+    assert re.match(rf"error: research {workflow_id} failed: (route|coordinate): the LLM endpoint rejected the API key \(401\)", last)
     assert "Traceback" not in run.stderr
-    assert len(llm.served) == 1  # exactly one request: no retries for a permanent error
+    assert len(llm.served) == 2  # one request per role asked (route, coordinate): no retries for a permanent error
     assert elapsed < 15
     history = (await dev_client.get_workflow_handle(workflow_id).fetch_history()).to_json()
     assert API_KEY not in history and API_KEY not in run.stdout + run.stderr
