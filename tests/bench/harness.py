@@ -26,7 +26,7 @@ from tests.support.llm_server import Served, answer
 from tests.support.workers import WorkerProcess, cpu_seconds, prepare_corpus, worker_env
 
 __all__ = ["DevServer", "WorkerProcess", "bench_answer", "busy_seconds", "cpu_seconds", "prepare_corpus",
-           "worker_env"]
+           "sequential_calls", "worker_env"]
 
 BIN = Path(sys.executable).parent
 QUESTION = "How does the with statement use context managers in Python?"
@@ -141,6 +141,16 @@ def busy_seconds(served: Iterable[Served]) -> float:
         total += stop - max(start, end)
         end = stop
     return total
+
+
+def sequential_calls(served: Iterable[Served]) -> int:
+    """The LLM calls a person waits for one after the other: the longest chain of calls each
+    started after the one before it ended (calls that overlap count once)."""
+    chain, end = 0, float("-inf")
+    for start, stop in sorted(((s.at, s.ended) for s in served if s.ended is not None), key=lambda span: span[1]):
+        if start >= end:
+            chain, end = chain + 1, stop
+    return chain
 
 
 # --- where a research's time went ---------------------------------------------------------------

@@ -44,6 +44,7 @@ from tests.bench.harness import (
     bench_answer,
     busy_seconds,
     prepare_corpus,
+    sequential_calls,
     time_spent,
     worker_env,
 )
@@ -62,6 +63,8 @@ class Single:
     workflow_s: float
     busy_s: float
     calls: int
+    #: LLM calls one after the other (harness.sequential_calls).
+    sequential: int
     worker_cpu_s: float
     server_cpu_s: float
     events: int
@@ -93,7 +96,8 @@ async def one_research(client: Client, task_queue: str, depth: Depth, llm: Scrip
     history = await handle.fetch_history()
     return Single(
         wall_s=wall, workflow_s=(described.close_time - described.start_time).total_seconds(),
-        busy_s=busy_seconds(llm.served), calls=len(llm.completions()), worker_cpu_s=cpu_w, server_cpu_s=cpu_s,
+        busy_s=busy_seconds(llm.served), calls=len(llm.completions()), sequential=sequential_calls(llm.served),
+        worker_cpu_s=cpu_w, server_cpu_s=cpu_s,
         events=len(history.events), history_bytes=sum(e.ByteSize() for e in history.events),
         spent=time_spent(history),
     )
@@ -107,7 +111,7 @@ async def bench_depths(client: Client, task_queue: str, llm: ScriptedLLM, worker
                        server: DevServer, repeat: int, latency: float) -> float:
     """Prints one line per depth; returns the light research's floor (its LLM busy time)."""
     print(f"\n== one research at a time (LLM answers every call after {latency * 1000:.0f} ms; medians of {repeat})")
-    print(f"{'depth':9} {'workflow':>9} {'LLM busy':>9} {'overhead':>9} {'ratio':>6} {'critical':>9} {'calls':>6} "
+    print(f"{'depth':9} {'workflow':>9} {'LLM busy':>9} {'overhead':>9} {'ratio':>6} {'critical':>9} {'in turn':>8} {'calls':>6} "
           f"{'worker CPU':>11} {'server CPU':>11} {'events':>7} {'history':>9}")
     floor = 0.0
     medium: Single | None = None
@@ -120,11 +124,12 @@ async def bench_depths(client: Client, task_queue: str, llm: ScriptedLLM, worker
         if depth is Depth.LIGHT:
             floor = busy
         print(f"{depth.value:9} {workflow_s:8.2f}s {busy:8.2f}s {workflow_s - busy:8.2f}s {workflow_s / busy:5.2f}× "
-              f"{busy / latency:9.1f} {_median([r.calls for r in runs]):6.0f} "
+              f"{busy / latency:9.1f} {_median([r.sequential for r in runs]):8.0f} {_median([r.calls for r in runs]):6.0f} "
               f"{_median([r.worker_cpu_s for r in runs]) * 1000:9.0f}ms {_median([r.server_cpu_s for r in runs]) * 1000:9.0f}ms "
               f"{_median([r.events for r in runs]):7.0f} {_median([r.history_bytes for r in runs]) / 1024:6.0f}KiB")
     print("(workflow: start to close as the server recorded it; overhead: workflow - LLM busy; ratio: workflow ÷ "
-          "LLM busy; critical: LLM calls on the critical path = busy ÷ latency; history: protobuf bytes, as "
+          "LLM busy; critical: LLM calls on the critical path = busy ÷ latency; in turn: the longest chain of calls "
+          "each started after the one before ended; history: protobuf bytes, as "
           "Temporal counts them against its limits)")
     if medium is not None:
         print(f"\nwhere the last medium research's {medium.workflow_s:.2f} s went (from its history; LLM calls "

@@ -238,7 +238,7 @@ def test_clean_removes_bidi_overrides_and_lone_surrogates_but_keeps_lines() -> N
 
 def test_the_mcp_research_tool_offers_the_web_apis_fields() -> None:
     offered = {option.field for option in OPTIONS if option.mcp}
-    assert offered == {"depth", "mode", "max_clarifications", "review_plan", "review_report", "review_timeout_s",
+    assert offered == {"depth", "mode", "max_clarifications", "review_plan", "review_replans", "review_report", "review_timeout_s",
                        "max_tokens", "max_cost_usd", "language", "follow_up_of"}
 
 
