@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from config import Settings
 from starter.hints import program
+from starter.progress import fit
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parent.parent
@@ -188,19 +190,7 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
             [sys.executable, "-m", "starter", "research", DEMO_QUESTION, "--depth", "medium", "--id", research_id],
             cwd=REPO, env=env,
         )
-        print(
-            f"\ndemo: finished in {time.monotonic() - started:.0f} s (exit {code}).\n"
-            f"demo: in the Web UI, http://localhost:{ui_port}/namespaces/default/workflows/{research_id} shows the "
-            "summary and current details (User Metadata), every activity in the event history, and the "
-            "clarification_answer signal under More Actions → Send a Signal.\n"
-            f"demo: the research is kept in the library (.data/research.sqlite): `{run} show {research_id}`, "
-            f"`{run} export {research_id} --format html`, or ask a follow-up with "
-            f"`{run} research \"Tell me more about the second point\" --follow-up {research_id}`.\n"
-            f"demo: read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} "
-            f"(served by `make dev`, which this demo does not leave running: start it, then open the link; the "
-            "stored research stays readable there, it is in the library).",
-            file=sys.stderr,
-        )
+        print(demo_epilogue(time.monotonic() - started, code, ui_port, research_id), file=sys.stderr)
         if server is not None and sys.stdin.isatty():
             input("demo: press Enter to stop the dev server and worker (the Web UI stays up until then) ")
         return code
@@ -208,6 +198,26 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
         return 130
     finally:
         stop_all(worker, server)
+
+
+def demo_epilogue(seconds: float, code: int, ui_port: int, research_id: str) -> str:
+    """What to do next, at 80 columns: prose wrapped, each command on a line of its own (whole,
+    so it runs when pasted into the shell that ran `make demo`)."""
+    run, wid = program(), shlex.quote(research_id)
+    lines = [
+        "", f"demo: finished in {seconds:.0f} s (exit {code}).",
+        f"demo: in the Web UI, http://localhost:{ui_port}/namespaces/default/workflows/{research_id} shows the "
+        "summary and current details (User Metadata), every activity in the event history, and the "
+        "clarification_answer signal under More Actions → Send a Signal.",
+        "demo: the research is kept in the library (.data/research.sqlite); read it, export it, or ask a "
+        "follow-up:",
+        f"    {run} show {wid}",
+        f"    {run} export {wid} --format html",
+        f"    {run} research \"Tell me more about the second point\" --follow-up {wid}",
+        f"demo: or read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} once `make dev` "
+        "serves it (this demo does not leave it running; the stored research stays readable there).",
+    ]
+    return "\n".join(wrapped for line in lines for wrapped in (fit(line) if line.startswith("demo:") else [line]))
 
 
 def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, web_port: int = WEB_PORT) -> int:

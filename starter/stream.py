@@ -21,7 +21,7 @@ from typing import TextIO
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from starter.progress import clip, say
+from starter.progress import clip, fit, say
 from starter.temporal import QUERY_TIMEOUT, CliError, is_not_found, not_found, one_line, shown
 from workflows.events import Event, EventKind
 
@@ -101,7 +101,7 @@ def line(event: Event) -> str:
     """One terminal line: `» stage` for a stage, the event's own text indented for the rest."""
     if event.kind is EventKind.STAGE:
         return f"» {event.text}"
-    return f"  {clip(event.text, 200)}"
+    return f"  {clip(event.text, 400)}"  # wrapped to the terminal by the printer
 
 
 class EventPrinter:
@@ -118,6 +118,7 @@ class EventPrinter:
                 continue
             if event.kind is EventKind.DONE:
                 for note in event.data.get("notes") or []:
-                    print(f"  note: {clip(str(note))}", file=out)
+                    print("\n".join(fit(f"  note: {clip(str(note), 400)}")), file=out)
             prefix = f"{event.at.astimezone():%H:%M:%S} " if self.times else ""
-            print(prefix + line(event), file=out, flush=True)
+            for wrapped in fit(prefix + line(event)):  # 80 columns, a command kept whole
+                print(wrapped, file=out, flush=True)

@@ -170,6 +170,29 @@ def test_the_status_summary_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> 
     assert " ".join(text.split()).count("or the caller times out?") == 3  # wrapped, not cut
 
 
+def test_the_progress_lines_of_a_research_fit_80_columns() -> None:
+    """What an attached `research` or `watch` prints as the research goes (seen in `make demo`:
+    a reflection's reasoning ran to 200 columns)."""
+    import io
+    from datetime import datetime, timezone
+
+    from starter.stream import EventPrinter
+    from workflows.events import Event, EventKind
+
+    long = ("COMPLETE: coverage 0.75 (6/8 query terms), novelty 0.00 (0/12 words new in \"Definition and "
+            "purpose of asyncio tasks\"); 3 of minimum 3 steps done, 0 pending: no steps left")
+    at = datetime(2026, 11, 24, tzinfo=timezone.utc)
+    events = [Event(seq=1, at=at, kind=EventKind.STAGE, text="routing: " + long),
+              Event(seq=2, at=at, kind=EventKind.REFLECTION, text="reflection: " + long),
+              Event(seq=3, at=at, kind=EventKind.DONE, text="completed", data={"notes": [long]})]
+    for times in (False, True):
+        out = io.StringIO()
+        EventPrinter(out, times=times).show(events)
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= 80, lines
+        assert " ".join(out.getvalue().split()).count("no steps left") == 3  # wrapped, not cut
+
+
 # --- small edges -----------------------------------------------------------------------------------
 
 
