@@ -21,7 +21,7 @@ from typing import TextIO
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from starter.progress import clip, fit, say
+from starter.progress import WIDTH, clip, fit, say
 from starter.temporal import QUERY_TIMEOUT, CliError, is_not_found, not_found, one_line, shown
 from workflows.events import Event, EventKind
 
@@ -120,5 +120,7 @@ class EventPrinter:
                 for note in event.data.get("notes") or []:
                     print("\n".join(fit(f"  note: {clip(str(note), 400)}")), file=out)
             prefix = f"{event.at.astimezone():%H:%M:%S} " if self.times else ""
-            for wrapped in fit(prefix + line(event)):  # 80 columns, a command kept whole
-                print(wrapped, file=out, flush=True)
+            # 80 columns in all, a command kept whole; wrapped lines indented under the text
+            wrapped = fit(line(event), WIDTH - len(prefix))
+            print("\n".join([prefix + wrapped[0], *(" " * len(prefix) + rest for rest in wrapped[1:])]),
+                  file=out, flush=True)
