@@ -85,23 +85,51 @@ def bm25_scores(
     """BM25 of each tokenized document against the query terms, idf taken over `documents`."""
     if not documents:
         return []
-    n = len(documents)
-    avg_len = sum(len(d) for d in documents) / n or 1.0
-    counts = [Counter(doc) for doc in documents]  # each document counted once, for df and tf
+    counts = [Counter(doc) for doc in documents]
+    return _bm25(set(query_terms), [len(doc) for doc in documents], counts, k1, b)
+
+
+def _bm25(unique_terms: set[str], lengths: list[int], counts: Sequence[Counter[str] | None], k1: float = 1.2,
+          b: float = 0.75) -> list[float]:
+    """BM25 from each document's length and term counts (None: none of the query's terms)."""
+    n = len(lengths)
+    avg_len = sum(lengths) / n or 1.0
     df: Counter[str] = Counter()
     for tf in counts:
-        df.update(tf.keys())
+        if tf:
+            df.update(tf.keys())
     scores = []
-    unique_terms = set(query_terms)
-    for doc, tf in zip(documents, counts):
+    for length, tf in zip(lengths, counts):
         score = 0.0
-        for term in unique_terms:
+        for term in unique_terms if tf else ():
             if term not in tf:
                 continue
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * len(doc) / avg_len))
+            score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * length / avg_len))
         scores.append(score)
     return scores
+
+
+def _paragraph_scores(terms: list[str], paragraphs: list[str]) -> list[float]:
+    """`bm25_scores(terms, [tokenize(p) for p in paragraphs])`, for less: a paragraph that holds
+    none of the terms, even inside a word, is only counted (most of a long page, which a read
+    ranks paragraph by paragraph). The same numbers but in theory for a term with a Greek final
+    sigma, which lower-casing in context may spell otherwise; passages only, nothing replays it."""
+    if not paragraphs:
+        return []
+    unique_terms = set(terms)
+    lengths: list[int] = []
+    counts: list[Counter[str] | None] = []
+    for paragraph in paragraphs:
+        lowered = paragraph.lower()
+        if not any(term in lowered for term in unique_terms) and not _CJK.search(paragraph):
+            lengths.append(len(WORD.findall(paragraph)))  # as many as tokenize() gives, no CJK pairs
+            counts.append(None)
+            continue
+        tokens = WORD.findall(lowered) if paragraph.isascii() else tokenize(paragraph)
+        lengths.append(len(tokens))
+        counts.append(Counter(tokens))
+    return _bm25(unique_terms, lengths, counts)
 
 
 def select_passages(text: str, focus: str, max_chars: int) -> str:
@@ -112,8 +140,7 @@ def select_passages(text: str, focus: str, max_chars: int) -> str:
     paragraphs = split_paragraphs(text)
     if sum(len(p) + 2 for p in paragraphs) <= max_chars:
         return "\n\n".join(paragraphs)
-    terms = content_terms(focus)
-    scores = bm25_scores(terms, [tokenize(p) for p in paragraphs])
+    scores = _paragraph_scores(content_terms(focus), paragraphs)
     ranked = sorted(range(len(paragraphs)), key=lambda i: (-scores[i], i))
     if paragraphs and 0 not in ranked[:3]:
         ranked = [0, *[i for i in ranked if i != 0]]

@@ -80,7 +80,9 @@ def joined(blocks: Iterable[Quoted], separator: str = "\n\n") -> Quoted:
     return Quoted(separator.join(parts)) if parts else NONE
 
 
+@functools.lru_cache(maxsize=256)
 def states_data_rule(template: str) -> bool:
+    """Asked for every call of a role (loader.stated); a role's template rarely changes."""
     return " ".join(DATA_RULE.split()) in " ".join(template.split())
 
 
