@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
@@ -98,8 +99,11 @@ class Chat:
     ) -> Any | None:
         """One request; None when the server rejected an optional feature (added to `unsupported`)."""
         try:
-            return await self._client.chat.completions.create(
-                model=model, messages=messages, timeout=self._timeout(file), **options  # type: ignore[arg-type]
+            # What `chat.completions.create` sends, without its pass that converts typed params
+            # (ours are plain JSON already): a tenth of the worker's CPU per call (issue 24).
+            return await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion, body={"model": model, "messages": messages, **options},
+                options={"timeout": self._timeout(file)},
             )
         except openai.APIStatusError as err:
             feature = _rejected_feature(err, _features(options))
