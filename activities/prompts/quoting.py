@@ -105,7 +105,7 @@ _TAG = re.compile(rf"<\s*(/?)\s*({'|'.join(TAGS)})(?![a-z0-9_-])(\s*>)?")
 
 def defuse(text: str) -> str:
     """`text` with every look-alike of a wrapper tag rewritten as an escaped tag (`&lt;/source&gt;`)."""
-    if not _opening_chars().search(text):  # no tag can start: most text, at the cost of one scan in C
+    if not _OPENING.search(text):  # no tag can start: most text, at the cost of one scan in C
         return text
     skeleton, where = _skeleton(text)
     out, last = [], 0
@@ -118,15 +118,19 @@ def defuse(text: str) -> str:
     return "".join(out) + text[last:] if out else text
 
 
-@functools.cache
-def _opening_chars() -> re.Pattern[str]:
-    """Every character that becomes a tag's `<` in the skeleton: `<`, its look-alikes, and what
-    decomposes to one of them (fullwidth, small forms). A text with none of them holds no tag,
-    whatever else it holds, and needs no per-character pass (computed once per process: 0.2 s)."""
+#: Every character that becomes a tag's `<` in the skeleton: `<`, its look-alikes, and what
+#: decomposes to one of them (fullwidth, small forms, `≮`). A text with none of them holds no tag,
+#: whatever else it holds, and needs no per-character pass. Written out (computing it means
+#: decomposing every code point: 0.2 s); tests/activities/test_prompt_injection.py computes it.
+OPENING = "<\u02c2\u1438\u2039\u226e\u2329\u276e\u27e8\u3008\ufe3f\ufe64\uff1c"
+_OPENING = re.compile("[" + re.escape(OPENING) + "]")
+
+
+def opening_chars() -> set[str]:
+    """`OPENING` as computed: `<`, `_LESS` and every code point whose NFKD holds one of them."""
     opening = set("<" + _LESS)
-    found = {chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF
-             and opening.intersection(unicodedata.normalize("NFKD", chr(i)))}
-    return re.compile("[" + "".join(re.escape(c) for c in sorted(found | opening)) + "]")
+    return opening | {chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF
+                      and opening.intersection(unicodedata.normalize("NFKD", chr(i)))}
 
 
 def _skeleton(text: str) -> tuple[str, list[int]]:

@@ -266,3 +266,13 @@ def test_only_wrapped_blocks_join_and_only_the_rules_tags_wrap() -> None:
     with pytest.raises(ValueError):
         untrusted("a", "system")
     assert untrusted("x", id='1" onload="<y>') == '<source id="1 onload= y">\nx\n</source>'
+
+
+def test_the_characters_that_can_open_a_tag_are_all_written_out() -> None:
+    """A text with none of `OPENING` skips the look-alike pass (issue 24): a character missing
+    from it would let a disguised tag through unescaped."""
+    from activities.prompts.quoting import OPENING, defuse, opening_chars
+
+    assert set(OPENING) == opening_chars()
+    for opener in OPENING:
+        assert defuse(f"x {opener}/source> y") != f"x {opener}/source> y", repr(opener)
