@@ -8,7 +8,7 @@ commit named is the one that added the id (`git show <commit>`).
 
 Workflow code asks `applied(ID)`, not `workflow.patched(ID)`: a research started now records one
 marker for all the ids of `ALL_OF_2026_11_24` instead of one each (and Temporal adds a search
-attribute upsert to every marker: 24 events fewer per research, a fifth of a light one's). A
+attribute upsert to every marker: 15 events fewer for a light research, 20 for a medium one). A
 history recorded before has no such marker: its first `applied` finds none (the SDK remembers
 that answer for the whole run) and each id is asked as before. An id added later is asked alone.
 """
