@@ -62,6 +62,10 @@ class Conversation(Part):
     ignored_signals: list[str] = Field(default_factory=list)
     ignored_signals_count: int = 0
     routes: list[Route] = Field(default_factory=list)
+    #: Which words name a point of the previous answer in a follow-up (workflows/followup.py): 1 the
+    #: first list ("point", "item", ...), 2 also "one", "idea", "example", ... (patch follow-up-nouns).
+    #: Set when the research begins; a research keeps the version it began with.
+    pointer_nouns: int = 1
 
     def ignore_signal(self, why: str, log: EventLog) -> None:
         self.ignored_signals.append(why)

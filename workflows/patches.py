@@ -49,16 +49,21 @@ LOCAL_ACTIVITIES = "local-activities"
 #: 2026-11-24 (issue 24): the coordinator classifies the question alongside the first routing call
 #: (its result used when that call sends the question to research, dropped when it asks back).
 CLASSIFY_WHILE_ROUTING = "classify-while-routing"
+#: 2026-11-24 (issue 23): "the second one", "the last idea", "idea 2" name a point of the previous
+#: answer in a follow-up, as "the second point" did (`Conversation.pointer_nouns` 2). Added to the
+#: ids of 2026-11-24 before they were released (no research outside this machine had the marker).
+FOLLOW_UP_NOUNS = "follow-up-nouns"
 #: 2026-11-24 (issue 24): every id above, in one marker, for researches started from then on.
 ALL_OF_2026_11_24 = "all-of-2026-11-24"
 
 ALL = (VERIFICATION, LIBRARY, REFINING, LOOP_BACK_RELEVANCE, SECTIONED_REPORT, QUERIES_WITH_PLAN,
        CONCURRENT_STEPS, REFINE_THROUGH_LOOP, REVIEWS_WHEN_ASKED,
-       BUDGET_FROM_SERVED, LOCAL_ACTIVITIES, CLASSIFY_WHILE_ROUTING, ALL_OF_2026_11_24)
+       BUDGET_FROM_SERVED, LOCAL_ACTIVITIES, CLASSIFY_WHILE_ROUTING, FOLLOW_UP_NOUNS, ALL_OF_2026_11_24)
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset({
     VERIFICATION, LIBRARY, REFINING, LOOP_BACK_RELEVANCE, SECTIONED_REPORT, QUERIES_WITH_PLAN, CONCURRENT_STEPS,
     REFINE_THROUGH_LOOP, REVIEWS_WHEN_ASKED, BUDGET_FROM_SERVED, LOCAL_ACTIVITIES, CLASSIFY_WHILE_ROUTING,
+    FOLLOW_UP_NOUNS,
 })
 
 

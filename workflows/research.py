@@ -224,6 +224,7 @@ class DeepResearchWorkflow:
             )
         state.conversation.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
+        state.conversation.pointer_nouns = 2 if patches.applied(patches.FOLLOW_UP_NOUNS) else 1
         state.ledger.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
         begin(state)
         return state

@@ -80,6 +80,8 @@ SCENARIOS = [
     "fewer-round-trips",
     # ... and with one marker for every patch id of 2026-11-24 (patches.applied).
     "one-patch-marker",
+    # ... and a follow-up on "the second one" (patch follow-up-nouns, under that one marker).
+    "follow-up-second-one",
 ]
 
 
@@ -140,6 +142,14 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "one-patch-marker": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM,
+        ),
+        "follow-up-second-one": ResearchRequest(
+            query="Tell me more about the second one", depth=Depth.LIGHT, follow_up_of="earlier-research",
+            history=[Message(role=Speaker.USER, content="How do durable workflows survive crashes?"),
+                     Message(role=Speaker.ASSISTANT, content="# Durable workflows\n\n"
+                             "- Every step is recorded in the event history [1].\n"
+                             "- Retries follow the activity's retry policy [2].\n"
+                             "- Durable timers fire even when every worker was down [3].")],
         ),
         "budget-from-served": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
