@@ -137,6 +137,26 @@ async def test_without_a_valid_token_every_call_is_401(web_server: WebServer) ->
     assert health.json() == {"ok": True, "temporal": True}
 
 
+async def test_a_script_may_say_nobody_attends_the_research_it_starts(web_server: WebServer) -> None:
+    """`attended` (default true: the page shows a review and takes the answer) decides whether an
+    `auto` report review may wait for a person (issue 23)."""
+    import json
+
+    from config import data_converter
+
+    async with web_server.client("alice") as alice:
+        scripted = await start(alice, attended=False, review_plan=True)
+        default = await start(alice, review_plan=True)
+        refused = await alice.post("/api/research", json={"question": QUESTION, "attended": "yes"})
+        assert one_line_error(refused, 422) == "invalid attended 'yes': use true or false"
+    client = await Client.connect(web_server.config.temporal_address, data_converter=data_converter())
+    for research_id, attended in ((scripted, False), (default, True)):
+        handle = client.get_workflow_handle(research_id)
+        started = (await handle.fetch_history()).events[0].workflow_execution_started_event_attributes
+        assert json.loads(started.input.payloads[0].data)["attended"] is attended
+        await handle.cancel()
+
+
 async def test_two_users_never_see_or_touch_each_others_research(web_server: WebServer) -> None:
     async with web_server.client("alice") as alice, web_server.client("bob") as bob:
         mine = await start(alice, review_plan=True)

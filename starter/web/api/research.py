@@ -79,6 +79,11 @@ class Review(BaseModel):
 
 @router.post("/research", status_code=201)
 async def start(body: Annotated[dict[str, Any], Body()], user: User, app: App) -> JSONResponse:
+    # attended (default true): the research's page shows a review and takes the answer, so `auto`
+    # may ask for one; a script that starts research nobody will review says false.
+    attended = body.pop("attended", True) if isinstance(body, dict) else True
+    if not isinstance(attended, bool):
+        raise ApiError(422, f"invalid attended {attended!r}: use true or false")
     try:
         request = build_request(body)
     except RequestError as err:
@@ -92,8 +97,7 @@ async def start(body: Annotated[dict[str, Any], Body()], user: User, app: App) -
         raise ApiError(422, str(err)) from None
     research_id = new_id()
     await within(client.start_workflow(
-        # attended: the research's page shows a review and takes the answer, so `auto` may ask.
-        WORKFLOW_TYPE, request.model_copy(update={"owner": user, "attended": True}), id=research_id,
+        WORKFLOW_TYPE, request.model_copy(update={"owner": user, "attended": attended}), id=research_id,
         task_queue=app.cfg.temporal_task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.FAIL, static_summary=summary_line(request),
         memo={"owner": user, "question": request.query},  # owner: read back by owned_research
