@@ -27,6 +27,7 @@ from activities import pricing
 from config import Settings
 from starter.temporal import shown
 from starter.terminal import clean, escape
+from workflows.language_codes import is_language
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, STEP_LIMITS, ResearchRequest
 from workflows.roles import Tier
 
@@ -117,6 +118,12 @@ def build_request(values: Mapping[str, Any], names: Mapping[str, str] | None = N
             given[name] = research_id(value, (names or {}).get(name, name))
         elif name != QUESTION and value is not None and value != "":
             given[name] = _cleaned(name, value)
+    language = given.get("language")
+    if isinstance(language, str) and language != "auto" and not is_language(language):
+        # The shape is the model's; whether it names a language is asked here, where a research
+        # is started, not in the model a running research decodes again on every replay.
+        name = (names or {}).get("language", "language")
+        raise RequestError(f"invalid {name} {_shown(values.get('language'))}: use {allowed('language')}", "language")
     try:
         return ResearchRequest(query=_question(values.get(QUESTION)), **given)
     except ValidationError as err:

@@ -10,7 +10,6 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from workflows.language_codes import is_language
 from workflows.text import has_lone_surrogate, without_controls
 
 #: Length bounds of the question.
@@ -33,14 +32,6 @@ def _entered(text: str) -> str:
     if has_lone_surrogate(text):
         raise ValueError("contains an undecodable character (a lone surrogate)")
     return without_controls(text)
-
-
-def _language(code: str) -> str:
-    """A code of the right shape that names no language (`zz`) is refused when asked, not found
-    out after the research, when the report would be written in English all the same."""
-    if code != "auto" and not is_language(code):
-        raise ValueError(f"{code!r} is not an ISO 639 language code")
-    return code
 
 
 #: A string as a person entered it (questions, answers, feedback, reviewer steps).
@@ -141,5 +132,5 @@ class ResearchRequest(BaseModel):
     #: RESEARCH_USER for the CLI and MCP), never taken from a request body.
     owner: Entered = Field(default="local", min_length=1, max_length=200)
     #: The report's language: "auto" (the question's) or an ISO 639 code such as "de", "vi" or "pt-BR".
-    language: Annotated[str, AfterValidator(_language)] = Field(
+    language: str = Field(
         default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")

@@ -231,6 +231,14 @@ def test_a_code_that_names_no_language_is_refused_in_one_line(code: str) -> None
     assert str(refused.value) == f"invalid --language '{code}': use auto or a language code such as en, de or vi"
 
 
+def test_a_running_research_with_such_a_code_still_decodes() -> None:
+    """The check is where research is started; the model a running research decodes again on
+    every replay keeps taking what it took when it began (a code of the right shape)."""
+    from workflows.models import ResearchRequest
+
+    assert ResearchRequest(query=GATHER_QUESTION, language="zz").language == "zz"
+
+
 async def test_cancelling_twice_says_it_was_already_cancelled(
     dev_client: Client, subprocess_env: dict[str, str]
 ) -> None:
