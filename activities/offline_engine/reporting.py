@@ -113,7 +113,7 @@ class _Groups:
 
 def _step_groups(steps: list[PlanStep], known: set[int]) -> _Groups:
     """Completed steps grouped for the report: findings told once, under the first step that found
-    them; a step with nothing new joins the step it repeats; steps without findings apart."""
+    them; a step with nothing new joins the latest section it repeats; steps without findings apart."""
     groups: list[list[int]] = []
     empty: list[int] = []
     told: list[tuple[int, str]] = []  # (group, finding) in the order found
@@ -126,7 +126,9 @@ def _step_groups(steps: list[PlanStep], known: set[int]) -> _Groups:
             continue
         repeats = [next((g for g, t in told if _near_duplicate(f, t)), None) for f in found]
         if all(r is not None for r in repeats):
-            groups[min(r for r in repeats if r is not None)].append(i)
+            # The latest section it repeats: an earlier one would tell that section's findings
+            # before it, and leave it nothing to say (write_section's `told_before`).
+            groups[max(r for r in repeats if r is not None)].append(i)
             continue
         groups.append([i])
         told += [(len(groups) - 1, f) for f, r in zip(found, repeats) if r is None]

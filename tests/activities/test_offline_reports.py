@@ -92,6 +92,26 @@ async def test_a_report_in_sections_merges_a_step_that_only_repeats_into_the_one
     assert not any("repeat" in b for b in bodies)
 
 
+async def test_a_step_that_repeats_two_sections_never_empties_the_later_one() -> None:
+    """A step whose findings were told by two earlier steps, in different sections, joins the later
+    one: joining the first would tell the later section's findings before it (seen in `make dev`:
+    a heading over "_The findings of this section are listed above._")."""
+    mixed = plan(("How often should I feed a sourdough starter", f"{FEED} {COLD}"),
+                 ("Definition and purpose of sourdough starter", CULTURE),
+                 ("Usage and examples of sourdough starter", f"{FEED} {CULTURE}"))  # repeats both
+    outline = await engine.outline_report(OutlineInput(query=FEEDING, plan=mixed, sources=SOURCES))
+    steps = mixed.steps
+    bodies = [
+        (await engine.write_section(SectionInput(
+            query=FEEDING, title=outline.title, section=section, steps=[steps[i] for i in section.step_indexes],
+            sources=SOURCES, told_before=[steps[i].observation or "" for e in outline.sections[:k] for i in e.step_indexes],
+        ))).markdown
+        for k, section in enumerate(outline.sections)
+    ]
+    assert [s.step_indexes for s in outline.sections] == [[0], [1, 2]]
+    assert bodies == [f"- {FEED}\n- {COLD}", f"- {CULTURE}"]
+
+
 @pytest.mark.parametrize(("question", "subject", "not_a_subject"), [
     (FEEDING, "sourdough starter", "feed"),
     ("How often should I water a tomato plant?", "tomato plant", "water"),
