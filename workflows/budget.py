@@ -43,7 +43,7 @@ from workflows.events import Event, EventKind, emit
 from workflows.models import Budget, BudgetKind, Depth, StepStatus
 from workflows.parts import Ledger, Spending
 from workflows.record import PAGE_TEXT_LIMIT
-from workflows.roles import PROMPTS, Role
+from workflows.roles import Role
 from workflows.state import ResearchState
 
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
@@ -102,9 +102,7 @@ def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     """The most a call of `role` may take: its prompt (estimated) plus its `max_tokens`."""
     given = input_tokens(arg)
     prompt = max(_prompt(spending, given), spending.prompt_seen.get(role.name, 0))
-    completion = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
-    price_in, price_out = _prices(spending, role.name)
-    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
+    return _charge(spending, role, prompt, role.max_tokens, given)
 
 
 def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
@@ -112,32 +110,38 @@ def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
     given = input_tokens(arg)
     prompt = _prompt(spending, given, role.name)
-    completion = _completion(spending, role, getattr(arg, "target_words", None))
-    price_in, price_out = _prices(spending, role.name)
-    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
+    return _charge(spending, role, prompt, _completion(spending, role, getattr(arg, "target_words", None)), given)
 
 
 def _completion(spending: Spending, role: Role, words: int | None = None) -> int:
     """What a call will likely write: as the role wrote before, with a margin; before it has
     served, the words it is asked for (report prose, as the reserve counts them), else half
     its `max_tokens`."""
-    cap = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     if role.name in spending.completion_seen:
-        return min(cap, math.ceil(spending.completion_seen[role.name] * COMPLETION_MARGIN) + 20)
+        return min(role.max_tokens, math.ceil(spending.completion_seen[role.name] * COMPLETION_MARGIN) + 20)
     if words is not None:
-        return min(cap, math.ceil(words * TOKENS_PER_WORD) + 100)
-    return cap // 2
+        return _prose(role, words)
+    return role.max_tokens // 2
+
+
+def _prose(role: Role, words: int) -> int:
+    """The tokens of `words` words of report prose and its claims list, within `max_tokens`."""
+    return min(role.max_tokens, math.ceil(words * TOKENS_PER_WORD) + 100)
+
+
+def _charge(spending: Spending, role: Role, prompt: int, completion: int, given: int) -> Charge:
+    price_in, price_out = _prices(spending, role.name)
+    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
 
 
 def expected(spending: Spending, role: Role, input_chars: int, writes_words: int | None = None) -> tuple[int, float]:
     """What a call of `role` will likely take, for the reserve: what it writes follows the words
     it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
     prompt = _prompt(spending, math.ceil(input_chars / CHARS_PER_TOKEN))
-    cap = max((PROMPTS[p].max_tokens for p in role.prompts), default=0)
     if writes_words is not None:
-        completion = min(cap, math.ceil(writes_words * TOKENS_PER_WORD) + 100)  # + the claims list
+        completion = _prose(role, writes_words)
     else:
-        completion = spending.completion_seen.get(role.name, cap // 2)
+        completion = spending.completion_seen.get(role.name, role.max_tokens // 2)
     price_in, price_out = _prices(spending, role.name)
     return prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000
 
