@@ -39,13 +39,12 @@ async def converse(state: ResearchState, alongside: Callable[[], Awaitable[T]] |
     routing call sent the question straight to research; None (and discarded) otherwise, since a
     clarified question must be classified again."""
     conversation = state.conversation
-    early: tuple[T] | None = None
     while True:
         enter(state, Stage.ROUTING)
         route, early = await _route(state, alongside if not conversation.routes else None)
         conversation.routes.append(route)
         if route.decision is RoutingDecision.RESEARCH:
-            return early if len(conversation.routes) == 1 else None
+            return early  # None but after the first routing call
         enter(state, Stage.CLARIFYING)
         asked = await call(state, roles.CLARIFY, ClarifyInput(messages=conversation.messages[-ROUTING_HISTORY:],
                                                               language=state.language))
