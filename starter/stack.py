@@ -108,9 +108,15 @@ def start_dev_server(db_file: Path | None, log_file: Path, port: int = PORT,
     return server
 
 
+def _child_env(port: int) -> dict[str, str]:
+    """What a process of the stack runs with: this environment, on the stack's Temporal server,
+    printing as it goes."""
+    return {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
+
+
 def start_worker(port: int = PORT, engine_notice: bool = True) -> subprocess.Popen[bytes]:
     """ENGINE_NOTICE off: the starter run beside it in the same terminal says which engine answers."""
-    env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
+    env = _child_env(port)
     if "search_provider" not in Settings().model_fields_set:  # neither the environment nor .env chose one
         env["SEARCH_PROVIDER"] = "local"  # the bundled corpus: works offline, as `make demo` promises
     flags = [] if engine_notice else ["--no-engine-notice"]
@@ -133,7 +139,7 @@ def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
 def start_web(port: int = PORT, web_port: int = WEB_PORT) -> subprocess.Popen[bytes]:
     """`python -m starter serve` on 127.0.0.1:WEB_PORT for the Temporal server on PORT; returns
     once it accepts connections (it prints its URL itself)."""
-    env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
+    env = _child_env(port)
     web = subprocess.Popen([sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(web_port)],
                            cwd=REPO, env=env)
     try:
