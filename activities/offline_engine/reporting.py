@@ -239,8 +239,8 @@ def _lead(about: AboutQuestion) -> str:
         lines.append(f"*Follow-up to: {escape(follow_up)}*")
     if answers:
         lines.append(f"*Clarified: {escape(answers)}*")
-    if _language_line(about):
-        lines.append(_language_line(about))
+    if said := _language_line(about):
+        lines.append(said)
     return "\n\n".join(lines)
 
 
