@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo test dev bench worker clean
+.PHONY: setup browser demo lint test dev bench worker clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,12 @@ browser:
 demo: setup
 	$(PY) -m starter.stack demo
 
-test: setup browser
+# ruff's rules and formatter as configured in pyproject.toml; `make test` runs it first.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: setup browser lint
 	$(PY) -m pytest
 
 dev: setup

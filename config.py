@@ -28,8 +28,9 @@ class ConfigError(ValueError):
 
 class Settings(BaseSettings):
     #: Numbers are finite: `inf` as a timeout would wait forever, `nan` compares false with every limit.
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True,
-                                      allow_inf_nan=False)
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=True, allow_inf_nan=False
+    )
 
     temporal_address: str = "localhost:7233"
     temporal_namespace: str = "default"
@@ -153,13 +154,13 @@ def data_converter() -> DataConverter:
     from typing import Any
 
     from pydantic import ValidationError as PayloadError
+    from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
     from temporalio.converter import (
         CompositePayloadConverter,
         DataConverter,
         DefaultPayloadConverter,
         JSONPlainPayloadConverter,
     )
-    from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 
     class LenientJSON(PydanticJSONPlainPayloadConverter):
         def from_payload(self, payload: Any, type_hint: type | None = None) -> Any:
@@ -172,8 +173,12 @@ def data_converter() -> DataConverter:
 
     class PayloadConverter(CompositePayloadConverter):
         def __init__(self) -> None:
-            super().__init__(*(LenientJSON() if isinstance(c, JSONPlainPayloadConverter) else c
-                               for c in DefaultPayloadConverter.default_encoding_payload_converters))
+            super().__init__(
+                *(
+                    LenientJSON() if isinstance(c, JSONPlainPayloadConverter) else c
+                    for c in DefaultPayloadConverter.default_encoding_payload_converters
+                )
+            )
 
     return DataConverter(payload_converter_class=PayloadConverter)
 
@@ -186,7 +191,9 @@ def settings() -> Settings:
     except ValidationError as err:
         first = err.errors()[0]
         name = str(first["loc"][0]).upper() if first["loc"] else "a setting"
-        secret = any(word in name for word in ("KEY", "SECRET", "URL", "PASSWORD"))  # never echo those
+        secret = any(
+            word in name for word in ("KEY", "SECRET", "URL", "PASSWORD")
+        )  # never echo those
         given = "" if secret else f" (got {str(first.get('input'))[:80]!r})"
         raise ConfigError(f"{name}: {first['msg']}{given}") from None
 

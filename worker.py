@@ -20,16 +20,15 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities import tracing
-from activities.web import bounded
-from activities import pricing
-from activities.pricing import PriceError
-from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
+from activities import pricing, tracing
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.pages import read_page
+from activities.pricing import PriceError
 from activities.providers.strategies import check_search_config
 from activities.search import search
+from activities.web import bounded
+from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
@@ -88,7 +87,10 @@ async def main() -> int:
     try:
         client = await connect_temporal(config)
     except (RuntimeError, ValueError):  # refused, or a malformed address
-        print(f"error: cannot reach Temporal at {config.temporal_address} (start one with `make dev`)", file=sys.stderr)
+        print(
+            f"error: cannot reach Temporal at {config.temporal_address} (start one with `make dev`)",
+            file=sys.stderr,
+        )
         return 2
     worker = build_worker(client, config)
     stop = asyncio.Event()
@@ -108,14 +110,22 @@ async def main() -> int:
 def start_line(config: Settings) -> str:
     """What this worker serves and searches: a report citing the wrong documents is traced back to
     the folder named here, not to a guess at which environment the worker was started from."""
-    line = (f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
-            f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
-            f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}")
-    providers = [config.search_provider, *(n.strip() for n in config.search_fallback_providers.split(","))]
+    line = (
+        f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
+        f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
+        f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}"
+    )
+    providers = [
+        config.search_provider,
+        *(n.strip() for n in config.search_fallback_providers.split(",")),
+    ]
     if "local" in providers:
         folder = config.research_corpus_dir
-        line += (f", corpus {folder.expanduser().resolve()}" if folder
-                 else ", corpus the Python documentation (RESEARCH_CORPUS_DIR unset)")
+        line += (
+            f", corpus {folder.expanduser().resolve()}"
+            if folder
+            else ", corpus the Python documentation (RESEARCH_CORPUS_DIR unset)"
+        )
     return line
 
 

@@ -43,5 +43,7 @@ def missing(engine: type) -> list[str]:
         hints = get_type_hints(fn)
         takes = [hints.get(p) for p in list(inspect.signature(fn).parameters)[1:]]
         if takes != [role.input] or hints.get("return") is not role.output:
-            found.append(f"{engine.__name__}.{role.name} is not ({role.input.__name__}) -> {role.output.__name__}")
+            found.append(
+                f"{engine.__name__}.{role.name} is not ({role.input.__name__}) -> {role.output.__name__}"
+            )
     return found

@@ -8,9 +8,9 @@ from typing import Any
 
 from temporalio import activity
 
-from config import settings
 from activities.heartbeats import with_heartbeats
 from activities.web.reading import read_for_step
+from config import settings
 from workflows import roles
 from workflows.activity_models import ReadPageInput, ReadPageOutput
 from workflows.models import PAGE_TEXT_LIMIT
@@ -46,10 +46,14 @@ async def read_page(request: ReadPageInput) -> ReadPageOutput:
     """
     max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
     if request.url.startswith("file://"):
-        page = await with_heartbeats(asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars))
+        page = await with_heartbeats(
+            asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars)
+        )
         if page is None:
             return ReadPageOutput(url=request.url, error="not a document of the research corpus")
         return page
     if request.url.startswith(("http://", "https://")):
         return await with_heartbeats(read_for_step(request.url, request.focus, max_chars))
-    return ReadPageOutput(url=request.url, error="not a web page or a document of the research corpus")
+    return ReadPageOutput(
+        url=request.url, error="not a web page or a document of the research corpus"
+    )

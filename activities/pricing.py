@@ -67,9 +67,13 @@ def table(llm_prices: str | None) -> dict[str, Price]:
     try:
         given = json.loads(llm_prices)
     except json.JSONDecodeError as err:
-        raise PriceError(f"LLM_PRICES is not valid JSON ({err.msg} at character {err.pos})") from None
+        raise PriceError(
+            f"LLM_PRICES is not valid JSON ({err.msg} at character {err.pos})"
+        ) from None
     if not isinstance(given, dict):
-        raise PriceError('LLM_PRICES must be a JSON object: {"MODEL": {"input": USD, "output": USD}}')
+        raise PriceError(
+            'LLM_PRICES must be a JSON object: {"MODEL": {"input": USD, "output": USD}}'
+        )
     for model, row in given.items():
         try:
             price = Price(float(row["input"]), float(row["output"]))
@@ -77,9 +81,13 @@ def table(llm_prices: str | None) -> dict[str, Price]:
             raise PriceError(
                 f'LLM_PRICES[{model!r}] must be {{"input": USD per 1M tokens, "output": USD per 1M tokens}}'
             ) from None
-        if not all(0 <= p <= MAX_PRICE_USD for p in (price.input, price.output)):  # also refuses inf, nan
-            raise PriceError(f"LLM_PRICES[{model!r}]: prices must be numbers from 0 to {MAX_PRICE_USD:,.0f} "
-                             "USD per 1M tokens")
+        if not all(
+            0 <= p <= MAX_PRICE_USD for p in (price.input, price.output)
+        ):  # also refuses inf, nan
+            raise PriceError(
+                f"LLM_PRICES[{model!r}]: prices must be numbers from 0 to {MAX_PRICE_USD:,.0f} "
+                "USD per 1M tokens"
+            )
         prices[model] = price
     return prices
 

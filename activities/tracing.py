@@ -20,8 +20,8 @@ from typing import Any
 
 from temporalio import activity
 
-from config import Settings
 from activities.prompts.loader import Prompt
+from config import Settings
 from workflows.activity_models import Usage
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,9 @@ def _sdk_noise(record: logging.LogRecord) -> bool:
     """The SDK reports every prompt that is not managed in Langfuse, and every failed fetch, on
     each fetch; PromptBook says the same once per back-off period, in words about the research."""
     message = record.getMessage()
-    return "not found during refresh" not in message and "Error while fetching prompt" not in message
+    return (
+        "not found during refresh" not in message and "Error while fetching prompt" not in message
+    )
 
 
 logging.getLogger("langfuse").addFilter(_sdk_noise)
@@ -97,8 +99,12 @@ class Generation:
         )
 
     def failed(self, message: str, output: Any = None, usage: Usage | None = None) -> None:
-        details = {"input": usage.prompt_tokens, "output": usage.completion_tokens} if usage else None
-        self._update(level="ERROR", status_message=message[:500], output=output, usage_details=details)
+        details = (
+            {"input": usage.prompt_tokens, "output": usage.completion_tokens} if usage else None
+        )
+        self._update(
+            level="ERROR", status_message=message[:500], output=output, usage_details=details
+        )
 
     def _update(self, **fields: Any) -> None:
         if self._observation is not None:
@@ -123,24 +129,29 @@ def generation(
     info = activity.info()
     from langfuse import propagate_attributes
 
-    with langfuse.start_as_current_observation(
-        as_type="generation",
-        name=role,
-        trace_context={"trace_id": trace_id(info.workflow_id or "", info.workflow_run_id or "")},
-        input=messages,
-        model=model,
-        model_parameters=parameters,
-        metadata={
-            **metadata,
-            "prompt": prompt.role,
-            "prompt_source": prompt.source,
-            "attempt": info.attempt,
-            "activity": info.activity_type,
-            "workflow_id": info.workflow_id,
-            "run_id": info.workflow_run_id,
-        },
-        prompt=prompt.client,
-    ) as observation, propagate_attributes(session_id=info.workflow_id, trace_name=TRACE_NAME):
+    with (
+        langfuse.start_as_current_observation(
+            as_type="generation",
+            name=role,
+            trace_context={
+                "trace_id": trace_id(info.workflow_id or "", info.workflow_run_id or "")
+            },
+            input=messages,
+            model=model,
+            model_parameters=parameters,
+            metadata={
+                **metadata,
+                "prompt": prompt.role,
+                "prompt_source": prompt.source,
+                "attempt": info.attempt,
+                "activity": info.activity_type,
+                "workflow_id": info.workflow_id,
+                "run_id": info.workflow_run_id,
+            },
+            prompt=prompt.client,
+        ) as observation,
+        propagate_attributes(session_id=info.workflow_id, trace_name=TRACE_NAME),
+    ):
         yield Generation(observation)
 
 

@@ -83,4 +83,3 @@ async def metered(work: Awaitable[T], *, counts_itself: bool = True) -> T:
         _METER.reset(token)
     result.usage = total
     return result
-

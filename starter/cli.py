@@ -17,9 +17,9 @@ import inspect
 import os
 import signal
 import sys
-from importlib import metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 from temporalio.service import RPCError, RPCStatusCode
@@ -30,8 +30,8 @@ from starter.hints import SCRIPT, program
 from starter.progress import say
 from starter.requests import RequestError
 from starter.session import Session
-from starter.terminal import CleanStream
 from starter.temporal import CliError, one_line, shown
+from starter.terminal import CleanStream
 
 EXIT_USAGE = 2
 #: The distribution whose version `--version` prints (pyproject.toml).
@@ -70,9 +70,17 @@ class Parser(argparse.ArgumentParser):
 def request_arg(option: requests.Option) -> Arg:
     """A request option's flag: type, choices and on/off from the model; absent = the model's default."""
     kind = requests.value_type(option.field)
-    given: dict[str, Any] = {"dest": option.field, "default": argparse.SUPPRESS, "help": requests.help_of(option)}
+    given: dict[str, Any] = {
+        "dest": option.field,
+        "default": argparse.SUPPRESS,
+        "help": requests.help_of(option),
+    }
     if kind is bool:
-        return arg(option.flag, action="store_false" if requests.default(option.field) else "store_true", **given)
+        return arg(
+            option.flag,
+            action="store_false" if requests.default(option.field) else "store_true",
+            **given,
+        )
     if (names := requests.choices(option.field)) is not None:
         return arg(option.flag, choices=names, **given)
     return arg(option.flag, type=kind, metavar=option.metavar, **given)
@@ -95,62 +103,178 @@ def _serve_web(args: argparse.Namespace, session: Session) -> int:
 
 ID = arg("id", help="the research id (as `research` printed it, or `list` shows it)")
 JSON = arg("--json", action="store_true", help="print JSON instead of text")
-LIMIT = arg("--limit", type=int, default=20, metavar="N", help="show at most N research (default 20)")
-OUTPUT = (arg("--json", action="store_true", help="print the result as one JSON object"),
-          arg("--out", metavar="FILE", help="also write the report (or JSON) to FILE"))
+LIMIT = arg(
+    "--limit", type=int, default=20, metavar="N", help="show at most N research (default 20)"
+)
+OUTPUT = (
+    arg("--json", action="store_true", help="print the result as one JSON object"),
+    arg("--out", metavar="FILE", help="also write the report (or JSON) to FILE"),
+)
 
 COMMANDS: tuple[Command, ...] = (
-    Command("research", "start a research (attached: live progress, then the report)", commands.research, (
-        arg("question", help="what to research, in quotes"), *(request_arg(option) for option in requests.OPTIONS),
-        arg("--id", help="workflow id (default research-<short uuid>)"),
-        arg("--detach", action="store_true", help="print the workflow id and exit"), *OUTPUT)),
-    Command("answer", "answer the pending clarification question", commands.answer, (
-        ID, arg("text", help="your answer, in quotes"))),
-    Command("review", "answer the pending plan or report review", reviews.review, (ID,), one_of=(
-        arg("--approve", action="store_true", help="run the plan / accept the report as it is"),
-        arg("--feedback", metavar="TEXT", help="re-plan (or rewrite the report) with this feedback"),
-        arg("--steps", metavar="FILE", help=reviews.STEPS_HELP),
-        arg("--cancel", action="store_true", help="cancel the research (it keeps what it had)"))),
+    Command(
+        "research",
+        "start a research (attached: live progress, then the report)",
+        commands.research,
+        (
+            arg("question", help="what to research, in quotes"),
+            *(request_arg(option) for option in requests.OPTIONS),
+            arg("--id", help="workflow id (default research-<short uuid>)"),
+            arg("--detach", action="store_true", help="print the workflow id and exit"),
+            *OUTPUT,
+        ),
+    ),
+    Command(
+        "answer",
+        "answer the pending clarification question",
+        commands.answer,
+        (ID, arg("text", help="your answer, in quotes")),
+    ),
+    Command(
+        "review",
+        "answer the pending plan or report review",
+        reviews.review,
+        (ID,),
+        one_of=(
+            arg("--approve", action="store_true", help="run the plan / accept the report as it is"),
+            arg(
+                "--feedback",
+                metavar="TEXT",
+                help="re-plan (or rewrite the report) with this feedback",
+            ),
+            arg("--steps", metavar="FILE", help=reviews.STEPS_HELP),
+            arg("--cancel", action="store_true", help="cancel the research (it keeps what it had)"),
+        ),
+    ),
     Command("status", "where a research is now", commands.status, (ID, JSON)),
-    Command("watch", "print a research's events as they happen, until it ends", commands.watch, (
-        ID, arg("--since", type=int, default=0, metavar="N", help="only the events after event N (to resume)"),
-        arg("--json", action="store_true", help="one JSON event object per line"))),
+    Command(
+        "watch",
+        "print a research's events as they happen, until it ends",
+        commands.watch,
+        (
+            ID,
+            arg(
+                "--since",
+                type=int,
+                default=0,
+                metavar="N",
+                help="only the events after event N (to resume)",
+            ),
+            arg("--json", action="store_true", help="one JSON event object per line"),
+        ),
+    ),
     Command("result", "wait for a research and print its report", commands.result, (ID, *OUTPUT)),
-    Command("list", "recent research with their stage", listing.list_research, (JSON, LIMIT, arg(
-        "--pending", action="store_true", help="only research waiting for a person (an answer or a review)"))),
+    Command(
+        "list",
+        "recent research with their stage",
+        listing.list_research,
+        (
+            JSON,
+            LIMIT,
+            arg(
+                "--pending",
+                action="store_true",
+                help="only research waiting for a person (an answer or a review)",
+            ),
+        ),
+    ),
     Command("cancel", "cancel a research (it still returns what it had)", commands.cancel, (ID,)),
-    Command("prompts", "manage the role prompts in Langfuse", actions=(
-        Command("push", "create or update the prompts in Langfuse from the repository's files", prompts.push),)),
-    Command("extract", "fetch and extract pages (or local files) as a research would read them", extract.extract, (
-        arg("inputs", nargs="+", metavar="URL_OR_FILE",
-            help="http(s) URLs or local files (HTML, PDF, Word, Markdown, text)"),
-        arg("--json", action="store_true", help="one JSON object per input per line"))),
-    Command("index", "build or refresh the local search index of a folder of documents now", index.index, (
-        arg("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)"),)),
-    Command("history", "finished research from the library, newest first", library.history, (
-        JSON, arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"), LIMIT)),
-    Command("show", "a stored research's report (works after Temporal forgot it)", library.show, (ID, *OUTPUT)),
-    Command("export", "a report file with its sources: Markdown, HTML, Word or PDF", library.export, (
-        ID, arg("--format", choices=library.EXPORT_FORMATS, required=True, help="the file's format"),
-        arg("--out", metavar="FILE", help="where to write it (default: a file named after the title, here; "
-                                          "- for stdout, md and html only on a terminal)"))),
+    Command(
+        "prompts",
+        "manage the role prompts in Langfuse",
+        actions=(
+            Command(
+                "push",
+                "create or update the prompts in Langfuse from the repository's files",
+                prompts.push,
+            ),
+        ),
+    ),
+    Command(
+        "extract",
+        "fetch and extract pages (or local files) as a research would read them",
+        extract.extract,
+        (
+            arg(
+                "inputs",
+                nargs="+",
+                metavar="URL_OR_FILE",
+                help="http(s) URLs or local files (HTML, PDF, Word, Markdown, text)",
+            ),
+            arg("--json", action="store_true", help="one JSON object per input per line"),
+        ),
+    ),
+    Command(
+        "index",
+        "build or refresh the local search index of a folder of documents now",
+        index.index,
+        (arg("dir", nargs="?", metavar="DIR", help="the folder (default: RESEARCH_CORPUS_DIR)"),),
+    ),
+    Command(
+        "history",
+        "finished research from the library, newest first",
+        library.history,
+        (
+            JSON,
+            arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"),
+            LIMIT,
+        ),
+    ),
+    Command(
+        "show",
+        "a stored research's report (works after Temporal forgot it)",
+        library.show,
+        (ID, *OUTPUT),
+    ),
+    Command(
+        "export",
+        "a report file with its sources: Markdown, HTML, Word or PDF",
+        library.export,
+        (
+            ID,
+            arg(
+                "--format", choices=library.EXPORT_FORMATS, required=True, help="the file's format"
+            ),
+            arg(
+                "--out",
+                metavar="FILE",
+                help="where to write it (default: a file named after the title, here; "
+                "- for stdout, md and html only on a terminal)",
+            ),
+        ),
+    ),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),
-    Command("serve", "serve the web app and its HTTP API", _serve_web, (
-        arg("--host", default="127.0.0.1",
-            help="address to listen on (default 127.0.0.1; any other needs RESEARCH_API_TOKENS)"),
-        arg("--port", type=int, default=8000, help="port to listen on (default 8000)"))),
+    Command(
+        "serve",
+        "serve the web app and its HTTP API",
+        _serve_web,
+        (
+            arg(
+                "--host",
+                default="127.0.0.1",
+                help="address to listen on (default 127.0.0.1; any other needs RESEARCH_API_TOKENS)",
+            ),
+            arg("--port", type=int, default=8000, help="port to listen on (default 8000)"),
+        ),
+    ),
 )
 
 
 def build_parser() -> Parser:
     parser = Parser(prog=SCRIPT, description="Start, follow and inspect deep research on Temporal.")
-    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {version()}",
-                        help="print the installed version and exit")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"{DISTRIBUTION} {version()}",
+        help="print the installed version and exit",
+    )
     _add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
     return parser
 
 
-def _add_commands(parser: argparse.ArgumentParser, table: tuple[Command, ...], dest: str, metavar: str) -> None:
+def _add_commands(
+    parser: argparse.ArgumentParser, table: tuple[Command, ...], dest: str, metavar: str
+) -> None:
     sub = parser.add_subparsers(dest=dest, required=True, metavar=metavar)
     for command in table:
         p = sub.add_parser(command.name, help=command.help)
@@ -188,8 +312,14 @@ def run(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         code = 130
         wid = session.workflow_id if session else None
-        again = (session.reattach if session else None) or (progress.result_command(wid) if wid else None)
-        say(f"\ninterrupted: research {wid} keeps running; reattach with `{again}`" if wid else "\ninterrupted")
+        again = (session.reattach if session else None) or (
+            progress.result_command(wid) if wid else None
+        )
+        say(
+            f"\ninterrupted: research {wid} keeps running; reattach with `{again}`"
+            if wid
+            else "\ninterrupted"
+        )
     except CliError as err:
         say(f"error: {err}")
         code = err.code
@@ -198,8 +328,11 @@ def run(argv: list[str] | None = None) -> int:
         code = EXIT_USAGE
     except RPCError as err:
         code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
-        say(f"error: no research with id {shown(args.id)}" if code == 2
-            else f"error: Temporal: {one_line(err.message)}")
+        say(
+            f"error: no research with id {shown(args.id)}"
+            if code == 2
+            else f"error: Temporal: {one_line(err.message)}"
+        )
     except Exception as err:  # noqa: BLE001 - the promise is: never a traceback
         say(f"error: {type(err).__name__}: {one_line(str(err))}")
         code = 1
@@ -221,4 +354,6 @@ def _check_ids(args: argparse.Namespace) -> None:
     """A research id given (`ID`, `research --id`) is one (`requests.research_id`): empty or
     malformed is bad input, exit 2, before anything connects. (`--follow-up` is the request's.)"""
     if getattr(args, "id", None) is not None:
-        args.id = requests.research_id(args.id, "--id" if args.command == "research" else "the research id")
+        args.id = requests.research_id(
+            args.id, "--id" if args.command == "research" else "the research id"
+        )

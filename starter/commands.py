@@ -45,7 +45,9 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
 # --- research -------------------------------------------------------------------------------------
 
 
-async def ready(request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None) -> ResearchRequest:
+async def ready(
+    request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None
+) -> ResearchRequest:
     """What every client does to a built request before it starts: prices checked for a cost
     budget, a follow-up's conversation read from the earlier research."""
     check_prices(request, session.cfg, names)
@@ -74,11 +76,17 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     handle = await start_research(client, session.cfg, request, workflow_id)
     session.workflow_id = workflow_id
     if args.detach:
-        print(json.dumps({"id": workflow_id, "run_id": handle.result_run_id}) if args.json else workflow_id)
+        print(
+            json.dumps({"id": workflow_id, "run_id": handle.result_run_id})
+            if args.json
+            else workflow_id
+        )
         say(f"started {workflow_id}; follow it with `{progress.result_command(workflow_id)}`")
         return EXIT_OK
-    say(f"started {workflow_id} ({request.depth.value}, {request.mode.value}) "
-        f"on task queue {session.cfg.temporal_task_queue}")
+    say(
+        f"started {workflow_id} ({request.depth.value}, {request.mode.value}) "
+        f"on task queue {session.cfg.temporal_task_queue}"
+    )
     result = await follow(handle, interactive=sys.stdin.isatty())
     if result is None:
         return EXIT_PENDING
@@ -94,8 +102,9 @@ def owner(cfg: Settings) -> str:
     return (getattr(cfg, "research_user", None) or "").strip() or "local"
 
 
-async def start_research(client: Client, cfg: Settings, request: ResearchRequest,
-                         workflow_id: str) -> WorkflowHandle[object, ResearchResult]:
+async def start_research(
+    client: Client, cfg: Settings, request: ResearchRequest, workflow_id: str
+) -> WorkflowHandle[object, ResearchResult]:
     """Start a `DeepResearchWorkflow` owned by RESEARCH_USER (`owner` in its memo, as the web app
     reads it); a duplicate running id is bad input (exit 2)."""
     try:
@@ -112,7 +121,8 @@ async def start_research(client: Client, cfg: Settings, request: ResearchRequest
     except WorkflowAlreadyStartedError as err:
         raise CliError(
             f"a research with id {shown(workflow_id)} is already running "
-            f"(follow it with `{progress.result_command(workflow_id)}`)", EXIT_USAGE
+            f"(follow it with `{progress.result_command(workflow_id)}`)",
+            EXIT_USAGE,
         ) from err
 
 
@@ -135,7 +145,9 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
             await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
-        raise CliError(f"research {shown(handle.id)} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(
+            f"research {shown(handle.id)} failed: {root_message(err)}", EXIT_FAILED
+        ) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -181,8 +193,10 @@ async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future
             return True  # the research finished meanwhile
         text = line.result()
         if text is None:
-            say(f"\nno answer read; the research keeps waiting. Answer with: "
-                f"{progress.answer_command(handle.id)}")
+            say(
+                f"\nno answer read; the research keeps waiting. Answer with: "
+                f"{progress.answer_command(handle.id)}"
+            )
             return False
         try:
             say(f"  {await send_answer(handle, text)}")
@@ -233,20 +247,27 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
             printer.show(await stream.poll())
             session.reattach = progress.watch_command(args.id, stream.seq)
             if stream.pending is not None:  # said once per question or review
-                say(f"answer with:  {progress.answer_command(args.id)}" if stream.pending.kind is EventKind.QUESTION
-                    else f"review with:  {reviews.review_command(args.id)}")
+                say(
+                    f"answer with:  {progress.answer_command(args.id)}"
+                    if stream.pending.kind is EventKind.QUESTION
+                    else f"review with:  {reviews.review_command(args.id)}"
+                )
                 stream.pending = None
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
-        raise CliError(f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(
+            f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED
+        ) from err
     finally:
         if not result_task.done():
             result_task.cancel()
     printer.show(await stream.poll())
     if outcome.outcome == Stage.COMPLETED:
         return EXIT_OK
-    say(f"error: the research was {outcome.outcome.value}; `{progress.result_command(args.id)}` shows what it had found")
+    say(
+        f"error: the research was {outcome.outcome.value}; `{progress.result_command(args.id)}` shows what it had found"
+    )
     return EXIT_FAILED
 
 
@@ -281,7 +302,9 @@ async def result(args: argparse.Namespace, session: Session) -> int:
         await _say_what_it_waits_for(handle, result_task)
         outcome = await result_task
     except WorkflowFailureError as err:
-        raise CliError(f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED) from err
+        raise CliError(
+            f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED
+        ) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(args.id) from err
@@ -324,7 +347,9 @@ async def _say_waiting(handle: WorkflowHandle) -> None:
         say(f"review with:  {reviews.review_command(handle.id)}")
     else:
         return
-    say("(the result follows once it is answered; Ctrl-C stops waiting, the research keeps running)")
+    say(
+        "(the result follows once it is answered; Ctrl-C stops waiting, the research keeps running)"
+    )
 
 
 async def cancel(args: argparse.Namespace, session: Session) -> int:
@@ -340,9 +365,13 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
         except Exception:  # failed, or its result unreadable: the first message stands
             cancelled = False
         if cancelled:
-            raise CliError(f"research {shown(args.id)} was already cancelled: nothing to cancel", EXIT_USAGE) from None
+            raise CliError(
+                f"research {shown(args.id)} was already cancelled: nothing to cancel", EXIT_USAGE
+            ) from None
         raise
     await handle.cancel()
-    print(f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
-          "shows what it had found")
+    print(
+        f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
+        "shows what it had found"
+    )
     return EXIT_OK

@@ -31,12 +31,20 @@ async def extract(args: argparse.Namespace, session: object) -> int:
                 say(f"error: {item}: {reason}")
             continue
         if args.json:
-            print(json.dumps({"input": item, "url": read.url, "title": read.title, "text": read.text},
-                             ensure_ascii=False), flush=True)
+            print(
+                json.dumps(
+                    {"input": item, "url": read.url, "title": read.title, "text": read.text},
+                    ensure_ascii=False,
+                ),
+                flush=True,
+            )
         else:
             if index:
                 print("\n" + "-" * 72 + "\n")
-            print(f"# {read.title or '(no title)'}\n{read.url}\n\n{read.text or '(no readable text)'}", flush=True)
+            print(
+                f"# {read.title or '(no title)'}\n{read.url}\n\n{read.text or '(no readable text)'}",
+                flush=True,
+            )
     await crawler.reset()
     return 1 if failed else 0
 
@@ -63,4 +71,6 @@ def _read_docx(path: Path) -> reading.Reading:
     except ExtractionLimit as err:
         raise ValueError(str(err)) from None
     text = "\n\n".join(document.body for document in documents)
-    return reading.Reading(url=path.resolve().as_uri(), title=documents[0].title if documents else "", text=text)
+    return reading.Reading(
+        url=path.resolve().as_uri(), title=documents[0].title if documents else "", text=text
+    )

@@ -50,10 +50,13 @@ async def earlier_research(research_id: str, session: Session) -> ResearchResult
     try:
         described = await handle.describe()
     except RPCError as err:
-        raise CliError(f"no research with id {shown(research_id)} in the library or in Temporal",
-                       EXIT_USAGE) from err
+        raise CliError(
+            f"no research with id {shown(research_id)} in the library or in Temporal", EXIT_USAGE
+        ) from err
     if described.status is not WorkflowExecutionStatus.COMPLETED:
         state = described.status.name.lower() if described.status else "unknown"
-        raise CliError(f"research {shown(research_id)} is {state}: only a finished research can be followed up",
-                       EXIT_USAGE)
+        raise CliError(
+            f"research {shown(research_id)} is {state}: only a finished research can be followed up",
+            EXIT_USAGE,
+        )
     return await handle.result(result_type=ResearchResult)

@@ -47,14 +47,18 @@ async def index(args: argparse.Namespace, session: object) -> int:
 
     def shown(path: str) -> str:
         """The path under the folder, control characters escaped: a name is one line."""
-        return escape(str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path)
+        return escape(
+            str(Path(path).relative_to(root)) if root and Path(path).is_relative_to(root) else path
+        )
 
     # A file that could not be read is listed once, as unreadable, not also as added or updated.
     unreadable = {path for path, _ in skipped}
     added = [path for path in changes.added if path not in unreadable]
     updated = [path for path in changes.updated if path not in unreadable]
-    print(f"{escape(description)}: {len(added)} added, {len(updated)} updated, "
-          f"{len(changes.removed)} removed, {len(skipped)} unreadable, in {elapsed:.1f} s")
+    print(
+        f"{escape(description)}: {len(added)} added, {len(updated)} updated, "
+        f"{len(changes.removed)} removed, {len(skipped)} unreadable, in {elapsed:.1f} s"
+    )
     for label, paths in (("added", added), ("updated", updated), ("removed", changes.removed)):
         for path in paths[:LISTED]:
             print(f"  {label:8} {shown(path)}")
@@ -66,6 +70,8 @@ async def index(args: argparse.Namespace, session: object) -> int:
     configured = cfg.research_corpus_dir.expanduser().resolve() if cfg.research_corpus_dir else None
     if root != configured:
         searched = escape(str(configured)) if configured else "unset: the Python documentation"
-        print(f"note: workers search RESEARCH_CORPUS_DIR ({searched}); "
-              f"set it to {escape(str(root or 'nothing'))} to search this index")
+        print(
+            f"note: workers search RESEARCH_CORPUS_DIR ({searched}); "
+            f"set it to {escape(str(root or 'nothing'))} to search this index"
+        )
     return 0

@@ -19,12 +19,10 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
-from starter.exports.markup import to_html, to_markdown
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, shown
 from starter.terminal import clean
-from workflows.models import ResearchResult
 
 T = TypeVar("T")
 EXIT_OK = 0
@@ -44,14 +42,23 @@ async def history(args: argparse.Namespace, session: Session) -> int:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
     if not entries:
-        say(f"no research stored yet in {_where(url)}" if not args.filter
-            else f"no stored research matches {args.filter!r}")
+        say(
+            f"no research stored yet in {_where(url)}"
+            if not args.filter
+            else f"no stored research matches {args.filter!r}"
+        )
         return EXIT_OK
     for e in entries:
-        checked = f"supported {e.supported}/{e.claims}" if e.supported is not None else f"{e.claims} claims"
+        checked = (
+            f"supported {e.supported}/{e.claims}"
+            if e.supported is not None
+            else f"{e.claims} claims"
+        )
         query = " ".join(e.query.split())
-        print(f"{e.finished_at:%Y-%m-%d %H:%M}  {e.workflow_id}  {e.outcome:9}  {e.sources:2} sources  "
-              f"{checked:15}  {query[:69] + '…' if len(query) > 70 else query}")
+        print(
+            f"{e.finished_at:%Y-%m-%d %H:%M}  {e.workflow_id}  {e.outcome:9}  {e.sources:2} sources  "
+            f"{checked:15}  {query[:69] + '…' if len(query) > 70 else query}"
+        )
     return EXIT_OK
 
 
@@ -69,8 +76,11 @@ async def export(args: argparse.Namespace, session: Session) -> int:
     (from the title) here; `--out -` writes it to stdout, but never a binary format to a terminal."""
     to_stdout = args.out == STDOUT
     if to_stdout and args.format in BINARY_FORMATS and sys.stdout.isatty():
-        raise CliError(f"{args.format} is binary: not written to a terminal (give --out FILE, "
-                       "or redirect stdout to a file)", EXIT_USAGE)
+        raise CliError(
+            f"{args.format} is binary: not written to a terminal (give --out FILE, "
+            "or redirect stdout to a file)",
+            EXIT_USAGE,
+        )
     stored = stored_research(session, args.id)
     from starter.exports import export as exported
 
@@ -93,7 +103,9 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
     if stored is None:
-        raise CliError(f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE)
+        raise CliError(
+            f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE
+        )
     return stored
 
 

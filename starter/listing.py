@@ -39,37 +39,54 @@ PENDING_HEADER = ("ID", "WAITS FOR", "STARTED", "SUMMARY")
 async def list_research(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     pending = getattr(args, "pending", False)
-    query = f"WorkflowType='{WORKFLOW_TYPE}'" + (" AND ExecutionStatus='Running'" if pending else "")
+    query = f"WorkflowType='{WORKFLOW_TYPE}'" + (
+        " AND ExecutionStatus='Running'" if pending else ""
+    )
     rows = await _rows(client, query, PENDING_SCAN if pending else args.limit)
     if pending:
-        rows = [{**row, "waits_for": WAITS_FOR[row["stage"]]} for row in rows if row["stage"] in WAITS_FOR]
-        rows = rows[:args.limit]
+        rows = [
+            {**row, "waits_for": WAITS_FOR[row["stage"]]}
+            for row in rows
+            if row["stage"] in WAITS_FOR
+        ]
+        rows = rows[: args.limit]
     summaries = await asyncio.gather(*(_summary(client, row["id"], row["run_id"]) for row in rows))
-    for row, summary in zip(rows, summaries):
+    for row, summary in zip(rows, summaries, strict=False):
         row["summary"] = summary
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
         say("nothing waits for a person" if pending else "no research yet")
     elif pending:
-        _table(PENDING_HEADER, [(r["id"], r["waits_for"], _started(r), r["summary"] or "") for r in rows])
+        _table(
+            PENDING_HEADER,
+            [(r["id"], r["waits_for"], _started(r), r["summary"] or "") for r in rows],
+        )
         _how_to_answer(rows)
     else:
-        _table(HEADER, [(r["id"], r["status"], r["stage"] or "-", _started(r), r["summary"] or "") for r in rows])
+        _table(
+            HEADER,
+            [
+                (r["id"], r["status"], r["stage"] or "-", _started(r), r["summary"] or "")
+                for r in rows
+            ],
+        )
     return 0
 
 
 async def _rows(client: Client, query: str, limit: int) -> list[dict[str, Any]]:
     rows = []
     async for wf in client.list_workflows(query, limit=limit):
-        rows.append({
-            "id": wf.id,
-            "run_id": wf.run_id,
-            "status": wf.status.name.lower() if wf.status else "unknown",
-            "stage": await _memo_stage(wf),
-            "start_time": wf.start_time.isoformat(),
-            "close_time": wf.close_time.isoformat() if wf.close_time else None,
-        })
+        rows.append(
+            {
+                "id": wf.id,
+                "run_id": wf.run_id,
+                "status": wf.status.name.lower() if wf.status else "unknown",
+                "stage": await _memo_stage(wf),
+                "start_time": wf.start_time.isoformat(),
+                "close_time": wf.close_time.isoformat() if wf.close_time else None,
+            }
+        )
     return rows
 
 
@@ -77,7 +94,10 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     """Columns as wide as their widest cell (the last one, the summary, left ragged)."""
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:
-        print("  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths)) + f"  {row[-1]}")
+        print(
+            "  ".join(f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False))
+            + f"  {row[-1]}"
+        )
 
 
 def _how_to_answer(rows: list[dict[str, Any]]) -> None:
@@ -87,9 +107,13 @@ def _how_to_answer(rows: list[dict[str, Any]]) -> None:
     if WAITS_FOR[Stage.AWAITING_ANSWER.value] in kinds:
         say(f'answer with:  {program()} answer ID "<your answer>"')
     if kinds - {WAITS_FOR[Stage.AWAITING_ANSWER.value]}:
-        say(f"review with:  {program()} review ID --approve   (or --feedback TEXT, --steps FILE, --cancel)")
+        say(
+            f"review with:  {program()} review ID --approve   (or --feedback TEXT, --steps FILE, --cancel)"
+        )
     first = shlex.quote(rows[0]["id"])
-    say(f"see what one waits for (the question, the plan or the draft report):  {program()} status {first}")
+    say(
+        f"see what one waits for (the question, the plan or the draft report):  {program()} status {first}"
+    )
 
 
 def _started(row: dict[str, Any]) -> str:

@@ -42,11 +42,27 @@ from temporalio.service import RPCError
 from activities.storage import store
 from starter import library, reviews
 from starter.commands import new_id, ready, start_research
-from starter.requests import OPTIONS, QUESTION, RequestError, build_request, choices, default, research_id
+from starter.requests import (
+    OPTIONS,
+    QUESTION,
+    RequestError,
+    build_request,
+    choices,
+    default,
+    research_id,
+)
 from starter.session import Session
 from starter.stream import EventStream
 from starter.temporal import (
-    CliError, deliver, is_not_found, one_line, query_status, result_handle, root_message, send_answer, shown,
+    CliError,
+    deliver,
+    is_not_found,
+    one_line,
+    query_status,
+    result_handle,
+    root_message,
+    send_answer,
+    shown,
 )
 from starter.terminal import clean
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
@@ -89,11 +105,19 @@ class ResearchServer(MCPServer):
             entries = await asyncio.to_thread(store.list_research, url, limit=LISTED_REPORTS)
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
             entries = []
-        return [*await super().list_resources(), *(
-            Resource(uri=f"research://{e.workflow_id}/report", name=e.workflow_id, title=one_line(e.query, 120),
-                     description=f"{e.outcome}, {e.sources} sources, finished {e.finished_at:%Y-%m-%d %H:%M}",
-                     mime_type="text/markdown")
-            for e in entries)]
+        return [
+            *await super().list_resources(),
+            *(
+                Resource(
+                    uri=f"research://{e.workflow_id}/report",
+                    name=e.workflow_id,
+                    title=one_line(e.query, 120),
+                    description=f"{e.outcome}, {e.sources} sources, finished {e.finished_at:%Y-%m-%d %H:%M}",
+                    mime_type="text/markdown",
+                )
+                for e in entries
+            ),
+        ]
 
 
 def build_server(session: Session) -> ResearchServer:
@@ -108,29 +132,47 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
     """The `research` tool. Its arguments are the question, the request options whose row in
     `starter.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
 
-    async def research(ctx: Context, wait: bool = False, attended: bool = False, **values: Any) -> dict[str, Any]:
+    async def research(
+        ctx: Context, wait: bool = False, attended: bool = False, **values: Any
+    ) -> dict[str, Any]:
         """Start a deep research on QUESTION. Returns its id; with wait=true, waits for the cited
         report (with its sources), or returns the clarification question or the review it needs.
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = (await ready(build_request(values), session)).model_copy(update={"attended": attended})
+            request = (await ready(build_request(values), session)).model_copy(
+                update={"attended": attended}
+            )
             handle = await start_research(await session.connect(), session.cfg, request, new_id())
             if not wait:
-                return {"id": handle.id, "status": "started",
-                        "next": "research_status(id) to follow it, get_report(id) when it is done"}
+                return {
+                    "id": handle.id,
+                    "status": "started",
+                    "next": "research_status(id) to follow it, get_report(id) when it is done",
+                }
             return await _wait(handle, ctx)
 
-    research.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-        _keyword(QUESTION, str), _keyword("ctx", Context),
-        *(_keyword(o.field, _argument_type(o.field), default(o.field)) for o in OPTIONS if o.mcp),
-        _keyword("wait", bool, False), _keyword("attended", bool, False),
-    ], return_annotation=dict[str, Any])
+    research.__signature__ = inspect.Signature(
+        [  # type: ignore[attr-defined]
+            _keyword(QUESTION, str),
+            _keyword("ctx", Context),
+            *(
+                _keyword(o.field, _argument_type(o.field), default(o.field))
+                for o in OPTIONS
+                if o.mcp
+            ),
+            _keyword("wait", bool, False),
+            _keyword("attended", bool, False),
+        ],
+        return_annotation=dict[str, Any],
+    )
     return research
 
 
 def _keyword(name: str, annotation: Any, value: Any = inspect.Parameter.empty) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=value)
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=value
+    )
 
 
 def _argument_type(field: str) -> Any:
@@ -150,24 +192,42 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
 
     @server.tool()
-    async def answer_clarification(id: str, answer: str, ctx: Context, wait: bool = False) -> dict[str, Any]:
+    async def answer_clarification(
+        id: str, answer: str, ctx: Context, wait: bool = False
+    ) -> dict[str, Any]:
         """Answer the clarification question research ID is waiting for; wait=true then waits as
         `research` does."""
-        return await _answer(session, id, "answer", lambda handle: send_answer(handle, answer), ctx, wait)
+        return await _answer(
+            session, id, "answer", lambda handle: send_answer(handle, answer), ctx, wait
+        )
 
     @server.tool()
-    async def review(id: str, decision: Literal["approve", "revise", "cancel"], ctx: Context, feedback: str = "",
-                     steps: list[dict[str, str]] | None = None, wait: bool = False) -> dict[str, Any]:
+    async def review(
+        id: str,
+        decision: Literal["approve", "revise", "cancel"],
+        ctx: Context,
+        feedback: str = "",
+        steps: list[dict[str, str]] | None = None,
+        wait: bool = False,
+    ) -> dict[str, Any]:
         """Answer the plan or report review research ID is waiting for: approve, revise (with
         feedback), or cancel; for a plan, STEPS ([{title, description}]) replace the steps not yet done."""
         payload: dict[str, Any] = {"decision": decision, "feedback": feedback}
         if steps is not None:
             payload["steps"] = steps
-        return await _answer(session, id, "review", lambda handle: reviews.send_review(handle, payload), ctx, wait)
+        return await _answer(
+            session, id, "review", lambda handle: reviews.send_review(handle, payload), ctx, wait
+        )
 
 
-async def _answer(session: Session, workflow_id: str, what: str, send: Callable[[WorkflowHandle], Awaitable[str]],
-                  ctx: Context, wait: bool) -> dict[str, Any]:
+async def _answer(
+    session: Session,
+    workflow_id: str,
+    what: str,
+    send: Callable[[WorkflowHandle], Awaitable[str]],
+    ctx: Context,
+    wait: bool,
+) -> dict[str, Any]:
     """Send an answer or a review through its validating update; wait=true then follows the
     research from the last event before it was sent."""
     seen: list[int] = []
@@ -180,7 +240,9 @@ async def _answer(session: Session, workflow_id: str, what: str, send: Callable[
         workflow_id = research_id(workflow_id)
         handle = result_handle(await session.connect(), workflow_id)
         accepted = await deliver(handle, what, marked)
-        return await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
+        return (
+            await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
+        )
 
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
@@ -191,7 +253,9 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
         async with one_line_errors():
             wanted = research_id(id)
             stored = await asyncio.to_thread(
-                library.read_library, lambda: store.load_research(session.cfg.research_db_url, wanted))
+                library.read_library,
+                lambda: store.load_research(session.cfg.research_db_url, wanted),
+            )
             if stored is not None:
                 return _report(wanted, stored.result)
             return _report(wanted, await _finished(result_handle(await session.connect(), wanted)))
@@ -201,16 +265,30 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
         """Finished research in the library whose question contains TEXT (all when empty), newest
         first; each report is the resource research://ID/report."""
         async with one_line_errors():
-            entries = await asyncio.to_thread(library.read_library, lambda: store.list_research(
-                session.cfg.research_db_url, contains=text.strip() or None, limit=max(1, min(limit, 100))))
-            return [{**e.model_dump(mode="json"), "report": f"research://{e.workflow_id}/report"} for e in entries]
+            entries = await asyncio.to_thread(
+                library.read_library,
+                lambda: store.list_research(
+                    session.cfg.research_db_url,
+                    contains=text.strip() or None,
+                    limit=max(1, min(limit, 100)),
+                ),
+            )
+            return [
+                {**e.model_dump(mode="json"), "report": f"research://{e.workflow_id}/report"}
+                for e in entries
+            ]
 
-    @server.resource("research://{id}/report", mime_type="text/markdown",
-                     description="The stored report of a finished research, with its sources")
+    @server.resource(
+        "research://{id}/report",
+        mime_type="text/markdown",
+        description="The stored report of a finished research, with its sources",
+    )
     async def stored_report(id: str) -> str:
         try:
             wanted = research_id(id)
-            stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, wanted)
+            stored = await asyncio.to_thread(
+                store.load_research, session.cfg.research_db_url, wanted
+            )
         except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None:
@@ -224,12 +302,16 @@ async def _finished(handle: WorkflowHandle) -> ResearchResult:
         described = await handle.describe()
     except RPCError as err:
         if is_not_found(err):
-            raise CliError(f"no research with id {shown(handle.id)} in the library or in Temporal") from err
+            raise CliError(
+                f"no research with id {shown(handle.id)} in the library or in Temporal"
+            ) from err
         raise
     if described.status is WorkflowExecutionStatus.RUNNING:
         status = await query_status(handle)
-        raise CliError(f"research {shown(handle.id)} is still running ({status.stage.value}); "
-                       "wait with research_status, or research's wait")
+        raise CliError(
+            f"research {shown(handle.id)} is still running ({status.stage.value}); "
+            "wait with research_status, or research's wait"
+        )
     return await _result(handle)
 
 
@@ -248,8 +330,10 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
                 if status.pending_question or status.pending_review:
                     return _status(handle.id, status)
             if asyncio.get_running_loop().time() > deadline:
-                return {**_status(handle.id, await query_status(handle)),
-                        "next": f"still running after {MAX_WAIT_S:.0f}s: research_status(id) or get_report(id)"}
+                return {
+                    **_status(handle.id, await query_status(handle)),
+                    "next": f"still running after {MAX_WAIT_S:.0f}s: research_status(id) or get_report(id)",
+                }
             await stream.pause(result_task)
         result = await _result(handle, result_task)
     finally:
@@ -269,18 +353,34 @@ async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None)
 
 def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
     """What a client needs to decide its next call: the stage, and what the research waits for."""
-    answer: dict[str, Any] = {"id": workflow_id, "status": status.stage.value, "question": status.query,
-                              "sources": status.sources_count, "last_event_seq": status.last_event_seq}
+    answer: dict[str, Any] = {
+        "id": workflow_id,
+        "status": status.stage.value,
+        "question": status.query,
+        "sources": status.sources_count,
+        "last_event_seq": status.last_event_seq,
+    }
     if status.plan is not None:
-        answer["plan"] = {"title": status.plan.title, "iteration": status.plan_iterations,
-                          "steps": [{"title": s.title, "description": s.description, "status": s.status.value}
-                                    for s in status.plan.steps]}
+        answer["plan"] = {
+            "title": status.plan.title,
+            "iteration": status.plan_iterations,
+            "steps": [
+                {"title": s.title, "description": s.description, "status": s.status.value}
+                for s in status.plan.steps
+            ],
+        }
     if status.pending_question:
-        answer.update(status="awaiting_answer", clarification_question=status.pending_question,
-                      next=f"ask the user, then answer_clarification(id={workflow_id!r}, answer=...)")
+        answer.update(
+            status="awaiting_answer",
+            clarification_question=status.pending_question,
+            next=f"ask the user, then answer_clarification(id={workflow_id!r}, answer=...)",
+        )
     elif status.pending_review:
-        answer.update(status="awaiting_review", review=status.pending_review.value,
-                      next=f"review(id={workflow_id!r}, decision='approve'|'revise'|'cancel', feedback=...)")
+        answer.update(
+            status="awaiting_review",
+            review=status.pending_review.value,
+            next=f"review(id={workflow_id!r}, decision='approve'|'revise'|'cancel', feedback=...)",
+        )
         if status.critique is not None:
             answer["critique"] = status.critique.model_dump(mode="json")
         if status.draft_report_markdown:  # what the user is asked to approve: show it to them
@@ -295,7 +395,9 @@ def _report(workflow_id: str, result: ResearchResult) -> dict[str, Any]:
         "question": result.query,
         "report_markdown": clean(result.report_markdown),
         "sources": [{"id": s.id, "url": s.url, "title": s.title} for s in result.sources],
-        "verification": result.verification.model_dump(mode="json") if result.verification else None,
+        "verification": result.verification.model_dump(mode="json")
+        if result.verification
+        else None,
         "notes": result.notes,
         "resource": f"research://{workflow_id}/report",
     }
@@ -307,7 +409,9 @@ class one_line_errors:
     async def __aenter__(self) -> None:
         return None
 
-    async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: Any) -> bool:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
+    ) -> bool:
         if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
             return False
         if isinstance(err, CliError | RequestError):

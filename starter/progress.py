@@ -50,7 +50,9 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
         lines.append(f"  waiting for an answer: {status.pending_question}")
         lines.append(f"    answer with: {answer_command(workflow_id)}")
     if status.pending_review:
-        lines.append(f"  waiting for a review of the {status.pending_review.value} (round {status.review_rounds})")
+        lines.append(
+            f"  waiting for a review of the {status.pending_review.value} (round {status.review_rounds})"
+        )
         lines.append(f"    review with: {program()} review {shlex.quote(workflow_id)} --approve")
         lines.append("    (or --feedback TEXT, --steps FILE or --cancel in place of --approve)")
     if status.plan is not None:
@@ -90,6 +92,7 @@ def watch_command(workflow_id: str, since: int = 0) -> str:
 
 
 # --- reading an answer without blocking the event loop -----------------------------------------
+
 
 def read_line() -> asyncio.Future[str | None]:
     """One line from the terminal (None at end of input), read in a daemon thread.

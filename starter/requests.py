@@ -55,40 +55,107 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("depth", "--depth", "how much research: auto (chosen from the question, default), "
-           + ", ".join(f"{depth.value} ({low} to {high} plan steps)" for depth, (low, high) in STEP_LIMITS.items()),
-           mcp=True),
-    Option("mode", "--mode", "deep (plan, research, reflect, report; default), web (one quick search step) "
-           "or simple (a direct answer, no research)", mcp=True),
-    Option("max_clarifications", "--max-clarifications",
-           "at most N questions asked back before the research starts (default {default})", "N", mcp=True),
-    Option("reply_shortcut", "--no-reply-shortcut",
-           "let the LLM judge every reply (the limit is what stops the loop)"),
-    Option("clarification_timeout_s", "--clarification-timeout",
-           "how long a question waits for an answer (default {default})", "SECONDS"),
-    Option("time_budget_s", "--time-budget",
-           "research time before synthesis (default: the mode's budget)", "SECONDS"),
-    Option("follow_up_of", "--follow-up",
-           "a follow-up to research ID: its question, clarifications and report are the conversation", "ID",
-           mcp=True),
-    Option("verify", "--no-verify", "skip claim verification and the critic (faster; claims stay unverified)"),
-    Option("review_plan", "--review-plan", "wait for your approval (or revision) of the plan before any step runs",
-           mcp=True),
-    Option("review_replans", "--review-replans",
-           "with --review-plan: review each automatic re-plan too (default: the first plan only)", mcp=True),
-    Option("review_report", "--review-report",
-           "wait for your review of the report: when the critic asks and you are attached to a terminal "
-           "(auto), always, or never", mcp=True),
-    Option("review_timeout_s", "--review-timeout",
-           "how long a review waits for you before the plan runs as proposed (default {default})", "SECONDS",
-           mcp=True),
-    Option("max_tokens", "--max-tokens", "token budget for the whole research, report and verification included", "N",
-           mcp=True),
-    Option("max_cost_usd", "--max-cost", "cost budget in USD (prices: LLM_PRICES or the built-in table)", "USD",
-           mcp=True),
-    Option("language", "--language",
-           "the report's language: auto (the question's, default) or an ISO 639 code such as en, de, vi, pt-BR",
-           "CODE", allowed="auto or a language code such as en, de or vi", mcp=True),
+    Option(
+        "depth",
+        "--depth",
+        "how much research: auto (chosen from the question, default), "
+        + ", ".join(
+            f"{depth.value} ({low} to {high} plan steps)"
+            for depth, (low, high) in STEP_LIMITS.items()
+        ),
+        mcp=True,
+    ),
+    Option(
+        "mode",
+        "--mode",
+        "deep (plan, research, reflect, report; default), web (one quick search step) "
+        "or simple (a direct answer, no research)",
+        mcp=True,
+    ),
+    Option(
+        "max_clarifications",
+        "--max-clarifications",
+        "at most N questions asked back before the research starts (default {default})",
+        "N",
+        mcp=True,
+    ),
+    Option(
+        "reply_shortcut",
+        "--no-reply-shortcut",
+        "let the LLM judge every reply (the limit is what stops the loop)",
+    ),
+    Option(
+        "clarification_timeout_s",
+        "--clarification-timeout",
+        "how long a question waits for an answer (default {default})",
+        "SECONDS",
+    ),
+    Option(
+        "time_budget_s",
+        "--time-budget",
+        "research time before synthesis (default: the mode's budget)",
+        "SECONDS",
+    ),
+    Option(
+        "follow_up_of",
+        "--follow-up",
+        "a follow-up to research ID: its question, clarifications and report are the conversation",
+        "ID",
+        mcp=True,
+    ),
+    Option(
+        "verify",
+        "--no-verify",
+        "skip claim verification and the critic (faster; claims stay unverified)",
+    ),
+    Option(
+        "review_plan",
+        "--review-plan",
+        "wait for your approval (or revision) of the plan before any step runs",
+        mcp=True,
+    ),
+    Option(
+        "review_replans",
+        "--review-replans",
+        "with --review-plan: review each automatic re-plan too (default: the first plan only)",
+        mcp=True,
+    ),
+    Option(
+        "review_report",
+        "--review-report",
+        "wait for your review of the report: when the critic asks and you are attached to a terminal "
+        "(auto), always, or never",
+        mcp=True,
+    ),
+    Option(
+        "review_timeout_s",
+        "--review-timeout",
+        "how long a review waits for you before the plan runs as proposed (default {default})",
+        "SECONDS",
+        mcp=True,
+    ),
+    Option(
+        "max_tokens",
+        "--max-tokens",
+        "token budget for the whole research, report and verification included",
+        "N",
+        mcp=True,
+    ),
+    Option(
+        "max_cost_usd",
+        "--max-cost",
+        "cost budget in USD (prices: LLM_PRICES or the built-in table)",
+        "USD",
+        mcp=True,
+    ),
+    Option(
+        "language",
+        "--language",
+        "the report's language: auto (the question's, default) or an ISO 639 code such as en, de, vi, pt-BR",
+        "CODE",
+        allowed="auto or a language code such as en, de or vi",
+        mcp=True,
+    ),
 )
 #: How the CLI spells each field in its messages.
 FLAGS: dict[str, str] = {o.field: o.flag for o in OPTIONS}
@@ -105,16 +172,22 @@ class RequestError(ValueError):
         self.field = field
 
 
-def build_request(values: Mapping[str, Any], names: Mapping[str, str] | None = None) -> ResearchRequest:
+def build_request(
+    values: Mapping[str, Any], names: Mapping[str, str] | None = None
+) -> ResearchRequest:
     """The request from plain values, checked before any network call. A value that is absent,
     None or "" takes the model's default (but a research id given as "" is refused). NAMES: how
     the caller spells each field in messages (default: the field's own name)."""
     unknown = [name for name in values if name not in NAMES]
     if unknown:
-        raise RequestError(f"unknown option {_shown(unknown[0])}: use {', '.join(NAMES)}", unknown[0])
+        raise RequestError(
+            f"unknown option {_shown(unknown[0])}: use {', '.join(NAMES)}", unknown[0]
+        )
     given: dict[str, Any] = {}
     for name, value in values.items():
-        if name in ID_FIELDS and value is not None:  # given as "", it is refused, not taken as absent
+        if (
+            name in ID_FIELDS and value is not None
+        ):  # given as "", it is refused, not taken as absent
             given[name] = research_id(value, (names or {}).get(name, name))
         elif name != QUESTION and value is not None and value != "":
             given[name] = _cleaned(name, value)
@@ -123,16 +196,23 @@ def build_request(values: Mapping[str, Any], names: Mapping[str, str] | None = N
         # The shape is the model's; whether it names a language is asked here, where a research
         # is started, not in the model a running research decodes again on every replay.
         name = (names or {}).get("language", "language")
-        raise RequestError(f"invalid {name} {_shown(values.get('language'))}: use {allowed('language')}", "language")
+        raise RequestError(
+            f"invalid {name} {_shown(values.get('language'))}: use {allowed('language')}",
+            "language",
+        )
     try:
         return ResearchRequest(query=_question(values.get(QUESTION)), **given)
     except ValidationError as err:
         field = str(err.errors()[0]["loc"][0])
         name = (names or {}).get(field, field)
-        raise RequestError(f"invalid {name} {_shown(values.get(field))}: use {allowed(field)}", field) from err
+        raise RequestError(
+            f"invalid {name} {_shown(values.get(field))}: use {allowed(field)}", field
+        ) from err
 
 
-def check_prices(request: ResearchRequest, cfg: Settings, names: Mapping[str, str] | None = None) -> None:
+def check_prices(
+    request: ResearchRequest, cfg: Settings, names: Mapping[str, str] | None = None
+) -> None:
     """A cost budget needs a price for every model the research may use: refused before it
     starts, naming the model (the worker reads the same LLM_PRICES and model settings)."""
     if request.max_cost_usd is None or cfg.engine_name == "offline":
@@ -145,8 +225,10 @@ def check_prices(request: ResearchRequest, cfg: Settings, names: Mapping[str, st
         if pricing.price_of(model, prices) is None:
             raise RequestError(
                 f"{(names or {}).get('max_cost_usd', 'max_cost_usd')}: no price is known for model {model}; "
-                f"set LLM_PRICES, e.g. LLM_PRICES='{{\"{model}\": {{\"input\": 0.5, \"output\": 1.5}}}}' "
-                "(USD per 1M tokens)", "max_cost_usd")
+                f'set LLM_PRICES, e.g. LLM_PRICES=\'{{"{model}": {{"input": 0.5, "output": 1.5}}}}\' '
+                "(USD per 1M tokens)",
+                "max_cost_usd",
+            )
 
 
 def research_id(value: Any, name: str = "id") -> str:
@@ -158,7 +240,10 @@ def research_id(value: Any, name: str = "id") -> str:
     if not text:
         raise RequestError(f"{name} is empty: give a research id", name)
     if len(text) > ID_MAX_CHARS:
-        raise RequestError(f"{name} is too long ({len(text)} characters, at most {ID_MAX_CHARS}): {shown(text)}", name)
+        raise RequestError(
+            f"{name} is too long ({len(text)} characters, at most {ID_MAX_CHARS}): {shown(text)}",
+            name,
+        )
     if escape(text) != text:
         raise RequestError(f"{name} {shown(text)} has control characters: not a research id", name)
     return text
@@ -209,8 +294,12 @@ def allowed(field: str) -> str:
 
 def _range(field: str, kind: type) -> str:
     rules = ResearchRequest.model_fields[field].metadata
-    bounds = {name: getattr(rule, name) for rule in rules
-              for name in ("ge", "gt", "le") if getattr(rule, name, None) is not None}
+    bounds = {
+        name: getattr(rule, name)
+        for rule in rules
+        for name in ("ge", "gt", "le")
+        if getattr(rule, name, None) is not None
+    }
     if kind is int and "gt" in bounds:
         bounds["ge"] = bounds.pop("gt") + 1
     finite = kind is float and any(getattr(rule, "allow_inf_nan", True) is False for rule in rules)
@@ -220,20 +309,30 @@ def _range(field: str, kind: type) -> str:
     elif "gt" in bounds:
         words.append(f"above {_number(bounds['gt'])}")
     if "le" in bounds:
-        words.append(("to " if "ge" in bounds else "and at most " if "gt" in bounds else "at most ")
-                     + _number(bounds["le"]))
+        words.append(
+            ("to " if "ge" in bounds else "and at most " if "gt" in bounds else "at most ")
+            + _number(bounds["le"])
+        )
     return " ".join(words)
 
 
 def _question(value: Any) -> str:
     if not isinstance(value, str | None):
-        raise RequestError(f"invalid {QUESTION} {_shown(value)}: use text of {QUERY_MIN_CHARS} to "
-                           f"{QUERY_MAX_CHARS} characters", QUESTION)
+        raise RequestError(
+            f"invalid {QUESTION} {_shown(value)}: use text of {QUERY_MIN_CHARS} to "
+            f"{QUERY_MAX_CHARS} characters",
+            QUESTION,
+        )
     query = clean(value or "").strip()
     if len(query) < QUERY_MIN_CHARS:
-        raise RequestError(f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", QUESTION)
+        raise RequestError(
+            f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", QUESTION
+        )
     if len(query) > QUERY_MAX_CHARS:
-        raise RequestError(f"the question is too long ({len(query)} characters, at most {QUERY_MAX_CHARS})", QUESTION)
+        raise RequestError(
+            f"the question is too long ({len(query)} characters, at most {QUERY_MAX_CHARS})",
+            QUESTION,
+        )
     return query
 
 

@@ -19,7 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.client import (
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.service import RPCError
 
 from starter import progress
@@ -41,10 +45,14 @@ _MARKER = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
 #: `review --steps`'s help: the file's forms and how many steps a plan may have at each depth
 #: (the workflow refuses any other count, naming the depth).
-STEPS_HELP = ("replace the steps not yet done: a JSON list, or one step a line (Title — description); "
-              "the plan (steps done plus these) must have "
-              + ", ".join(f"{low} to {high} steps at {depth.value}" for depth, (low, high) in STEP_LIMITS.items())
-              + " depth")
+STEPS_HELP = (
+    "replace the steps not yet done: a JSON list, or one step a line (Title — description); "
+    "the plan (steps done plus these) must have "
+    + ", ".join(
+        f"{low} to {high} steps at {depth.value}" for depth, (low, high) in STEP_LIMITS.items()
+    )
+    + " depth"
+)
 
 
 class ReviewRefused(Refused):
@@ -80,11 +88,17 @@ def parse_steps(text: str) -> list[dict[str, str]]:
         try:
             items = json.loads(stripped)
         except json.JSONDecodeError as err:
-            raise CliError(f"the steps are not valid JSON: {err.msg} (line {err.lineno})", EXIT_USAGE) from None
+            raise CliError(
+                f"the steps are not valid JSON: {err.msg} (line {err.lineno})", EXIT_USAGE
+            ) from None
         if not isinstance(items, list):
             raise CliError("the steps must be a JSON list", EXIT_USAGE)
-        return [{"title": str(i), "description": ""} if not isinstance(i, dict)
-                else {"title": str(i.get("title", "")), "description": str(i.get("description", ""))} for i in items]
+        return [
+            {"title": str(i), "description": ""}
+            if not isinstance(i, dict)
+            else {"title": str(i.get("title", "")), "description": str(i.get("description", ""))}
+            for i in items
+        ]
     steps = []
     for line in text.splitlines():
         line = _MARKER.sub("", line).strip()
@@ -105,8 +119,10 @@ async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
     except WorkflowUpdateFailedError as err:
         raise ReviewRefused(root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        raise CliError(f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-                       "(the review was not confirmed)") from err
+        raise CliError(
+            f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+            "(the review was not confirmed)"
+        ) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err
@@ -119,8 +135,12 @@ def cleaned(payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("feedback"), str):
         out["feedback"] = clean(out["feedback"])
     if isinstance(out.get("steps"), list):
-        out["steps"] = [{key: clean(value) if isinstance(value, str) else value for key, value in step.items()}
-                        if isinstance(step, dict) else step for step in out["steps"]]
+        out["steps"] = [
+            {key: clean(value) if isinstance(value, str) else value for key, value in step.items()}
+            if isinstance(step, dict)
+            else step
+            for step in out["steps"]
+        ]
     return out
 
 
@@ -132,21 +152,35 @@ def status_command(workflow_id: str) -> str:
     return f"{program()} status {shlex.quote(workflow_id)}"
 
 
-def report_under_review(workflow_id: str, status: ResearchStatus, limit: int | None = DRAFT_LINES) -> list[str]:
+def report_under_review(
+    workflow_id: str, status: ResearchStatus, limit: int | None = DRAFT_LINES
+) -> list[str]:
     """The draft report a person is asked to approve, between marked lines, and the critic's
     verdict on it: the whole draft, or its first LIMIT lines and the command that shows it whole
     (nobody should approve what they were not shown)."""
     lines = (status.draft_report_markdown or "").rstrip().splitlines()
     cut = limit is not None and len(lines) > limit
-    out = ["", f"----- draft report under review ({len(lines)} lines"
-               + (f", the first {limit} shown" if cut else "") + ") -----"]
+    out = [
+        "",
+        f"----- draft report under review ({len(lines)} lines"
+        + (f", the first {limit} shown" if cut else "")
+        + ") -----",
+    ]
     out += lines[:limit] if cut else lines
     if cut:
-        out.append(f"[... {len(lines) - (limit or 0)} more lines; the whole draft with: {status_command(workflow_id)}]")
+        out.append(
+            f"[... {len(lines) - (limit or 0)} more lines; the whole draft with: {status_command(workflow_id)}]"
+        )
     out.append("----- end of the draft -----")
     critique = status.critique
-    out.append("the critic: " + (f"quality {critique.quality:.2f}, hallucination risk "
-                                 f"{critique.hallucination_risk:.2f}" if critique else "no verdict"))
+    out.append(
+        "the critic: "
+        + (
+            f"quality {critique.quality:.2f}, hallucination risk {critique.hallucination_risk:.2f}"
+            if critique
+            else "no verdict"
+        )
+    )
     for issue in critique.issues if critique else []:
         out.append(f"  - ({issue.severity.value}) {issue.text}")
     if critique and critique.rewrite_suggestion:
@@ -159,13 +193,23 @@ def show_pending(status: ResearchStatus, workflow_id: str = "") -> None:
     if status.pending_review is ReviewTarget.REPORT:
         for line in report_under_review(workflow_id, status):
             say(line)
-        say("report to review" + (f" (quality {status.critique.quality:.2f}, hallucination risk "
-                                   f"{status.critique.hallucination_risk:.2f})" if status.critique else "") + ":")
+        say(
+            "report to review"
+            + (
+                f" (quality {status.critique.quality:.2f}, hallucination risk "
+                f"{status.critique.hallucination_risk:.2f})"
+                if status.critique
+                else ""
+            )
+            + ":"
+        )
         return
     plan = status.plan
     if plan is None:
         return
-    say(f"\nplan to review (iteration {status.plan_iterations}, review round {status.review_rounds}): {plan.title}")
+    say(
+        f"\nplan to review (iteration {status.plan_iterations}, review round {status.review_rounds}): {plan.title}"
+    )
     for i, step in enumerate(plan.steps, start=1):
         about = f" — {step.description}" if step.description else ""
         say(f"  {i}. [{step.status.value}] {step.title}{about}")
@@ -175,11 +219,16 @@ async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: async
     """Prompt until the workflow accepts a review. False at end of input (the research waits)."""
     show_pending(status, handle.id)
     while True:
-        options = ("approve [a], revise with feedback [f], cancel [c]> " if status.pending_review is ReviewTarget.REPORT
-                   else "approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> ")
+        options = (
+            "approve [a], revise with feedback [f], cancel [c]> "
+            if status.pending_review is ReviewTarget.REPORT
+            else "approve [a], revise with feedback [f], write the steps yourself [e], cancel [c]> "
+        )
         choice = await _line(options, result_task)
         if choice is None:
-            say(f"\nno review read; the research keeps waiting. Review with: {review_command(handle.id)}")
+            say(
+                f"\nno review read; the research keeps waiting. Review with: {review_command(handle.id)}"
+            )
             return False
         choice = choice.strip().lower() or "a"
         if choice.startswith("a"):
@@ -212,14 +261,18 @@ async def _line(prompt: str, result_task: asyncio.Future) -> str | None:
     return line.result() if line.done() else None
 
 
-async def _edit_steps(status: ResearchStatus, result_task: asyncio.Future) -> list[dict[str, str]] | None:
+async def _edit_steps(
+    status: ResearchStatus, result_task: asyncio.Future
+) -> list[dict[str, str]] | None:
     """$EDITOR on the pending steps (one a line, `Title — description`), else line by line."""
     pending = [s for s in (status.plan.steps if status.plan else []) if s.status.value == "pending"]
     editor = os.environ.get("EDITOR")
     if editor:
         with tempfile.NamedTemporaryFile("w+", suffix=".md", delete=False, encoding="utf-8") as f:
             f.write("# One step a line: Title — description. Lines starting with # are ignored.\n")
-            f.writelines(f"- {s.title}{' — ' + s.description if s.description else ''}\n" for s in pending)
+            f.writelines(
+                f"- {s.title}{' — ' + s.description if s.description else ''}\n" for s in pending
+            )
         try:
             await asyncio.to_thread(subprocess.run, [*shlex.split(editor), f.name], check=False)
             return parse_steps(Path(f.name).read_text(encoding="utf-8"))

@@ -36,7 +36,9 @@ PORT, UI_PORT = 7233, 8233
 WEB_PORT = 8000
 #: How many ports from WEB_PORT on `make dev` tries.
 WEB_PORT_TRIES = 20
-DEMO_QUESTION = "How do asyncio tasks, gather and wait run coroutines concurrently, and how are they cancelled?"
+DEMO_QUESTION = (
+    "How do asyncio tasks, gather and wait run coroutines concurrently, and how are they cancelled?"
+)
 #: Dynamic configuration for every dev server we start (here, the tests' `dev_env`, `make bench`).
 #: The history service hands each transfer task (an activity or workflow task to schedule) to
 #: matching through a rate limiter that defaults to 20 polls a second, so every hand-off of a
@@ -50,8 +52,11 @@ def dynamic_config_args(values: dict[str, object] | None = None) -> list[str]:
     """`--dynamic-config-value KEY=VALUE` arguments of `temporal server start-dev` (values are JSON)."""
     import json
 
-    return [arg for key, value in (DEV_SERVER_DYNAMIC_CONFIG if values is None else values).items()
-            for arg in ("--dynamic-config-value", f"{key}={json.dumps(value)}")]
+    return [
+        arg
+        for key, value in (DEV_SERVER_DYNAMIC_CONFIG if values is None else values).items()
+        for arg in ("--dynamic-config-value", f"{key}={json.dumps(value)}")
+    ]
 
 
 class Stopped(BaseException):
@@ -79,22 +84,37 @@ def listening(port: int, host: str = "127.0.0.1") -> bool:
 def dev_server_command(port: int, ui_port: int | None, db_file: Path | None) -> list[str]:
     """`temporal server start-dev` as we run it: loopback only, our dynamic config, the Web UI on
     `ui_port` (None: headless), in memory unless `db_file` is given."""
-    args = [str(BIN / "temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-            "--log-level", "error", *dynamic_config_args()]
+    args = [
+        str(BIN / "temporal"),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "error",
+        *dynamic_config_args(),
+    ]
     args += ["--headless"] if ui_port is None else ["--ui-port", str(ui_port)]
     if db_file is not None:
         args += ["--db-filename", str(db_file)]
     return args
 
 
-def start_dev_server(db_file: Path | None, log_file: Path, port: int = PORT,
-                     ui_port: int | None = UI_PORT) -> subprocess.Popen[bytes]:
+def start_dev_server(
+    db_file: Path | None, log_file: Path, port: int = PORT, ui_port: int | None = UI_PORT
+) -> subprocess.Popen[bytes]:
     """The dev server with its Web UI; returns once it accepts connections."""
     if db_file is not None:
         db_file.parent.mkdir(parents=True, exist_ok=True)
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    server = subprocess.Popen(dev_server_command(port, ui_port, db_file), stdout=log_file.open("ab"),
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        dev_server_command(port, ui_port, db_file),
+        stdout=log_file.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not listening(port):
@@ -117,8 +137,12 @@ def _child_env(port: int) -> dict[str, str]:
 def start_worker(port: int = PORT, engine_notice: bool = True) -> subprocess.Popen[bytes]:
     """ENGINE_NOTICE off: the starter run beside it in the same terminal says which engine answers."""
     env = _child_env(port)
-    if "search_provider" not in Settings().model_fields_set:  # neither the environment nor .env chose one
-        env["SEARCH_PROVIDER"] = "local"  # the bundled corpus: works offline, as `make demo` promises
+    if (
+        "search_provider" not in Settings().model_fields_set
+    ):  # neither the environment nor .env chose one
+        env["SEARCH_PROVIDER"] = (
+            "local"  # the bundled corpus: works offline, as `make demo` promises
+        )
     flags = [] if engine_notice else ["--no-engine-notice"]
     return subprocess.Popen([sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=env)
 
@@ -133,15 +157,20 @@ def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
             except OSError:
                 continue
             return port
-    sys.exit(f"error: no free port for the web app in {first}-{first + tries - 1} (pass --web-port)")
+    sys.exit(
+        f"error: no free port for the web app in {first}-{first + tries - 1} (pass --web-port)"
+    )
 
 
 def start_web(port: int = PORT, web_port: int = WEB_PORT) -> subprocess.Popen[bytes]:
     """`python -m starter serve` on 127.0.0.1:WEB_PORT for the Temporal server on PORT; returns
     once it accepts connections (it prints its URL itself)."""
     env = _child_env(port)
-    web = subprocess.Popen([sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(web_port)],
-                           cwd=REPO, env=env)
+    web = subprocess.Popen(
+        [sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(web_port)],
+        cwd=REPO,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 60
         while not listening(web_port):
@@ -184,21 +213,42 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
     server = worker = None
     try:
         if listening(port):
-            print(f"demo: using the Temporal server already listening on localhost:{port}", file=sys.stderr)
+            print(
+                f"demo: using the Temporal server already listening on localhost:{port}",
+                file=sys.stderr,
+            )
         else:
-            print(f"demo: starting the Temporal dev server (Web UI on http://localhost:{ui_port})", file=sys.stderr)
+            print(
+                f"demo: starting the Temporal dev server (Web UI on http://localhost:{ui_port})",
+                file=sys.stderr,
+            )
             server = start_dev_server(None, REPO / ".data" / "demo-temporal.log", port, ui_port)
         worker = start_worker(port, engine_notice=False)
         research_id = f"demo-{uuid.uuid4().hex[:8]}"
         env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}
-        run = program()
+
         code = subprocess.call(
-            [sys.executable, "-m", "starter", "research", DEMO_QUESTION, "--depth", "medium", "--id", research_id],
-            cwd=REPO, env=env,
+            [
+                sys.executable,
+                "-m",
+                "starter",
+                "research",
+                DEMO_QUESTION,
+                "--depth",
+                "medium",
+                "--id",
+                research_id,
+            ],
+            cwd=REPO,
+            env=env,
         )
-        print(demo_epilogue(time.monotonic() - started, code, ui_port, research_id), file=sys.stderr)
+        print(
+            demo_epilogue(time.monotonic() - started, code, ui_port, research_id), file=sys.stderr
+        )
         if server is not None and sys.stdin.isatty():
-            input("demo: press Enter to stop the dev server and worker (the Web UI stays up until then) ")
+            input(
+                "demo: press Enter to stop the dev server and worker (the Web UI stays up until then) "
+            )
         return code
     except (KeyboardInterrupt, Stopped, EOFError):
         return 130
@@ -211,7 +261,8 @@ def demo_epilogue(seconds: float, code: int, ui_port: int, research_id: str) -> 
     so it runs when pasted into the shell that ran `make demo`)."""
     run, wid = program(), shlex.quote(research_id)
     lines = [
-        "", f"demo: finished in {seconds:.0f} s (exit {code}).",
+        "",
+        f"demo: finished in {seconds:.0f} s (exit {code}).",
         f"demo: in the Web UI, http://localhost:{ui_port}/namespaces/default/workflows/{research_id} shows the "
         "summary and current details (User Metadata), every activity in the event history, and the "
         "clarification_answer signal under More Actions → Send a Signal.",
@@ -219,33 +270,49 @@ def demo_epilogue(seconds: float, code: int, ui_port: int, research_id: str) -> 
         "follow-up:",
         f"    {run} show {wid}",
         f"    {run} export {wid} --format html",
-        f"    {run} research \"Tell me more about the second point\" --follow-up {wid}",
+        f'    {run} research "Tell me more about the second point" --follow-up {wid}',
         f"demo: or read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} once `make dev` "
         "serves it (this demo does not leave it running; the stored research stays readable there).",
     ]
-    return "\n".join(wrapped for line in lines for wrapped in (fit(line) if line.startswith("demo:") else [line]))
+    return "\n".join(
+        wrapped for line in lines for wrapped in (fit(line) if line.startswith("demo:") else [line])
+    )
 
 
-def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, web_port: int = WEB_PORT) -> int:
+def dev(
+    port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, web_port: int = WEB_PORT
+) -> int:
     db_file = db_file or REPO / ".temporal" / "dev.sqlite"
     server = worker = web = None
     try:
         if listening(port):
-            print(f"dev: using the Temporal server already listening on localhost:{port}", file=sys.stderr)
+            print(
+                f"dev: using the Temporal server already listening on localhost:{port}",
+                file=sys.stderr,
+            )
         else:
             server = start_dev_server(db_file, db_file.parent / "server.log", port, ui_port)
-            print(f"dev: Temporal dev server on localhost:{port} (persisted to {db_file}), "
-                  f"Web UI on http://localhost:{ui_port}", file=sys.stderr)
+            print(
+                f"dev: Temporal dev server on localhost:{port} (persisted to {db_file}), "
+                f"Web UI on http://localhost:{ui_port}",
+                file=sys.stderr,
+            )
         worker = start_worker(port)
         web_port = free_web_port(web_port)
         web = start_web(port, web_port)
         print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
-        print(f'dev: worker running; try `{program()} research "your question"`. '
-              "Ctrl-C (or SIGTERM, SIGHUP) stops them all.", file=sys.stderr, flush=True)
+        print(
+            f'dev: worker running; try `{program()} research "your question"`. '
+            "Ctrl-C (or SIGTERM, SIGHUP) stops them all.",
+            file=sys.stderr,
+            flush=True,
+        )
         while True:  # until one of them ends (a crash): then the rest stop too
             for name, process in (("worker", worker), ("web app", web)):
                 if (code := process.poll()) is not None:
-                    print(f"dev: the {name} stopped (exit {code}); stopping the rest", file=sys.stderr)
+                    print(
+                        f"dev: the {name} stopped (exit {code}); stopping the rest", file=sys.stderr
+                    )
                     return code
             time.sleep(0.5)
     except (KeyboardInterrupt, Stopped):
@@ -255,16 +322,31 @@ def dev(port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, w
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m starter.stack", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m starter.stack",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("command", choices=["demo", "dev"])
     # For a second stack beside the first (the tests run one on free ports).
-    parser.add_argument("--port", type=int, default=PORT, help=f"Temporal frontend port (default {PORT})")
-    parser.add_argument("--ui-port", type=int, default=UI_PORT, help=f"Web UI port (default {UI_PORT})")
-    parser.add_argument("--web-port", type=int, default=WEB_PORT,
-                        help=f"dev: the web app's port, or the next free one (default {WEB_PORT})")
-    parser.add_argument("--db-file", type=Path, default=None,
-                        help="dev: the dev server's SQLite file (default .temporal/dev.sqlite)")
+    parser.add_argument(
+        "--port", type=int, default=PORT, help=f"Temporal frontend port (default {PORT})"
+    )
+    parser.add_argument(
+        "--ui-port", type=int, default=UI_PORT, help=f"Web UI port (default {UI_PORT})"
+    )
+    parser.add_argument(
+        "--web-port",
+        type=int,
+        default=WEB_PORT,
+        help=f"dev: the web app's port, or the next free one (default {WEB_PORT})",
+    )
+    parser.add_argument(
+        "--db-file",
+        type=Path,
+        default=None,
+        help="dev: the dev server's SQLite file (default .temporal/dev.sqlite)",
+    )
     args = parser.parse_args()
     stop_on_signals()
     if args.command == "demo":

@@ -57,8 +57,10 @@ class EventStream:
                 raise
             return []  # e.g. the first workflow task has not run yet
         if batch and batch[0].seq > self.seq + 1:
-            say(f"note: events {self.seq + 1} to {batch[0].seq - 1} are no longer kept "
-                "(a research keeps its last 500)")
+            say(
+                f"note: events {self.seq + 1} to {batch[0].seq - 1} are no longer kept "
+                "(a research keeps its last 500)"
+            )
         for event in batch:
             if event.kind in (EventKind.QUESTION, EventKind.REVIEW_REQUESTED):
                 self.pending = event
@@ -82,7 +84,9 @@ class EventStream:
 async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
     """The `events` query; `CliError` when the research is unknown or no worker answers."""
     try:
-        return await handle.query(EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=QUERY_TIMEOUT)
+        return await handle.query(
+            EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=QUERY_TIMEOUT
+        )
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err
@@ -90,8 +94,10 @@ async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError() from err
-            raise CliError(f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
-                           "is a worker running on its task queue? (start one with `python worker.py`)") from err
+            raise CliError(
+                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
+                "is a worker running on its task queue? (start one with `python worker.py`)"
+            ) from err
         raise
     except WorkflowQueryFailedError as err:
         raise CliError(f"events query failed: {one_line(str(err))}") from err
@@ -107,7 +113,9 @@ def line(event: Event) -> str:
 class EventPrinter:
     """Prints events as they come: lines for a person, or one JSON object a line (`--json`)."""
 
-    def __init__(self, out: TextIO | None = None, as_json: bool = False, times: bool = False) -> None:
+    def __init__(
+        self, out: TextIO | None = None, as_json: bool = False, times: bool = False
+    ) -> None:
         self.out, self.as_json, self.times = out, as_json, times
 
     def show(self, events: list[Event]) -> None:
@@ -122,5 +130,10 @@ class EventPrinter:
             prefix = f"{event.at.astimezone():%H:%M:%S} " if self.times else ""
             # 80 columns in all, a command kept whole; wrapped lines indented under the text
             wrapped = fit(line(event), WIDTH - len(prefix))
-            print("\n".join([prefix + wrapped[0], *(" " * len(prefix) + rest for rest in wrapped[1:])]),
-                  file=out, flush=True)
+            print(
+                "\n".join(
+                    [prefix + wrapped[0], *(" " * len(prefix) + rest for rest in wrapped[1:])]
+                ),
+                file=out,
+                flush=True,
+            )

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from temporalio import exceptions as tex
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -18,7 +19,6 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio import exceptions as tex
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
@@ -85,7 +85,9 @@ async def require_running(handle: WorkflowHandle, what: str) -> None:
         raise CliError(f"research {shown(handle.id)} is already {state}: nothing to {what}", 2)
 
 
-async def deliver(handle: WorkflowHandle, what: str, send: Callable[[WorkflowHandle], Awaitable[str]]) -> str:
+async def deliver(
+    handle: WorkflowHandle, what: str, send: Callable[[WorkflowHandle], Awaitable[str]]
+) -> str:
     """Hand a research an answer or a review (SEND, through its validating update) and return what
     the workflow said; exit 2 when the research is not running or refuses it (`WHAT refused: why`)."""
     await require_running(handle, what)
@@ -98,7 +100,9 @@ async def deliver(handle: WorkflowHandle, what: str, send: Callable[[WorkflowHan
 async def query_status(handle: WorkflowHandle) -> ResearchStatus:
     """The `status` query; `CliError` when the workflow is unknown or no worker answers."""
     try:
-        return await handle.query(STATUS_QUERY, result_type=ResearchStatus, rpc_timeout=QUERY_TIMEOUT)
+        return await handle.query(
+            STATUS_QUERY, result_type=ResearchStatus, rpc_timeout=QUERY_TIMEOUT
+        )
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
-from config import data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from config import data_converter
 from starter.stack import dynamic_config_args
 from tests.support.corpus import rust_notes  # noqa: F401 - a fixture for every test
 from tests.support.shared import SHARED_DATA, SHARED_MISSING, mentions_shared
@@ -49,7 +49,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One closing line per reason tests were skipped, most frequent first."""
     reports = terminalreporter.stats.get("skipped", [])
     groups = Counter(
-        _skip_group(str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else str(r.longrepr)) for r in reports
+        _skip_group(str(r.longrepr[2]) if isinstance(r.longrepr, tuple) else str(r.longrepr))
+        for r in reports
     )
     if not groups:
         return

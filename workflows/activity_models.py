@@ -33,7 +33,6 @@ from workflows.models import (
 )
 
 
-
 class Usage(BaseModel):
     """What one LLM role call cost, over all its activity attempts."""
 

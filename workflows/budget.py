@@ -54,7 +54,12 @@ CHARS_PER_TOKEN = 3
 PROMPT_OVERHEAD = 1000
 #: Report length targets in words, by depth: a light report answers, a medium one explains each
 #: facet, an extended one goes into depth on each.
-TARGET_WORDS: dict[Depth, int] = {Depth.LIGHT: 500, Depth.MEDIUM: 1200, Depth.EXTENDED: 2500, Depth.AUTO: 1200}
+TARGET_WORDS: dict[Depth, int] = {
+    Depth.LIGHT: 500,
+    Depth.MEDIUM: 1200,
+    Depth.EXTENDED: 2500,
+    Depth.AUTO: 1200,
+}
 #: Tokens per word of report prose (English runs near 1.3; other languages and markdown more).
 TOKENS_PER_WORD = 1.6
 #: What a call is expected to write beyond the longest reply its role wrote so far in this
@@ -80,7 +85,9 @@ class Charge:
     input_tokens: int = 0
 
 
-def limits(request_max_tokens: int | None, max_cost: float | None, time_budget_s: float | None) -> Budget:
+def limits(
+    request_max_tokens: int | None, max_cost: float | None, time_budget_s: float | None
+) -> Budget:
     return Budget(max_tokens=request_max_tokens, max_cost_usd=max_cost, time_budget_s=time_budget_s)
 
 
@@ -110,7 +117,13 @@ def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
     given = input_tokens(arg)
     prompt = _prompt(spending, given, role.name)
-    return _charge(spending, role, prompt, _completion(spending, role, getattr(arg, "target_words", None)), given)
+    return _charge(
+        spending,
+        role,
+        prompt,
+        _completion(spending, role, getattr(arg, "target_words", None)),
+        given,
+    )
 
 
 def _completion(spending: Spending, role: Role, words: int | None = None) -> int:
@@ -118,7 +131,9 @@ def _completion(spending: Spending, role: Role, words: int | None = None) -> int
     served, the words it is asked for (report prose, as the reserve counts them), else half
     its `max_tokens`."""
     if role.name in spending.completion_seen:
-        return min(role.max_tokens, math.ceil(spending.completion_seen[role.name] * COMPLETION_MARGIN) + 20)
+        return min(
+            role.max_tokens, math.ceil(spending.completion_seen[role.name] * COMPLETION_MARGIN) + 20
+        )
     if words is not None:
         return _prose(role, words)
     return role.max_tokens // 2
@@ -131,10 +146,14 @@ def _prose(role: Role, words: int) -> int:
 
 def _charge(spending: Spending, role: Role, prompt: int, completion: int, given: int) -> Charge:
     price_in, price_out = _prices(spending, role.name)
-    return Charge(prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given)
+    return Charge(
+        prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given
+    )
 
 
-def expected(spending: Spending, role: Role, input_chars: int, writes_words: int | None = None) -> tuple[int, float]:
+def expected(
+    spending: Spending, role: Role, input_chars: int, writes_words: int | None = None
+) -> tuple[int, float]:
     """What a call of `role` will likely take, for the reserve: what it writes follows the words
     it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
     prompt = _prompt(spending, math.ceil(input_chars / CHARS_PER_TOKEN))
@@ -156,13 +175,22 @@ def _prices(spending: Spending, role: str) -> tuple[float, float]:
     return max(p[0] for p in spending.prices.values()), max(p[1] for p in spending.prices.values())
 
 
-def remember(spending: Spending, role: str, prompt_tokens: int, completion_tokens: int, requests: int,
-             price: tuple[float, float] | None, given_tokens: int) -> None:
+def remember(
+    spending: Spending,
+    role: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    requests: int,
+    price: tuple[float, float] | None,
+    given_tokens: int,
+) -> None:
     """Learn from a served call: its per-request size, its prompt's own size, its model's price."""
     if requests > 0 and prompt_tokens > 0:
         per_request = prompt_tokens // requests
         spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), per_request)
-        spending.completion_seen[role] = max(spending.completion_seen.get(role, 0), completion_tokens // requests)
+        spending.completion_seen[role] = max(
+            spending.completion_seen.get(role, 0), completion_tokens // requests
+        )
         if given_tokens > 0:
             ratio = per_request / (given_tokens + PROMPT_OVERHEAD)
             spending.ratio_seen = max(spending.ratio_seen or 0.0, ratio)
@@ -211,24 +239,43 @@ def _seconds(s: float) -> str:
 CLAIMS_PER_STEP = 4
 
 
-def reserve(spending: Spending, sectioned: bool, sections: int, observations_chars: int,
-            evidence_chars: int, verify: bool, words: int) -> tuple[int, float]:
+def reserve(
+    spending: Spending,
+    sectioned: bool,
+    sections: int,
+    observations_chars: int,
+    evidence_chars: int,
+    verify: bool,
+    words: int,
+) -> tuple[int, float]:
     """What writing and checking the report will likely take, from what has been gathered and
     the report's length target in `words`."""
     parts: list[tuple[int, float]] = []
     if sectioned:
-        parts.append(expected(spending, roles.OUTLINE, observations_chars, writes_words=40 * sections))
+        parts.append(
+            expected(spending, roles.OUTLINE, observations_chars, writes_words=40 * sections)
+        )
         per_section = (observations_chars + evidence_chars) // max(sections, 1)
-        parts += [expected(spending, roles.WRITE_SECTION, per_section, writes_words=words // max(sections, 1))
-                  for _ in range(max(sections, 1))]
+        parts += [
+            expected(
+                spending, roles.WRITE_SECTION, per_section, writes_words=words // max(sections, 1)
+            )
+            for _ in range(max(sections, 1))
+        ]
         parts.append(expected(spending, roles.SUMMARIZE, observations_chars, writes_words=150))
     else:
-        parts.append(expected(spending, roles.SYNTHESIZE, observations_chars + evidence_chars, writes_words=words))
+        parts.append(
+            expected(
+                spending, roles.SYNTHESIZE, observations_chars + evidence_chars, writes_words=words
+            )
+        )
     if verify:
         claims = CLAIMS_PER_STEP * max(sections, 1)
         batches = max(1, math.ceil(claims / 12))
-        parts += [expected(spending, roles.VERIFY_CLAIMS, evidence_chars // batches, writes_words=25 * 12)
-                  for _ in range(batches)]
+        parts += [
+            expected(spending, roles.VERIFY_CLAIMS, evidence_chars // batches, writes_words=25 * 12)
+            for _ in range(batches)
+        ]
         report_chars = int(words * TOKENS_PER_WORD * CHARS_PER_TOKEN)
         parts.append(expected(spending, roles.CRITIQUE, min(12000, report_chars), writes_words=200))
     return sum(p[0] for p in parts), sum(p[1] for p in parts)
@@ -252,7 +299,9 @@ def completed(steps: list) -> list:  # type: ignore[type-arg]
     return [s for s in steps if s.status is StepStatus.COMPLETED]
 
 
-def spent_text(prompt_tokens: int, completion_tokens: int, cost_usd: float | None, budget: Budget | None) -> str:
+def spent_text(
+    prompt_tokens: int, completion_tokens: int, cost_usd: float | None, budget: Budget | None
+) -> str:
     """What the research spent, against its budgets: ", 12,400 tokens of 20,000, $0.0031"."""
     tokens = prompt_tokens + completion_tokens
     if not tokens:
@@ -272,13 +321,17 @@ def spent_text(prompt_tokens: int, completion_tokens: int, cost_usd: float | Non
 # --- the research's budget --------------------------------------------------------------------------
 
 
-def report_reserve(state: ResearchState, sectioned: bool = False, checked: bool = True) -> tuple[int, float]:
+def report_reserve(
+    state: ResearchState, sectioned: bool = False, checked: bool = True
+) -> tuple[int, float]:
     """What writing and (unless not `checked`) checking the report will likely take, sized from
     what was gathered. The research keeps the reserve of a report written in one call (the
     cheapest form); a budget with room for more gets a report in sections (reporting.py)."""
     inquiry, material = state.inquiry, state.material
     steps = completed(inquiry.plan.steps) if inquiry.plan else []
-    observations = sum(len(s.observation or "") for s in steps) + sum(len(p.text) for p in material.background)
+    observations = sum(len(s.observation or "") for s in steps) + sum(
+        len(p.text) for p in material.background
+    )
     evidence = sum(len(e.text) for e in material.evidence)
     return reserve(
         state.ledger.spending,
@@ -293,7 +346,9 @@ def report_reserve(state: ResearchState, sectioned: bool = False, checked: bool 
 
 def target_words(state: ResearchState) -> int:
     """The report's length target for this research (`report_words`)."""
-    return report_words(state.inquiry.depth, state.inquiry.steps_done(), state.inquiry.steps_planned())
+    return report_words(
+        state.inquiry.depth, state.inquiry.steps_done(), state.inquiry.steps_planned()
+    )
 
 
 def learned() -> bool:
@@ -315,12 +370,19 @@ def affordable(state: ResearchState, wave: list[int]) -> list[int]:
     limit, spending = state.ledger.budget, state.ledger.spending
     if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None) or not learned():
         return wave
-    observe = expected(spending, roles.OBSERVE, PAGES_PER_STEP * PAGE_TEXT_LIMIT)  # pages read in full
+    observe = expected(
+        spending, roles.OBSERVE, PAGES_PER_STEP * PAGE_TEXT_LIMIT
+    )  # pages read in full
     reflect = expected(spending, roles.REFLECT, 0)
     per_step = (2 * (observe[0] + reflect[0]), 2 * (observe[1] + reflect[1]))
     reserve_tokens, reserve_cost = report_reserve(state)
     for k in range(len(wave), 1, -1):
-        if over_budget(state.ledger, reserve_tokens + k * per_step[0], reserve_cost + k * per_step[1]) is None:
+        if (
+            over_budget(
+                state.ledger, reserve_tokens + k * per_step[0], reserve_cost + k * per_step[1]
+            )
+            is None
+        ):
             return wave[:k]
     return wave[:1]
 
@@ -332,7 +394,8 @@ def over_budget(ledger: Ledger, tokens: int, cost: float) -> BudgetKind | None:
     if spending.unpriced and limit.max_cost_usd is not None:
         return BudgetKind.COST
     return exceeded(
-        limit, limit.spent_tokens + spending.in_flight_tokens + tokens,
+        limit,
+        limit.spent_tokens + spending.in_flight_tokens + tokens,
         (limit.spent_cost_usd or 0.0) + spending.in_flight_cost + cost,
     )
 
@@ -341,8 +404,12 @@ def stop(state: ResearchState, kind: BudgetKind) -> None:
     """Record which budget stopped the research, after how many steps; skip the rest."""
     if not record_stop(state, kind):
         return
-    why = (partial_line(state.ledger.budget, state.ledger.spending) or "").removeprefix("> Partial report: ")
-    state.writeup.notes.append(f"{why[:1].upper()}{why[1:].rstrip('.')}; the report covers what was found by then.")
+    why = (partial_line(state.ledger.budget, state.ledger.spending) or "").removeprefix(
+        "> Partial report: "
+    )
+    state.writeup.notes.append(
+        f"{why[:1].upper()}{why[1:].rstrip('.')}; the report covers what was found by then."
+    )
     state.inquiry.skip_pending(f"the {kind.value} budget ran out")
     announce(state)  # the event stream says so too
 
@@ -363,11 +430,21 @@ def announce(state: ResearchState) -> Event:
     limit = state.ledger.budget
     done, planned = state.ledger.spending.stopped_after or (0, 0)
     kind = limit.exhausted.value if limit.exhausted else "?"
-    return emit(state.events, EventKind.BUDGET,
-                f"{kind} budget spent after {done} of {planned} steps: {limit.spent_tokens:,} tokens"
-                + (f" of {limit.max_tokens:,}" if limit.max_tokens else "")
-                + (f", ${limit.spent_cost_usd:.4f}" if limit.spent_cost_usd else "")
-                + (f" of ${limit.max_cost_usd:g}" if limit.max_cost_usd else ""),
-                {"exhausted": kind, "spent_tokens": limit.spent_tokens, "max_tokens": limit.max_tokens,
-                 "spent_cost_usd": limit.spent_cost_usd, "max_cost_usd": limit.max_cost_usd,
-                 "time_budget_s": limit.time_budget_s, "steps_done": done, "steps_planned": planned})
+    return emit(
+        state.events,
+        EventKind.BUDGET,
+        f"{kind} budget spent after {done} of {planned} steps: {limit.spent_tokens:,} tokens"
+        + (f" of {limit.max_tokens:,}" if limit.max_tokens else "")
+        + (f", ${limit.spent_cost_usd:.4f}" if limit.spent_cost_usd else "")
+        + (f" of ${limit.max_cost_usd:g}" if limit.max_cost_usd else ""),
+        {
+            "exhausted": kind,
+            "spent_tokens": limit.spent_tokens,
+            "max_tokens": limit.max_tokens,
+            "spent_cost_usd": limit.spent_cost_usd,
+            "max_cost_usd": limit.max_cost_usd,
+            "time_budget_s": limit.time_budget_s,
+            "steps_done": done,
+            "steps_planned": planned,
+        },
+    )

@@ -32,15 +32,15 @@ from workflows.roles import HEARTBEAT_TIMEOUT, Role
 from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
 from workflows.state import ResearchState
 
-I = TypeVar("I", bound=BaseModel)
-O = TypeVar("O", bound=BaseModel)
+Req = TypeVar("Req", bound=BaseModel)
+Rep = TypeVar("Rep", bound=BaseModel)
 
 #: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
 #: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
 REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused"})
 
 
-async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
+async def call(state: ResearchState, role: Role[Req, Rep], arg: Req) -> Rep | None:
     """Run one activity; None when its retries are spent (the caller applies the fallback) or
     when the budget has no room for it while the report is written. Raises `BudgetSpent` while
     researching when the call would eat into the report's reserve."""
@@ -55,11 +55,17 @@ async def call(state: ResearchState, role: Role[I, O], arg: I) -> O | None:
         spending.in_flight_cost -= charge.cost
 
 
-async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Charge) -> O | None:
+async def _run(
+    state: ResearchState, role: Role[Req, Rep], arg: Req, charge: budget.Charge
+) -> Rep | None:
     try:
         if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
             result = await workflow.execute_local_activity(
-                role.name, arg, result_type=role.output, start_to_close_timeout=role.timeout, retry_policy=role.retry,
+                role.name,
+                arg,
+                result_type=role.output,
+                start_to_close_timeout=role.timeout,
+                retry_policy=role.retry,
             )
         else:
             result = await workflow.execute_activity(
@@ -77,20 +83,38 @@ async def _run(state: ResearchState, role: Role[I, O], arg: I, charge: budget.Ch
             raise asyncio.CancelledError() from err
         cause = err.cause if isinstance(err, ActivityError) else err
         if role.llm:
-            account(state.ledger, role.name, usage_of_failure(cause), succeeded=False, given_tokens=charge.input_tokens)
-        message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause or err))
+            account(
+                state.ledger,
+                role.name,
+                usage_of_failure(cause),
+                succeeded=False,
+                given_tokens=charge.input_tokens,
+            )
+        message = redact(
+            cause.message if isinstance(cause, ApplicationError) else str(cause or err)
+        )
         if (
             isinstance(cause, ApplicationError)
             and cause.non_retryable
             and not role.isolated
             and cause.type not in REPLY_PROBLEMS
         ):
-            raise ApplicationError(f"{role.name}: {message}", type=cause.type, non_retryable=True) from None
+            raise ApplicationError(
+                f"{role.name}: {message}", type=cause.type, non_retryable=True
+            ) from None
         if not role.isolated:
-            state.writeup.notes.append(f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used.")
+            state.writeup.notes.append(
+                f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used."
+            )
         return None
     if role.llm:
-        account(state.ledger, role.name, getattr(result, "usage", None), succeeded=True, given_tokens=charge.input_tokens)
+        account(
+            state.ledger,
+            role.name,
+            getattr(result, "usage", None),
+            succeeded=True,
+            given_tokens=charge.input_tokens,
+        )
     return result
 
 
@@ -103,8 +127,12 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
     learned = budget.learned()
     charge = budget.likely(spending, role, arg) if learned else budget.estimate(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = budget.research_reserve(state) if learned else budget.report_reserve(state)
-        over = budget.over_budget(state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost)
+        reserve_tokens, reserve_cost = (
+            budget.research_reserve(state) if learned else budget.report_reserve(state)
+        )
+        over = budget.over_budget(
+            state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost
+        )
         if over is not None:
             budget.stop(state, over)
             raise budget.BudgetSpent(over.value)
@@ -112,15 +140,19 @@ def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | N
         over = budget.over_budget(state.ledger, charge.tokens, charge.cost)
         if over is not None:
             budget.stop(state, over)  # the first budget to run out; later ones are only noted
-            state.writeup.notes.append(f"{role.name} was skipped: the {over.value} budget had no room left for it; "
-                                       "a fallback was used.")
+            state.writeup.notes.append(
+                f"{role.name} was skipped: the {over.value} budget had no room left for it; "
+                "a fallback was used."
+            )
             return None
     spending.in_flight_tokens += charge.tokens
     spending.in_flight_cost += charge.cost
     return charge
 
 
-def account(ledger: Ledger, role: str, usage: Usage | None, *, succeeded: bool, given_tokens: int = 0) -> None:
+def account(
+    ledger: Ledger, role: str, usage: Usage | None, *, succeeded: bool, given_tokens: int = 0
+) -> None:
     """Add what one role call cost over all its attempts: completions served, retries, tokens,
     money; and learn its size and price for the budget's next estimates.
 
@@ -147,8 +179,15 @@ def account(ledger: Ledger, role: str, usage: Usage | None, *, succeeded: bool, 
         spending.unpriced = spending.unpriced or usage.unpriced or "(unknown)"
     elif stats.cost_usd is not None:
         stats.cost_usd = round(stats.cost_usd + usage.cost_usd, 6)
-    budget.remember(spending, role, usage.prompt_tokens, usage.completion_tokens, usage.requests,
-                    None if usage.cost_usd is None else (usage.price_in, usage.price_out), given_tokens)
+    budget.remember(
+        spending,
+        role,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.requests,
+        None if usage.cost_usd is None else (usage.price_in, usage.price_out),
+        given_tokens,
+    )
     ledger.budget.spent_tokens = stats.prompt_tokens + stats.completion_tokens
     ledger.budget.spent_cost_usd = stats.cost_usd
 

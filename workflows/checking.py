@@ -12,33 +12,65 @@ import asyncio
 from collections.abc import Iterable
 
 from workflows import roles, verification
-from workflows.activity_models import ClaimCheck, CritiqueInput, ReviseClaimsInput, VerifyClaimsInput
+from workflows.activity_models import (
+    ClaimCheck,
+    CritiqueInput,
+    ReviseClaimsInput,
+    VerifyClaimsInput,
+)
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.models import MAX_CRITIQUE_ISSUES, CheckedBy, Claim, Critique, Verdict, VerificationSummary
+from workflows.models import (
+    MAX_CRITIQUE_ISSUES,
+    CheckedBy,
+    Claim,
+    Critique,
+    Verdict,
+    VerificationSummary,
+)
 from workflows.state import ResearchState
 
 #: Claims per judge call: enough to batch, few enough that one verdict list stays short.
 CLAIMS_PER_JUDGE = 12
 
 
-async def check(state: ResearchState, report: str, claims: list[Claim], cancelled: bool) -> tuple[str, list[Claim]]:
+async def check(
+    state: ResearchState, report: str, claims: list[Claim], cancelled: bool
+) -> tuple[str, list[Claim]]:
     """Verify every cited sentence against its evidence, then let the critic score the report.
 
     A cancelled research ends now rather than paying for checks; its claims stay unverified.
     """
     writeup = state.writeup
     if not state.request.verify or cancelled:
-        why = "verification was turned off" if not state.request.verify else "the research was cancelled"
-        writeup.verification = VerificationSummary(enabled=False, method=why, claims=len(claims), unverified=len(claims))
-        emit(state.events, EventKind.VERIFICATION, f"claims not verified ({why})", writeup.verification.model_dump())
+        why = (
+            "verification was turned off"
+            if not state.request.verify
+            else "the research was cancelled"
+        )
+        writeup.verification = VerificationSummary(
+            enabled=False, method=why, claims=len(claims), unverified=len(claims)
+        )
+        emit(
+            state.events,
+            EventKind.VERIFICATION,
+            f"claims not verified ({why})",
+            writeup.verification.model_dump(),
+        )
         return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
     report, claims = await _verify(state, report)
     writeup.critique = critique = await _critic(state, report)
     assert writeup.verification is not None
-    emit(state.events, EventKind.VERIFICATION, _verification_line(state), {
-        **writeup.verification.model_dump(), "acceptable": critique.is_acceptable if critique else None,
-        "issues": len(critique.issues) if critique else 0})
+    emit(
+        state.events,
+        EventKind.VERIFICATION,
+        _verification_line(state),
+        {
+            **writeup.verification.model_dump(),
+            "acceptable": critique.is_acceptable if critique else None,
+            "issues": len(critique.issues) if critique else 0,
+        },
+    )
     return report, claims
 
 
@@ -47,8 +79,11 @@ def _verification_line(state: ResearchState) -> str:
     assert v is not None
     line = f"verified: {v.supported}/{v.claims} claims supported, {v.partial} partly, {v.removed} removed"
     if critique is not None:
-        line += "; the critic " + ("accepts the report" if critique.is_acceptable
-                                   else f"does not accept it ({len(critique.issues)} issues)")
+        line += "; the critic " + (
+            "accepts the report"
+            if critique.is_acceptable
+            else f"does not accept it ({len(critique.issues)} issues)"
+        )
     return line
 
 
@@ -70,10 +105,14 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
             claim.removed = True
         elif claim.verdict is Verdict.PARTIAL:
             report = verification.mark_partial(report, texts[i])
-    still_cited = {n for sentence in verification.cited_sentences(report) for n in sentence.source_ids}
+    still_cited = {
+        n for sentence in verification.cited_sentences(report) for n in sentence.source_ids
+    }
     report = verification.drop_unused_sources(report, still_cited)
     state.writeup.verification = verification.summarize(claims, method=method)
-    return report.rstrip() + "\n\n" + verification.verification_note(state.writeup.verification) + "\n", claims
+    return report.rstrip() + "\n\n" + verification.verification_note(
+        state.writeup.verification
+    ) + "\n", claims
 
 
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
@@ -83,31 +122,59 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
     undecided: list[int] = []
     for i in which:
         claim = claims[i]
-        lexical = verification.lexical_check(claim.text, [e.text for e in pool if e.source_id in claim.source_ids])
+        lexical = verification.lexical_check(
+            claim.text, [e.text for e in pool if e.source_id in claim.source_ids]
+        )
         if lexical.verdict is Verdict.UNSUPPORTED:
-            claims[i] = claim.model_copy(update={"verdict": Verdict.UNSUPPORTED, "reason": lexical.reason,
-                                                 "checked_by": CheckedBy.LEXICAL})
+            claims[i] = claim.model_copy(
+                update={
+                    "verdict": Verdict.UNSUPPORTED,
+                    "reason": lexical.reason,
+                    "checked_by": CheckedBy.LEXICAL,
+                }
+            )
         else:
             undecided.append(i)
-    batches = [undecided[k:k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)]
-    answers = await asyncio.gather(*(
-        call(state, roles.VERIFY_CLAIMS, VerifyClaimsInput(
-            **state.about(),
-            claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch],
-            evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
-            sources=[s for s in state.material.sources if any(s.id in claims[i].source_ids for i in batch)],
-        ))
-        for batch in batches
-    ))
+    batches = [
+        undecided[k : k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)
+    ]
+    answers = await asyncio.gather(
+        *(
+            call(
+                state,
+                roles.VERIFY_CLAIMS,
+                VerifyClaimsInput(
+                    **state.about(),
+                    claims=[
+                        ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids)
+                        for i in batch
+                    ],
+                    evidence=[
+                        e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)
+                    ],
+                    sources=[
+                        s
+                        for s in state.material.sources
+                        if any(s.id in claims[i].source_ids for i in batch)
+                    ],
+                ),
+            )
+            for batch in batches
+        )
+    )
     method = "lexical"
     for answer in answers:
         if answer is None:
             continue
         method = "lexical" if answer.checked_by is CheckedBy.LEXICAL else "lexical+judge"
         for verdict in answer.verdicts:
-            claims[verdict.index] = claims[verdict.index].model_copy(update={
-                "verdict": Verdict(verdict.verdict.value), "reason": verdict.reason[:500],
-                "checked_by": answer.checked_by})
+            claims[verdict.index] = claims[verdict.index].model_copy(
+                update={
+                    "verdict": Verdict(verdict.verdict.value),
+                    "reason": verdict.reason[:500],
+                    "checked_by": answer.checked_by,
+                }
+            )
     return method
 
 
@@ -116,12 +183,19 @@ async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -
     A rewrite must be one sentence citing only what the claim cited. Updates `claims`;
     returns the new sentence per rewritten claim."""
     pool = state.material.evidence_pool()
-    answer = await call(state, roles.REVISE_CLAIMS, ReviseClaimsInput(
-        **state.about(),
-        claims=[ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which],
-        reasons=[claims[i].reason for i in which],
-        evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in which)],
-    ))
+    answer = await call(
+        state,
+        roles.REVISE_CLAIMS,
+        ReviseClaimsInput(
+            **state.about(),
+            claims=[
+                ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids)
+                for i in which
+            ],
+            reasons=[claims[i].reason for i in which],
+            evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in which)],
+        ),
+    )
     rewritten: dict[int, str] = {}
     for rewrite in answer.rewrites if answer else []:
         parsed = verification.cited_sentences(rewrite.text)
@@ -130,7 +204,9 @@ async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -
             continue
         if not set(parsed[0].source_ids) <= set(claims[i].source_ids):
             continue
-        claims[i] = Claim(text=parsed[0].claim, source_ids=list(parsed[0].source_ids), original=claims[i].text)
+        claims[i] = Claim(
+            text=parsed[0].claim, source_ids=list(parsed[0].source_ids), original=claims[i].text
+        )
         rewritten[i] = rewrite.text.strip()
     return rewritten
 
@@ -138,14 +214,18 @@ async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -
 async def _critic(state: ResearchState, report: str) -> Critique | None:
     assert state.writeup.verification is not None
     steps = state.inquiry.plan.steps if state.inquiry.plan else []
-    scored = await call(state, roles.CRITIQUE, CritiqueInput(
-        **state.about(),
-        report_markdown=report,
-        verification=state.writeup.verification,
-        sources_count=len(state.material.sources),
-        steps_completed=state.inquiry.steps_done(),
-        steps_planned=len(steps),
-    ))
+    scored = await call(
+        state,
+        roles.CRITIQUE,
+        CritiqueInput(
+            **state.about(),
+            report_markdown=report,
+            verification=state.writeup.verification,
+            sources_count=len(state.material.sources),
+            steps_completed=state.inquiry.steps_done(),
+            steps_planned=len(steps),
+        ),
+    )
     if scored is None:
         return None
     critique = Critique.model_validate(scored.model_dump(exclude={"usage"}))

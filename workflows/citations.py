@@ -64,7 +64,9 @@ def keep_resolved_claims(claims: list[Claim], sources: list[Source]) -> list[Cla
     return kept
 
 
-def fallback_report(query: str, steps: list[PlanStep], sources: list[Source], notes: list[str]) -> str:
+def fallback_report(
+    query: str, steps: list[PlanStep], sources: list[Source], notes: list[str]
+) -> str:
     """A plain report from the step observations, for when the synthesizer cannot run
     (its retries are spent, or the research was cancelled while it was writing)."""
     lines = [f"# {query}", ""]

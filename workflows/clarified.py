@@ -30,14 +30,21 @@ _LEAD_IN = re.compile(
     re.I,
 )
 _QUESTION_START = re.compile(
-    r"^(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will|explain|compare)\b", re.I
+    r"^(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will|explain|compare)\b",
+    re.I,
 )
-_PREPOSITION = re.compile(r"^(?:for|in|with|when|on|about|by|using|under|between|within|during|among|from|to)\b", re.I)
+_PREPOSITION = re.compile(
+    r"^(?:for|in|with|when|on|about|by|using|under|between|within|during|among|from|to)\b", re.I
+)
 #: "the paper", "this approach", "my code": a determiner and a noun (the noun is group 2).
-_REFERENCE = re.compile(r"\b(?:the|that|this|these|those|my|our|your)\s+(?:other\s+|same\s+)?([a-z][a-z-]*)\b", re.I)
+_REFERENCE = re.compile(
+    r"\b(?:the|that|this|these|those|my|our|your)\s+(?:other\s+|same\s+)?([a-z][a-z-]*)\b", re.I
+)
 _OTHER_ONE = re.compile(r"\bthe\s+other\s+ones?\b", re.I)
 _WHICH_ONE = re.compile(r"\bwhich\s+(?:one|ones|of\s+(?:them|these|those))\b", re.I)
-_HOW_MANY_THERE = re.compile(r"^(\s*how\s+(?:many|much))\s+((?:are|is|were|was)\s+there\b.*)$", re.I | re.S)
+_HOW_MANY_THERE = re.compile(
+    r"^(\s*how\s+(?:many|much))\s+((?:are|is|were|was)\s+there\b.*)$", re.I | re.S
+)
 _PRONOUN = re.compile(r"\b(it|them|they|this|that|these|those|its|their)\b", re.I)
 _POSSESSIVE = {"its", "their"}
 #: An answer longer than this, or on several lines, is material (code, an error), not a phrase.
@@ -67,10 +74,10 @@ def _with_answer(question: str, raw: str) -> str:
     answer_words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", answer)}
     for match in _REFERENCE.finditer(body):
         if match.group(1).lower() in answer_words:
-            return f"{body[: match.start()]}{answer}{body[match.end():]}{end}"
+            return f"{body[: match.start()]}{answer}{body[match.end() :]}{end}"
     other = _OTHER_ONE.search(body)
     if other:
-        return f"{body[: other.start()]}{answer}{body[other.end():]}{end}"
+        return f"{body[: other.start()]}{answer}{body[other.end() :]}{end}"
     if _WHICH_ONE.search(body):
         return f"{body}, {answer}{end}"
     counted = _HOW_MANY_THERE.match(body)
@@ -79,8 +86,10 @@ def _with_answer(question: str, raw: str) -> str:
     pronoun = _PRONOUN.search(body)
     if pronoun and not _starts_clause(body, pronoun):
         word = pronoun.group(1).lower()
-        replacement = f"{answer}'" + ("" if answer.endswith("s") else "s") if word in _POSSESSIVE else answer
-        return f"{body[: pronoun.start()]}{replacement}{body[pronoun.end():]}{end}"
+        replacement = (
+            f"{answer}'" + ("" if answer.endswith("s") else "s") if word in _POSSESSIVE else answer
+        )
+        return f"{body[: pronoun.start()]}{replacement}{body[pronoun.end() :]}{end}"
     return f"{body}: {answer}{end}"
 
 
@@ -88,12 +97,16 @@ def _split_end(question: str) -> tuple[str, str]:
     """("How many are there", "?"): the question and its final punctuation."""
     stripped = question.rstrip()
     body = stripped.rstrip("?.! ")
-    return body, stripped[len(body):].strip() or ""
+    return body, stripped[len(body) :].strip() or ""
 
 
 def _starts_clause(body: str, pronoun: re.Match[str]) -> bool:
-    """"that" or "which" opening a relative clause ("a function that reads") is no pronoun."""
+    """ "that" or "which" opening a relative clause ("a function that reads") is no pronoun."""
     if pronoun.group(1).lower() != "that":
         return False
     before = body[: pronoun.start()].split()
-    return bool(before) and before[-1].isalpha() and before[-1].lower() not in ("about", "with", "of", "is", "for", "do")
+    return (
+        bool(before)
+        and before[-1].isalpha()
+        and before[-1].lower() not in ("about", "with", "of", "is", "for", "do")
+    )

@@ -8,7 +8,6 @@ update, minutes or days later; an unanswered question times out and the research
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import TypeVar
@@ -20,17 +19,28 @@ from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
 from workflows.concurrency import together
 from workflows.events import EventKind, emit
-from workflows.models import ANSWER_MAX_CHARS, ROUTING_HISTORY, Clarification, Message, RoutingDecision, RoutingLayer, Speaker, Stage
-from workflows.text import has_lone_surrogate, without_controls
-from workflows.routing import Route, route_without_llm
+from workflows.models import (
+    ANSWER_MAX_CHARS,
+    ROUTING_HISTORY,
+    Clarification,
+    Message,
+    RoutingDecision,
+    RoutingLayer,
+    Speaker,
+    Stage,
+)
 from workflows.parts import Conversation
+from workflows.routing import Route, route_without_llm
 from workflows.stages import enter
 from workflows.state import ResearchState
+from workflows.text import has_lone_surrogate, without_controls
 
 T = TypeVar("T")
 
 
-async def converse(state: ResearchState, alongside: Callable[[], Awaitable[T]] | None = None) -> tuple[T] | None:
+async def converse(
+    state: ResearchState, alongside: Callable[[], Awaitable[T]] | None = None
+) -> tuple[T] | None:
     """Route, and ask back while the question is too vague, within the limit.
 
     `alongside`: what the research does next when the question is clear (the coordinator's
@@ -46,16 +56,25 @@ async def converse(state: ResearchState, alongside: Callable[[], Awaitable[T]] |
         if route.decision is RoutingDecision.RESEARCH:
             return early  # None but after the first routing call
         enter(state, Stage.CLARIFYING)
-        asked = await call(state, roles.CLARIFY, ClarifyInput(messages=conversation.messages[-ROUTING_HISTORY:],
-                                                              language=state.language))
+        asked = await call(
+            state,
+            roles.CLARIFY,
+            ClarifyInput(
+                messages=conversation.messages[-ROUTING_HISTORY:], language=state.language
+            ),
+        )
         if asked is None or not asked.question.strip():
-            state.writeup.notes.append("A clarification question could not be written; researched the question as asked.")
+            state.writeup.notes.append(
+                "A clarification question could not be written; researched the question as asked."
+            )
             return
         if not await _await_answer(state, asked.question.strip()):
             return
 
 
-async def _route(state: ResearchState, alongside: Callable[[], Awaitable[T]] | None) -> tuple[Route, tuple[T] | None]:
+async def _route(
+    state: ResearchState, alongside: Callable[[], Awaitable[T]] | None
+) -> tuple[Route, tuple[T] | None]:
     conversation, request = state.conversation, state.request
     shortcut = route_without_llm(
         conversation.messages,
@@ -67,12 +86,16 @@ async def _route(state: ResearchState, alongside: Callable[[], Awaitable[T]] | N
     conversation.last_agent = "orchestrator"
     if shortcut is not None:
         return shortcut, None  # decided at once: nothing to overlap with
-    routing = call(state, roles.ROUTE, RouteInput(
-        messages=conversation.messages[-ROUTING_HISTORY:],
-        clarification_count=len(conversation.clarifications),
-        max_clarifications=request.max_clarifications,
-        iteration=len(conversation.routes),
-    ))
+    routing = call(
+        state,
+        roles.ROUTE,
+        RouteInput(
+            messages=conversation.messages[-ROUTING_HISTORY:],
+            clarification_count=len(conversation.clarifications),
+            max_clarifications=request.max_clarifications,
+            iteration=len(conversation.routes),
+        ),
+    )
     early: tuple[T] | None = None
     if alongside is None:
         decided = await routing
@@ -80,7 +103,11 @@ async def _route(state: ResearchState, alongside: Callable[[], Awaitable[T]] | N
         decided, found = await together([routing, alongside()])
         early = (found,)
     if decided is None:
-        route = Route(RoutingDecision.RESEARCH, "Routing failed after its retries: research by default.", RoutingLayer.FALLBACK)
+        route = Route(
+            RoutingDecision.RESEARCH,
+            "Routing failed after its retries: research by default.",
+            RoutingLayer.FALLBACK,
+        )
     else:
         route = Route(decided.decision, decided.reasoning, RoutingLayer.LLM)
     return route, early
@@ -95,18 +122,29 @@ async def _await_answer(state: ResearchState, question: str) -> bool:
     conversation.answer = None
     conversation.last_agent = "clarification"
     enter(state, Stage.AWAITING_ANSWER)
-    emit(state.events, EventKind.QUESTION, f"question: {question}",
-         {"question": question, "count": len(conversation.clarifications)})
+    emit(
+        state.events,
+        EventKind.QUESTION,
+        f"question: {question}",
+        {"question": question, "count": len(conversation.clarifications)},
+    )
     timeout = state.request.clarification_timeout_s
     try:
-        await workflow.wait_condition(lambda: conversation.answer is not None, timeout=timedelta(seconds=timeout))
-    except asyncio.TimeoutError:
+        await workflow.wait_condition(
+            lambda: conversation.answer is not None, timeout=timedelta(seconds=timeout)
+        )
+    except TimeoutError:
         conversation.pending_question = None
         state.writeup.notes.append(
             f"The clarification question was not answered within {duration(timeout)}; "
             "the research went ahead with the question as asked."
         )
-        emit(state.events, EventKind.ANSWER, f"no answer within {duration(timeout)}", {"answer": None, "by": "timeout"})
+        emit(
+            state.events,
+            EventKind.ANSWER,
+            f"no answer within {duration(timeout)}",
+            {"answer": None, "by": "timeout"},
+        )
         return False
     answer = conversation.answer or ""
     conversation.pending_question = None

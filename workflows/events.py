@@ -74,10 +74,17 @@ class EventLog:
     def last_seq(self) -> int:
         return self.dropped + len(self.items)
 
-    def append(self, kind: EventKind | str, text: str, data: dict[str, Any] | None, at: datetime) -> Event:
+    def append(
+        self, kind: EventKind | str, text: str, data: dict[str, Any] | None, at: datetime
+    ) -> Event:
         text = " ".join(text.split())
-        event = Event(seq=self.last_seq + 1, at=at, kind=EventKind(kind),
-                      text=text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…", data=data or {})
+        event = Event(
+            seq=self.last_seq + 1,
+            at=at,
+            kind=EventKind(kind),
+            text=text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…",
+            data=data or {},
+        )
         self.items.append(event)
         if len(self.items) > EVENTS_KEPT:
             gone = len(self.items) - EVENTS_KEPT
@@ -92,9 +99,11 @@ class EventLog:
         event's seq is above `since + 1`, the events in between were dropped (more than
         EVENTS_KEPT happened since). A `since` at or past the last event gives an empty list.
         """
-        return self.items[max(0, since - self.dropped):]
+        return self.items[max(0, since - self.dropped) :]
 
 
-def emit(log: EventLog, kind: EventKind | str, text: str, data: dict[str, Any] | None = None) -> Event:
+def emit(
+    log: EventLog, kind: EventKind | str, text: str, data: dict[str, Any] | None = None
+) -> Event:
     """Append an event to `log` at the workflow's current time. Only from workflow code (handlers too)."""
     return log.append(kind, text, data, workflow.now())

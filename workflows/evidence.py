@@ -11,15 +11,17 @@ with the source id and the paragraph's position. Pure and deterministic: it runs
 
 from __future__ import annotations
 
-from workflows.text import content_terms, split_paragraphs, split_sentences, trim
 from workflows.citations import cited_ids
 from workflows.models import Evidence, Passage
+from workflows.text import content_terms, split_paragraphs, split_sentences, trim
 
 EVIDENCE_PER_SOURCE = 3
 EVIDENCE_CHARS = 600
 
 
-def supporting_evidence(observation: str, cited: list[int], passages: list[Passage]) -> list[Evidence]:
+def supporting_evidence(
+    observation: str, cited: list[int], passages: list[Passage]
+) -> list[Evidence]:
     """The paragraphs of each cited passage that support `observation`, in the order needed.
 
     A source whose paragraphs share no content word with the observation still keeps its first
@@ -60,7 +62,11 @@ def _excerpt(paragraph: str, wanted: set[str]) -> str:
     while True:
         grown = False
         for lo, hi in ((start, end + 1), (start - 1, end)):
-            if lo >= 0 and hi <= len(sentences) and len(" ".join(sentences[lo:hi])) <= EVIDENCE_CHARS:
+            if (
+                lo >= 0
+                and hi <= len(sentences)
+                and len(" ".join(sentences[lo:hi])) <= EVIDENCE_CHARS
+            ):
                 start, end, grown = lo, hi, True
                 break
         if not grown:
@@ -78,4 +84,11 @@ def _best(wanted: set[str], paragraphs: list[set[str]]) -> int | None:
 def merge(pool: list[Evidence], new: list[Evidence]) -> list[Evidence]:
     """The pool with `new` added, each (source, text) once, in the order found."""
     seen = {(e.source_id, e.text) for e in pool}
-    return [*pool, *(e for e in new if (e.source_id, e.text) not in seen and not seen.add((e.source_id, e.text)))]
+    return [
+        *pool,
+        *(
+            e
+            for e in new
+            if (e.source_id, e.text) not in seen and not seen.add((e.source_id, e.text))
+        ),
+    ]

@@ -13,18 +13,41 @@ import re
 from workflows.models import Message, Speaker
 
 _ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
-    "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1,
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "sixth": 6,
+    "6th": 6,
+    "seventh": 7,
+    "7th": 7,
+    "eighth": 8,
+    "8th": 8,
+    "ninth": 9,
+    "9th": 9,
+    "tenth": 10,
+    "10th": 10,
+    "last": -1,
 }
 _NOUNS = r"(point|item|section|step|option|bullet|finding|part)s?"
 #: ... and, since patch `follow-up-nouns` (`Conversation.pointer_nouns` 2), the words people use
 #: as often: "the second one", "the last idea", "the third example", "idea 2".
-_MORE_NOUNS = r"(point|item|section|step|option|bullet|finding|part|idea|thing|aspect|example|reason)s?"
+_MORE_NOUNS = (
+    r"(point|item|section|step|option|bullet|finding|part|idea|thing|aspect|example|reason)s?"
+)
 _ORDINAL_REF = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+{_NOUNS}\b", re.I)
 _NUMBERED_REF = re.compile(rf"\b{_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
-_ORDINAL_REF_2 = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+(point|item|section|step|option|bullet|finding|part|idea|"
-                            r"thing|aspect|example|reason|one)s?\b", re.I)
+_ORDINAL_REF_2 = re.compile(
+    rf"\b({'|'.join(_ORDINALS)})\s+(point|item|section|step|option|bullet|finding|part|idea|"
+    r"thing|aspect|example|reason|one)s?\b",
+    re.I,
+)
 _NUMBERED_REF_2 = re.compile(rf"\b{_MORE_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
 #: What names a point of the previous answer ("the second point", "item 3", "the last one"): the
 #: offline engine replaces it by the point's subject, so both read the same references.
@@ -42,9 +65,12 @@ def context(query: str, history: list[Message], nouns: int = 1) -> str:
     """What the follow-up refers to: the point of the previous answer it names, else the earlier
     question; "" when there is no earlier conversation. `nouns`: which words name a point
     (`Conversation.pointer_nouns`)."""
-    return referent(query, history, nouns) or next(
-        (" ".join(m.content.split()) for m in history if m.role is Speaker.USER), ""
-    )[:CONTEXT_CHARS]
+    return (
+        referent(query, history, nouns)
+        or next((" ".join(m.content.split()) for m in history if m.role is Speaker.USER), "")[
+            :CONTEXT_CHARS
+        ]
+    )
 
 
 def referent(query: str, history: list[Message], nouns: int = 1) -> str:

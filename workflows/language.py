@@ -22,13 +22,40 @@ import unicodedata
 
 #: The languages this module names, with the English name a prompt uses ("Write in German.").
 NAMES: dict[str, str] = {
-    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
-    "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish", "no": "Norwegian",
-    "fi": "Finnish", "pl": "Polish", "cs": "Czech", "tr": "Turkish", "vi": "Vietnamese",
-    "id": "Indonesian", "ro": "Romanian", "hu": "Hungarian", "ru": "Russian", "uk": "Ukrainian",
-    "bg": "Bulgarian", "el": "Greek", "he": "Hebrew", "ar": "Arabic", "fa": "Persian",
-    "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "th": "Thai", "ka": "Georgian",
-    "hy": "Armenian", "zh": "Chinese", "ja": "Japanese", "ko": "Korean",
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "sv": "Swedish",
+    "da": "Danish",
+    "no": "Norwegian",
+    "fi": "Finnish",
+    "pl": "Polish",
+    "cs": "Czech",
+    "tr": "Turkish",
+    "vi": "Vietnamese",
+    "id": "Indonesian",
+    "ro": "Romanian",
+    "hu": "Hungarian",
+    "ru": "Russian",
+    "uk": "Ukrainian",
+    "bg": "Bulgarian",
+    "el": "Greek",
+    "he": "Hebrew",
+    "ar": "Arabic",
+    "fa": "Persian",
+    "hi": "Hindi",
+    "bn": "Bengali",
+    "ta": "Tamil",
+    "th": "Thai",
+    "ka": "Georgian",
+    "hy": "Armenian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
 }
 
 #: Function words per Latin-script language: frequent in any text, rare as content.
@@ -36,33 +63,33 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
     lang: frozenset(words.split())
     for lang, words in {
         "en": "the and of to is in that it for what how why which does do are with can be this was on"
-              " an or from when should i you my by not",
+        " an or from when should i you my by not",
         "de": "der die das und ist nicht ein eine wie was warum welche mit für von zu den dem des im"
-              " auf sich ich es sind wird werden bei oder auch wenn kann",
+        " auf sich ich es sind wird werden bei oder auch wenn kann",
         "fr": "le la les et est un une des du de que qui quoi comment pourquoi dans pour pas sur avec"
-              " au aux ce cette sont il elle je nous vous quelle quel",
+        " au aux ce cette sont il elle je nous vous quelle quel",
         "es": "el la los las y es un una que qué de del en por para con cómo como cuál por qué son"
-              " se no lo al su sus está",
+        " se no lo al su sus está",
         "it": "il lo la gli le e è un una che di del della in per con come perché quale sono non si"
-              " dei delle al alla",
+        " dei delle al alla",
         "pt": "o a os as e é um uma que de do da em para com como qual por não se são dos das no na"
-              " ao seu sua",
+        " ao seu sua",
         "nl": "de het een en is van dat die wat hoe waarom welke met voor op niet zijn in te ook"
-              " er bij wordt worden",
+        " er bij wordt worden",
         "sv": "och är att en ett det som vad hur varför vilken med för på inte av till den de har"
-              " kan om",
+        " kan om",
         "da": "og er at en et det som hvad hvordan hvorfor hvilken med for på ikke af til den de har"
-              " kan om",
+        " kan om",
         "no": "og er at en et det som hva hvordan hvorfor hvilken med for på ikke av til den de har"
-              " kan om",
+        " kan om",
         "fi": "ja on ei se että mikä miten miksi kuinka onko mitä joka ovat tai myös kun",
         "pl": "i w z na jest nie się to jak co dlaczego który do od że są czy dla po przez",
         "cs": "a v je se na z že to jak co proč který do od jsou pro po není",
         "tr": "ve bir bu için ile mi mı mu mü ne nasıl neden hangi da de olan gibi çok daha",
         "vi": "và là của có không được những các một cho trong với như thế nào tại sao gì này để khi"
-              " người",
+        " người",
         "id": "dan yang di ke dari ini itu dengan untuk adalah tidak apa bagaimana mengapa pada"
-              " dalam akan",
+        " dalam akan",
         "ro": "și este în de la cu un o că nu pe ce cum care pentru sunt din",
         "hu": "és a az egy hogy nem van mi miért hogyan melyik ez azt meg is vagy",
     }.items()
@@ -70,9 +97,20 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
 
 #: Letters that only some Latin-script languages use: strong evidence, each worth two words.
 LETTERS: dict[str, str] = {
-    "de": "ßäöü", "fr": "çœèêëîïûù", "es": "ñ¿¡", "pt": "ãõ", "sv": "å", "da": "æø", "no": "æøå",
-    "pl": "łąęśźżń", "cs": "řůěšč", "tr": "ğışİ", "vi": "đơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ",
-    "ro": "ășțâ", "hu": "őű", "fi": "äö",
+    "de": "ßäöü",
+    "fr": "çœèêëîïûù",
+    "es": "ñ¿¡",
+    "pt": "ãõ",
+    "sv": "å",
+    "da": "æø",
+    "no": "æøå",
+    "pl": "łąęśźżń",
+    "cs": "řůěšč",
+    "tr": "ğışİ",
+    "vi": "đơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ",
+    "ro": "ășțâ",
+    "hu": "őű",
+    "fi": "äö",
 }
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -129,8 +167,15 @@ def _by_script(text: str) -> str | None:
     if script == "arabic":
         return "fa" if any(ch in text for ch in "پچژگی") else "ar"
     return {
-        "han": "zh", "greek": "el", "hebrew": "he", "thai": "th", "devanagari": "hi",
-        "bengali": "bn", "tamil": "ta", "georgian": "ka", "armenian": "hy",
+        "han": "zh",
+        "greek": "el",
+        "hebrew": "he",
+        "thai": "th",
+        "devanagari": "hi",
+        "bengali": "bn",
+        "tamil": "ta",
+        "georgian": "ka",
+        "armenian": "hy",
     }.get(script)
 
 
@@ -146,8 +191,18 @@ def _script(ch: str) -> str | None:
         first = unicodedata.name(ch).split()[0].lower()
     except ValueError:
         return None
-    known = {"cyrillic", "arabic", "greek", "hebrew", "thai", "devanagari", "bengali", "tamil",
-             "georgian", "armenian"}
+    known = {
+        "cyrillic",
+        "arabic",
+        "greek",
+        "hebrew",
+        "thai",
+        "devanagari",
+        "bengali",
+        "tamil",
+        "georgian",
+        "armenian",
+    }
     return first if first in known else None
 
 

@@ -9,17 +9,20 @@ run to the end and then write English while saying otherwise. Pure data, safe in
 from __future__ import annotations
 
 #: ISO 639-1.
-TWO_LETTER = frozenset("""
+TWO_LETTER = frozenset(
+    """
     aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv cy
     da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu
     hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb
     lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om
     or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw
     ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu
-""".split())
+""".split()
+)
 
 #: ISO 639-2/T and 639-2/B.
-THREE_LETTER = frozenset("""
+THREE_LETTER = frozenset(
+    """
     aar abk ace ach ada ady afa afh afr ain aka akk alb ale alg alt amh ang anp apa ara arc arg
     arm arn arp art arw asm ast ath aus ava ave awa aym aze bad bai bak bal bam ban baq bas bat
     bej bel bem ben ber bho bih bik bin bis bla bnt bod bos bra bre btk bua bug bul bur byn cad
@@ -42,7 +45,8 @@ THREE_LETTER = frozenset("""
     tem ter tet tgk tgl tha tib tig tir tiv tkl tlh tli tmh tog ton tpi tsi tsn tso tuk tum tup
     tur tut tvl twi tyv udm uga uig ukr umb urd uzb vai ven vie vol vot wak wal war was wel wen
     wln wol xal xho yao yap yid yor ypk zap zbl zen zgh zha zho znd zul zun zza
-""".split())
+""".split()
+)
 
 
 def is_language(code: str) -> bool:

@@ -96,7 +96,9 @@ class Inquiry(Part):
         return None
 
     def steps_done(self) -> int:
-        return sum(1 for s in self.plan.steps if s.status is StepStatus.COMPLETED) if self.plan else 0
+        return (
+            sum(1 for s in self.plan.steps if s.status is StepStatus.COMPLETED) if self.plan else 0
+        )
 
     def steps_planned(self) -> int:
         return len(self.plan.steps) if self.plan else 0
@@ -119,6 +121,7 @@ class Material(Part):
         """Sets in a stable order: a state handed to the next run serialises the same in every
         process (a set's order depends on the process's string hashing)."""
         return sorted(urls)
+
     #: The background search's snippets (for a direct answer, its sources).
     background: list[Passage] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
@@ -136,7 +139,11 @@ class Material(Part):
     def evidence_pool(self) -> list[Evidence]:
         """The evidence a claim may rest on: the pool gathered by the steps, and for a direct
         answer (no plan) the search snippets that were its sources."""
-        direct = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in self.background if p.source_id]
+        direct = [
+            Evidence(source_id=p.source_id, position=0, text=p.text)
+            for p in self.background
+            if p.source_id
+        ]
         return [*self.evidence, *direct]
 
 

@@ -8,12 +8,26 @@ re-plan never loses work and never grows the plan past its maximum.
 
 from __future__ import annotations
 
-
 from workflows import patches, roles
-from workflows.activity_models import CoordinateInput, CoordinateOutput, PlanInput, PlanOutput, WriteQueriesInput
+from workflows.activity_models import (
+    CoordinateInput,
+    CoordinateOutput,
+    PlanInput,
+    PlanOutput,
+    WriteQueriesInput,
+)
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.models import ROUTING_HISTORY, Depth, Passage, Plan, PlanStep, QueryMode, ResearchRequest, StepStatus
+from workflows.models import (
+    ROUTING_HISTORY,
+    Depth,
+    Passage,
+    Plan,
+    PlanStep,
+    QueryMode,
+    ResearchRequest,
+    StepStatus,
+)
 from workflows.researching import (
     PAGES_PER_STEP,
     SEARCH_QUERIES_PER_STEP,
@@ -31,12 +45,16 @@ def classifies(request: ResearchRequest) -> bool:
 
 async def classify(state: ResearchState) -> CoordinateOutput | None:
     """The coordinator's call; None when its retries are spent."""
-    return await call(state, roles.COORDINATE, CoordinateInput(
-        **state.about(), messages=state.conversation.messages[-ROUTING_HISTORY:]
-    ))
+    return await call(
+        state,
+        roles.COORDINATE,
+        CoordinateInput(**state.about(), messages=state.conversation.messages[-ROUTING_HISTORY:]),
+    )
 
 
-async def coordinate(state: ResearchState, early: tuple[CoordinateOutput | None] | None = None) -> bool:
+async def coordinate(
+    state: ResearchState, early: tuple[CoordinateOutput | None] | None = None
+) -> bool:
     """Classify the question; True when it gets a direct answer instead of a research plan.
     `early`: the classification already made alongside routing (conversation.converse)."""
     mode, inquiry = state.request.mode, state.inquiry
@@ -76,9 +94,13 @@ async def investigate_background(state: ResearchState, as_sources: bool) -> None
     hits = await search_all(state, queries)
     material = state.material
     material.background = []
-    for hit in hits[:PAGES_PER_STEP * 2]:
-        source_id = material.add_source(hit.url, hit.title, hit.provider, state.events) if as_sources else 0
-        material.background.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
+    for hit in hits[: PAGES_PER_STEP * 2]:
+        source_id = (
+            material.add_source(hit.url, hit.title, hit.provider, state.events) if as_sources else 0
+        )
+        material.background.append(
+            Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet)
+        )
 
 
 async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool = False) -> None:
@@ -86,35 +108,57 @@ async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool
     the reflector or a person's review."""
     low, high = state.step_limits()
     inquiry = state.inquiry
-    completed = [s for s in (inquiry.plan.steps if inquiry.plan else []) if s.status is StepStatus.COMPLETED]
+    completed = [
+        s for s in (inquiry.plan.steps if inquiry.plan else []) if s.status is StepStatus.COMPLETED
+    ]
     inquiry.plan_iterations += 1
     state.oversight.reviewer_plans += by_reviewer
     background = "\n".join(f"- {p.title}: {p.text}" for p in state.material.background)
-    draft = await call(state, roles.PLAN, PlanInput(
-        **state.about(),
-        background=background,
-        completed_steps=completed,
-        feedback=feedback,
-        min_steps=max(0, low - len(completed)),
-        max_steps=max(0, high - len(completed)),
-        iteration=inquiry.plan_iterations,
-    ))
+    draft = await call(
+        state,
+        roles.PLAN,
+        PlanInput(
+            **state.about(),
+            background=background,
+            completed_steps=completed,
+            feedback=feedback,
+            min_steps=max(0, low - len(completed)),
+            max_steps=max(0, high - len(completed)),
+            iteration=inquiry.plan_iterations,
+        ),
+    )
     inquiry.plan = plan = merge_plan(state.meant(), draft, completed, high, inquiry.plan_iterations)
     steps = len(plan.steps)
-    emit(state.events, EventKind.PLAN, f"plan {inquiry.plan_iterations}: {plan.title} ({steps} step{'s' * (steps != 1)})",
-         {"iteration": inquiry.plan_iterations, "title": plan.title,
-          "steps": [{"title": s.title, "status": s.status.value} for s in plan.steps]})
+    emit(
+        state.events,
+        EventKind.PLAN,
+        f"plan {inquiry.plan_iterations}: {plan.title} ({steps} step{'s' * (steps != 1)})",
+        {
+            "iteration": inquiry.plan_iterations,
+            "title": plan.title,
+            "steps": [{"title": s.title, "status": s.status.value} for s in plan.steps],
+        },
+    )
 
 
-def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep], max_steps: int,
-               iteration: int) -> Plan:
+def merge_plan(
+    question: str,
+    draft: PlanOutput | None,
+    completed: list[PlanStep],
+    max_steps: int,
+    iteration: int,
+) -> Plan:
     """The new plan: the completed steps, then the draft's new steps that are not repeats, within
     `max_steps`. With no usable draft and nothing done, one step researches the question as asked."""
     room = max(0, max_steps - len(completed))
     done_titles = {c.title.lower() for c in completed}
     new_steps = [
-        PlanStep(title=s.title.strip(), description=s.description.strip(),
-                 queries=clean_queries(s.queries, SEARCH_QUERIES_PER_STEP), independent=s.independent)
+        PlanStep(
+            title=s.title.strip(),
+            description=s.description.strip(),
+            queries=clean_queries(s.queries, SEARCH_QUERIES_PER_STEP),
+            independent=s.independent,
+        )
         for s in (draft.steps if draft else [])
         if s.title.strip() and s.title.strip().lower() not in done_titles
     ][:room]
@@ -123,7 +167,9 @@ def merge_plan(question: str, draft: PlanOutput | None, completed: list[PlanStep
     title = draft.title if draft and draft.title.strip() else f"Research: {question[:80]}"
     return Plan(
         title=title,
-        thought=draft.thought if draft else "The planner was unavailable; one step researches the question as asked.",
+        thought=draft.thought
+        if draft
+        else "The planner was unavailable; one step researches the question as asked.",
         iteration=iteration,
         steps=[*completed, *new_steps],
     )

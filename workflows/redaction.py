@@ -54,7 +54,9 @@ def _masked_url(url: re.Match[str]) -> str:
     """The URL with each path segment, query value and fragment that looks like a token masked."""
     start = url.start(1) - url.start()
     whole = url.group(0)
-    tail = _PIECE.sub(lambda piece: MASK if _token_like(piece.group(0)) else piece.group(0), whole[start:])
+    tail = _PIECE.sub(
+        lambda piece: MASK if _token_like(piece.group(0)) else piece.group(0), whole[start:]
+    )
     return whole[:start] + tail
 
 
@@ -65,7 +67,7 @@ def _token_like(piece: str) -> bool:
     for run in _RUN.findall(piece):
         if any(c.isdigit() for c in run) and not run.isdigit():
             return True
-        switches = sum(a.isupper() != b.isupper() for a, b in zip(run, run[1:]))
+        switches = sum(a.isupper() != b.isupper() for a, b in zip(run, run[1:], strict=False))
         if len(run) >= 32 and switches * 3 >= len(run):
             return True
     return False

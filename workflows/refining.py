@@ -26,8 +26,8 @@ from workflows.conversation import duration
 from workflows.events import EventKind, emit
 from workflows.models import (
     DecidedBy,
-    RefinementAction,
     Refinement,
+    RefinementAction,
     ReportReview,
     Review,
     ReviewAnswer,
@@ -43,25 +43,45 @@ from workflows.state import ResearchState
 MAX_REFINEMENTS = 2
 #: Issue texts that say the research, not the writing, fell short (offline critic's rule names,
 #: and words an LLM critic uses for the same).
-_COVERAGE_WORDS = ("uncovered", "not covered", "missing", "skipped", "does not address", "unanswered", "not answered")
+_COVERAGE_WORDS = (
+    "uncovered",
+    "not covered",
+    "missing",
+    "skipped",
+    "does not address",
+    "unanswered",
+    "not answered",
+)
 
 
 def wants_refinement(state: ResearchState) -> bool:
     """The critic does not accept the report and the loop has passes left."""
     critique = state.writeup.critique
-    return critique is not None and not critique.is_acceptable and len(state.oversight.refinements) < MAX_REFINEMENTS
+    return (
+        critique is not None
+        and not critique.is_acceptable
+        and len(state.oversight.refinements) < MAX_REFINEMENTS
+    )
 
 
-def begin_pass(state: ResearchState, issues: list[str], can_research: bool,
-               action: RefinementAction | None = None) -> Refinement:
+def begin_pass(
+    state: ResearchState,
+    issues: list[str],
+    can_research: bool,
+    action: RefinementAction | None = None,
+) -> Refinement:
     """Record the next pass (entering `refining`): its round, the issues, and what it will do."""
     enter(state, Stage.REFINING)
     action = action or choose_action(issues, state, can_research)
     refinements = state.oversight.refinements
     refinement = Refinement(round=len(refinements) + 1, issues=issues, action=action)
     refinements.append(refinement)
-    emit(state.events, EventKind.REFINEMENT, f"refinement {refinement.round}: {action.value} ({len(issues)} issues)",
-         {"round": refinement.round, "action": action.value, "issues": issues[:20]})
+    emit(
+        state.events,
+        EventKind.REFINEMENT,
+        f"refinement {refinement.round}: {action.value} ({len(issues)} issues)",
+        {"round": refinement.round, "action": action.value, "issues": issues[:20]},
+    )
     return refinement
 
 
@@ -74,7 +94,9 @@ def critic_issues(state: ResearchState) -> tuple[list[str], list[str]]:
     return [i.text for i in critique.issues], suggestion
 
 
-def choose_action(issues: list[str], state: ResearchState, can_research: bool = True) -> RefinementAction:
+def choose_action(
+    issues: list[str], state: ResearchState, can_research: bool = True
+) -> RefinementAction:
     """Research when something was not covered, the plan may grow and budgets leave room; else rewrite."""
     _, high = state.step_limits()
     plan = state.inquiry.plan
@@ -109,19 +131,32 @@ def with_open_issues(state: ResearchState, report: str) -> str:
 def report_review_wanted(state: ResearchState) -> bool:
     mode, critique = state.request.review_report, state.writeup.critique
     return mode is ReportReview.ALWAYS or (
-        mode is ReportReview.AUTO and critique is not None and critique.requires_human_input)
+        mode is ReportReview.AUTO and critique is not None and critique.requires_human_input
+    )
 
 
 def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> ReviewDecision:
     """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
     reviews, notes = state.oversight.reviews, state.writeup.notes
     if answer is None:
-        reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=ReviewDecision.APPROVE,
-                              by=DecidedBy.TIMEOUT))
-        notes.append(f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
-                     "it stands as written.")
+        reviews.append(
+            Review(
+                target=ReviewTarget.REPORT,
+                round=1,
+                decision=ReviewDecision.APPROVE,
+                by=DecidedBy.TIMEOUT,
+            )
+        )
+        notes.append(
+            f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
+            "it stands as written."
+        )
         return ReviewDecision.APPROVE
-    reviews.append(Review(target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback))
+    reviews.append(
+        Review(
+            target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback
+        )
+    )
     if answer.decision is ReviewDecision.CANCEL:
         notes.append("The reviewer cancelled the research at the report; it stands as it was.")
     return answer.decision

@@ -33,39 +33,66 @@ async def reflect(state: ResearchState, judged: list[int] | None = None) -> Refl
     low, _ = state.step_limits()
     done = inquiry.steps_done()
     pending = inquiry.next_step() is not None
-    decided = await call(state, roles.REFLECT, ReflectInput(
-        **state.about(),
-        plan=inquiry.plan,
-        completed_steps=done,
-        min_steps=low,
-        sources_count=len(state.material.sources),
-    ))
+    decided = await call(
+        state,
+        roles.REFLECT,
+        ReflectInput(
+            **state.about(),
+            plan=inquiry.plan,
+            completed_steps=done,
+            min_steps=low,
+            sources_count=len(state.material.sources),
+        ),
+    )
     if decided is None:
         decision = ReflectionDecision.CONTINUE if pending else ReflectionDecision.COMPLETE
-        proposed = Reflection(decision=decision, reasoning="Reflection failed after its retries: fallback.")
+        proposed = Reflection(
+            decision=decision, reasoning="Reflection failed after its retries: fallback."
+        )
     else:
         proposed = Reflection(
-            decision=decided.decision, reasoning=decided.reasoning, suggested_changes=decided.suggested_changes
+            decision=decided.decision,
+            reasoning=decided.reasoning,
+            suggested_changes=decided.suggested_changes,
         )
     approved = pending and state.oversight.approved_plan == inquiry.plan_iterations
-    reflection = guard(proposed, done=done, min_steps=low, pending=pending,
-                       plan_iterations=inquiry.plan_iterations - state.oversight.reviewer_plans,
-                       depth=inquiry.depth.value, approved_pending=approved)
+    reflection = guard(
+        proposed,
+        done=done,
+        min_steps=low,
+        pending=pending,
+        plan_iterations=inquiry.plan_iterations - state.oversight.reviewer_plans,
+        depth=inquiry.depth.value,
+        approved_pending=approved,
+    )
     if judged and len(judged) > 1:
         reflection = reflection.model_copy(update={"steps": [i + 1 for i in judged]})
     inquiry.reflections.append(reflection)
-    emit(state.events, EventKind.REFLECTION, f"reflection: {reflection.decision.value}: {reflection.reasoning}",
-         {"decision": reflection.decision.value, "reason": reflection.reasoning[:1000]})
+    emit(
+        state.events,
+        EventKind.REFLECTION,
+        f"reflection: {reflection.decision.value}: {reflection.reasoning}",
+        {"decision": reflection.decision.value, "reason": reflection.reasoning[:1000]},
+    )
     return reflection
 
 
-def guard(reflection: Reflection, *, done: int, min_steps: int, pending: bool, plan_iterations: int,
-          depth: str, approved_pending: bool = False) -> Reflection:
+def guard(
+    reflection: Reflection,
+    *,
+    done: int,
+    min_steps: int,
+    pending: bool,
+    plan_iterations: int,
+    depth: str,
+    approved_pending: bool = False,
+) -> Reflection:
     """The decision the research follows: the proposal, held to the rules in the table above."""
     if reflection.decision is ReflectionDecision.COMPLETE and approved_pending:
         reflection = Reflection(
             decision=ReflectionDecision.CONTINUE,
-            reasoning="COMPLETE refused: a person approved the remaining steps. " + reflection.reasoning,
+            reasoning="COMPLETE refused: a person approved the remaining steps. "
+            + reflection.reasoning,
             suggested_changes=reflection.suggested_changes,
         )
     if reflection.decision is ReflectionDecision.COMPLETE and done < min_steps:
@@ -73,7 +100,8 @@ def guard(reflection: Reflection, *, done: int, min_steps: int, pending: bool, p
             decision=ReflectionDecision.CONTINUE if pending else ReflectionDecision.ADJUST,
             reasoning=f"COMPLETE refused: {done} of the {depth} depth's minimum {min_steps} steps done. "
             + reflection.reasoning,
-            suggested_changes=reflection.suggested_changes or [f"{min_steps - done} more step(s) on uncovered aspects"],
+            suggested_changes=reflection.suggested_changes
+            or [f"{min_steps - done} more step(s) on uncovered aspects"],
         )
     if reflection.decision is ReflectionDecision.ADJUST and plan_iterations >= MAX_PLAN_ITERATIONS:
         reflection = Reflection(

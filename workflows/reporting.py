@@ -39,12 +39,16 @@ SUMMARY_WORDS = 150
 MAX_SECTIONS = 8
 
 
-async def synthesize(state: ResearchState, feedback: list[str] | None = None) -> tuple[str, list[Claim]]:
+async def synthesize(
+    state: ResearchState, feedback: list[str] | None = None
+) -> tuple[str, list[Claim]]:
     """The report; `feedback` (a rewrite) lists the objections the new report must answer."""
     enter(state, Stage.SYNTHESIZING)
     steps = state.inquiry.plan.steps if state.inquiry.plan else []
     notes, sources = state.writeup.notes, state.material.sources
-    foreign = language.sources_note(state.language, [e.text for e in state.material.evidence_pool()])
+    foreign = language.sources_note(
+        state.language, [e.text for e in state.material.evidence_pool()]
+    )
     if foreign and foreign not in notes:
         notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
@@ -57,12 +61,16 @@ async def synthesize(state: ResearchState, feedback: list[str] | None = None) ->
         notes.append("The research was cancelled while the report was being written.")
         written = None
     if written is None:
-        notes.append("The synthesizer was unavailable; the report lists the step observations as found.")
+        notes.append(
+            "The synthesizer was unavailable; the report lists the step observations as found."
+        )
         return citations.fallback_report(state.meant(), steps, sources, notes), []
     markdown, claims = written
     markdown, dropped = citations.drop_unresolved(markdown, sources)
     if dropped:
-        notes.append(f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}.")
+        notes.append(
+            f"Removed citations to unknown sources: {', '.join(f'[{n}]' for n in dropped)}."
+        )
     return markdown, citations.keep_resolved_claims(claims, sources)
 
 
@@ -70,7 +78,11 @@ def _in_sections(state: ResearchState) -> bool:
     """Long reports (medium and extended depth, two steps or more) are written in sections,
     when the budgets leave room for the extra calls (else in one call, the cheapest form)."""
     plan, limit = state.inquiry.plan, state.ledger.budget
-    done = [s for s in plan.steps if s.status is StepStatus.COMPLETED and s.observation] if plan else []
+    done = (
+        [s for s in plan.steps if s.status is StepStatus.COMPLETED and s.observation]
+        if plan
+        else []
+    )
     if len(done) < 2 or not budget.sectioned_depth(state.inquiry.depth):
         return False
     if limit.max_tokens is None and limit.max_cost_usd is None:
@@ -78,25 +90,33 @@ def _in_sections(state: ResearchState) -> bool:
     return budget.over_budget(state.ledger, *budget.report_reserve(state, sectioned=True)) is None
 
 
-async def _write_in_one_call(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
+async def _write_in_one_call(
+    state: ResearchState, feedback: list[str]
+) -> tuple[str, list[Claim]] | None:
     plan, material = state.inquiry.plan, state.material
-    report = await call(state, roles.SYNTHESIZE, SynthesizeInput(
-        **state.about(),
-        plan=plan,
-        sources=material.sources,
-        passages=material.background if plan is None else [],
-        notes=state.writeup.notes,
-        evidence=material.evidence,
-        target_words=budget.target_words(state),
-        **({"feedback": feedback} if feedback else {}),
-    ))
+    report = await call(
+        state,
+        roles.SYNTHESIZE,
+        SynthesizeInput(
+            **state.about(),
+            plan=plan,
+            sources=material.sources,
+            passages=material.background if plan is None else [],
+            notes=state.writeup.notes,
+            evidence=material.evidence,
+            target_words=budget.target_words(state),
+            **({"feedback": feedback} if feedback else {}),
+        ),
+    )
     if report is None:
         return None
     state.writeup.engine = report.engine
     return report.markdown, report.claims
 
 
-async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple[str, list[Claim]] | None:
+async def _write_in_sections(
+    state: ResearchState, feedback: list[str]
+) -> tuple[str, list[Claim]] | None:
     """Outline, then every section and the summary at once (each call sees only its own
     findings and evidence, citing by the research's global source ids), assembled here.
 
@@ -108,10 +128,18 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
     assert plan is not None
     steps = plan.steps
     target = budget.target_words(state)
-    outline = await call(state, roles.OUTLINE, OutlineInput(
-        **state.about(), plan=plan, sources=material.sources, notes=state.writeup.notes,
-        feedback=feedback, target_words=target,
-    ))
+    outline = await call(
+        state,
+        roles.OUTLINE,
+        OutlineInput(
+            **state.about(),
+            plan=plan,
+            sources=material.sources,
+            notes=state.writeup.notes,
+            feedback=feedback,
+            target_words=target,
+        ),
+    )
     if outline is None:
         return None
     state.writeup.engine = outline.engine or state.writeup.engine
@@ -121,22 +149,41 @@ async def _write_in_sections(state: ResearchState, feedback: list[str]) -> tuple
     per_section = max(100, (target - SUMMARY_WORDS) // len(sections))
     headings = [s.heading for s in sections]
     writing = [
-        call(state, roles.WRITE_SECTION, SectionInput(
-            **state.about(), title=outline.title, section=section,
-            steps=[steps[i] for i in section.step_indexes],
-            evidence=[e for e in material.evidence if e.source_id in _cited_by(steps, section)],
-            sources=[s for s in material.sources if s.id in _cited_by(steps, section)],
-            other_headings=[h for h in headings if h != section.heading],
-            told_before=[steps[i].observation or "" for earlier in sections[:k] for i in earlier.step_indexes],
-            feedback=feedback, target_words=per_section,
-        ))
+        call(
+            state,
+            roles.WRITE_SECTION,
+            SectionInput(
+                **state.about(),
+                title=outline.title,
+                section=section,
+                steps=[steps[i] for i in section.step_indexes],
+                evidence=[e for e in material.evidence if e.source_id in _cited_by(steps, section)],
+                sources=[s for s in material.sources if s.id in _cited_by(steps, section)],
+                other_headings=[h for h in headings if h != section.heading],
+                told_before=[
+                    steps[i].observation or ""
+                    for earlier in sections[:k]
+                    for i in earlier.step_indexes
+                ],
+                feedback=feedback,
+                target_words=per_section,
+            ),
+        )
         for k, section in enumerate(sections)
     ]
-    summarizing = call(state, roles.SUMMARIZE, SummaryInput(
-        **state.about(), title=outline.title, sections=sections,
-        steps=[s for s in steps if s.status is StepStatus.COMPLETED and s.observation],
-        sources=material.sources, feedback=feedback, target_words=SUMMARY_WORDS,
-    ))
+    summarizing = call(
+        state,
+        roles.SUMMARIZE,
+        SummaryInput(
+            **state.about(),
+            title=outline.title,
+            sections=sections,
+            steps=[s for s in steps if s.status is StepStatus.COMPLETED and s.observation],
+            sources=material.sources,
+            feedback=feedback,
+            target_words=SUMMARY_WORDS,
+        ),
+    )
     *bodies, summary = await asyncio.gather(*writing, summarizing)
     return assemble(state, outline, sections, bodies, summary)
 
@@ -148,13 +195,19 @@ def plan_sections(proposed: list[ReportSection], steps: list[PlanStep]) -> list[
     placed: set[int] = set()
     sections: list[ReportSection] = []
     for section in proposed[:MAX_SECTIONS]:
-        indexes = [i for i in dict.fromkeys(section.step_indexes) if i in usable and i not in placed]
+        indexes = [
+            i for i in dict.fromkeys(section.step_indexes) if i in usable and i not in placed
+        ]
         if not indexes or not section.heading.strip():
             continue
         placed.update(indexes)
-        sections.append(section.model_copy(update={"step_indexes": indexes, "heading": section.heading.strip()}))
+        sections.append(
+            section.model_copy(update={"step_indexes": indexes, "heading": section.heading.strip()})
+        )
     for i in sorted(usable - placed):
-        sections.append(ReportSection(heading=steps[i].title, brief=steps[i].description, step_indexes=[i]))
+        sections.append(
+            ReportSection(heading=steps[i].title, brief=steps[i].description, step_indexes=[i])
+        )
     return sections
 
 
@@ -166,8 +219,13 @@ def _cited_by(steps: list[PlanStep], section: ReportSection) -> set[int]:
     return ids
 
 
-def assemble(state: ResearchState, outline: OutlineOutput, sections: list[ReportSection],
-             bodies: list[SectionOutput | None], summary: SummaryOutput | None) -> tuple[str, list[Claim]]:
+def assemble(
+    state: ResearchState,
+    outline: OutlineOutput,
+    sections: list[ReportSection],
+    bodies: list[SectionOutput | None],
+    summary: SummaryOutput | None,
+) -> tuple[str, list[Claim]]:
     """One report from its pieces: title, notes, summary, the sections in the outline's order
     (a section whose writer failed shows its steps' observations as found), the sources cited."""
     steps = state.inquiry.plan.steps if state.inquiry.plan else []
@@ -182,7 +240,7 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
     if summary is not None and summary.markdown.strip():
         lines += ["## Summary", "", summary.markdown.strip(), ""]
         claims += summary.claims
-    for section, body in zip(sections, bodies):
+    for section, body in zip(sections, bodies, strict=False):
         lines += [f"## {citations.escape(section.heading)}", ""]
         if body is not None and body.markdown.strip():
             lines += [body.markdown.strip(), ""]
@@ -197,7 +255,10 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
     listed = [s for s in state.material.sources if s.id in cited]
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {citations.escape(s.title)} — {s.url} ({citations.origin(s)})" for s in listed]
+        lines += [
+            f"- [{s.id}] {citations.escape(s.title)} — {s.url} ({citations.origin(s)})"
+            for s in listed
+        ]
         lines.append("")
     if outline.footer.strip():
         lines += ["---", "", outline.footer.strip()]
@@ -207,27 +268,49 @@ def assemble(state: ResearchState, outline: OutlineOutput, sections: list[Report
 async def save(state: ResearchState, result: ResearchResult, started: datetime) -> None:
     """Keep the research in the library; when that fails, the result says so in its notes."""
     info = workflow.info()
-    saved = await call(state, roles.SAVE_RESEARCH, SaveResearchInput(
-        workflow_id=info.workflow_id, run_id=info.run_id, started_at=started,
-        finished_at=workflow.now(), result=result,
-    ))
+    saved = await call(
+        state,
+        roles.SAVE_RESEARCH,
+        SaveResearchInput(
+            workflow_id=info.workflow_id,
+            run_id=info.run_id,
+            started_at=started,
+            finished_at=workflow.now(),
+            result=result,
+        ),
+    )
     if saved is None:
-        result.notes.append("The research could not be saved to the research library; "
-                            "`python -m starter result ID` still shows it while Temporal keeps it.")
+        result.notes.append(
+            "The research could not be saved to the research library; "
+            "`python -m starter result ID` still shows it while Temporal keeps it."
+        )
 
 
 def finished(state: ResearchState, result: ResearchResult) -> Event:
     """The last event: the outcome with the figures a person checks first, and the result's notes
     (an unanswered question, a spent budget, a fallback taken) for whoever only follows events."""
     stats, summary = result.stats, result.verification
-    calls = "offline-engine calls" if result.engine == "offline" else "LLM calls"  # the offline engine is no LLM
-    return emit(state.events, EventKind.DONE,
-                f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} {calls}, "
-                f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-                f"(engine {result.engine or '?'})"
-                + budget.spent_text(stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget),
-                {"outcome": result.outcome.value, "sources": len(result.sources), "claims": len(result.claims),
-                 "share_supported": summary.share_supported if summary and summary.enabled else None,
-                 "llm_calls": stats.llm_calls, "duration_s": stats.duration_s,
-                 "tokens": stats.prompt_tokens + stats.completion_tokens, "cost_usd": stats.cost_usd,
-                 "notes": result.notes[-20:]})
+    calls = (
+        "offline-engine calls" if result.engine == "offline" else "LLM calls"
+    )  # the offline engine is no LLM
+    return emit(
+        state.events,
+        EventKind.DONE,
+        f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} {calls}, "
+        f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
+        f"(engine {result.engine or '?'})"
+        + budget.spent_text(
+            stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget
+        ),
+        {
+            "outcome": result.outcome.value,
+            "sources": len(result.sources),
+            "claims": len(result.claims),
+            "share_supported": summary.share_supported if summary and summary.enabled else None,
+            "llm_calls": stats.llm_calls,
+            "duration_s": stats.duration_s,
+            "tokens": stats.prompt_tokens + stats.completion_tokens,
+            "cost_usd": stats.cost_usd,
+            "notes": result.notes[-20:],
+        },
+    )

@@ -81,7 +81,6 @@ class Message(BaseModel):
     content: Entered
 
 
-
 class ReportReview(str, Enum):
     """When a person reviews the report: `auto` only when the critic asks for one."""
 
@@ -98,9 +97,13 @@ class ResearchRequest(BaseModel):
     mode: QueryMode = QueryMode.DEEP
     max_clarifications: int = Field(default=2, ge=0, le=10)
     reply_shortcut: bool = True
-    clarification_timeout_s: float = Field(default=24 * 3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+    clarification_timeout_s: float = Field(
+        default=24 * 3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False
+    )
     #: None means the mode's default budget (MODE_BUDGET_S).
-    time_budget_s: float | None = Field(default=None, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False)
+    time_budget_s: float | None = Field(
+        default=None, gt=0, le=MAX_TIME_BUDGET_S, allow_inf_nan=False
+    )
     #: Earlier conversation (a follow-up's history); the orchestrator routes over it.
     history: list[Message] = Field(default_factory=list)
     #: The workflow id of the research this one follows up (`research --follow-up ID`).
@@ -120,11 +123,15 @@ class ResearchRequest(BaseModel):
     #: a detached or scripted start never waits an hour for nobody.
     attended: bool = False
     #: How long a review waits for a person; then the plan is taken as proposed.
-    review_timeout_s: float = Field(default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False)
+    review_timeout_s: float = Field(
+        default=3600.0, gt=0, le=MAX_CLARIFICATION_TIMEOUT_S, allow_inf_nan=False
+    )
     #: Token budget for the whole research, report and verification included (None: no limit).
     max_tokens: int | None = Field(default=None, gt=0, le=MAX_TOKEN_BUDGET)
     #: Cost budget in USD, priced from LLM_PRICES or the built-in table (None: no limit).
-    max_cost_usd: float | None = Field(default=None, gt=0, le=MAX_COST_BUDGET_USD, allow_inf_nan=False)
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, le=MAX_COST_BUDGET_USD, allow_inf_nan=False
+    )
     #: Continue as new after this many waves of steps in one run (None: only when Temporal
     #: suggests it). An operator's cap on one run's history; the tests force it with it.
     steps_per_run: int | None = Field(default=None, ge=1, le=100)
@@ -132,5 +139,4 @@ class ResearchRequest(BaseModel):
     #: RESEARCH_USER for the CLI and MCP), never taken from a request body.
     owner: Entered = Field(default="local", min_length=1, max_length=200)
     #: The report's language: "auto" (the question's) or an ISO 639 code such as "de", "vi" or "pt-BR".
-    language: str = Field(
-        default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
+    language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")

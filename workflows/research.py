@@ -20,10 +20,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
 from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
 
 from workflows import budget, language, patches, refining
+from workflows.activity_models import CoordinateOutput
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
 from workflows.events import Event
@@ -45,12 +46,17 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.activity_models import CoordinateOutput
 from workflows.planning import classifies, classify, coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import finished, save, synthesize
 from workflows.researching import handle_loop_back, research_wave
-from workflows.reviews import plan_review_wanted, report_review_wanted, review_plan, review_problem, review_report
+from workflows.reviews import (
+    plan_review_wanted,
+    report_review_wanted,
+    review_plan,
+    review_problem,
+    review_report,
+)
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 from workflows.text import without_controls
@@ -85,14 +91,20 @@ class DeepResearchWorkflow:
         cancelled = False
         try:
             if not self.resumed:
-                self.classified = await converse(state, self._classify_alongside())  # routing -> clarifying -> ...
+                self.classified = await converse(
+                    state, self._classify_alongside()
+                )  # routing -> clarifying -> ...
             await self._guarded(self._research())  # coordinating -> background -> planning -> steps
         except asyncio.CancelledError:
-            state.writeup.notes.append("The research was cancelled; the report covers what was gathered until then.")
+            state.writeup.notes.append(
+                "The research was cancelled; the report covers what was gathered until then."
+            )
             if state.stage not in RESEARCH_STAGES:
                 return self._cancelled_before_research()
             cancelled = True
-        report, claims, cancelled = await self._report(cancelled)  # synthesizing -> verifying -> ...
+        report, claims, cancelled = await self._report(
+            cancelled
+        )  # synthesizing -> verifying -> ...
         partial = budget.partial_line(state.ledger.budget, state.ledger.spending)
         if partial:
             report = f"{partial}\n\n{report}"
@@ -138,7 +150,7 @@ class DeepResearchWorkflow:
             self.waves += 1
             enter(state, Stage.RESEARCHING)
             found = await research_wave(state, wave)
-            for index, findings in zip(wave, found):
+            for index, findings in zip(wave, found, strict=False):
                 handle_loop_back(state, index, findings)
             enter(state, Stage.REFLECTING)
             reflection = await reflect(state, judged=wave)
@@ -147,7 +159,9 @@ class DeepResearchWorkflow:
                 return
             if reflection.decision is ReflectionDecision.ADJUST:
                 enter(state, Stage.PLANNING)
-                await make_plan(state, feedback=reflection.suggested_changes or [reflection.reasoning])
+                await make_plan(
+                    state, feedback=reflection.suggested_changes or [reflection.reasoning]
+                )
                 await self._review_plan(replan=True)
 
     async def _report(self, cancelled: bool) -> tuple[str, list[Claim], bool]:
@@ -169,8 +183,10 @@ class DeepResearchWorkflow:
             if report_review_wanted(state):
                 report, claims = await review_report(state, report, claims, self._verify)
         except asyncio.CancelledError:
-            state.writeup.notes.append("The research was cancelled while its report was being checked; "
-                                       "it stands as it was.")
+            state.writeup.notes.append(
+                "The research was cancelled while its report was being checked; "
+                "it stands as it was."
+            )
             return report, claims, True
         return report, claims, state.stage is Stage.CANCELLED
 
@@ -225,7 +241,9 @@ class DeepResearchWorkflow:
         state.conversation.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
         state.conversation.pointer_nouns = 2 if patches.applied(patches.FOLLOW_UP_NOUNS) else 1
-        state.ledger.budget = budget.limits(request.max_tokens, request.max_cost_usd, self._time_budget())
+        state.ledger.budget = budget.limits(
+            request.max_tokens, request.max_cost_usd, self._time_budget()
+        )
         begin(state)
         return state
 
@@ -277,7 +295,11 @@ class DeepResearchWorkflow:
         if plan and plan.steps[index].independent and patches.applied(patches.CONCURRENT_STEPS):
             for later in range(index + 1, len(plan.steps)):
                 step = plan.steps[later]
-                if len(wave) >= MAX_STEPS_AT_ONCE or not step.independent or step.status is not StepStatus.PENDING:
+                if (
+                    len(wave) >= MAX_STEPS_AT_ONCE
+                    or not step.independent
+                    or step.status is not StepStatus.PENDING
+                ):
                     break
                 wave.append(later)
         return budget.affordable(state, wave)  # under a budget: the steps it can pay for at once
@@ -328,9 +350,15 @@ class DeepResearchWorkflow:
                 return
             while not research.done():
                 if oversight.waiting_since is not None:
-                    await workflow.wait_condition(lambda: research.done() or oversight.waiting_since is None)
+                    await workflow.wait_condition(
+                        lambda: research.done() or oversight.waiting_since is None
+                    )
                     continue
-                spent = state.research_elapsed_s + (workflow.now() - started).total_seconds() - oversight.paused_s
+                spent = (
+                    state.research_elapsed_s
+                    + (workflow.now() - started).total_seconds()
+                    - oversight.paused_s
+                )
                 if spent >= limit_s:
                     break
                 done, _ = await workflow.wait([research], timeout=limit_s - spent)
@@ -358,7 +386,9 @@ class DeepResearchWorkflow:
         not a non-empty string, is recorded in `ignored_signals` and otherwise ignored."""
         problem = answer_problem(self.state.conversation, answer)
         if problem:
-            self.state.conversation.ignore_signal(f"clarification_answer ignored: {problem}", self.state.events)
+            self.state.conversation.ignore_signal(
+                f"clarification_answer ignored: {problem}", self.state.events
+            )
             workflow.logger.warning("clarification_answer ignored: %s", problem)
             return
         self.state.conversation.answer = without_controls(str(answer)).strip()
@@ -401,7 +431,9 @@ class DeepResearchWorkflow:
     def _take_review(self, target: ReviewTarget, payload: Any) -> None:
         answer, problem = review_problem(self.state, target, payload)
         if problem:
-            self.state.conversation.ignore_signal(f"{target.value}_review ignored: {problem}", self.state.events)
+            self.state.conversation.ignore_signal(
+                f"{target.value}_review ignored: {problem}", self.state.events
+            )
             workflow.logger.warning("%s_review ignored: %s", target.value, problem)
             return
         self.state.oversight.review_answer = answer
@@ -430,7 +462,9 @@ def _valid_request(raw: RawValue | ResearchRequest | dict[str, Any]) -> Research
         problem = f"{where}: {first['msg']}"
     except Exception as err:  # noqa: BLE001 - any payload that cannot be read is a bad request
         problem = str(err).splitlines()[0] if str(err) else type(err).__name__
-    raise ApplicationError(f"invalid research request: {problem[:300]}", type="InvalidRequest", non_retryable=True)
+    raise ApplicationError(
+        f"invalid research request: {problem[:300]}", type="InvalidRequest", non_retryable=True
+    )
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

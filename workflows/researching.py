@@ -26,7 +26,15 @@ from workflows.activity_models import (
 from workflows.calls import call
 from workflows.concurrency import together
 from workflows.events import EventKind, emit
-from workflows.models import OBSERVATION_LIMIT, LoopBack, Passage, Plan, PlanStep, StepOrigin, StepStatus
+from workflows.models import (
+    OBSERVATION_LIMIT,
+    LoopBack,
+    Passage,
+    Plan,
+    PlanStep,
+    StepOrigin,
+    StepStatus,
+)
 from workflows.stages import show_progress
 from workflows.state import ResearchState
 from workflows.text import content_terms, stem
@@ -54,53 +62,85 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
     plan = state.inquiry.plan
     assert plan is not None
     steps = [plan.steps[i] for i in wave]
-    for index, step in zip(wave, steps):
+    for index, step in zip(wave, steps, strict=False):
         step.status = StepStatus.IN_PROGRESS
-        emit(state.events, EventKind.STEP_STARTED, f"step {index + 1}/{len(plan.steps)}: {step.title}",
-             {"index": index + 1, "of": len(plan.steps), "title": step.title})
+        emit(
+            state.events,
+            EventKind.STEP_STARTED,
+            f"step {index + 1}/{len(plan.steps)}: {step.title}",
+            {"index": index + 1, "of": len(plan.steps), "title": step.title},
+        )
     state.inquiry.current_step_index = wave[0]
     show_progress(state)
     about = state.about()
     hits = await together([_search_for(state, step, about) for step in steps])
     chosen = [_choose_pages(state, found) for found in hits]
-    pages = await together([
-        _read(state, fresh, focus=f"{step.title}. {step.description} {state.topic_text()}")
-        for step, (fresh, _) in zip(steps, chosen)
-    ])
-    passages = [_passages(state, fresh, read, seen) for (fresh, seen), read in zip(chosen, pages)]
-    found = await together([
-        call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=given))
-        for step, given in zip(steps, passages)
-    ])
+    pages = await together(
+        [
+            _read(state, fresh, focus=f"{step.title}. {step.description} {state.topic_text()}")
+            for step, (fresh, _) in zip(steps, chosen, strict=False)
+        ]
+    )
+    passages = [
+        _passages(state, fresh, read, seen)
+        for (fresh, seen), read in zip(chosen, pages, strict=False)
+    ]
+    found = await together(
+        [
+            call(state, roles.OBSERVE, ObserveInput(**about, step=step, passages=given))
+            for step, given in zip(steps, passages, strict=False)
+        ]
+    )
     results = []
-    for index, step, given, findings in zip(wave, steps, passages, found):
+    for index, step, given, findings in zip(wave, steps, passages, found, strict=False):
         results.append(_record(state, index, step, given, findings))
     return results
 
 
 async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
     if step.queries and patches.applied(patches.QUERIES_WITH_PLAN):
-        queries = step.queries[:SEARCH_QUERIES_PER_STEP]  # written with the plan: no call of their own
+        queries = step.queries[
+            :SEARCH_QUERIES_PER_STEP
+        ]  # written with the plan: no call of their own
     else:
-        queries = await write_queries(state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP))
+        queries = await write_queries(
+            state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP)
+        )
     return await search_all(state, queries)
 
 
-def _record(state: ResearchState, index: int, step: PlanStep, passages: list[Passage],
-            findings: ObserveOutput | None) -> ObserveOutput:
+def _record(
+    state: ResearchState,
+    index: int,
+    step: PlanStep,
+    passages: list[Passage],
+    findings: ObserveOutput | None,
+) -> ObserveOutput:
     if findings is None:
-        findings = ObserveOutput(observation="The researcher could not write an observation for this step.", source_ids=[])
+        findings = ObserveOutput(
+            observation="The researcher could not write an observation for this step.",
+            source_ids=[],
+        )
     known = {p.source_id for p in passages}
     step.observation = findings.observation[:OBSERVATION_LIMIT]
     step.source_ids = [n for n in findings.source_ids if n in known]
     state.material.evidence = evidence.merge(
-        state.material.evidence, evidence.supporting_evidence(step.observation, step.source_ids, passages)
+        state.material.evidence,
+        evidence.supporting_evidence(step.observation, step.source_ids, passages),
     )
     step.status = StepStatus.COMPLETED
     cited = " ".join(f"[{n}]" for n in step.source_ids) or "none"
-    emit(state.events, EventKind.STEP_DONE, f"step {index + 1} done: {step.title} (sources: {cited})",
-         {"index": index + 1, "title": step.title, "source_ids": step.source_ids,
-          "sources": [s.model_dump() for s in state.material.sources if s.id in step.source_ids]})
+    emit(
+        state.events,
+        EventKind.STEP_DONE,
+        f"step {index + 1} done: {step.title} (sources: {cited})",
+        {
+            "index": index + 1,
+            "title": step.title,
+            "source_ids": step.source_ids,
+            "sources": [s.model_dump() for s in state.material.sources if s.id in step.source_ids],
+        },
+    )
     return findings
 
 
@@ -117,25 +157,36 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     # Histories recorded before the relevance rule replay without it.
     context = (
         f"{state.topic_text()} {step.title} {step.description}"
-        if patches.applied(patches.LOOP_BACK_RELEVANCE) else None
+        if patches.applied(patches.LOOP_BACK_RELEVANCE)
+        else None
     )
     reason = judge_loop_back(plan, agent, query, high, inquiry.depth.value, context)
     accepted = reason == APPENDED
     if accepted:
-        plan.steps.append(PlanStep(
-            title=query[:200], description=f"Requested by step {index + 1}: {plan.steps[index].title}",
-            origin=StepOrigin.LOOP_BACK,
-        ))
+        plan.steps.append(
+            PlanStep(
+                title=query[:200],
+                description=f"Requested by step {index + 1}: {plan.steps[index].title}",
+                origin=StepOrigin.LOOP_BACK,
+            )
+        )
     else:
         workflow.logger.warning("Loop-back request after step %d refused: %s", index + 1, reason)
-    inquiry.loop_backs.append(LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason))
+    inquiry.loop_backs.append(
+        LoopBack(after_step=index + 1, agent=agent, query=query, accepted=accepted, reason=reason)
+    )
     verdict = "accepted" if accepted else "declined"
-    emit(state.events, EventKind.LOOP_BACK, f"loop-back after step {index + 1} ({verdict}): {query}",
-         inquiry.loop_backs[-1].model_dump())
+    emit(
+        state.events,
+        EventKind.LOOP_BACK,
+        f"loop-back after step {index + 1} ({verdict}): {query}",
+        inquiry.loop_backs[-1].model_dump(),
+    )
 
 
-def judge_loop_back(plan: Plan, agent: str, query: str, max_steps: int, depth: str,
-                    context: str | None = None) -> str:
+def judge_loop_back(
+    plan: Plan, agent: str, query: str, max_steps: int, depth: str, context: str | None = None
+) -> str:
     """Why a loop-back request is refused, or APPENDED when it becomes a new step.
 
     The request comes from an observation, and so indirectly from the pages read: a page could
@@ -173,14 +224,19 @@ def clean_queries(queries: list[str], limit: int) -> list[str]:
 async def write_queries(state: ResearchState, request: WriteQueriesInput) -> list[str]:
     written = await call(state, roles.WRITE_QUERIES, request)
     queries = [q.strip() for q in (written.queries if written else []) if q.strip()]
-    fallback = f"{request.step.title} {request.topic_text()}" if request.step else request.topic_text()
+    fallback = (
+        f"{request.step.title} {request.topic_text()}" if request.step else request.topic_text()
+    )
     return queries[: request.max_queries] or [fallback[:400]]
 
 
 async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit]:
     """Search every query concurrently; hits merged in rank order, one per URL."""
     results = await asyncio.gather(
-        *(call(state, roles.SEARCH, SearchInput(query=q, max_results=HITS_PER_QUERY)) for q in queries)
+        *(
+            call(state, roles.SEARCH, SearchInput(query=q, max_results=HITS_PER_QUERY))
+            for q in queries
+        )
     )
     state.ledger.stats.searches += len(queries)
     merged: list[SearchHit] = []
@@ -193,7 +249,9 @@ async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit
     return merged
 
 
-def _choose_pages(state: ResearchState, hits: list[SearchHit]) -> tuple[list[SearchHit], list[SearchHit]]:
+def _choose_pages(
+    state: ResearchState, hits: list[SearchHit]
+) -> tuple[list[SearchHit], list[SearchHit]]:
     """The best unread pages to read, and the hits of pages read before (their snippets stand in:
     a URL is never fetched twice in a research). Claims the pages it chooses."""
     read, unreadable = state.material.read_urls, state.material.unreadable_urls
@@ -203,29 +261,46 @@ def _choose_pages(state: ResearchState, hits: list[SearchHit]) -> tuple[list[Sea
     return fresh, seen_before
 
 
-async def _read(state: ResearchState, fresh: list[SearchHit], focus: str) -> list[ReadPageOutput | None]:
+async def _read(
+    state: ResearchState, fresh: list[SearchHit], focus: str
+) -> list[ReadPageOutput | None]:
     """Read pages concurrently; a page that fails is None (skipped, never fatal)."""
-    return list(await asyncio.gather(
-        *(call(state, roles.READ_PAGE, ReadPageInput(url=h.url, focus=focus[:1000])) for h in fresh)
-    ))
+    return list(
+        await asyncio.gather(
+            *(
+                call(state, roles.READ_PAGE, ReadPageInput(url=h.url, focus=focus[:1000]))
+                for h in fresh
+            )
+        )
+    )
 
 
-def _passages(state: ResearchState, fresh: list[SearchHit], pages: list[ReadPageOutput | None],
-              seen_before: list[SearchHit]) -> list[Passage]:
+def _passages(
+    state: ResearchState,
+    fresh: list[SearchHit],
+    pages: list[ReadPageOutput | None],
+    seen_before: list[SearchHit],
+) -> list[Passage]:
     """The step's passages, its sources numbered now (in plan order, after every read of the
     wave): pages read, then the snippets of pages read before that could be read."""
     passages, material = [], state.material
-    for hit, page in zip(fresh, pages):
+    for hit, page in zip(fresh, pages, strict=False):
         state.ledger.stats.pages_fetched += 1
         if page is None or page.error or not page.text.strip():
             workflow.logger.info("Skipped %s: %s", hit.url, page.error if page else "read failed")
             material.unreadable_urls.add(hit.url)
             continue
-        source_id = material.add_source(hit.url, page.title or hit.title, hit.provider, state.events)
-        passages.append(Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text))
+        source_id = material.add_source(
+            hit.url, page.title or hit.title, hit.provider, state.events
+        )
+        passages.append(
+            Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text)
+        )
     for hit in seen_before:
         if hit.url in material.unreadable_urls:
             continue
         source_id = material.add_source(hit.url, hit.title, hit.provider, state.events)
-        passages.append(Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet))
+        passages.append(
+            Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet)
+        )
     return passages

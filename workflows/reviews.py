@@ -33,6 +33,7 @@ from workflows.conversation import duration
 from workflows.events import EventKind, emit
 from workflows.models import (
     Claim,
+    DecidedBy,
     PlanStep,
     RefinementAction,
     ReportReview,
@@ -43,7 +44,6 @@ from workflows.models import (
     Stage,
     StepOrigin,
     StepStatus,
-    DecidedBy,
 )
 from workflows.planning import make_plan
 from workflows.reporting import synthesize
@@ -75,13 +75,16 @@ def report_review_wanted(state: ResearchState) -> bool:
         return True
     if not patches.applied(patches.REVIEWS_WHEN_ASKED):
         return True
-    state.writeup.notes.append("The critic asked for a person to review the report, but this research was "
-                               "started with nobody attending it (detached or scripted); it stands as written.")
+    state.writeup.notes.append(
+        "The critic asked for a person to review the report, but this research was "
+        "started with nobody attending it (detached or scripted); it stands as written."
+    )
     return False
 
 
-async def review_report(state: ResearchState, report: str, claims: list[Claim],
-                        verify: Verify) -> tuple[str, list[Claim]]:
+async def review_report(
+    state: ResearchState, report: str, claims: list[Claim], verify: Verify
+) -> tuple[str, list[Claim]]:
     """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
     state.oversight.review_rounds = 1
     state.writeup.draft = report
@@ -91,7 +94,9 @@ async def review_report(state: ResearchState, report: str, claims: list[Claim],
     if decision is ReviewDecision.CANCEL:
         enter(state, Stage.CANCELLED)
     elif decision is ReviewDecision.REVISE and answer is not None:
-        refining.begin_pass(state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE)
+        refining.begin_pass(
+            state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE
+        )
         revised, claims = await synthesize(state, feedback=[answer.feedback])
         revised, claims = await verify(revised, claims)
         revised = refining.with_open_issues(state, revised)
@@ -108,9 +113,11 @@ def revision_note(revised: str, draft: str, feedback: str) -> str:
     said = citations.escape(" ".join(feedback.split()))
     line = f"> **Revised after review:** “{said}”."
     if revised.strip() == draft.strip():
-        line += (" The rewrite came out the same as the draft: the engine that writes this report could "
-                 "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
-                 "follows it).")
+        line += (
+            " The rewrite came out the same as the draft: the engine that writes this report could "
+            "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
+            "follows it)."
+        )
     return f"{revised.rstrip()}\n\n{line}\n"
 
 
@@ -121,13 +128,27 @@ async def review_plan(state: ResearchState) -> None:
         oversight.review_rounds = round_
         answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
         if answer is None:
-            oversight.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=ReviewDecision.APPROVE,
-                                            by=DecidedBy.TIMEOUT))
-            notes.append(f"Nobody reviewed plan {state.inquiry.plan_iterations} within "
-                         f"{duration(state.request.review_timeout_s)}; it ran as proposed.")
+            oversight.reviews.append(
+                Review(
+                    target=ReviewTarget.PLAN,
+                    round=round_,
+                    decision=ReviewDecision.APPROVE,
+                    by=DecidedBy.TIMEOUT,
+                )
+            )
+            notes.append(
+                f"Nobody reviewed plan {state.inquiry.plan_iterations} within "
+                f"{duration(state.request.review_timeout_s)}; it ran as proposed."
+            )
             return
-        oversight.reviews.append(Review(target=ReviewTarget.PLAN, round=round_, decision=answer.decision,
-                                        feedback=answer.feedback))
+        oversight.reviews.append(
+            Review(
+                target=ReviewTarget.PLAN,
+                round=round_,
+                decision=answer.decision,
+                feedback=answer.feedback,
+            )
+        )
         if answer.decision is ReviewDecision.CANCEL:
             notes.append("The reviewer cancelled the research at the plan.")
             raise asyncio.CancelledError()
@@ -140,36 +161,56 @@ async def review_plan(state: ResearchState) -> None:
             return
         enter(state, Stage.PLANNING)
         await make_plan(state, feedback=[answer.feedback], by_reviewer=True)
-    notes.append(f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
-                 "the last revision ran without another review.")
+    notes.append(
+        f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
+        "the last revision ran without another review."
+    )
 
 
 def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
     plan = state.inquiry.plan
     assert plan is not None and answer.steps is not None
     kept = [s for s in plan.steps if s.status is not StepStatus.PENDING]
-    own = [PlanStep(title=s.title.strip(), description=s.description.strip() or answer.feedback.strip(),
-                    origin=StepOrigin.REVIEWER) for s in answer.steps]
+    own = [
+        PlanStep(
+            title=s.title.strip(),
+            description=s.description.strip() or answer.feedback.strip(),
+            origin=StepOrigin.REVIEWER,
+        )
+        for s in answer.steps
+    ]
     plan.steps = [*kept, *own]
 
 
-async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage) -> ReviewAnswer | None:
+async def await_review(
+    state: ResearchState, target: ReviewTarget, stage: Stage
+) -> ReviewAnswer | None:
     """Wait durably for a valid answer; None when the review timed out."""
     oversight = state.oversight
     oversight.pending_review = target
     oversight.review_answer = None
     enter(state, stage)
     round_ = oversight.review_rounds
-    emit(state.events, EventKind.REVIEW_REQUESTED, f"waiting for a review of the {target.value} (round {round_})",
-         {"target": target.value, "round": round_})
+    emit(
+        state.events,
+        EventKind.REVIEW_REQUESTED,
+        f"waiting for a review of the {target.value} (round {round_})",
+        {"target": target.value, "round": round_},
+    )
     started = workflow.now()
     oversight.waiting_since = started
     try:
-        await workflow.wait_condition(lambda: oversight.review_answer is not None,
-                                      timeout=timedelta(seconds=state.request.review_timeout_s))
-    except asyncio.TimeoutError:
-        emit(state.events, EventKind.REVIEW, f"no review of the {target.value} in time: taken as it is",
-             {"target": target.value, "round": round_, "decision": "approve", "by": "timeout"})
+        await workflow.wait_condition(
+            lambda: oversight.review_answer is not None,
+            timeout=timedelta(seconds=state.request.review_timeout_s),
+        )
+    except TimeoutError:
+        emit(
+            state.events,
+            EventKind.REVIEW,
+            f"no review of the {target.value} in time: taken as it is",
+            {"target": target.value, "round": round_, "decision": "approve", "by": "timeout"},
+        )
         return None
     finally:
         oversight.paused_s += (workflow.now() - started).total_seconds()
@@ -177,14 +218,25 @@ async def await_review(state: ResearchState, target: ReviewTarget, stage: Stage)
         oversight.pending_review = None
     answer = oversight.review_answer
     assert answer is not None
-    emit(state.events, EventKind.REVIEW, f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
-         {"target": target.value, "round": round_, "decision": answer.decision.value,
-          "feedback": answer.feedback, "steps": None if answer.steps is None else len(answer.steps),
-          "by": "person"})
+    emit(
+        state.events,
+        EventKind.REVIEW,
+        f"{target.value} review: {answer.decision.value} {answer.feedback}".strip(),
+        {
+            "target": target.value,
+            "round": round_,
+            "decision": answer.decision.value,
+            "feedback": answer.feedback,
+            "steps": None if answer.steps is None else len(answer.steps),
+            "by": "person",
+        },
+    )
     return answer
 
 
-def review_problem(state: ResearchState, target: ReviewTarget | None, payload: Any) -> tuple[ReviewAnswer | None, str | None]:
+def review_problem(
+    state: ResearchState, target: ReviewTarget | None, payload: Any
+) -> tuple[ReviewAnswer | None, str | None]:
     """The answer, or why it cannot be taken. `target` None: whichever review is pending."""
     pending = state.oversight.pending_review
     if pending is None or state.oversight.review_answer is not None:
@@ -199,12 +251,23 @@ def review_problem(state: ResearchState, target: ReviewTarget | None, payload: A
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "review"
         return None, f"{where}: {first['msg']} (decision must be exactly approve, revise or cancel)"
-    shown = state.inquiry.plan_iterations if pending is ReviewTarget.PLAN else state.oversight.review_rounds
+    shown = (
+        state.inquiry.plan_iterations
+        if pending is ReviewTarget.PLAN
+        else state.oversight.review_rounds
+    )
     if answer.round is not None and answer.round != shown:
         what = "plan" if pending is ReviewTarget.PLAN else "report review round"
-        return None, f"this answers {what} {answer.round}, but {what} {shown} is pending now: look at it again"
+        return (
+            None,
+            f"this answers {what} {answer.round}, but {what} {shown} is pending now: look at it again",
+        )
     if answer.steps is not None:
-        problem = _steps_problem(state, answer) if pending is ReviewTarget.PLAN else "only a plan review takes steps"
+        problem = (
+            _steps_problem(state, answer)
+            if pending is ReviewTarget.PLAN
+            else "only a plan review takes steps"
+        )
         if problem:
             return None, problem
     elif answer.decision is ReviewDecision.REVISE and not answer.feedback.strip():
@@ -222,6 +285,8 @@ def _steps_problem(state: ResearchState, answer: ReviewAnswer) -> str | None:
     done = sum(1 for s in plan.steps if s.status is not StepStatus.PENDING) if plan else 0
     low, high = state.step_limits()
     if not steps or not low <= done + len(steps) <= high:
-        return (f"the plan must have {low} to {high} steps at {state.inquiry.depth.value} depth "
-                f"({done} done + {len(steps)} given)")
+        return (
+            f"the plan must have {low} to {high} steps at {state.inquiry.depth.value} depth "
+            f"({done} done + {len(steps)} given)"
+        )
     return None

@@ -26,8 +26,8 @@ from temporalio.common import RetryPolicy
 
 from workflows import activity_models as m
 
-I = TypeVar("I", bound=BaseModel)
-O = TypeVar("O", bound=BaseModel)
+Req = TypeVar("Req", bound=BaseModel)
+Rep = TypeVar("Rep", bound=BaseModel)
 
 
 class Tier(str, Enum):
@@ -80,14 +80,14 @@ HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 
 
 @dataclass(frozen=True)
-class Role(Generic[I, O]):
+class Role(Generic[Req, Rep]):
     """One activity the research calls."""
 
     #: The activity name history records: never rename (recorded histories replay by it). An LLM
     #: role's engine method has this name too (activities/engine.py).
     name: str
-    input: type[I]
-    output: type[O]
+    input: type[Req]
+    output: type[Rep]
     #: What the research does when this role's retries are spent (shown in the README's table).
     fallback: str
     #: The prompts an LLM role asks with: one, or one per kind of request (the background
@@ -102,7 +102,7 @@ class Role(Generic[I, O]):
     #: marker event, no task queue round trip): short, CPU-light work whose retries need no
     #: separate visibility, such as searching the local index or reading one of its documents.
     #: None: always a regular activity.
-    local: Callable[[I], bool] | None = None
+    local: Callable[[Req], bool] | None = None
 
     @property
     def llm(self) -> bool:
@@ -119,11 +119,11 @@ class Role(Generic[I, O]):
         """The longest reply one call may be asked for (0 for a role without an LLM)."""
         return max((p.max_tokens for p in self.asks), default=0)
 
-    def define(self, fn: Callable[[I], Awaitable[O]]) -> Callable[[I], Awaitable[O]]:
+    def define(self, fn: Callable[[Req], Awaitable[Rep]]) -> Callable[[Req], Awaitable[Rep]]:
         """`fn` (one parameter, any annotation) as this role's activity: registered under the
         role's name and typed with its input and output models, which the data converter decodes
         by. So one generic function serves every role: the worker's LLM activities, the doubles."""
-        (parameter,) = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+        (parameter,) = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {parameter: self.input, "return": self.output}
         return activity.defn(name=self.name)(fn)
@@ -131,56 +131,160 @@ class Role(Generic[I, O]):
 
 SIMPLE, ANALYTICAL, COMPLEX = Tier.SIMPLE, Tier.ANALYTICAL, Tier.COMPLEX
 
-ROUTE = Role("route", m.RouteInput, m.RouteOutput, "research",
-             asks=(Prompt("agent_orchestrator", SIMPLE, 0.3, max_tokens=400),))
-CLARIFY = Role("clarify", m.ClarifyInput, m.ClarifyOutput, "research the question as asked",
-               asks=(Prompt("agent_clarification", SIMPLE, 0.5, max_tokens=400),))
-COORDINATE = Role("coordinate", m.CoordinateInput, m.CoordinateOutput, "a medium-depth plan",
-                  asks=(Prompt("agent_coordinator", SIMPLE, 0.2, max_tokens=500),))
-WRITE_QUERIES = Role("write_queries", m.WriteQueriesInput, m.WriteQueriesOutput,
-                     "search for the step's title and the question",
-                     asks=(Prompt("agent_background", SIMPLE, 0.4, max_tokens=300),
-                           Prompt("agent_researcher_queries", ANALYTICAL, 0.4, max_tokens=300)))
-PLAN = Role("plan", m.PlanInput, m.PlanOutput, "one step that researches the question as asked",
-            asks=(Prompt("agent_planner", ANALYTICAL, 0.4, max_tokens=1500),))
+ROUTE = Role(
+    "route",
+    m.RouteInput,
+    m.RouteOutput,
+    "research",
+    asks=(Prompt("agent_orchestrator", SIMPLE, 0.3, max_tokens=400),),
+)
+CLARIFY = Role(
+    "clarify",
+    m.ClarifyInput,
+    m.ClarifyOutput,
+    "research the question as asked",
+    asks=(Prompt("agent_clarification", SIMPLE, 0.5, max_tokens=400),),
+)
+COORDINATE = Role(
+    "coordinate",
+    m.CoordinateInput,
+    m.CoordinateOutput,
+    "a medium-depth plan",
+    asks=(Prompt("agent_coordinator", SIMPLE, 0.2, max_tokens=500),),
+)
+WRITE_QUERIES = Role(
+    "write_queries",
+    m.WriteQueriesInput,
+    m.WriteQueriesOutput,
+    "search for the step's title and the question",
+    asks=(
+        Prompt("agent_background", SIMPLE, 0.4, max_tokens=300),
+        Prompt("agent_researcher_queries", ANALYTICAL, 0.4, max_tokens=300),
+    ),
+)
+PLAN = Role(
+    "plan",
+    m.PlanInput,
+    m.PlanOutput,
+    "one step that researches the question as asked",
+    asks=(Prompt("agent_planner", ANALYTICAL, 0.4, max_tokens=1500),),
+)
 # An observation is at most OBSERVATION_LIMIT (3,000) characters: about 750 tokens and its fields.
-OBSERVE = Role("observe", m.ObserveInput, m.ObserveOutput, "the step is recorded with no observation",
-               asks=(Prompt("agent_researcher", ANALYTICAL, 0.2, max_tokens=1200),))
-REFLECT = Role("reflect", m.ReflectInput, m.ReflectOutput, "CONTINUE while steps remain, else COMPLETE",
-               asks=(Prompt("agent_reflector", SIMPLE, 0.2, max_tokens=600),))
-SYNTHESIZE = Role("synthesize", m.SynthesizeInput, m.SynthesizeOutput, "a plain report of the step observations",
-                  asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),),
-                  timeout=timedelta(seconds=180))
+OBSERVE = Role(
+    "observe",
+    m.ObserveInput,
+    m.ObserveOutput,
+    "the step is recorded with no observation",
+    asks=(Prompt("agent_researcher", ANALYTICAL, 0.2, max_tokens=1200),),
+)
+REFLECT = Role(
+    "reflect",
+    m.ReflectInput,
+    m.ReflectOutput,
+    "CONTINUE while steps remain, else COMPLETE",
+    asks=(Prompt("agent_reflector", SIMPLE, 0.2, max_tokens=600),),
+)
+SYNTHESIZE = Role(
+    "synthesize",
+    m.SynthesizeInput,
+    m.SynthesizeOutput,
+    "a plain report of the step observations",
+    asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),),
+    timeout=timedelta(seconds=180),
+)
 # A long report is written in pieces (workflows/reporting.py): the outline, each section
 # (concurrently) and the summary; each piece is a reply of its own size.
-OUTLINE = Role("outline_report", m.OutlineInput, m.OutlineOutput, "the report is written in one call",
-               asks=(Prompt("agent_outliner", COMPLEX, 0.3, max_tokens=1000),))
-WRITE_SECTION = Role("write_section", m.SectionInput, m.SectionOutput,
-                     "the section lists its steps' observations as found",
-                     asks=(Prompt("agent_section_writer", COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),),
-                     timeout=timedelta(seconds=180))
-SUMMARIZE = Role("summarize_report", m.SummaryInput, m.SummaryOutput, "the report has no summary",
-                 asks=(Prompt("agent_summarizer", COMPLEX, 0.3, max_tokens=1000),))
+OUTLINE = Role(
+    "outline_report",
+    m.OutlineInput,
+    m.OutlineOutput,
+    "the report is written in one call",
+    asks=(Prompt("agent_outliner", COMPLEX, 0.3, max_tokens=1000),),
+)
+WRITE_SECTION = Role(
+    "write_section",
+    m.SectionInput,
+    m.SectionOutput,
+    "the section lists its steps' observations as found",
+    asks=(Prompt("agent_section_writer", COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),),
+    timeout=timedelta(seconds=180),
+)
+SUMMARIZE = Role(
+    "summarize_report",
+    m.SummaryInput,
+    m.SummaryOutput,
+    "the report has no summary",
+    asks=(Prompt("agent_summarizer", COMPLEX, 0.3, max_tokens=1000),),
+)
 # Judging a claim against a passage is a reading task; rewriting one is close to it.
-VERIFY_CLAIMS = Role("verify_claims", m.VerifyClaimsInput, m.VerifyClaimsOutput, "claims stay unverified",
-                     asks=(Prompt("agent_verifier", ANALYTICAL, 0.0, max_tokens=2000),))
-REVISE_CLAIMS = Role("revise_claims", m.ReviseClaimsInput, m.ReviseClaimsOutput,
-                     "unsupported sentences are removed unrewritten",
-                     asks=(Prompt("agent_reviser", ANALYTICAL, 0.2, max_tokens=1500),))
-CRITIQUE = Role("critique", m.CritiqueInput, m.CritiqueOutput, "no scores",
-                asks=(Prompt("agent_critic", ANALYTICAL, 0.0, max_tokens=1200),))
-SEARCH = Role("search", m.SearchInput, m.SearchOutput, "no hits from that query",
-              timeout=timedelta(seconds=30), retry=SEARCH_RETRY, local=lambda _: True)
-READ_PAGE = Role("read_page", m.ReadPageInput, m.ReadPageOutput, "the page is skipped",
-                 timeout=timedelta(seconds=45), retry=SEARCH_RETRY, isolated=True,
-                 local=lambda page: page.url.startswith("file://"))  # a web page: a crawl, regular
-SAVE_RESEARCH = Role("save_research", m.SaveResearchInput, m.SaveResearchOutput,
-                     "the research completes with a note that it was not stored",
-                     timeout=timedelta(seconds=60), retry=SAVE_RETRY, isolated=True)
+VERIFY_CLAIMS = Role(
+    "verify_claims",
+    m.VerifyClaimsInput,
+    m.VerifyClaimsOutput,
+    "claims stay unverified",
+    asks=(Prompt("agent_verifier", ANALYTICAL, 0.0, max_tokens=2000),),
+)
+REVISE_CLAIMS = Role(
+    "revise_claims",
+    m.ReviseClaimsInput,
+    m.ReviseClaimsOutput,
+    "unsupported sentences are removed unrewritten",
+    asks=(Prompt("agent_reviser", ANALYTICAL, 0.2, max_tokens=1500),),
+)
+CRITIQUE = Role(
+    "critique",
+    m.CritiqueInput,
+    m.CritiqueOutput,
+    "no scores",
+    asks=(Prompt("agent_critic", ANALYTICAL, 0.0, max_tokens=1200),),
+)
+SEARCH = Role(
+    "search",
+    m.SearchInput,
+    m.SearchOutput,
+    "no hits from that query",
+    timeout=timedelta(seconds=30),
+    retry=SEARCH_RETRY,
+    local=lambda _: True,
+)
+READ_PAGE = Role(
+    "read_page",
+    m.ReadPageInput,
+    m.ReadPageOutput,
+    "the page is skipped",
+    timeout=timedelta(seconds=45),
+    retry=SEARCH_RETRY,
+    isolated=True,
+    local=lambda page: page.url.startswith("file://"),
+)  # a web page: a crawl, regular
+SAVE_RESEARCH = Role(
+    "save_research",
+    m.SaveResearchInput,
+    m.SaveResearchOutput,
+    "the research completes with a note that it was not stored",
+    timeout=timedelta(seconds=60),
+    retry=SAVE_RETRY,
+    isolated=True,
+)
 
 ROLES: tuple[Role, ...] = (
-    ROUTE, CLARIFY, COORDINATE, WRITE_QUERIES, PLAN, OBSERVE, REFLECT, SYNTHESIZE,
-    OUTLINE, WRITE_SECTION, SUMMARIZE, VERIFY_CLAIMS, REVISE_CLAIMS, CRITIQUE, SEARCH, READ_PAGE, SAVE_RESEARCH,
+    ROUTE,
+    CLARIFY,
+    COORDINATE,
+    WRITE_QUERIES,
+    PLAN,
+    OBSERVE,
+    REFLECT,
+    SYNTHESIZE,
+    OUTLINE,
+    WRITE_SECTION,
+    SUMMARIZE,
+    VERIFY_CLAIMS,
+    REVISE_CLAIMS,
+    CRITIQUE,
+    SEARCH,
+    READ_PAGE,
+    SAVE_RESEARCH,
 )
 LLM_ROLES: tuple[Role, ...] = tuple(r for r in ROLES if r.llm)
 BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
@@ -197,8 +301,10 @@ def _seconds(span: timedelta | float | None) -> str:
 
 
 def _retries(policy: RetryPolicy) -> str:
-    return (f"{policy.maximum_attempts}, {_seconds(policy.initial_interval)} backoff ×{policy.backoff_coefficient:g}"
-            f" up to {_seconds(policy.maximum_interval)}")
+    return (
+        f"{policy.maximum_attempts}, {_seconds(policy.initial_interval)} backoff ×{policy.backoff_coefficient:g}"
+        f" up to {_seconds(policy.maximum_interval)}"
+    )
 
 
 def _prompt(p: Prompt) -> str:
@@ -208,11 +314,24 @@ def _prompt(p: Prompt) -> str:
 def markdown_table() -> str:
     """The rows as the README shows them (`python -m workflows.roles`; a test compares)."""
     rows = [
-        ["activity", "prompt: tier, temperature, max_tokens, HTTP timeout", "timeout", "attempts",
-         "when the retries are spent"],
+        [
+            "activity",
+            "prompt: tier, temperature, max_tokens, HTTP timeout",
+            "timeout",
+            "attempts",
+            "when the retries are spent",
+        ],
         ["---"] * 5,
-        *([f"`{r.name}`", "<br>".join(map(_prompt, r.asks)) or "no LLM", _seconds(r.timeout), _retries(r.retry),
-           r.fallback + (" (never fatal)" if r.isolated else "")] for r in ROLES),
+        *(
+            [
+                f"`{r.name}`",
+                "<br>".join(map(_prompt, r.asks)) or "no LLM",
+                _seconds(r.timeout),
+                _retries(r.retry),
+                r.fallback + (" (never fatal)" if r.isolated else ""),
+            ]
+            for r in ROLES
+        ),
     ]
     return "\n".join(f"| {' | '.join(row)} |" for row in rows)
 

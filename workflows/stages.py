@@ -31,7 +31,11 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
     (Stage.BACKGROUND, Stage.SYNTHESIZING, "simple question / simple mode (direct answer)"),
     (Stage.BACKGROUND, Stage.PLANNING, "background gathered"),
     (Stage.PLANNING, Stage.RESEARCHING, "plan made"),
-    (Stage.PLANNING, Stage.AWAITING_PLAN_REVIEW, "plan made, review_plan on (a re-plan: review_replans too)"),
+    (
+        Stage.PLANNING,
+        Stage.AWAITING_PLAN_REVIEW,
+        "plan made, review_plan on (a re-plan: review_replans too)",
+    ),
     (Stage.AWAITING_PLAN_REVIEW, Stage.RESEARCHING, "approve, own steps, or no answer in time"),
     (Stage.AWAITING_PLAN_REVIEW, Stage.PLANNING, "revise with feedback (at most 3 rounds)"),
     (Stage.AWAITING_PLAN_REVIEW, Stage.SYNTHESIZING, "cancel"),
@@ -45,7 +49,11 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
     (Stage.VERIFYING, Stage.REFINING, "the critic does not accept it (at most 2 passes)"),
     (Stage.REFINING, Stage.PLANNING, "research what is missing (new steps only)"),
     (Stage.REFINING, Stage.SYNTHESIZING, "rewrite with the issues"),
-    (Stage.VERIFYING, Stage.AWAITING_REPORT_REVIEW, "review_report always, or auto, attended and the critic asks"),
+    (
+        Stage.VERIFYING,
+        Stage.AWAITING_REPORT_REVIEW,
+        "review_report always, or auto, attended and the critic asks",
+    ),
     (Stage.AWAITING_REPORT_REVIEW, Stage.REFINING, "revise with feedback (once)"),
     (Stage.AWAITING_REPORT_REVIEW, Stage.COMPLETED, "approve, or no answer in time"),
     (Stage.AWAITING_REPORT_REVIEW, Stage.CANCELLED, "cancel (the report it had)"),
@@ -56,8 +64,14 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
 
 #: Stages where the research has gathered something worth synthesizing.
 RESEARCH_STAGES = frozenset(
-    {Stage.COORDINATING, Stage.BACKGROUND, Stage.PLANNING, Stage.AWAITING_PLAN_REVIEW, Stage.RESEARCHING,
-     Stage.REFLECTING}
+    {
+        Stage.COORDINATING,
+        Stage.BACKGROUND,
+        Stage.PLANNING,
+        Stage.AWAITING_PLAN_REVIEW,
+        Stage.RESEARCHING,
+        Stage.REFLECTING,
+    }
 )
 TERMINAL_STAGES = frozenset({Stage.COMPLETED, Stage.CANCELLED, Stage.FAILED})
 #: Stages of the conversation before the research: the budget holds no reserve back yet.
@@ -111,9 +125,19 @@ def begin(state: ResearchState) -> None:
     """The research's first stage event: `stage_history` starts in routing without a transition,
     so the stage events name every entry of `stage_history`, in order."""
     request = state.request
-    emit(state.events, EventKind.STAGE, f"{state.stage.value}: {state.question[:200]}",
-         {"stage": state.stage.value, "from": None, "query": state.question, "depth": request.depth.value,
-          "mode": request.mode.value, "language": state.language})
+    emit(
+        state.events,
+        EventKind.STAGE,
+        f"{state.stage.value}: {state.question[:200]}",
+        {
+            "stage": state.stage.value,
+            "from": None,
+            "query": state.question,
+            "depth": request.depth.value,
+            "mode": request.mode.value,
+            "language": state.language,
+        },
+    )
     show_progress(state)
 
 
@@ -128,15 +152,21 @@ def details(state: ResearchState) -> str:
     lines = [f"**Stage:** {state.stage.value}"]
     if pending_question:
         lines.append(f"**Waiting for an answer:** {pending_question}")
-        lines.append('Answer with signal `clarification_answer` and a JSON string, e.g. `"the 2024 paper"`.')
+        lines.append(
+            'Answer with signal `clarification_answer` and a JSON string, e.g. `"the 2024 paper"`.'
+        )
     if pending_review:
         target = pending_review.value
         lines.append(f"**Waiting for a review of the {target}** (round {rounds}).")
-        lines.append(f"Send signal `{target}_review` with a JSON object: `{{\"decision\": \"approve\"}}`, "
-                     f"`{{\"decision\": \"revise\", \"feedback\": \"...\"}}` or `{{\"decision\": \"cancel\"}}`.")
+        lines.append(
+            f'Send signal `{target}_review` with a JSON object: `{{"decision": "approve"}}`, '
+            f'`{{"decision": "revise", "feedback": "..."}}` or `{{"decision": "cancel"}}`.'
+        )
     if plan:
-        lines.append(f"**Plan** (iteration {state.inquiry.plan_iterations}): "
-                     f"{state.inquiry.steps_done()}/{len(plan.steps)} steps done")
+        lines.append(
+            f"**Plan** (iteration {state.inquiry.plan_iterations}): "
+            f"{state.inquiry.steps_done()}/{len(plan.steps)} steps done"
+        )
         for i, step in enumerate(plan.steps):
             about = f": {step.description}" if pending_review and step.description else ""
             lines.append(f"{i + 1}. [{step.status.value}] {step.title}{about}")

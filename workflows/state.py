@@ -80,8 +80,11 @@ class ResearchState(BaseModel):
     @classmethod
     def parts(cls) -> dict[str, type[Part]]:
         """The parts' field names and classes, in order."""
-        return {name: kind for name, info in cls.model_fields.items()
-                if isinstance(kind := info.annotation, type) and issubclass(kind, Part)}
+        return {
+            name: kind
+            for name, info in cls.model_fields.items()
+            if isinstance(kind := info.annotation, type) and issubclass(kind, Part)
+        }
 
     # --- what the research is about -----------------------------------------------------------
 
@@ -94,7 +97,9 @@ class ResearchState(BaseModel):
         follow-up refers to, and the user's clarifications."""
         return {
             "query": self.question,
-            "follows_up": followup.context(self.question, self.request.history, self.conversation.pointer_nouns),
+            "follows_up": followup.context(
+                self.question, self.request.history, self.conversation.pointer_nouns
+            ),
             "clarifications": [c.answer for c in self.conversation.clarifications if c.answer],
             "language": self.language,
         }
@@ -123,16 +128,27 @@ class ResearchState(BaseModel):
             query=self.question,
             clarification_count=len(self.conversation.clarifications),
             sources_count=len(self.material.sources),
-            critique=self.writeup.critique if self.oversight.pending_review is ReviewTarget.REPORT else None,
-            draft_report_markdown=self.writeup.draft if self.oversight.pending_review is ReviewTarget.REPORT else None,
+            critique=self.writeup.critique
+            if self.oversight.pending_review is ReviewTarget.REPORT
+            else None,
+            draft_report_markdown=self.writeup.draft
+            if self.oversight.pending_review is ReviewTarget.REPORT
+            else None,
             first_event_seq=events.dropped + 1 if events.items else 0,
             last_event_seq=events.last_seq,
         )
 
-    def result(self, report: str, claims: list[Claim], started: datetime, now: datetime) -> ResearchResult:
+    def result(
+        self, report: str, claims: list[Claim], started: datetime, now: datetime
+    ) -> ResearchResult:
         self.ledger.stats.duration_s = round((now - started).total_seconds(), 3)
-        return self.view(ResearchResult, query=self.question, outcome=self.stage, report_markdown=report,
-                         claims=claims)
+        return self.view(
+            ResearchResult,
+            query=self.question,
+            outcome=self.stage,
+            report_markdown=report,
+            claims=claims,
+        )
 
     def view(self, model: type[View], **given: Any) -> View:
         """`model` filled with the values `given` (what is computed) and every other field by its
@@ -142,7 +158,9 @@ class ResearchState(BaseModel):
         for name in (n for n in model.model_fields if n not in given):
             holder = next((h for h in self._holders() if name in type(h).model_fields), None)
             if holder is None:
-                raise TypeError(f"{model.__name__}.{name} is neither given nor kept in the research's state")
+                raise TypeError(
+                    f"{model.__name__}.{name} is neither given nor kept in the research's state"
+                )
             values[name] = getattr(holder, name)
         return model(**values)
 

@@ -8,10 +8,10 @@ those (trimmed) enter workflow history.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 #: A word in any script (`\w` is Unicode-aware): "Speicherverwaltung", "bộ", "память" are words.
 WORD = re.compile(r"\w[\w'+#.-]*[\w+#]|\w")
@@ -57,7 +57,7 @@ def tokenize(text: str) -> list[str]:
             if not piece:
                 continue
             if _CJK.fullmatch(piece):
-                tokens += [piece[i:i + 2] for i in range(max(1, len(piece) - 1))]
+                tokens += [piece[i : i + 2] for i in range(max(1, len(piece) - 1))]
             elif piece.strip("."):
                 tokens.append(piece.strip("."))
     return tokens
@@ -89,8 +89,13 @@ def bm25_scores(
     return _bm25(set(query_terms), [len(doc) for doc in documents], counts, k1, b)
 
 
-def _bm25(unique_terms: set[str], lengths: list[int], counts: Sequence[Counter[str] | None], k1: float = 1.2,
-          b: float = 0.75) -> list[float]:
+def _bm25(
+    unique_terms: set[str],
+    lengths: list[int],
+    counts: Sequence[Counter[str] | None],
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[float]:
     """BM25 from each document's length and term counts (None: none of the query's terms)."""
     n = len(lengths)
     avg_len = sum(lengths) / n or 1.0
@@ -99,7 +104,7 @@ def _bm25(unique_terms: set[str], lengths: list[int], counts: Sequence[Counter[s
         if tf:
             df.update(tf.keys())
     scores = []
-    for length, tf in zip(lengths, counts):
+    for length, tf in zip(lengths, counts, strict=False):
         score = 0.0
         for term in unique_terms if tf else ():
             if term not in tf:
@@ -123,7 +128,9 @@ def _paragraph_scores(terms: list[str], paragraphs: list[str]) -> list[float]:
     for paragraph in paragraphs:
         lowered = paragraph.lower()
         if not any(term in lowered for term in unique_terms) and not _CJK.search(paragraph):
-            lengths.append(len(WORD.findall(paragraph)))  # as many as tokenize() gives, no CJK pairs
+            lengths.append(
+                len(WORD.findall(paragraph))
+            )  # as many as tokenize() gives, no CJK pairs
             counts.append(None)
             continue
         tokens = WORD.findall(lowered) if paragraph.isascii() else tokenize(paragraph)
@@ -185,11 +192,21 @@ def stem(word: str) -> str:
     word = word[:-2] if word.endswith(("'s", "’s")) else word
     if len(word) <= 3 or any(c.isdigit() for c in word):
         return word
-    for suffix, replacement, keep in (("ies", "y", ()), ("ied", "y", ()), ("ing", "", ()), ("ed", "", ("eed",)),
-                                      ("s", "", ("ss", "us", "is"))):
+    for suffix, replacement, keep in (
+        ("ies", "y", ()),
+        ("ied", "y", ()),
+        ("ing", "", ()),
+        ("ed", "", ("eed",)),
+        ("s", "", ("ss", "us", "is")),
+    ):
         stem = word[: -len(suffix)] + replacement
         if word.endswith(suffix) and not word.endswith(keep) and len(stem) >= 3:
-            if suffix in ("ing", "ed") and len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            if (
+                suffix in ("ing", "ed")
+                and len(stem) > 3
+                and stem[-1] == stem[-2]
+                and stem[-1] not in "lsz"
+            ):
                 stem = stem[:-1]  # running~run, stopped~stop, but called~call
             word = stem
             break

@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows.text import content_terms, split_paragraphs, stem, tokenize
 from workflows.models import Claim, Verdict, VerificationSummary
+from workflows.text import content_terms, split_paragraphs, stem, tokenize
 
 #: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
 #: Low on purpose: the pre-check must never overrule the judge on a fair paraphrase, which often
@@ -33,19 +33,43 @@ SUPPORTED_COVERAGE = 0.8
 #: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
 PARTIAL_MARK = " *(partly supported)*"
 
-_CITE = re.compile(r"(?<!\\)\[(\d+(?:\s*,\s*\d+)*)\](?!\()")  # `\[7\]` is escaped text, `[1](url)` a link
+_CITE = re.compile(
+    r"(?<!\\)\[(\d+(?:\s*,\s*\d+)*)\](?!\()"
+)  # `\[7\]` is escaped text, `[1](url)` a link
 #: split_sentences's boundary (end punctuation, space, a capital) plus a citation that ends a
 #: sentence ("... B [1]. C", "... B.[1] C"); applied to the raw line so `text` stays a substring.
-_ENDS = re.compile(r"[.!?][\"”’')*_]*(?:[ \t]*" + _CITE.pattern + r")*(?:" + re.escape(PARTIAL_MARK) + ")?$")
+_ENDS = re.compile(
+    r"[.!?][\"”’')*_]*(?:[ \t]*" + _CITE.pattern + r")*(?:" + re.escape(PARTIAL_MARK) + ")?$"
+)
 _GAP = re.compile(r"[ \t]+(?=[A-Z0-9\"'“‘(\[`*_])")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*)$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _LEAD = re.compile(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?")  # indentation and a list marker
-_SOURCES_TITLE = re.compile(r"(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)", re.IGNORECASE)
+_SOURCES_TITLE = re.compile(
+    r"(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)", re.IGNORECASE
+)
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\[(\d+)\]")
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*%?(?![\w%])")
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+        ]
+    )
+}
 
 
 # --- the report's cited sentences -----------------------------------------------------------------
@@ -67,10 +91,12 @@ def cited_sentences(markdown: str) -> list[CitedSentence]:
     found: list[CitedSentence] = []
     seen: set[str] = set()
     for line in _scan(markdown)[0]:
-        body = markdown[line.body:line.end]
+        body = markdown[line.body : line.end]
         for start, end in _sentence_spans(body):
             text = body[start:end]
-            ids = tuple(dict.fromkeys(int(n) for m in _CITE.finditer(text) for n in m.group(1).split(",")))
+            ids = tuple(
+                dict.fromkeys(int(n) for m in _CITE.finditer(text) for n in m.group(1).split(","))
+            )
             claim = _claim(text)
             if ids and claim and claim.lower() not in seen:
                 seen.add(claim.lower())
@@ -89,8 +115,12 @@ def _sentence_spans(line: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = len(line) - len(line.lstrip())
     for gap in _GAP.finditer(line, start):
-        rest = line[gap.end():]
-        if _CITE.match(rest) or rest.startswith(PARTIAL_MARK.strip()) or not _ENDS.search(line, start, gap.start()):
+        rest = line[gap.end() :]
+        if (
+            _CITE.match(rest)
+            or rest.startswith(PARTIAL_MARK.strip())
+            or not _ENDS.search(line, start, gap.start())
+        ):
             continue
         spans.append((start, gap.start()))
         start = gap.end()
@@ -166,9 +196,15 @@ def lexical_check(claim: str, evidence: list[str]) -> LexicalCheck:
         return _no_evidence(claim)
     union = _overlap(claim, texts)
     if union.coverage < UNRELATED_COVERAGE:
-        return LexicalCheck(union.coverage, union.missing, Verdict.UNSUPPORTED,
-                            f"shares {union.figures()} with the cited evidence: the citation points at an unrelated source")
-    return LexicalCheck(union.coverage, union.missing, None, f"shares {union.figures()} with the cited evidence")
+        return LexicalCheck(
+            union.coverage,
+            union.missing,
+            Verdict.UNSUPPORTED,
+            f"shares {union.figures()} with the cited evidence: the citation points at an unrelated source",
+        )
+    return LexicalCheck(
+        union.coverage, union.missing, None, f"shares {union.figures()} with the cited evidence"
+    )
 
 
 def lexical_verdict(claim: str, evidence: list[str]) -> LexicalCheck:
@@ -180,11 +216,22 @@ def lexical_verdict(claim: str, evidence: list[str]) -> LexicalCheck:
     if not paragraphs:
         return _no_evidence(claim)
     union = _overlap(claim, paragraphs)
-    best = max((_overlap(claim, [p]) for p in paragraphs),
-               key=lambda o: (o.coverage >= SUPPORTED_COVERAGE and not o.missing, o.found, -len(o.missing)))
+    best = max(
+        (_overlap(claim, [p]) for p in paragraphs),
+        key=lambda o: (
+            o.coverage >= SUPPORTED_COVERAGE and not o.missing,
+            o.found,
+            -len(o.missing),
+        ),
+    )
     if best.coverage >= SUPPORTED_COVERAGE and not best.missing:
         held = f"holds {best.figures()}" if best.total else "has no content words to check"
-        return LexicalCheck(best.coverage, (), Verdict.SUPPORTED, f"one cited passage {held}" if best.total else f"the claim {held}")
+        return LexicalCheck(
+            best.coverage,
+            (),
+            Verdict.SUPPORTED,
+            f"one cited passage {held}" if best.total else f"the claim {held}",
+        )
     reason = f"the cited evidence holds {'' if union.coverage >= PARTIAL_COVERAGE else 'only '}{union.figures()}"
     if union.missing:
         reason += f" but not {', '.join(union.missing)}"
@@ -195,8 +242,12 @@ def lexical_verdict(claim: str, evidence: list[str]) -> LexicalCheck:
 
 
 def _no_evidence(claim: str) -> LexicalCheck:
-    return LexicalCheck(0.0, tuple(_numbers(claim).values()), Verdict.UNSUPPORTED,
-                        "no evidence was recorded for the cited sources, so nothing backs the citation")
+    return LexicalCheck(
+        0.0,
+        tuple(_numbers(claim).values()),
+        Verdict.UNSUPPORTED,
+        "no evidence was recorded for the cited sources, so nothing backs the citation",
+    )
 
 
 def _overlap(claim: str, evidence: list[str]) -> _Overlap:
@@ -204,7 +255,9 @@ def _overlap(claim: str, evidence: list[str]) -> _Overlap:
     words = {w for text in evidence for w in _words(text)}
     numbers = {n for text in evidence for n in _numbers(text)}
     numbers |= {_NUMBER_WORDS[t] for text in evidence for t in tokenize(text) if t in _NUMBER_WORDS}
-    words |= {w for w, n in _NUMBER_WORDS.items() if n in numbers}  # "four" in a claim, "4" in a source
+    words |= {
+        w for w, n in _NUMBER_WORDS.items() if n in numbers
+    }  # "four" in a claim, "4" in a source
     missing = tuple(shown for key, shown in wanted_numbers.items() if key not in numbers)
     found = len(wanted_words & words) + len(wanted_numbers) - len(missing)
     return _Overlap(found, len(wanted_words) + len(wanted_numbers), missing)
@@ -233,12 +286,18 @@ def remove_sentence(markdown: str, sentence_text: str) -> str:
     its top findings in the summary). A list item or paragraph left empty loses its line; headings
     stay, even over an emptied section."""
     for line, start, end in reversed(_occurrences(markdown, sentence_text)):
-        before = markdown[line.body:start].rstrip(" \t")
-        after = markdown[end:line.end].lstrip(" \t")
+        before = markdown[line.body : start].rstrip(" \t")
+        after = markdown[end : line.end].lstrip(" \t")
         if not before.strip() and not after.strip():
             markdown = _delete_line(markdown, line.start)
         else:
-            markdown = markdown[:line.body] + before + (" " if before and after else "") + after + markdown[line.end:]
+            markdown = (
+                markdown[: line.body]
+                + before
+                + (" " if before and after else "")
+                + after
+                + markdown[line.end :]
+            )
     return markdown
 
 
@@ -264,7 +323,7 @@ def drop_unused_sources(markdown: str, keep_ids: Iterable[int]) -> str:
     only sources the prose still cites. Lines without a leading [n] are kept."""
     keep = set(keep_ids)
     for line in reversed(_scan(markdown)[1]):
-        listed = _SOURCE_LINE.match(markdown[line.start:line.end])
+        listed = _SOURCE_LINE.match(markdown[line.start : line.end])
         if listed and int(listed.group(1)) not in keep:
             markdown = _delete_line(markdown, line.start)
     return markdown
@@ -277,11 +336,14 @@ def _occurrences(markdown: str, text: str) -> list[tuple[_Line, int, int]]:
     found: list[tuple[_Line, int, int]] = []
     pattern = re.compile(r"[ \t]+".join(re.escape(word) for word in text.split()))
     for line in _scan(markdown)[0] if text.strip() else []:
-        body = markdown[line.body:line.end]
+        body = markdown[line.body : line.end]
         spans = _sentence_spans(body)
         starts, ends = {start for start, _ in spans}, {end for _, end in spans}
-        found += [(line, line.body + m.start(), line.body + m.end()) for m in pattern.finditer(body)
-                  if m.start() in starts and m.end() in ends]
+        found += [
+            (line, line.body + m.start(), line.body + m.end())
+            for m in pattern.finditer(body)
+            if m.start() in starts and m.end() in ends
+        ]
     return found
 
 
@@ -294,13 +356,15 @@ def _replace(markdown: str, old: str, new: str) -> str:
 def _delete_line(markdown: str, start: int) -> str:
     """Remove the line at `start` with its line break; where that leaves two blank lines, keep one."""
     end = markdown.find("\n", start)
-    markdown = markdown[:start] + ("" if end < 0 else markdown[end + 1:])
-    previous_blank = start == 0 or not markdown[markdown.rfind("\n", 0, start - 1) + 1:start].strip()
+    markdown = markdown[:start] + ("" if end < 0 else markdown[end + 1 :])
+    previous_blank = (
+        start == 0 or not markdown[markdown.rfind("\n", 0, start - 1) + 1 : start].strip()
+    )
     while previous_blank and start < len(markdown):
         end = markdown.find("\n", start)
         if end < 0 or markdown[start:end].strip():
             break
-        markdown = markdown[:start] + markdown[end + 1:]
+        markdown = markdown[:start] + markdown[end + 1 :]
     return markdown
 
 
@@ -311,10 +375,15 @@ def summarize(claims: list[Claim], *, method: str, enabled: bool = True) -> Veri
     """Counts by final verdict; a removed claim counts under its verdict and in `removed`."""
     count = {v: sum(1 for c in claims if c.verdict is v) for v in Verdict}
     return VerificationSummary(
-        enabled=enabled, method=method, claims=len(claims),
-        supported=count[Verdict.SUPPORTED], partial=count[Verdict.PARTIAL],
-        unsupported=count[Verdict.UNSUPPORTED], unverified=count[Verdict.UNVERIFIED],
-        revised=sum(1 for c in claims if c.original is not None), removed=sum(1 for c in claims if c.removed),
+        enabled=enabled,
+        method=method,
+        claims=len(claims),
+        supported=count[Verdict.SUPPORTED],
+        partial=count[Verdict.PARTIAL],
+        unsupported=count[Verdict.UNSUPPORTED],
+        unverified=count[Verdict.UNVERIFIED],
+        revised=sum(1 for c in claims if c.original is not None),
+        removed=sum(1 for c in claims if c.removed),
         share_supported=round(count[Verdict.SUPPORTED] / len(claims), 4) if claims else 0.0,
     )
 
@@ -330,9 +399,13 @@ def verification_note(summary: VerificationSummary) -> str:
     noun, verb = ("claim" if s.claims == 1 else "claims"), ("is" if s.supported == 1 else "are")
     parts = [f"{s.supported} of {s.claims} {noun} {verb} supported by their cited sources"]
     standing_unsupported = max(0, s.unsupported - s.removed)
-    for n, words in ((s.partial, 'partly (marked "partly supported")'), (standing_unsupported, "unsupported"),
-                     (s.unverified, "not checked"), (s.removed, "removed as unsupported"),
-                     (s.revised, "rewritten to match the sources")):
+    for n, words in (
+        (s.partial, 'partly (marked "partly supported")'),
+        (standing_unsupported, "unsupported"),
+        (s.unverified, "not checked"),
+        (s.removed, "removed as unsupported"),
+        (s.revised, "rewritten to match the sources"),
+    ):
         if n:
             parts.append(f"{n} {words}")
     return f"*Verification: {'; '.join(parts)}.*"

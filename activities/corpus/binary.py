@@ -31,7 +31,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from activities.corpus.documents import HEADING_SEPARATOR, Document, Section, UnreadableDocument, document
+from activities.corpus.documents import (
+    HEADING_SEPARATOR,
+    Document,
+    Section,
+    UnreadableDocument,
+    document,
+)
 
 #: The most a .docx part may inflate to; the largest real documents' text is a few MB.
 MAX_DOCX_PART_BYTES = 50 * 1024 * 1024
@@ -41,7 +47,9 @@ MAX_DOCX_ELEMENTS = 2_000_000
 MAX_DOCX_CHARS = 1_000_000
 PDF_SUFFIXES = frozenset({".pdf"})
 DOCX_SUFFIXES = frozenset({".docx"})
-_PLACEHOLDER_TITLE = re.compile(r"^(?:microsoft\s+\w+\s+-\s+.*|untitled.*|document\d*|\S+\.(?:docx?|pdf|tex|odt))$", re.I)
+_PLACEHOLDER_TITLE = re.compile(
+    r"^(?:microsoft\s+\w+\s+-\s+.*|untitled.*|document\d*|\S+\.(?:docx?|pdf|tex|odt))$", re.I
+)
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 DC = "{http://purl.org/dc/elements/1.1/}"
@@ -66,8 +74,11 @@ def pdf_documents(path: Path, data: bytes) -> list[Document]:
     title = _pdf_title(extracted.title, pages, path)
     base = path.as_uri()
     return [
-        document(f"{base}#page={number}", f"{title}, page {number}" if len(pages) > 1 else title,
-                 [Section("", text)])
+        document(
+            f"{base}#page={number}",
+            f"{title}, page {number}" if len(pages) > 1 else title,
+            [Section("", text)],
+        )
         for number, text in enumerate(pages, 1)
         if text.strip()
     ]
@@ -107,7 +118,9 @@ def _member(package: zipfile.ZipFile, name: str, required: bool = False) -> zipf
             raise UnreadableDocument(f"not a Word document: it has no {name}") from None
         return None
     if info.file_size > MAX_DOCX_PART_BYTES:
-        raise UnreadableDocument(f"{name} inflates to {info.file_size} bytes, more than {MAX_DOCX_PART_BYTES}")
+        raise UnreadableDocument(
+            f"{name} inflates to {info.file_size} bytes, more than {MAX_DOCX_PART_BYTES}"
+        )
     return info
 
 
@@ -121,7 +134,9 @@ class _Capped:
         data = self.member.read(size if 0 < size <= 1 << 20 else 1 << 20)
         self.read_bytes += len(data)
         if self.read_bytes > MAX_DOCX_PART_BYTES:
-            raise UnreadableDocument(f"{self.name} inflates to more than {MAX_DOCX_PART_BYTES} bytes")
+            raise UnreadableDocument(
+                f"{self.name} inflates to more than {MAX_DOCX_PART_BYTES} bytes"
+            )
         return data
 
 
@@ -134,8 +149,14 @@ def _elements(package: zipfile.ZipFile, name: str) -> Iterator[tuple[str, Any]]:
     if info is None:
         return
     with package.open(info) as member:
-        events = lxml.etree.iterparse(_Capped(member, name), events=("start", "end"), resolve_entities=False,
-                                      no_network=True, load_dtd=False, huge_tree=False)
+        events = lxml.etree.iterparse(
+            _Capped(member, name),
+            events=("start", "end"),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+        )
         count = 0
         try:
             for event, element in events:
@@ -143,7 +164,9 @@ def _elements(package: zipfile.ZipFile, name: str) -> Iterator[tuple[str, Any]]:
                 if event == "end":
                     count += 1
                     if count > MAX_DOCX_ELEMENTS:
-                        raise UnreadableDocument(f"{name} has more than {MAX_DOCX_ELEMENTS:,} XML elements")
+                        raise UnreadableDocument(
+                            f"{name} has more than {MAX_DOCX_ELEMENTS:,} XML elements"
+                        )
                     element.clear(keep_tail=True)
                     while element.getprevious() is not None:
                         del element.getparent()[0]
@@ -206,7 +229,9 @@ class _Body:
             elif tag in self.CONTAINERS and self.open:
                 self._close(self.open.pop())
             elif tag == f"{W}t" or tag in self.TEXT:
-                text = self.TEXT.get(tag) or (element.text or "") + "".join(c.tail or "" for c in element)
+                text = self.TEXT.get(tag) or (element.text or "") + "".join(
+                    c.tail or "" for c in element
+                )
                 self._add_text(text)
             elif tag in (f"{W}pStyle", f"{W}outlineLvl"):
                 self._property(element)
@@ -245,10 +270,16 @@ class _Body:
 
 
 #: Where a closed element's text goes: (the element it closes inside, the element).
-_NESTING = frozenset({
-    (f"{W}p", f"{W}p"), (f"{W}tc", f"{W}p"), (f"{W}tr", f"{W}tc"), (f"{W}tbl", f"{W}tr"),
-    (f"{W}tc", f"{W}tbl"), (f"{W}p", f"{W}tbl"),
-})
+_NESTING = frozenset(
+    {
+        (f"{W}p", f"{W}p"),
+        (f"{W}tc", f"{W}p"),
+        (f"{W}tr", f"{W}tc"),
+        (f"{W}tbl", f"{W}tr"),
+        (f"{W}tc", f"{W}tbl"),
+        (f"{W}p", f"{W}tbl"),
+    }
+)
 
 
 def _outline(blocks: list[tuple[int | None, str]], title: str) -> tuple[str, list[Section]]:
@@ -263,7 +294,9 @@ def _outline(blocks: list[tuple[int | None, str]], title: str) -> tuple[str, lis
             continue
         if not text.strip():
             continue
-        if level == 0 or (not title and level == 1 and not heading_path and not parts and not any(lines)):
+        if level == 0 or (
+            not title and level == 1 and not heading_path and not parts and not any(lines)
+        ):
             if title and title != text.strip():
                 lines.append(text)  # the core properties' title names it; keep this one as text
             title = title or text.strip()  # the Title style, or a first top-level heading

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from workflows.text import split_paragraphs, without_controls
 
-
 #: Sections longer than this are cut into windows of whole paragraphs: a section is ranked as one
 #: piece of text, and past a screenful BM25's length normalisation starts to hide what it says.
 SECTION_CHARS = 2400
@@ -87,6 +86,7 @@ def _windows(paragraphs: list[str], size: int = SECTION_CHARS) -> list[str]:
 #: A source file's (mtime_ns, size): what decides whether it must be read again.
 Stamp = tuple[int, int]
 
+
 def _stamp(path: Path) -> Stamp | None:
     try:
         st = path.stat()
@@ -110,7 +110,9 @@ def text_document(path: Path, data: bytes) -> Document:
 
 def _decode(data: bytes) -> str:
     """UTF-8 (UTF-16 with its byte order mark); refused when it is binary rather than text."""
-    text = data.decode("utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8", errors="replace")
+    text = data.decode(
+        "utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8", errors="replace"
+    )
     sample = text[:BINARY_SAMPLE]
     if "\x00" in text or len(_SUSPICIOUS.findall(sample)) > BINARY_SHARE * len(sample):
         raise UnreadableDocument("binary content (NUL bytes or control characters), not text")
@@ -120,7 +122,9 @@ def _decode(data: bytes) -> str:
 def clean(text: str) -> str:
     """`text` without terminal escape sequences, control characters (but newline and tab) and
     bidirectional overrides: what a file says can neither drive a terminal nor reorder a line."""
-    from activities.web.extraction import strip_controls  # loaded in the extraction children already
+    from activities.web.extraction import (
+        strip_controls,
+    )  # loaded in the extraction children already
 
     plain = without_controls(text)  # a quick scan; whole escape sequences only where there is one
     return plain if plain == text else without_controls(strip_controls(text))
@@ -129,10 +133,13 @@ def clean(text: str) -> str:
 def document(url: str, title: str, parts: list[Section]) -> Document:
     """A document from its parts: title, headings and texts cleaned and normalised, the body
     their headings and texts."""
-    kept = tuple(Section(" ".join(clean(p.heading).split()), _normalise(clean(p.text))) for p in parts)
+    kept = tuple(
+        Section(" ".join(clean(p.heading).split()), _normalise(clean(p.text))) for p in parts
+    )
     kept = tuple(p for p in kept if p.text or p.heading)
     body = "\n\n".join(
-        "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x) for p in kept
+        "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x)
+        for p in kept
     )
     return Document(url=url, title=" ".join(clean(title).split()), body=body, parts=kept)
 
@@ -226,9 +233,36 @@ class _HTMLText(HTMLParser):
     HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
     BLOCK = frozenset(
         {
-            "p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4", "h5",
-            "h6", "tr", "table", "section", "article", "main", "header", "aside", "pre",
-            "blockquote", "figure", "figcaption", "hr", "form", "details", "summary",
+            "p",
+            "div",
+            "br",
+            "li",
+            "ul",
+            "ol",
+            "dl",
+            "dt",
+            "dd",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "tr",
+            "table",
+            "section",
+            "article",
+            "main",
+            "header",
+            "aside",
+            "pre",
+            "blockquote",
+            "figure",
+            "figcaption",
+            "hr",
+            "form",
+            "details",
+            "summary",
         }
     )
 
@@ -267,7 +301,9 @@ class _HTMLText(HTMLParser):
             is_title = level == 1 and not self.h1 and " ".join(self.title.split()) in ("", text)
             if level == 1 and not self.h1:
                 self.h1 = text
-            self._heading_path = self._outline.enter(level, text, is_title) if text else self._heading_path
+            self._heading_path = (
+                self._outline.enter(level, text, is_title) if text else self._heading_path
+            )
             self._heading = None
             self.parts = []
         if tag in self.BLOCK:

@@ -49,13 +49,26 @@ from urllib.parse import unquote, urlsplit
 
 from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES
 from activities.corpus.documents import Document, Stamp, _stamp
-from activities.corpus.reader import display_name, one_line, read_documents
-from activities.corpus.store import BUSY_TIMEOUT_S, IndexChanges, Read, prepare, stored_stamp, stored_stamps, write
 from activities.corpus.ranking import Memo, Ranker
+from activities.corpus.reader import display_name, one_line, read_documents
 from activities.corpus.snippets import MAX_QUERY_TERMS, _snippet, _Terms  # noqa: F401 - MAX_QUERY_TERMS: re-exported
-from activities.corpus.stdlib import _module_documents, _stdlib_sources, _topic_documents, _topics_path
-from workflows.text import content_terms, select_passages, trim
+from activities.corpus.stdlib import (
+    _module_documents,
+    _stdlib_sources,
+    _topic_documents,
+    _topics_path,
+)
+from activities.corpus.store import (
+    BUSY_TIMEOUT_S,
+    IndexChanges,
+    Read,
+    prepare,
+    stored_stamp,
+    stored_stamps,
+    write,
+)
 from workflows.activity_models import ReadPageOutput, SearchHit
+from workflows.text import content_terms, select_passages, trim
 
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
@@ -82,9 +95,16 @@ log = logging.getLogger(__name__)
 class LocalCorpus:
     """Full-text search over one corpus; thread-safe, and safe to share between processes."""
 
-    def __init__(self, corpus_dir: Path | None, index_dir: Path, refresh_interval_s: float = REFRESH_INTERVAL_S,
-                 max_file_bytes: int | None = None) -> None:
-        self.corpus_dir = Path(corpus_dir).expanduser().resolve() if corpus_dir is not None else None
+    def __init__(
+        self,
+        corpus_dir: Path | None,
+        index_dir: Path,
+        refresh_interval_s: float = REFRESH_INTERVAL_S,
+        max_file_bytes: int | None = None,
+    ) -> None:
+        self.corpus_dir = (
+            Path(corpus_dir).expanduser().resolve() if corpus_dir is not None else None
+        )
         self.index_dir = Path(index_dir).expanduser().resolve()
         if self.corpus_dir is None:
             version = ".".join(map(str, sys.version_info[:3]))
@@ -127,12 +147,18 @@ class LocalCorpus:
             ranked = Ranker(con, terms, self._memo).rank(limit)
             hits = []
             for doc in ranked:
-                (body,) = con.execute("SELECT body FROM sections WHERE id = ?", (doc.best_section,)).fetchone()
+                (body,) = con.execute(
+                    "SELECT body FROM sections WHERE id = ?", (doc.best_section,)
+                ).fetchone()
                 snippet = _snippet(body, terms)
                 if not snippet:
-                    (whole,) = con.execute("SELECT body FROM docs WHERE id = ?", (doc.doc_id,)).fetchone()
+                    (whole,) = con.execute(
+                        "SELECT body FROM docs WHERE id = ?", (doc.doc_id,)
+                    ).fetchone()
                     snippet = _snippet(whole, terms)
-                hits.append(SearchHit(url=doc.url, title=doc.title, snippet=snippet, provider=PROVIDER))
+                hits.append(
+                    SearchHit(url=doc.url, title=doc.title, snippet=snippet, provider=PROVIDER)
+                )
             con.execute("COMMIT")
         return hits
 
@@ -166,7 +192,9 @@ class LocalCorpus:
         with `reader.display_name`: a file name may hold a newline)."""
         self._refresh()
         with closing(self._connect()) as con:
-            return list(con.execute("SELECT path, error FROM sources WHERE error IS NOT NULL ORDER BY path"))
+            return list(
+                con.execute("SELECT path, error FROM sources WHERE error IS NOT NULL ORDER BY path")
+            )
 
     @property
     def max_file_bytes(self) -> int:
@@ -209,7 +237,9 @@ class LocalCorpus:
         nothing may be indexed yet (the first refresh of this process) or it is `refresh()`.
         """
         changes = IndexChanges()
-        if not self._due(force) or not self._refreshing.acquire(blocking=force or self._checked_at is None):
+        if not self._due(force) or not self._refreshing.acquire(
+            blocking=force or self._checked_at is None
+        ):
             return changes
         try:
             if self._due(force):  # not done by the thread this one waited for
@@ -239,7 +269,9 @@ class LocalCorpus:
                 return
             self._seen_stamps = None  # written below: start over at the next check
             started, new_index = time.perf_counter(), not stored
-            pending = deque(sorted(p for p in set(current) | set(stored) if current.get(p) != stored.get(p)))
+            pending = deque(
+                sorted(p for p in set(current) | set(stored) if current.get(p) != stored.get(p))
+            )
             while pending:
                 batch = self._read_batch(con, pending, current)
                 write(con, batch, current, changes, optimize=new_index and not pending)
@@ -247,12 +279,18 @@ class LocalCorpus:
         if new_index and current:
             self.build_seconds = time.perf_counter() - started
 
-    def _read_batch(self, con: sqlite3.Connection, pending: deque[str], current: dict[str, Stamp]) -> list[Read]:
+    def _read_batch(
+        self, con: sqlite3.Connection, pending: deque[str], current: dict[str, Stamp]
+    ) -> list[Read]:
         """The next files, read for about COMMIT_EVERY_S, outside any transaction; a file another
         process has indexed meanwhile is not read again."""
         batch: list[Read] = []
         started, chars = time.perf_counter(), 0
-        while pending and time.perf_counter() - started < COMMIT_EVERY_S and chars < COMMIT_EVERY_CHARS:
+        while (
+            pending
+            and time.perf_counter() - started < COMMIT_EVERY_S
+            and chars < COMMIT_EVERY_CHARS
+        ):
             path = pending.popleft()
             stamp = current.get(path)
             if stamp is None:
@@ -290,7 +328,9 @@ class LocalCorpus:
         search of all the others down with it."""
         try:
             if self.corpus_dir is None:
-                found = _topic_documents(path) if path == _topics_path() else _module_documents(path)
+                found = (
+                    _topic_documents(path) if path == _topics_path() else _module_documents(path)
+                )
                 return found, None
             found = read_documents(self.corpus_dir, path, self.max_file_bytes)
             if not any(d.body.strip() for d in found):

@@ -161,8 +161,12 @@ class Ranker:
     def _section_words(self, section: int) -> list[str]:
         words = self.memo.section_words.get(section)
         if words is None:
-            heading, body = self.con.execute("SELECT heading, body FROM sections WHERE id = ?", (section,)).fetchone()
-            words = self.memo.section_words[section] = [w for w in content_terms(f"{heading} {body}") if _expandable(w)]
+            heading, body = self.con.execute(
+                "SELECT heading, body FROM sections WHERE id = ?", (section,)
+            ).fetchone()
+            words = self.memo.section_words[section] = [
+                w for w in content_terms(f"{heading} {body}") if _expandable(w)
+            ]
         return words
 
     def _df(self, word: str) -> int:
@@ -192,7 +196,9 @@ class Ranker:
         bases = []
         for doc, found in by_doc.items():
             found.sort(key=lambda x: (-x[0], x[1]))
-            base = found[0][0] + NEXT_SECTIONS_SHARE * sum(s for s, _ in found[1 : 1 + NEXT_SECTIONS])
+            base = found[0][0] + NEXT_SECTIONS_SHARE * sum(
+                s for s, _ in found[1 : 1 + NEXT_SECTIONS]
+            )
             bases.append((base, doc, found[0][1]))
         bases.sort(key=lambda r: (-r[0], r[1]))
         ranked: list[tuple[float, str, int, str, str, int]] = []
@@ -201,7 +207,9 @@ class Ranker:
             docs = self._docs([doc for _, doc, _ in batch])
             for base, doc, best in batch:
                 url, title, source = docs[doc]
-                ranked.append((base * (1 + self.terms.coverage(title)), url, doc, title, source, best))
+                ranked.append(
+                    (base * (1 + self.terms.coverage(title)), url, doc, title, source, best)
+                )
             kept = _capped(ranked, limit)
             rest = bases[start + LIFT_BATCH : start + LIFT_BATCH + 1]
             if len(kept) >= limit and rest and 2 * rest[0][0] < kept[-1].score - 1e-6:
@@ -215,7 +223,9 @@ class Ranker:
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            known.update(self.con.execute(f"SELECT id, doc_id FROM sections WHERE id IN ({marks})", chunk))
+            known.update(
+                self.con.execute(f"SELECT id, doc_id FROM sections WHERE id IN ({marks})", chunk)
+            )
         return [(s, known[s]) for s in sections]
 
     def _docs(self, ids: list[int]) -> dict[int, tuple[str, str, str]]:
@@ -231,11 +241,15 @@ class Ranker:
         return rows
 
 
-def _capped(ranked: list[tuple[float, str, int, str, str, int]], limit: int) -> list[RankedDocument]:
+def _capped(
+    ranked: list[tuple[float, str, int, str, str, int]], limit: int
+) -> list[RankedDocument]:
     """The best `limit` documents, at most MAX_HITS_PER_SOURCE of one source (ties by URL)."""
     out: list[RankedDocument] = []
     per_source: Counter[str] = Counter()
-    for score, url, doc, title, source, best in sorted(ranked, key=lambda r: (-round(r[0], 9), r[1])):
+    for score, url, doc, title, source, best in sorted(
+        ranked, key=lambda r: (-round(r[0], 9), r[1])
+    ):
         if per_source[source] >= MAX_HITS_PER_SOURCE:
             continue
         per_source[source] += 1

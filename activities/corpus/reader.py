@@ -105,8 +105,13 @@ def _open_error(err: OSError) -> str:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a file"
@@ -127,4 +132,6 @@ def display_name(path: str, root: Path | None = None) -> str:
 
 def one_line(text: str) -> str:
     """`text` with what could break or reorder a line escaped as Python would write it."""
-    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+    return _UNPRINTABLE.sub(
+        lambda found: found.group().encode("unicode_escape").decode("ascii"), text
+    )

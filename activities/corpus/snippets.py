@@ -7,12 +7,11 @@ loose matching of query words (`_Terms`) also ranks titles.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
-from collections.abc import Iterator
-
-from workflows.text import bm25_scores, split_paragraphs, split_sentences, tokenize, trim
 from workflows.models import SNIPPET_LIMIT
+from workflows.text import bm25_scores, split_paragraphs, split_sentences, tokenize, trim
 
 #: At most this many distinct query terms go into one MATCH (a 5000-character query would
 #: otherwise become a slow 700-way OR).
@@ -49,7 +48,9 @@ class _Terms:
         if len(token) < 4:  # only an exact match (a variant needs a stem of four letters)
             found = token if token in self._exact else None
         else:
-            found = next((p for p in self._by_prefix.get(token[:4], ()) if _close_variant(token, p)), None)
+            found = next(
+                (p for p in self._by_prefix.get(token[:4], ()) if _close_variant(token, p)), None
+            )
         self._memo[token] = found
         return found
 

@@ -24,12 +24,23 @@ from workflows.text import trim
 #: installed packages) or, for pydoc_data, are indexed separately as reference topics.
 _STDLIB_SKIP_DIRS = frozenset(
     {
-        "test", "tests", "idlelib", "lib2to3", "ensurepip", "site-packages", "dist-packages",
-        "turtledemo", "__pycache__", "pydoc_data", "lib-dynload", "__phello__",
+        "test",
+        "tests",
+        "idlelib",
+        "lib2to3",
+        "ensurepip",
+        "site-packages",
+        "dist-packages",
+        "turtledemo",
+        "__pycache__",
+        "pydoc_data",
+        "lib-dynload",
+        "__phello__",
     }
 )
 #: A module whose docstrings add up to less than this is not worth a search result.
 _MIN_MODULE_DOC_CHARS = 120
+
 
 @cache
 def _stdlib_dir() -> Path:
@@ -54,7 +65,8 @@ def _stdlib_sources() -> Iterator[tuple[str, Stamp]]:
     root = _stdlib_dir()
     for folder, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if d not in _STDLIB_SKIP_DIRS and not d.startswith(("_", ".")) and "-" not in d
         )
         for name in sorted(filenames):
@@ -98,7 +110,9 @@ def _topic_documents(path: Path) -> list[Document]:
         heading = lines[0].strip() if has_heading else topic
         body = _UNDERLINE.sub("", text)
         documents.append(
-            Document(url=f"{base}#{topic}", title=f"Python reference: {heading}", body=_normalise(body))
+            Document(
+                url=f"{base}#{topic}", title=f"Python reference: {heading}", body=_normalise(body)
+            )
         )
     return documents
 
@@ -179,7 +193,7 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool = Fals
     args = node.args
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    pairs = list(zip(positional, defaults))
+    pairs = list(zip(positional, defaults, strict=False))
     if method and pairs and pairs[0][0].arg in ("self", "cls"):
         pairs = pairs[1:]
     params = [a.arg + (f"={_short(d)}" if d is not None else "") for a, d in pairs]
@@ -187,7 +201,7 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool = Fals
         params.append(f"*{args.vararg.arg}")
     elif args.kwonlyargs:
         params.append("*")
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False):
         params.append(a.arg + (f"={_short(d)}" if d is not None else ""))
     if args.kwarg:
         params.append(f"**{args.kwarg.arg}")

@@ -69,7 +69,6 @@ class IndexChanges:
 Read = tuple[str, list[Document], str | None]
 
 
-
 def prepare(con: sqlite3.Connection) -> None:
     """WAL mode (readers never block the writer) and the tables, on a new or existing index.
 
@@ -90,7 +89,10 @@ def prepare(con: sqlite3.Connection) -> None:
 
 
 def stored_stamps(con: sqlite3.Connection) -> dict[str, Stamp]:
-    return {path: (mtime, size) for path, mtime, size in con.execute("SELECT path, mtime_ns, size FROM sources")}
+    return {
+        path: (mtime, size)
+        for path, mtime, size in con.execute("SELECT path, mtime_ns, size FROM sources")
+    }
 
 
 def stored_stamp(con: sqlite3.Connection, path: str) -> Stamp | None:
@@ -98,8 +100,13 @@ def stored_stamp(con: sqlite3.Connection, path: str) -> Stamp | None:
     return (rows[0][0], rows[0][1]) if rows else None
 
 
-def write(con: sqlite3.Connection, batch: list[Read], current: dict[str, Stamp], changes: IndexChanges,
-           optimize: bool) -> None:
+def write(
+    con: sqlite3.Connection,
+    batch: list[Read],
+    current: dict[str, Stamp],
+    changes: IndexChanges,
+    optimize: bool,
+) -> None:
     """What was read, in one short transaction; a file whose stamp is already stored (another
     process wrote it meanwhile) is left as it is."""
     con.execute("BEGIN IMMEDIATE")
@@ -115,7 +122,10 @@ def write(con: sqlite3.Connection, batch: list[Read], current: dict[str, Stamp],
                 continue
             for doc in documents:
                 insert(con, path, doc)
-            con.execute("INSERT INTO sources(path, mtime_ns, size, error) VALUES (?, ?, ?, ?)", (path, *stamp, error))
+            con.execute(
+                "INSERT INTO sources(path, mtime_ns, size, error) VALUES (?, ?, ?, ?)",
+                (path, *stamp, error),
+            )
             (changes.updated if known is not None else changes.added).append(path)
             if error:
                 changes.skipped.append((path, error))
@@ -129,7 +139,9 @@ def write(con: sqlite3.Connection, batch: list[Read], current: dict[str, Stamp],
 
 
 def delete_source(con: sqlite3.Connection, path: str) -> None:
-    con.execute("DELETE FROM sections WHERE doc_id IN (SELECT id FROM docs WHERE source = ?)", (path,))
+    con.execute(
+        "DELETE FROM sections WHERE doc_id IN (SELECT id FROM docs WHERE source = ?)", (path,)
+    )
     con.execute("DELETE FROM docs WHERE source = ?", (path,))
     con.execute("DELETE FROM sources WHERE path = ?", (path,))
 
@@ -137,7 +149,8 @@ def delete_source(con: sqlite3.Connection, path: str) -> None:
 def insert(con: sqlite3.Connection, path: str, doc: Document) -> None:
     """A document and its sections (a URL already taken by another file keeps its first owner)."""
     cursor = con.execute(
-        "INSERT OR IGNORE INTO docs(url, source, title, body) VALUES (?, ?, ?, ?)", (doc.url, path, doc.title, doc.body)
+        "INSERT OR IGNORE INTO docs(url, source, title, body) VALUES (?, ?, ?, ?)",
+        (doc.url, path, doc.title, doc.body),
     )
     if not cursor.rowcount:
         return

@@ -10,4 +10,3 @@ underscore are shared between these modules only.
 from activities.offline_engine.engine import OfflineEngine
 
 __all__ = ["OfflineEngine"]
-

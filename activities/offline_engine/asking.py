@@ -26,20 +26,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from activities.offline_engine.questions import decompose
-from activities.offline_engine.words import ASPECT_WORDS, PRONOUNS, VAGUE, VERBS, _base, _Matcher, _words
+from activities.offline_engine.words import (
+    ASPECT_WORDS,
+    PRONOUNS,
+    VAGUE,
+    VERBS,
+    _base,
+    _Matcher,
+    _words,
+)
 from workflows.text import STOPWORDS
 
-_AUX = frozenset("do does did can could should would will shall may might must is are was were am be has have had".split())
+_AUX = frozenset(
+    "do does did can could should would will shall may might must is are was were am be has have had".split()
+)
 _COPULA = frozenset("is are was were am be".split())
 _PERSONS = frozenset("i you we one people someone".split())
-_DETERMINERS = frozenset("a an the my your our their his her its this these those some any each every".split())
+_DETERMINERS = frozenset(
+    "a an the my your our their his her its this these those some any each every".split()
+)
 _PREPOSITIONS = frozenset(
     "after before during in on at for with without within into onto from to by of about under over between "
     "through across when while if than like via per".split()
 )
 #: "How long", "how often": the word after "how" is the measure asked for.
 _HOW_MEASURE = frozenset("long often much many far old big soon fast large".split())
-_WH = frozenset("what how why when where which who whom whose explain describe tell show list".split())
+_WH = frozenset(
+    "what how why when where which who whom whose explain describe tell show list".split()
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +70,9 @@ class Ask:
         if not self.subject_terms:
             return True
         found = set(_Matcher([*self.subject_terms, *self.ask_terms]).found(sentence))
-        return bool(found & set(self.subject_terms)) and (not self.ask_terms or bool(found & set(self.ask_terms)))
+        return bool(found & set(self.subject_terms)) and (
+            not self.ask_terms or bool(found & set(self.ask_terms))
+        )
 
     def missing(self, sentences: list[str]) -> list[str]:
         """The ask's words no sentence that names the subject mentions (all of them when none answers)."""
@@ -83,7 +99,11 @@ def read_ask(question: str) -> Ask:
     if verb is None:
         subject = _content_run(words, 0)
         return Ask(" ".join(subject), tuple(_terms(subject)), ())
-    before = [w for w in words[:verb] if w.lower() not in _WH | _AUX | STOPWORDS and w.lower() not in PRONOUNS]
+    before = [
+        w
+        for w in words[:verb]
+        if w.lower() not in _WH | _AUX | STOPWORDS and w.lower() not in PRONOUNS
+    ]
     after = _content_run(words, verb + 1)
     if _terms(before):
         return Ask(" ".join(before), tuple(_terms(before)), tuple(_terms([words[verb], *after])))
@@ -96,12 +116,22 @@ def _main_verb(lower: list[str]) -> int | None:
         if word in _AUX or word in STOPWORDS or word in _WH or word in PRONOUNS or word in _PERSONS:
             continue
         after_person = i >= 2 and lower[i - 1] in _PERSONS and lower[i - 2] in _AUX
-        before_determiner = i + 1 < len(lower) and lower[i + 1] in _DETERMINERS and word not in _PREPOSITIONS
+        before_determiner = (
+            i + 1 < len(lower) and lower[i + 1] in _DETERMINERS and word not in _PREPOSITIONS
+        )
         if word in VERBS or after_person or before_determiner:
             return i
     aux = next((w for w in lower[:2] if w in _AUX), "")
-    if len(lower) >= 4 and aux and aux not in _COPULA and lower[-2] not in _PREPOSITIONS and lower[-1] not in STOPWORDS:
-        return len(lower) - 1  # "How long should a sourdough loaf bake": the verb closes the question
+    if (
+        len(lower) >= 4
+        and aux
+        and aux not in _COPULA
+        and lower[-2] not in _PREPOSITIONS
+        and lower[-1] not in STOPWORDS
+    ):
+        return (
+            len(lower) - 1
+        )  # "How long should a sourdough loaf bake": the verb closes the question
     return None
 
 
@@ -125,7 +155,13 @@ def _terms(words: list[str]) -> list[str]:
     out = []
     for word in words:
         low = _base(word)
-        if low and low not in STOPWORDS and low not in VAGUE and low not in ASPECT_WORDS and low not in _WH:
+        if (
+            low
+            and low not in STOPWORDS
+            and low not in VAGUE
+            and low not in ASPECT_WORDS
+            and low not in _WH
+        ):
             out.append(low)
     return list(dict.fromkeys(out))
 
@@ -134,4 +170,3 @@ def subject_title(question: str) -> str:
     """The question's subject phrase when it names one ("sourdough loaves"), else ""."""
     ask = read_ask(question)
     return ask.subject if ask.subject_terms else ""
-

@@ -11,10 +11,7 @@ closest to it, quoted and cited, so the rewrite says what the source says and no
 from __future__ import annotations
 
 from activities.offline_engine.asking import ask_of
-from workflows.citations import CITATION
-from workflows.text import content_terms, split_sentences, stem
 from workflows import verification
-from workflows.models import CritiqueIssue, Evidence, IssueSeverity
 from workflows.activity_models import (
     ClaimRewrite,
     ClaimVerdict,
@@ -26,6 +23,9 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
+from workflows.citations import CITATION
+from workflows.models import CritiqueIssue, Evidence, IssueSeverity
+from workflows.text import content_terms, split_sentences, stem
 
 #: A rewrite must share at least this many content words with the claim it replaces: below that
 #: the nearest evidence sentence is about something else, and the claim is dropped instead.
@@ -63,7 +63,9 @@ def critique(inp: CritiqueInput) -> CritiqueOutput:
     stands in the report without full support."""
     v = inp.verification
     standing = max(0, v.claims - v.removed)
-    coverage = inp.steps_completed / inp.steps_planned if inp.steps_planned else (1.0 if standing else 0.0)
+    coverage = (
+        inp.steps_completed / inp.steps_planned if inp.steps_planned else (1.0 if standing else 0.0)
+    )
     breadth = min(1.0, inp.sources_count / max(2, 2 * max(1, inp.steps_completed)))
     supported = v.supported / standing if standing else 0.0
     quality = round((supported + coverage + breadth) / 3, 2)
@@ -74,7 +76,9 @@ def critique(inp: CritiqueInput) -> CritiqueOutput:
     return CritiqueOutput(
         is_acceptable=not high and quality >= ACCEPTABLE_QUALITY,
         issues=issues,
-        rewrite_suggestion=" ".join(_REWRITE[i.text.split(":")[0]] for i in issues if i.text.split(":")[0] in _REWRITE),
+        rewrite_suggestion=" ".join(
+            _REWRITE[i.text.split(":")[0]] for i in issues if i.text.split(":")[0] in _REWRITE
+        ),
         requires_human_input=standing == 0 or inp.sources_count == 0,
         quality=quality,
         quality_reason=(
@@ -110,34 +114,54 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
     v = inp.verification
     issues: list[CritiqueIssue] = []
     if v.claims == 0 or standing == 0:
-        issues.append(CritiqueIssue(severity=IssueSeverity.HIGH,
-                                    text="nothing cited: the report makes no claim backed by a source"))
+        issues.append(
+            CritiqueIssue(
+                severity=IssueSeverity.HIGH,
+                text="nothing cited: the report makes no claim backed by a source",
+            )
+        )
     elif v.removed + v.unsupported:
         share = (v.removed + max(0, v.unsupported - v.removed)) / v.claims
-        issues.append(CritiqueIssue(
-            severity=IssueSeverity.HIGH if share > UNSUPPORTED_SHARE_HIGH else IssueSeverity.MEDIUM,
-            text=f"unsupported claims: {v.removed + max(0, v.unsupported - v.removed)} of {v.claims} claims "
-                 "were not supported by their sources"))
+        issues.append(
+            CritiqueIssue(
+                severity=IssueSeverity.HIGH
+                if share > UNSUPPORTED_SHARE_HIGH
+                else IssueSeverity.MEDIUM,
+                text=f"unsupported claims: {v.removed + max(0, v.unsupported - v.removed)} of {v.claims} claims "
+                "were not supported by their sources",
+            )
+        )
     cited = _cited_sentences(inp.report_markdown)
     ask = ask_of(inp.meant())
     unanswered = ask.missing(cited) if cited else []
     if unanswered:
-        issues.append(CritiqueIssue(
-            severity=IssueSeverity.HIGH,
-            text=f"question not answered: no cited sentence about {ask.subject} says anything about "
-                 f"{', '.join(map(_quoted, unanswered))}; supported claims are not an answer"))
+        issues.append(
+            CritiqueIssue(
+                severity=IssueSeverity.HIGH,
+                text=f"question not answered: no cited sentence about {ask.subject} says anything about "
+                f"{', '.join(map(_quoted, unanswered))}; supported claims are not an answer",
+            )
+        )
     # Only what the report quotes from its sources counts: its title and headings repeat the question.
     wanted = {stem(t): t for t in content_terms(inp.topic_text())}
     found = {stem(t) for t in content_terms(" ".join(cited))}
     missing = sorted(t for s, t in wanted.items() if s not in found)
     if wanted and len(missing) / len(wanted) > UNCOVERED_SHARE:
         mostly = len(missing) / len(wanted) > UNCOVERED_SHARE_HIGH
-        issues.append(CritiqueIssue(severity=IssueSeverity.HIGH if mostly else IssueSeverity.MEDIUM,
-                                    text=f"uncovered question terms: the report never mentions {', '.join(map(_quoted, missing[:8]))}"))
+        issues.append(
+            CritiqueIssue(
+                severity=IssueSeverity.HIGH if mostly else IssueSeverity.MEDIUM,
+                text=f"uncovered question terms: the report never mentions {', '.join(map(_quoted, missing[:8]))}",
+            )
+        )
     if inp.steps_completed < inp.steps_planned:
-        issues.append(CritiqueIssue(severity=IssueSeverity.LOW,
-                                    text=f"steps skipped: {inp.steps_planned - inp.steps_completed} of "
-                                         f"{inp.steps_planned} planned steps were not researched"))
+        issues.append(
+            CritiqueIssue(
+                severity=IssueSeverity.LOW,
+                text=f"steps skipped: {inp.steps_planned - inp.steps_completed} of "
+                f"{inp.steps_planned} planned steps were not researched",
+            )
+        )
     return issues
 
 
@@ -148,7 +172,12 @@ def _quoted(term: str) -> str:
 
 def _cited_sentences(markdown: str) -> list[str]:
     """The report's sentences that cite a source, without their markers: what it claims."""
-    return [CITATION.sub("", s) for line in markdown.splitlines() for s in split_sentences(line) if CITATION.search(s)]
+    return [
+        CITATION.sub("", s)
+        for line in markdown.splitlines()
+        for s in split_sentences(line)
+        if CITATION.search(s)
+    ]
 
 
 def _texts(evidence: list[Evidence], source_ids: list[int]) -> list[str]:

@@ -20,15 +20,14 @@ choices worth knowing.
 
 from __future__ import annotations
 
-from activities.offline_engine import checks
+from activities.offline_engine import checks, reporting
 from activities.offline_engine.observing import observe_step
 from activities.offline_engine.planning import classify, make_plan, search_queries
 from activities.offline_engine.reflecting import reflect_on
-from activities.offline_engine import reporting
 from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule
-from workflows.models import PlanStep
 from workflows import activity_models as m
+from workflows.models import PlanStep
 
 
 class OfflineEngine:
@@ -56,7 +55,9 @@ class OfflineEngine:
         one question, each looked up on its own, so they are independent."""
         drafted = make_plan(inp)
         for draft in drafted.steps:
-            draft.queries = search_queries(inp, PlanStep(title=draft.title, description=draft.description), 2)
+            draft.queries = search_queries(
+                inp, PlanStep(title=draft.title, description=draft.description), 2
+            )
             draft.independent = True
         return drafted
 

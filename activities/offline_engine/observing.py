@@ -34,9 +34,19 @@ from activities.offline_engine.words import (
 from workflows.activity_models import AboutQuestion, ObserveOutput
 from workflows.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
-from workflows.text import bm25_scores, content_terms, split_paragraphs, split_sentences, tokenize, trim, unique
+from workflows.text import (
+    bm25_scores,
+    content_terms,
+    split_paragraphs,
+    split_sentences,
+    tokenize,
+    trim,
+    unique,
+)
 
-_SIGNATURE = re.compile(r"^((?:async\s+|class\s+)?[A-Za-z_][\w.]*(?:\([^`]*?\))?)\s+[—–-]{1,2}\s+(\S.*)$")
+_SIGNATURE = re.compile(
+    r"^((?:async\s+|class\s+)?[A-Za-z_][\w.]*(?:\([^`]*?\))?)\s+[—–-]{1,2}\s+(\S.*)$"
+)
 
 #: Observation size: a handful of sentences, each short enough to read.
 MAX_OBSERVATION_SENTENCES = 5
@@ -80,8 +90,13 @@ def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) 
 
 def _loop_back(observation: str, broader: str) -> ObserveOutput:
     """Nothing to cite: the observation says why, and a broader step is asked for."""
-    return ObserveOutput(observation=observation, source_ids=[], needs_more=True, suggested_agent="researcher",
-                         suggested_query=broader)
+    return ObserveOutput(
+        observation=observation,
+        source_ids=[],
+        needs_more=True,
+        suggested_agent="researcher",
+        suggested_query=broader,
+    )
 
 
 def _relevant_sentences(
@@ -91,7 +106,9 @@ def _relevant_sentences(
     a sentence needs; the core terms (see `observe_step`)."""
     own_terms = _title_terms(step.title)
     core = [*own_terms, *_key_terms(about)]
-    asked = [t for t in content_terms(f"{step.title} {step.description}") if t in ASPECT_TEMPLATE_WORDS]
+    asked = [
+        t for t in content_terms(f"{step.title} {step.description}") if t in ASPECT_TEMPLATE_WORDS
+    ]
     extra = [t for t in content_terms(step.description) if t not in TEMPLATE_WORDS]
     matcher = _Matcher([*core, *asked, *extra])
     core_terms = set(_Matcher(core).all_terms)
@@ -104,8 +121,10 @@ def _relevant_sentences(
     on_topic = [len(title_terms.intersection(t)) for t in tokenized]
     ranked = sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i))
     relevant = [
-        sentences[i] for i in ranked
-        if scores[i] > 0 and on_topic[i]
+        sentences[i]
+        for i in ranked
+        if scores[i] > 0
+        and on_topic[i]
         and len(core_terms.intersection(tokenized[i]) | in_title[sentences[i][0]]) >= needed
     ]
     return relevant, needed, core
@@ -121,7 +140,10 @@ def _chosen(relevant: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], int
     length = 0
     for source_id, sentence in relevant:
         found += 1
-        if len(chosen) >= MAX_OBSERVATION_SENTENCES or per_source[source_id] >= MAX_SENTENCES_PER_SOURCE:
+        if (
+            len(chosen) >= MAX_OBSERVATION_SENTENCES
+            or per_source[source_id] >= MAX_SENTENCES_PER_SOURCE
+        ):
             continue
         if any(_near_duplicate(sentence, s) for _, s in chosen):
             found -= 1
@@ -142,12 +164,24 @@ def _title_terms(title: str) -> list[str]:
 def _broader(step: PlanStep, about: AboutQuestion) -> str:
     """A broader reformulation for a loop-back step: the step's subject alone, without the aspect
     it asked for ("Limitations and pitfalls of asyncio.gather" → "Overview of asyncio.gather")."""
-    phrase = _strip_function_words(" ".join(w for w in _words(step.title) if w.lower() not in TEMPLATE_WORDS))
+    phrase = _strip_function_words(
+        " ".join(w for w in _words(step.title) if w.lower() not in TEMPLATE_WORDS)
+    )
     if re.match(rf"{_QUESTION_WORDS}\b", step.title.strip(), re.I) or len(phrase.split()) > 5:
         phrase = subject_of(step.title)
-    subject = phrase or subject_of(_question_and_qualifiers(about)[0]) or " ".join(_key_terms(about)[:3])
-    broader = f"Overview of {subject}" if subject else f"Overview: {_short(_clean_clause(about.topic_text()), 8)}"
-    return broader if broader.lower() != step.title.strip().lower() else f"Background on {subject or step.title}"
+    subject = (
+        phrase or subject_of(_question_and_qualifiers(about)[0]) or " ".join(_key_terms(about)[:3])
+    )
+    broader = (
+        f"Overview of {subject}"
+        if subject
+        else f"Overview: {_short(_clean_clause(about.topic_text()), 8)}"
+    )
+    return (
+        broader
+        if broader.lower() != step.title.strip().lower()
+        else f"Background on {subject or step.title}"
+    )
 
 
 # --- sentence selection -----------------------------------------------------------------------------
@@ -204,12 +238,20 @@ def _quotable(sentence: str) -> bool:
     braces, `::`, `=>` or an assignment outside backticks.
     """
     unspaced = bool(_UNSPACED.search(sentence))  # Chinese, Japanese: words are not spaced
-    if len(sentence) < (15 if unspaced else 40) or len(tokenize(sentence) if unspaced else sentence.split()) < 6:
+    if (
+        len(sentence) < (15 if unspaced else 40)
+        or len(tokenize(sentence) if unspaced else sentence.split()) < 6
+    ):
         return False
     first = sentence[0]
     # In any script: a capital, a caseless letter (CJK, Arabic), a digit or an opening mark; a
     # lower-case start is code ("rust,ignore ...") or a fragment.
-    if not (first.isupper() or (first.isalpha() and not first.islower()) or first.isdigit() or first in "`\"'(*_“‘"):
+    if not (
+        first.isupper()
+        or (first.isalpha() and not first.islower())
+        or first.isdigit()
+        or first in "`\"'(*_“‘"
+    ):
         return False
     if not re.search(r"[.!?。！？][\"”')\]*]*$", sentence):
         return False

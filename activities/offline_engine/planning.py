@@ -42,7 +42,13 @@ from activities.offline_engine.words import (
     _stem,
     _words,
 )
-from workflows.activity_models import AboutQuestion, CoordinateOutput, PlanInput, PlanOutput, StepDraft
+from workflows.activity_models import (
+    AboutQuestion,
+    CoordinateOutput,
+    PlanInput,
+    PlanOutput,
+    StepDraft,
+)
 from workflows.models import Complexity, Depth, PlanStep
 from workflows.text import STOPWORDS, content_terms, trim, unique
 
@@ -53,9 +59,15 @@ _FACT = re.compile(
     r"how\s+(?:many|much|old|long|big))\b",
     re.I,
 )
-_EXPLANATION = re.compile(r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|explain|describe)\b", re.I)
+_EXPLANATION = re.compile(
+    r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|explain|describe)\b", re.I
+)
 
-DEPTH_FOR = {Complexity.SIMPLE: Depth.LIGHT, Complexity.MODERATE: Depth.MEDIUM, Complexity.COMPLEX: Depth.EXTENDED}
+DEPTH_FOR = {
+    Complexity.SIMPLE: Depth.LIGHT,
+    Complexity.MODERATE: Depth.MEDIUM,
+    Complexity.COMPLEX: Depth.EXTENDED,
+}
 
 
 def classify(about: AboutQuestion) -> CoordinateOutput:
@@ -82,15 +94,21 @@ def classify(about: AboutQuestion) -> CoordinateOutput:
         complexity = Complexity.SIMPLE
     is_simple = fact and aspects == 1 and n_words <= 8 and not comparison
     depth = DEPTH_FOR[complexity]
-    found = f"{aspects} aspect(s) by {parts.kind}" + (f" ({'; '.join(parts.items)})" if aspects > 1 else "")
-    shape = "a single-fact question" if is_simple else ("a how/why explanation" if explanation else "")
+    found = f"{aspects} aspect(s) by {parts.kind}" + (
+        f" ({'; '.join(parts.items)})" if aspects > 1 else ""
+    )
+    shape = (
+        "a single-fact question" if is_simple else ("a how/why explanation" if explanation else "")
+    )
     reasoning = (
         f"Rule-based: {found}, {n_words} content word(s), {n_questions} question mark(s)"
         + (f", {shape}" if shape else "")
         + f" → {complexity.value}, depth {depth.value}"
         + ("; answered directly from a quick search." if is_simple else ".")
     )
-    return CoordinateOutput(complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning)
+    return CoordinateOutput(
+        complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning
+    )
 
 
 # --- search queries ---------------------------------------------------------------------------------
@@ -110,8 +128,12 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
         if points_back(about):
             # "Does a String need the same treatment?": what "the same" means is in the question it follows.
             earlier = [t for t in _specific_terms(about.follows_up) if t not in VERBS]
-            missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[:6]
-        step_terms = [t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS]
+            missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[
+                :6
+            ]
+        step_terms = [
+            t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS
+        ]
         candidates = [
             " ".join([title, *missing]),
             " ".join(unique([*step_terms[:6], *key[:3]])),
@@ -124,27 +146,69 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
 
 #: Aspect templates for a subject X, in the order they are added.
 ENTITY_TEMPLATES = (
-    ("definition", "Definition and purpose of {x}",
-     "The definition of {x}: what problem is addressed, and where the documentation is."),
-    ("how", "How {x} {works}", "The mechanism behind {x}: what happens step by step, and the key rules and terms."),
-    ("usage", "Usage and examples of {x}", "Practical use of {x}: typical code or usage examples and common patterns."),
-    ("limits", "Limitations and pitfalls of {x}",
-     "Known limitations, common mistakes, edge cases and error conditions of {x}."),
-    ("alternatives", "Alternatives to {x}", "Other options that solve the same problem as {x}, and how they compare."),
-    ("history", "History and changes of {x}", "When {x} appeared and what changed across versions."),
-    ("practices", "Best practices for {x}", "Recommended practices and guidelines for using {x} well."),
+    (
+        "definition",
+        "Definition and purpose of {x}",
+        "The definition of {x}: what problem is addressed, and where the documentation is.",
+    ),
+    (
+        "how",
+        "How {x} {works}",
+        "The mechanism behind {x}: what happens step by step, and the key rules and terms.",
+    ),
+    (
+        "usage",
+        "Usage and examples of {x}",
+        "Practical use of {x}: typical code or usage examples and common patterns.",
+    ),
+    (
+        "limits",
+        "Limitations and pitfalls of {x}",
+        "Known limitations, common mistakes, edge cases and error conditions of {x}.",
+    ),
+    (
+        "alternatives",
+        "Alternatives to {x}",
+        "Other options that solve the same problem as {x}, and how they compare.",
+    ),
+    (
+        "history",
+        "History and changes of {x}",
+        "When {x} appeared and what changed across versions.",
+    ),
+    (
+        "practices",
+        "Best practices for {x}",
+        "Recommended practices and guidelines for using {x} well.",
+    ),
 )
 #: For "How do I ..." questions the subject is a task, not a thing.
 TASK_TEMPLATES = (
-    ("standard", "Standard way to {x}",
-     "The documented, recommended way to {x}: which functions, types or commands to use."),
-    ("usage", "Examples of how to {x}", "Worked examples that {x}, with the code or commands involved."),
-    ("limits", "Pitfalls when trying to {x}",
-     "Common mistakes, edge cases and errors when trying to {x}, and how to avoid them."),
+    (
+        "standard",
+        "Standard way to {x}",
+        "The documented, recommended way to {x}: which functions, types or commands to use.",
+    ),
+    (
+        "usage",
+        "Examples of how to {x}",
+        "Worked examples that {x}, with the code or commands involved.",
+    ),
+    (
+        "limits",
+        "Pitfalls when trying to {x}",
+        "Common mistakes, edge cases and errors when trying to {x}, and how to avoid them.",
+    ),
     ("alternatives", "Other ways to {x}", "Alternative ways to {x} and when each is preferable."),
-    ("history", "Changes affecting how to {x}", "Version changes and deprecations that affect how to {x}."),
+    (
+        "history",
+        "Changes affecting how to {x}",
+        "Version changes and deprecations that affect how to {x}.",
+    ),
 )
-_TASK = re.compile(r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(.+)$|^how\s+to\s+(.+)$", re.I)
+_TASK = re.compile(
+    r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(.+)$|^how\s+to\s+(.+)$", re.I
+)
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 
 
@@ -169,11 +233,17 @@ def make_plan(inp: PlanInput) -> PlanOutput:
             extra = _replan(inp, candidates, room, 0).steps
             titles = {d.title.lower() for d in drafts}
             drafts = [*drafts, *(d for d in extra if d.title.lower() not in titles)]
-            if len(drafts) > room:  # the reviewer's additions first, then the rest of the first plan
-                added = drafts[len(drafts) - len(extra):]
+            if (
+                len(drafts) > room
+            ):  # the reviewer's additions first, then the rest of the first plan
+                added = drafts[len(drafts) - len(extra) :]
                 drafts = [*drafts[: max(0, room - len(added))], *added][:room]
             thought += f" Revised for the reviewer's feedback: {'; '.join(inp.feedback)[:200]}."
-        return PlanOutput(title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}", thought=thought, steps=drafts)
+        return PlanOutput(
+            title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}",
+            thought=thought,
+            steps=drafts,
+        )
     return _replan(inp, candidates, room, wanted)
 
 
@@ -200,17 +270,23 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
         named = subject_title(question)
         subject = _with_scope(named, _clean_clause(question)) if named else ""
     if aspects:
-        aspects[0] = _Candidate(aspects[0].title, aspects[0].description + context, aspects[0].origin)
+        aspects[0] = _Candidate(
+            aspects[0].title, aspects[0].description + context, aspects[0].origin
+        )
     task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
     if task:
         x = _short(task.group(1) or task.group(2), 8)
-        templates = [(t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"]
+        templates = [
+            (t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"
+        ]
     elif not subject:
         templates = []
     else:
         works = "work" if _plural(subject) else "works"
         templates = [
-            (t.format(x=subject, works=works), d.format(x=subject)) for k, t, d in ENTITY_TEMPLATES if k not in skip
+            (t.format(x=subject, works=works), d.format(x=subject))
+            for k, t, d in ENTITY_TEMPLATES
+            if k not in skip
         ]
     extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
     return _distinct([*aspects, *extra]), how
@@ -237,34 +313,45 @@ def _aspects(
         for item in parts.items:
             others = _join([i for i in parts.items if i != item])
             they = _plural(item)
-            aspects.append(_Candidate(
-                _short(f"{item}{scope}"),
-                f"What {item} {'are' if they else 'is'}, how {'they behave' if they else 'it behaves'} and when "
-                f"{'they are' if they else 'it is'} used{scope}: the facts needed to compare "
-                f"{'them' if they else 'it'} with {others}.",
+            aspects.append(
+                _Candidate(
+                    _short(f"{item}{scope}"),
+                    f"What {item} {'are' if they else 'is'}, how {'they behave' if they else 'it behaves'} and when "
+                    f"{'they are' if they else 'it is'} used{scope}: the facts needed to compare "
+                    f"{'them' if they else 'it'} with {others}.",
+                    "aspect",
+                )
+            )
+        aspects.append(
+            _Candidate(
+                _short(f"Comparison of {parts.subject}"),
+                f"Differences between {parts.subject}: behaviour, performance, typical use and trade-offs.",
                 "aspect",
-            ))
-        aspects.append(_Candidate(
-            _short(f"Comparison of {parts.subject}"),
-            f"Differences between {parts.subject}: behaviour, performance, typical use and trade-offs.",
-            "aspect",
-        ))
-        return aspects, {"alternatives", "definition", "how"}, (
-            f"a comparison of {_quote(parts.items)}, one step each plus a comparison step")
+            )
+        )
+        return (
+            aspects,
+            {"alternatives", "definition", "how"},
+            (f"a comparison of {_quote(parts.items)}, one step each plus a comparison step"),
+        )
     if parts.kind in ("clauses", "enumeration"):
         for item in parts.items:
-            aspects.append(_Candidate(
-                _capitalize(_short(f"{item}{scope}")),
-                f"Find what the sources say about {item}{scope}, as part of the question: {_end(question)}{clarified}",
-                "aspect",
-            ))
+            aspects.append(
+                _Candidate(
+                    _capitalize(_short(f"{item}{scope}")),
+                    f"Find what the sources say about {item}{scope}, as part of the question: {_end(question)}{clarified}",
+                    "aspect",
+                )
+            )
         skip = {"how"} if parts.kind == "enumeration" else set()
         kind = "clauses" if parts.kind == "clauses" else "enumerated items"
         return aspects, skip, f"{len(parts.items)} {kind} ({_quote(parts.items)})"
     title = _capitalize(_short(parts.items[0] if parts.items else question))
     if from_answers:
         title = _short(f"{title} ({subject})", 16)
-    aspects.append(_Candidate(title, f"Answer the question directly: {_end(question)}{clarified}", "aspect"))
+    aspects.append(
+        _Candidate(title, f"Answer the question directly: {_end(question)}{clarified}", "aspect")
+    )
     opening = title.lower()
     if opening.startswith("how"):
         skip = {"how"}
@@ -274,7 +361,7 @@ def _aspects(
 
 
 def _with_scope(subject: str, clause: str) -> str:
-    """"ownership" + "What is ownership in Rust" → "ownership in Rust": templates keep the scope."""
+    """ "ownership" + "What is ownership in Rust" → "ownership in Rust": templates keep the scope."""
     fronted = _FRONTED.match(clause)
     if fronted:
         scope = clause[: clause.index(",")].strip()
@@ -290,14 +377,21 @@ def _with_scope(subject: str, clause: str) -> str:
 
 
 def _plural(phrase: str) -> bool:
-    """"Python decorators", "list and tuple": plural; "asyncio.gather", "Rust's borrow checker": not."""
+    """ "Python decorators", "list and tuple": plural; "asyncio.gather", "Rust's borrow checker": not."""
     words = phrase.lower().split()
     if not words:
         return False
     last = words[-1]
-    if " and " in f" {phrase.lower()} " and not re.search(r"\b(?:in|for|with|on|under|when|within|using)\b", phrase.lower()):
+    if " and " in f" {phrase.lower()} " and not re.search(
+        r"\b(?:in|for|with|on|under|when|within|using)\b", phrase.lower()
+    ):
         return True
-    return last.endswith("s") and not last.endswith(("ss", "us", "is", "'s")) and "." not in last and len(last) > 3
+    return (
+        last.endswith("s")
+        and not last.endswith(("ss", "us", "is", "'s"))
+        and "." not in last
+        and len(last) > 3
+    )
 
 
 def _distinct(candidates: list[_Candidate]) -> list[_Candidate]:
@@ -325,8 +419,12 @@ def _related_terms(background: str, query: str, limit: int = 3) -> list[str]:
         return []
     asked = {_stem(t) for t in content_terms(query)}
     counts = Counter(
-        t for t in content_terms(background)
-        if _stem(t) not in asked and t not in VAGUE and not any(c.isdigit() for c in t) and len(t) > 2
+        t
+        for t in content_terms(background)
+        if _stem(t) not in asked
+        and t not in VAGUE
+        and not any(c.isdigit() for c in t)
+        and len(t) > 2
     )
     return [t for t, n in counts.most_common() if n >= 2][:limit]
 
@@ -340,13 +438,17 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
 
     def repeats(c: _Candidate) -> bool:
         terms = {_stem(t) for t in content_terms(c.title)}
-        return c.title.strip().lower() in done_titles or any(terms and terms <= d for d in done_terms)
+        return c.title.strip().lower() in done_titles or any(
+            terms and terms <= d for d in done_terms
+        )
 
     fresh = [c for c in candidates if not repeats(c)]
     covering: list[_Candidate] = []
     for term in focus:
         # A step whose title names the term, else one whose description does, else a new one.
-        hit = next((c for c in fresh if c not in covering and _Matcher([term]).found(c.title)), None) or next(
+        hit = next(
+            (c for c in fresh if c not in covering and _Matcher([term]).found(c.title)), None
+        ) or next(
             (c for c in fresh if c not in covering and _Matcher([term]).found(c.description)), None
         )
         if hit is None:
@@ -376,7 +478,11 @@ def _replan(inp: PlanInput, candidates: list[_Candidate], room: int, wanted: int
         f"Replanning (iteration {inp.iteration}): {len(drafts)} new step(s) for {why}; "
         f"the {len(inp.completed_steps)} completed step(s) are kept and not repeated."
     )
-    return PlanOutput(title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}", thought=thought, steps=drafts)
+    return PlanOutput(
+        title=f"Research plan: {_short(question.split(chr(10), 1)[0], 14)}",
+        thought=thought,
+        steps=drafts,
+    )
 
 
 def _term_title(term: str, question: str) -> str:
@@ -402,7 +508,9 @@ def _term_title(term: str, question: str) -> str:
 
 
 #: Words where a phrase taken from the question ends: a new clause or a qualifier begins.
-_PHRASE_ENDS = frozenset("but when while if because after before during with without for to".split())
+_PHRASE_ENDS = frozenset(
+    "but when while if because after before during with without for to".split()
+)
 
 _FEEDBACK_FILLER = frozenset(
     """step steps uncovered aspects aspect query term terms cover covers covering include including add
@@ -419,7 +527,8 @@ def _feedback_terms(feedback: list[str]) -> list[str]:
             terms.extend(q.strip() for q in quoted)
         else:
             terms.extend(
-                t for t in _specific_terms(item)
+                t
+                for t in _specific_terms(item)
                 if t not in TEMPLATE_WORDS and t not in _FEEDBACK_FILLER and not t.isdigit()
             )
     return unique(terms)[:5]

@@ -56,19 +56,27 @@ def _question_parts(about: AboutQuestion) -> tuple[str, str, str]:
 _DETERMINER = r"(?:\b(?:the|that|this|your|my)\s+(?:very\s+)?)?"
 _POINTERS = tuple(re.compile(_DETERMINER + p.pattern, re.I) for p in POINTER_PATTERNS)
 #: A point that opens with code names it there: "`async asyncio.tasks.wait_for(fut)` — Wait for ...".
-_CODE_NAME = re.compile(r"^\s*`(?:(?:async|class|def|fn|pub|struct|trait|enum|impl|const|static)\s+)*([^`(\s]+)")
-_CLAUSE_VERB = re.compile(r"\b(?:is|are|was|were|has|have|had|can|cannot|will|must|should|may|might|do|does|did)\b", re.I)
+_CODE_NAME = re.compile(
+    r"^\s*`(?:(?:async|class|def|fn|pub|struct|trait|enum|impl|const|static)\s+)*([^`(\s]+)"
+)
+_CLAUSE_VERB = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|can|cannot|will|must|should|may|might|do|does|did)\b", re.I
+)
 
 
 def _with_point(question: str, point: str) -> str:
-    """"Tell me more about the second point" → "Tell me more about BM25": a follow-up's reference
+    """ "Tell me more about the second point" → "Tell me more about BM25": a follow-up's reference
     to a point of the earlier answer (workflows/followup.py resolved it into `point`) is searched
     and titled by what the point is about, never by the words "second point"."""
     for pattern in _POINTERS:
         found = pattern.search(question)
         if found:
             subject = point_subject(point)
-            return f"{question[: found.start()]}{subject}{question[found.end():]}" if subject else question
+            return (
+                f"{question[: found.start()]}{subject}{question[found.end() :]}"
+                if subject
+                else question
+            )
     return question
 
 
@@ -79,13 +87,21 @@ def point_subject(point: str) -> str:
     code = _CODE_NAME.match(point)
     if code:
         return code.group(1).strip(".,;:")
-    if len(point.split()) <= 8 and not re.search(r"[.!]\s*$", point) and not re.match(_QUESTION_WORDS, point, re.I):
+    if (
+        len(point.split()) <= 8
+        and not re.search(r"[.!]\s*$", point)
+        and not re.match(_QUESTION_WORDS, point, re.I)
+    ):
         return _clean_clause(point)
     words = _words(re.split(r"[.;:!?]\s|\s[—–-]\s", point)[0])
     head: list[str] = []
     for i, word in enumerate(words):
         after = words[i + 1].lower() if i + 1 < len(words) else ""
-        if word.lower() in VERBS or _CLAUSE_VERB.fullmatch(word) or (head and _third_person(word, after)):
+        if (
+            word.lower() in VERBS
+            or _CLAUSE_VERB.fullmatch(word)
+            or (head and _third_person(word, after))
+        ):
             break
         head.append(word)
     while head and (head[0].lower() in STOPWORDS or head[0].lower() in PRONOUNS):
@@ -97,19 +113,27 @@ def point_subject(point: str) -> str:
 
 
 def _third_person(word: str, after: str) -> bool:
-    """"BM25 *ranks* by ...", "it *wakes* up": a verb after a noun phrase, by its -s and the
+    """ "BM25 *ranks* by ...", "it *wakes* up": a verb after a noun phrase, by its -s and the
     preposition or article after it ("tasks and tasks" stays a noun phrase)."""
     low = word.lower()
-    return (low.endswith("s") and not low.endswith(("ss", "us", "is")) and low.isalpha()
-            and after in _AFTER_VERB)
+    return (
+        low.endswith("s")
+        and not low.endswith(("ss", "us", "is"))
+        and low.isalpha()
+        and after in _AFTER_VERB
+    )
 
 
-_AFTER_VERB = frozenset("by to in on at from with for up out into over the a an its their all only".split())
+_AFTER_VERB = frozenset(
+    "by to in on at from with for up out into over the a an its their all only".split()
+)
 
 
 #: Words by which a follow-up points back at the earlier research ("Can I take *it* back?",
 #: "Does a String need the *same* treatment?").
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|those|same|other|such|either|both)\b", re.I)
+_POINTS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|this|these|those|same|other|such|either|both)\b", re.I
+)
 
 
 def points_back(about: AboutQuestion) -> bool:
@@ -135,7 +159,12 @@ def _phrases(text: str) -> list[list[str]]:
         if current and re.search(r"[^\s\"'`]", gap):  # punctuation ends a phrase
             runs.append(current)
             current = []
-        if low in STOPWORDS or low in VERBS or low in PRONOUNS or (len(low) < 2 and not low.isdigit()):
+        if (
+            low in STOPWORDS
+            or low in VERBS
+            or low in PRONOUNS
+            or (len(low) < 2 and not low.isdigit())
+        ):
             if current:
                 runs.append(current)
             current = []
@@ -192,8 +221,11 @@ def _key_terms(about: AboutQuestion, limit: int = 6) -> list[str]:
         return unique(_specific_terms(f"{question} {answers}"))[:limit]
     own = unique(_specific_terms(f"{question} {'; '.join(about.clarifications)}"))
     own = [t for t in own if t not in VERBS] + [t for t in own if t in VERBS]
-    earlier = [t for t in unique(_specific_terms(about.follows_up)) if t not in VERBS and t.lower() not in
-               {o.lower() for o in own}]
+    earlier = [
+        t
+        for t in unique(_specific_terms(about.follows_up))
+        if t not in VERBS and t.lower() not in {o.lower() for o in own}
+    ]
     taken = min(len(earlier), limit // 2) if own else limit
     return unique([*own[: limit - taken], *earlier[:taken]])[:limit]
 
@@ -206,10 +238,16 @@ def _focus(about: AboutQuestion, background: str = "") -> tuple[str, bool]:
     """
     question, answers = _question_and_qualifiers(about)
     subject = subject_of(question, background)
-    if points_back(about) and len(subject.split()) < 2 and not any(_is_name(w) for w in subject.split()):
+    if (
+        points_back(about)
+        and len(subject.split()) < 2
+        and not any(_is_name(w) for w in subject.split())
+    ):
         # "Can I take it back ...": the subject is what the follow-up points back at.
         earlier = subject_of(about.follows_up, background)
-        return (earlier if len(earlier.split()) >= 2 else " ".join(_key_terms(about)[-3:])) or subject, True
+        return (
+            earlier if len(earlier.split()) >= 2 else " ".join(_key_terms(about)[-3:])
+        ) or subject, True
     if answers and (not subject or not _specific_terms(question)):
         return subject_of(answers, background) or _clean_clause(answers), True
     return subject or " ".join(_specific_terms(question)[:3]) or _clean_clause(question), False
@@ -251,7 +289,9 @@ def decompose(question: str) -> Decomposition:
         items = [_resolve_pronouns(c, subject) if i else c for i, c in enumerate(clauses)]
         return Decomposition("clauses", items, subject=subject)
     text = _clean_clause(question)
-    return _comparison(text) or _enumeration(text) or Decomposition("single", [text] if text else [])
+    return (
+        _comparison(text) or _enumeration(text) or Decomposition("single", [text] if text else [])
+    )
 
 
 def _split_clauses(question: str) -> list[str]:
@@ -260,7 +300,11 @@ def _split_clauses(question: str) -> list[str]:
     parts = re.split(r"\?+|;|(?<=[a-z0-9)])\.\s+(?=[A-Z])", question)
     pieces: list[str] = []
     for part in parts:
-        pieces.extend(re.split(rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)", part, flags=re.I))
+        pieces.extend(
+            re.split(
+                rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)", part, flags=re.I
+            )
+        )
     clauses: list[str] = []
     carry = ""
     for piece in (_clean_clause(p) for p in pieces):
@@ -282,7 +326,7 @@ def _split_clauses(question: str) -> list[str]:
 
 
 def _resolve_pronouns(clause: str, subject: str) -> str:
-    """"... and what are its limitations" → "what are Rust's borrow checker's limitations"."""
+    """ "... and what are its limitations" → "what are Rust's borrow checker's limitations"."""
     if not subject:
         return clause
     owner = subject + ("'" if subject.endswith("s") else "'s")
@@ -292,9 +336,15 @@ def _resolve_pronouns(clause: str, subject: str) -> str:
 
 
 _VS = re.compile(r"\s+(?:vs\.?|versus|compared\s+(?:to|with))\s+", re.I)
-_BETWEEN = re.compile(r"\b(?:differences?|distinction|comparison)\s+between\s+(.+?)\s+and\s+(.+)$", re.I)
-_COMPARE = re.compile(r"\bcompare\s+(?!(?:to|with|against)\b)(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+)$", re.I)
-_COMPARES_TO = re.compile(r"^(.+?)\s+(?:compares?|differs?)\s+(?:to|with|from|against)\s+(.+)$", re.I)
+_BETWEEN = re.compile(
+    r"\b(?:differences?|distinction|comparison)\s+between\s+(.+?)\s+and\s+(.+)$", re.I
+)
+_COMPARE = re.compile(
+    r"\bcompare\s+(?!(?:to|with|against)\b)(.+?)\s+(?:and|with|to|vs\.?|versus)\s+(.+)$", re.I
+)
+_COMPARES_TO = re.compile(
+    r"^(.+?)\s+(?:compares?|differs?)\s+(?:to|with|from|against)\s+(.+)$", re.I
+)
 _SCOPE = re.compile(r"^(.*?\S)\s+((?:in|for|with|on|under|when|within|using)\s+.+)$", re.I)
 
 
@@ -302,7 +352,9 @@ def _comparison(text: str) -> Decomposition | None:
     match = _BETWEEN.search(text) or _COMPARES_TO.search(text) or _COMPARE.search(text)
     if match:
         raw = [*match.group(1).split(","), match.group(2)]
-    elif re.search(r"\b(?:better|worse|prefer|choose|pick|which|should|use)\b", text, re.I) and re.search(r"\sor\s", text):
+    elif re.search(
+        r"\b(?:better|worse|prefer|choose|pick|which|should|use)\b", text, re.I
+    ) and re.search(r"\sor\s", text):
         # A choice: "Which is better, Rust or Go?", "Which is better for web servers: Rust or Go?"
         frame, _, options = text.rpartition(":")
         choice = _enumeration(options.strip())
@@ -310,13 +362,20 @@ def _comparison(text: str) -> Decomposition | None:
             return None
         framed = re.search(r"\b((?:for|in|with|on|when)\s+.+)$", frame, re.I)
         scope = choice.scope or (framed.group(1) if framed else "")
-        return Decomposition("comparison", choice.items, scope, subject=_join(choice.items) + (f" {scope}" if scope else ""))
+        return Decomposition(
+            "comparison",
+            choice.items,
+            scope,
+            subject=_join(choice.items) + (f" {scope}" if scope else ""),
+        )
     elif _VS.search(text):
         raw = _VS.split(text)
         first = _words(raw[0])
         # "asyncio gather vs wait": the shared head word carries over to the short item.
         raw = [raw[0]] + [
-            " ".join(first[:-1] + [r]) if len(first) > 1 and len(_words(r)) == 1 and not _SCOPE.match(r) else r
+            " ".join(first[:-1] + [r])
+            if len(first) > 1 and len(_words(r)) == 1 and not _SCOPE.match(r)
+            else r
             for r in raw[1:]
         ]
     else:
@@ -329,7 +388,9 @@ def _comparison(text: str) -> Decomposition | None:
     if len(items) < 2:
         return None
     items = unique(items)
-    return Decomposition("comparison", items, scope, subject=_join(items) + (f" {scope}" if scope else ""))
+    return Decomposition(
+        "comparison", items, scope, subject=_join(items) + (f" {scope}" if scope else "")
+    )
 
 
 def _strip_function_words(text: str) -> str:
@@ -344,12 +405,14 @@ def _strip_function_words(text: str) -> str:
 
 
 def _enumeration(text: str) -> Decomposition | None:
-    """"lists, tuples and sets in Python": items of at most four content words, a shared scope.
+    """ "lists, tuples and sets in Python": items of at most four content words, a shared scope.
 
     Not an enumeration when a later piece starts a question ("..., how does ...") or the first
     starts with a preposition ("In Rust, ...").
     """
-    pieces = [p for p in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", text) if p.strip()]
+    pieces = [
+        p for p in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+", text) if p.strip()
+    ]
     while len(pieces) > 2 and not _specific_terms(pieces[0]):
         pieces = pieces[1:]  # a question frame: "Which is better, Rust or Go"
     if len(pieces) < 2:
@@ -370,11 +433,17 @@ def _enumeration(text: str) -> Decomposition | None:
     if not scope and first and all(len(i.split()) == 1 and i[:1].isupper() for i in items[1:]):
         head, prep, name = first.group(1), *first.group(2).split(None, 1)
         names = unique([name, *items[1:]])
-        return Decomposition("enumeration", [f"{head} {prep} {n}" for n in names], subject=f"{head} {prep} {_join(names)}")
+        return Decomposition(
+            "enumeration",
+            [f"{head} {prep} {n}" for n in names],
+            subject=f"{head} {prep} {_join(names)}",
+        )
     items = unique(items)
-    return Decomposition("enumeration", items, scope, subject=_join(items) + (f" {scope}" if scope else ""))
+    return Decomposition(
+        "enumeration", items, scope, subject=_join(items) + (f" {scope}" if scope else "")
+    )
 
 
 def _join(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
+    """ "a", "a and b", "a, b and c"."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -50,14 +50,20 @@ def reflect_on(inp: ReflectInput) -> ReflectOutput:
     low_novelty = novelty < NOVELTY_LOW
     changes = [f'Research "{t}" (no cited observation mentions it yet)' for t in uncovered[:5]]
     if done >= inp.min_steps and coverage >= COVERAGE_COMPLETE:
-        return _reflection(ReflectionDecision.COMPLETE, f"{figures}: coverage reached {COVERAGE_COMPLETE}.")
+        return _reflection(
+            ReflectionDecision.COMPLETE, f"{figures}: coverage reached {COVERAGE_COMPLETE}."
+        )
     if done >= inp.min_steps and not pending:
-        return _reflection(ReflectionDecision.COMPLETE, f"{figures}: no steps left and the minimum is met.")
+        return _reflection(
+            ReflectionDecision.COMPLETE, f"{figures}: no steps left and the minimum is met."
+        )
     if not pending:
         missing = inp.min_steps - done
         more = changes or [f"{missing} more step(s) on aspects not yet researched"]
         return _reflection(
-            ReflectionDecision.ADJUST, f"{figures}: no steps left below the minimum; plan {missing} more.", more
+            ReflectionDecision.ADJUST,
+            f"{figures}: no steps left below the minimum; plan {missing} more.",
+            more,
         )
     if low_novelty and uncovered:
         return _reflection(
@@ -65,17 +71,25 @@ def reflect_on(inp: ReflectInput) -> ReflectOutput:
             f"{figures}: the latest step added little and {_quote(uncovered[:5])} are not covered.",
             changes,
         )
-    reason = "the latest step added new material" if not low_novelty else "nothing uncovered to replan for"
+    reason = (
+        "the latest step added new material"
+        if not low_novelty
+        else "nothing uncovered to replan for"
+    )
     return _reflection(ReflectionDecision.CONTINUE, f"{figures}: {reason}; next step.")
 
 
-def _reflection(decision: ReflectionDecision, reasoning: str, changes: list[str] | None = None) -> ReflectOutput:
+def _reflection(
+    decision: ReflectionDecision, reasoning: str, changes: list[str] | None = None
+) -> ReflectOutput:
     return ReflectOutput(decision=decision, reasoning=reasoning, suggested_changes=changes or [])
 
 
 def _is_evidence(step: PlanStep) -> bool:
     """Only an observation that cites a source is evidence; 'nothing found' texts are not."""
-    return bool(step.observation) and (bool(step.source_ids) or bool(CITATION.search(step.observation or "")))
+    return bool(step.observation) and (
+        bool(step.source_ids) or bool(CITATION.search(step.observation or ""))
+    )
 
 
 def _novelty(completed: list[PlanStep]) -> tuple[float, int, int, str]:
@@ -85,7 +99,12 @@ def _novelty(completed: list[PlanStep]) -> tuple[float, int, int, str]:
     latest = completed[-1]
     if not _is_evidence(latest):
         return 0.0, 0, 0, latest.title
-    before = {_stem(t) for s in completed[:-1] if _is_evidence(s) for t in content_terms(_uncited(s.observation or ""))}
+    before = {
+        _stem(t)
+        for s in completed[:-1]
+        if _is_evidence(s)
+        for t in content_terms(_uncited(s.observation or ""))
+    }
     words = list(dict.fromkeys(_stem(t) for t in content_terms(_uncited(latest.observation or ""))))
     new = [w for w in words if w not in before]
     return (len(new) / len(words) if words else 0.0), len(new), len(words), latest.title

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.asking import Ask, ask_of
+from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts, decompose
 from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
 from workflows import language
@@ -79,7 +79,9 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
         lines.append("")
     lines += ["---", "", _footer(inp)]
     claims = _claims(cited)
-    return SynthesizeOutput(markdown="\n".join(lines).rstrip() + "\n", claims=claims, engine=ENGINE_NAME)
+    return SynthesizeOutput(
+        markdown="\n".join(lines).rstrip() + "\n", claims=claims, engine=ENGINE_NAME
+    )
 
 
 # --- a long report in pieces: outline, sections, summary (workflows/reporting.py assembles them) ---
@@ -91,14 +93,28 @@ def outline(inp: OutlineInput) -> OutlineOutput:
     steps that found nothing citable share one closing section (no heading stands over nothing)."""
     groups = _step_groups(inp.plan.steps, {s.id for s in inp.sources})
     sections = [
-        ReportSection(heading=inp.plan.steps[g[0]].title, brief=inp.plan.steps[g[0]].description, step_indexes=g)
+        ReportSection(
+            heading=inp.plan.steps[g[0]].title,
+            brief=inp.plan.steps[g[0]].description,
+            step_indexes=g,
+        )
         for g in groups.findings
     ]
     if groups.empty:
-        sections.append(ReportSection(heading=NOT_FOUND_HEADING, brief="What the sources did not say.",
-                                      step_indexes=groups.empty))
-    return OutlineOutput(title=_title(inp), lead=_lead(inp), sections=sections, footer=_footer(inp),
-                         engine=ENGINE_NAME)
+        sections.append(
+            ReportSection(
+                heading=NOT_FOUND_HEADING,
+                brief="What the sources did not say.",
+                step_indexes=groups.empty,
+            )
+        )
+    return OutlineOutput(
+        title=_title(inp),
+        lead=_lead(inp),
+        sections=sections,
+        footer=_footer(inp),
+        engine=ENGINE_NAME,
+    )
 
 
 #: The closing section of the steps whose sources had no sentence to cite.
@@ -107,7 +123,9 @@ NOT_FOUND_HEADING = "Not found in the sources"
 
 @dataclass(frozen=True)
 class _Groups:
-    findings: list[list[int]]  # step indexes per section: the step with fresh findings, then its repeats
+    findings: list[
+        list[int]
+    ]  # step indexes per section: the step with fresh findings, then its repeats
     empty: list[int]  # completed steps with no cited sentence
 
 
@@ -131,7 +149,7 @@ def _step_groups(steps: list[PlanStep], known: set[int]) -> _Groups:
             groups[max(r for r in repeats if r is not None)].append(i)
             continue
         groups.append([i])
-        told += [(len(groups) - 1, f) for f, r in zip(found, repeats) if r is None]
+        told += [(len(groups) - 1, f) for f, r in zip(found, repeats, strict=False) if r is None]
     return _Groups(groups, empty)
 
 
@@ -140,8 +158,14 @@ def write_section(inp: SectionInput) -> SectionOutput:
     told (its steps' observations are `told_before`) is not told again. A section of steps that
     found nothing says, step by step, what was looked for and why nothing could be cited."""
     known = {s.id for s in inp.sources}
-    told = [_uncited(s.text) for text in inp.told_before for s in _report_sentences(text, {*known, *_ids(text)})]
-    found = [s for step in inp.steps for s in _report_sentences(step.observation or "", known) if s.ids]
+    told = [
+        _uncited(s.text)
+        for text in inp.told_before
+        for s in _report_sentences(text, {*known, *_ids(text)})
+    ]
+    found = [
+        s for step in inp.steps for s in _report_sentences(step.observation or "", known) if s.ids
+    ]
     fresh: list[_Sentence] = []
     for sentence in found:
         plain = _uncited(sentence.text)
@@ -159,7 +183,7 @@ def write_section(inp: SectionInput) -> SectionOutput:
 
 
 def _not_found(step: PlanStep) -> str:
-    """"- Storing sourdough loaves: the 3 sources read have no sentence with ..." (one line)."""
+    """ "- Storing sourdough loaves: the 3 sources read have no sentence with ..." (one line)."""
     said = escape(_uncited(step.observation or "").strip()) or "nothing was found."
     return f"- {escape(step.title)}: {said}"
 
@@ -172,17 +196,24 @@ def summarize(inp: SummaryInput) -> SummaryOutput:
     for step in inp.steps:
         fresh: list[_Sentence] = []
         for sentence in _report_sentences(step.observation or "", known):
-            if sentence.ids and not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in everything):
+            if sentence.ids and not any(
+                _near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in everything
+            ):
                 everything.append(sentence)
                 fresh.append(sentence)
         by_step.append(fresh)
     text, chosen = _summary(inp, by_step)
-    return SummaryOutput(markdown=text or "The sections below found no sentence in their sources that could be cited.",
-                         claims=_claims(chosen))
+    return SummaryOutput(
+        markdown=text
+        or "The sections below found no sentence in their sources that could be cited.",
+        claims=_claims(chosen),
+    )
 
 
 #: Sentences that send the reader elsewhere rather than say something: no summary leads with them.
-_POINTER = re.compile(r"^(?:for\s+(?:more|further)\s+(?:information|details)|see\b|refer\s+to)", re.I)
+_POINTER = re.compile(
+    r"^(?:for\s+(?:more|further)\s+(?:information|details)|see\b|refer\s+to)", re.I
+)
 
 
 def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str, list[_Sentence]]:
@@ -208,7 +239,12 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
     if decompose(question).kind == "single":
         order = [f for step in steps for f in step]
     else:  # round robin: the first finding of each aspect, then the second ...
-        order = [step[k] for k in range(max(map(len, steps), default=0)) for step in steps if k < len(step)]
+        order = [
+            step[k]
+            for k in range(max(map(len, steps), default=0))
+            for step in steps
+            if k < len(step)
+        ]
     order.sort(key=lambda f: bool(_POINTER.match(_uncited(f.text).strip())))
     chosen = order[:SUMMARY_SENTENCES]
     if chosen:
@@ -218,8 +254,10 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
 
 def _unanswered(ask: Ask, found: int) -> str:
     asked = _quote(ask.ask_terms) if ask.ask_terms else "the question's own terms"
-    return (f"**The sources read do not answer this question.** None of the {found} sentences found about "
-            f"{escape(ask.subject)} says anything about {escape(asked)}; what they do say is listed below.")
+    return (
+        f"**The sources read do not answer this question.** None of the {found} sentences found about "
+        f"{escape(ask.subject)} says anything about {escape(asked)}; what they do say is listed below."
+    )
 
 
 def _title(about: AboutQuestion) -> str:
@@ -253,8 +291,10 @@ def _language_line(about: AboutQuestion) -> str:
     """When another language was asked for, what the reader gets instead, said once and plainly."""
     if about.language.split("-")[0] == "en":
         return ""
-    return (f"*This report is not in {language.name(about.language)}: the offline engine cannot translate, "
-            "so it quotes its sources in their own language under English headings.*")
+    return (
+        f"*This report is not in {language.name(about.language)}: the offline engine cannot translate, "
+        "so it quotes its sources in their own language under English headings.*"
+    )
 
 
 def _ids(text: str) -> set[int]:
@@ -271,20 +311,33 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
     everything: list[_Sentence] = []
     by_group: list[list[_Sentence]] = []
     for group in groups.findings:
-        found = [s for i in group for s in _report_sentences(steps[i].observation or "", known) if s.ids]
+        found = [
+            s for i in group for s in _report_sentences(steps[i].observation or "", known) if s.ids
+        ]
         fresh = []
         for sentence in found:
-            if not any(_near_duplicate(_uncited(sentence.text), _uncited(e.text)) for e in [*everything, *fresh]):
+            if not any(
+                _near_duplicate(_uncited(sentence.text), _uncited(e.text))
+                for e in [*everything, *fresh]
+            ):
                 fresh.append(sentence)
         sections += [f"## {escape(steps[group[0]].title)}", "", *(f"- {s.text}" for s in fresh), ""]
         everything += fresh
         by_group.append(fresh)
     if groups.empty:
-        sections += [f"## {NOT_FOUND_HEADING}", "", *(_not_found(steps[i]) for i in groups.empty), ""]
+        sections += [
+            f"## {NOT_FOUND_HEADING}",
+            "",
+            *(_not_found(steps[i]) for i in groups.empty),
+            "",
+        ]
     text, summary = _summary(inp, by_group)
     if not text:
-        text = ("The steps below found no sentence in their sources that could be cited." if groups.empty
-                else "No findings were gathered before the research ended.")
+        text = (
+            "The steps below found no sentence in their sources that could be cited."
+            if groups.empty
+            else "No findings were gathered before the research ended."
+        )
     lines = ["## Summary", "", text, "", *sections]
     skipped = [s.title for s in steps if s.status is not StepStatus.COMPLETED]
     if skipped:
@@ -292,7 +345,9 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
     return lines, [*summary, *everything]
 
 
-def _direct_answer(about: AboutQuestion, passages: list[Passage], known: set[int]) -> tuple[list[str], list[_Sentence]]:
+def _direct_answer(
+    about: AboutQuestion, passages: list[Passage], known: set[int]
+) -> tuple[list[str], list[_Sentence]]:
     """No plan (a simple question): the passages' sentences that best match the question."""
     candidates = [
         _Sentence(_cite(s, p.source_id), (p.source_id,))
@@ -322,7 +377,11 @@ def _report_sentences(observation: str, known: set[int]) -> list[_Sentence]:
             pieces.append(sentence[start:].strip())
         for piece in pieces:
             text = _keep_known(piece, known)
-            ids = tuple(dict.fromkeys(int(n) for m in CITATION.finditer(text) for n in m.group(1).split(",")))
+            ids = tuple(
+                dict.fromkeys(
+                    int(n) for m in CITATION.finditer(text) for n in m.group(1).split(",")
+                )
+            )
             if text:
                 out.append(_Sentence(text, ids))
     return out
@@ -336,7 +395,9 @@ def _keep_known(text: str, known: set[int]) -> str:
     return re.sub(r"\s+([.!?])", r"\1", CITATION.sub(keep, text)).strip()
 
 
-def _top_sentences(about: AboutQuestion, sentences: list[_Sentence], k: int, require_match: bool) -> list[_Sentence]:
+def _top_sentences(
+    about: AboutQuestion, sentences: list[_Sentence], k: int, require_match: bool
+) -> list[_Sentence]:
     """The k sentences that best match the question (BM25), skipping near-duplicates. Without
     `require_match`, sentences that match nothing may follow, in their order (a summary's lead)."""
     if not sentences:
@@ -362,5 +423,7 @@ def _claims(sentences: list[_Sentence]) -> list[Claim]:
         text = re.sub(r"\s+([.!?,;:])", r"\1", _uncited(sentence.text)).strip()
         if sentence.ids and text and text.lower() not in seen:
             seen.add(text.lower())
-            claims.append(Claim(text=text, source_ids=list(sentence.ids), verdict=Verdict.UNVERIFIED))
+            claims.append(
+                Claim(text=text, source_ids=list(sentence.ids), verdict=Verdict.UNVERIFIED)
+            )
     return claims

@@ -19,9 +19,12 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.questions import subject_of
-from activities.offline_engine.vagueness import counts_as_option, unmeasured_evaluation, unresolved_pronoun
+from activities.offline_engine.vagueness import (
+    counts_as_option,
+    unmeasured_evaluation,
+    unresolved_pronoun,
+)
 from activities.offline_engine.words import (
-    PRONOUNS,
     REFERENTIAL,
     VAGUE,
     VERBS,
@@ -52,13 +55,32 @@ _PASTABLE = frozenset(
 )
 
 _SUPERLATIVES = (
-    "best", "optimal", "ideal", "worst", "fastest", "slowest", "simplest", "easiest", "cheapest", "safest",
-    "biggest", "smallest", "largest", "highest", "lowest", "strongest", "cleanest", "shortest", "longest",
+    "best",
+    "optimal",
+    "ideal",
+    "worst",
+    "fastest",
+    "slowest",
+    "simplest",
+    "easiest",
+    "cheapest",
+    "safest",
+    "biggest",
+    "smallest",
+    "largest",
+    "highest",
+    "lowest",
+    "strongest",
+    "cleanest",
+    "shortest",
+    "longest",
 )
 #: "the most important", "the least risky": a superlative in two words.
 _MOST = re.compile(r"\b(most|least)\s+([a-z][a-z-]+)", re.I)
 #: A superlative is scoped by a phrase that names what it is measured in: "best for text-to-SQL".
-_SCOPE_PHRASE = re.compile(r"\b(?:for|in|to|when|among|of|with|on|between|within|under)\s+(.+)$", re.I)
+_SCOPE_PHRASE = re.compile(
+    r"\b(?:for|in|to|when|among|of|with|on|between|within|under)\s+(.+)$", re.I
+)
 #: "Which one is better?", "Which of them should I use?": a choice, with the options not named.
 _CHOICE = re.compile(r"\bwhich\s+(?:one|ones|of\s+(?:them|these|those|the\s+two))\b", re.I)
 _COMPARATIVES = ("better", "worse")
@@ -67,16 +89,36 @@ _SUFFICIENCY = ("enough", "sufficient", "adequate", "acceptable")
 _TARGETLESS = (*_SUFFICIENCY, "good", "fast", "big", "large", "small", "slow")
 
 _ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
-    "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1,
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "sixth": 6,
+    "6th": 6,
+    "seventh": 7,
+    "7th": 7,
+    "eighth": 8,
+    "8th": 8,
+    "ninth": 9,
+    "9th": 9,
+    "tenth": 10,
+    "10th": 10,
+    "last": -1,
 }
 _ORDINAL_NOUNS = (
     r"(?:point|item|section|step|option|bullet|idea|one|part|answer|approach|example|paragraph|reason"
     r"|suggestion|entry|result|heading)s?"
 )
 _ORDINAL_REF = re.compile(rf"\b(?:the\s+)?({'|'.join(_ORDINALS)})\s+{_ORDINAL_NOUNS}\b", re.I)
-_NUMBERED_REF = re.compile(r"\b(?:point|item|section|step|option|bullet|number|no\.)\s*#?(\d{1,2})\b", re.I)
+_NUMBERED_REF = re.compile(
+    r"\b(?:point|item|section|step|option|bullet|number|no\.)\s*#?(\d{1,2})\b", re.I
+)
 _LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+\S|^\s{0,3}#{1,6}\s+\S", re.M)
 
 _DEFINITE = re.compile(
@@ -94,7 +136,10 @@ def route_by_rule(inp: RouteInput) -> RouteOutput:
     """Orchestrator layer 3 by rule. Layers 1–2 (limit, reply shortcut) are the workflow's."""
     latest, earlier = _split_conversation(inp.messages)
     if latest is None:
-        return RouteOutput(decision=RoutingDecision.RESEARCH, reasoning="No user message to judge: research by default.")
+        return RouteOutput(
+            decision=RoutingDecision.RESEARCH,
+            reasoning="No user message to judge: research by default.",
+        )
     found = find_ambiguity(latest, earlier)
     if isinstance(found, Ambiguity):
         return RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning=found.reasoning)
@@ -147,7 +192,15 @@ def find_ambiguity(message: str, earlier: list[Message]) -> Ambiguity | str:
     """
     text = " ".join(message.split())
     specific = _specific_terms(text)
-    for rule in (_ordinal_rule, _pronoun_rule, _definite_rule, _choice_rule, _scope_rule, _target_rule, _subject_rule):
+    for rule in (
+        _ordinal_rule,
+        _pronoun_rule,
+        _definite_rule,
+        _choice_rule,
+        _scope_rule,
+        _target_rule,
+        _subject_rule,
+    ):
         found = rule(text, specific, earlier)
         if found is not None:
             return found
@@ -155,7 +208,7 @@ def find_ambiguity(message: str, earlier: list[Message]) -> Ambiguity | str:
 
 
 def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | str | None:
-    """"The second point" is resolved by the previous answer's numbered items or sections.
+    """ "The second point" is resolved by the previous answer's numbered items or sections.
 
     Returns the RESEARCH reasoning (a str) when it resolves. A message with two specific words
     besides the ordinal phrase is self-contained ("the first step to install Rust").
@@ -168,7 +221,11 @@ def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
             return None
         match, index = numbered, int(numbered.group(1))
     phrase = match.group(0)
-    own = [t for t in specific if t not in _ORDINALS and not re.fullmatch(_ORDINAL_NOUNS, t) and not t.isdigit()]
+    own = [
+        t
+        for t in specific
+        if t not in _ORDINALS and not re.fullmatch(_ORDINAL_NOUNS, t) and not t.isdigit()
+    ]
     if len(own) >= 2:
         return None
     previous = next((m.content for m in reversed(earlier) if m.role is Speaker.ASSISTANT), "")
@@ -226,13 +283,13 @@ def _answered_subject(earlier: list[Message]) -> str:
     for i in range(len(earlier) - 1, -1, -1):
         message = earlier[i]
         if message.role is Speaker.USER and _specific_terms(message.content):
-            answered = any(m.role is Speaker.ASSISTANT for m in earlier[i + 1:])
+            answered = any(m.role is Speaker.ASSISTANT for m in earlier[i + 1 :])
             return subject_of(message.content) if answered else ""
     return ""
 
 
 def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
-    """"The paper" with no name, no qualifier and no earlier mention cannot be looked up.
+    """ "The paper" with no name, no qualifier and no earlier mention cannot be looked up.
 
     A definite noun phrase is resolved when a name follows it ("the book Rust in Action"), when a
     preposition introduces a specific word ("the approach of DAIL-SQL"), when the same noun appears
@@ -280,7 +337,9 @@ def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Am
 
 
 def _is_name(word: str) -> bool:
-    return word[:1].isupper() or any(c.isdigit() for c in word) or "." in word or word[:1] in "\"'`“"
+    return (
+        word[:1].isupper() or any(c.isdigit() for c in word) or "." in word or word[:1] in "\"'`“"
+    )
 
 
 def _qualified(rest: str) -> bool:
@@ -293,14 +352,19 @@ def _qualified(rest: str) -> bool:
         return True
     if words[0].lower() in _QUALIFIER_PREPS:
         return any(
-            _is_name(w) or (w.lower() not in STOPWORDS and w.lower() not in REFERENTIAL and w.lower() not in VAGUE)
+            _is_name(w)
+            or (
+                w.lower() not in STOPWORDS
+                and w.lower() not in REFERENTIAL
+                and w.lower() not in VAGUE
+            )
             for w in words[1:]
         )
     return False
 
 
 def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
-    """"Which one is better?" chooses between options it never names.
+    """ "Which one is better?" chooses between options it never names.
 
     Silent when the options are there: named with "or", "vs" or a list, or two specific words
     ("Which one is faster, Vec or VecDeque?", "Which one of the JSON crates parses fastest?").
@@ -311,7 +375,9 @@ def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
     words = tokenize(text)
     if any(w in ("or", "vs", "versus", "between") for w in words) or "," in text:
         return None
-    anchors = [t for t in specific if t not in VERBS and t not in REFERENTIAL and counts_as_option(t)]
+    anchors = [
+        t for t in specific if t not in VERBS and t not in REFERENTIAL and counts_as_option(t)
+    ]
     if len(anchors) >= 2:
         return None
     return Ambiguity(
@@ -326,7 +392,7 @@ def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
 
 
 def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambiguity | None:
-    """"Best" needs a problem and a measure; "better" needs something to compare with.
+    """ "Best" needs a problem and a measure; "better" needs something to compare with.
 
     A superlative ("best", "fastest", "the most important") is scoped by a phrase that names
     where it is measured ("the best approach for text-to-SQL") or by two specific words of its own
@@ -336,11 +402,13 @@ def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambig
     """
     words = tokenize(text)
     most = _MOST.search(text)
-    superlative = next((w for w in words if w in _SUPERLATIVES), None) or (most.group(0).lower() if most else None)
+    superlative = next((w for w in words if w in _SUPERLATIVES), None) or (
+        most.group(0).lower() if most else None
+    )
     if superlative:
         adjective = most.group(2).lower() if most and superlative == most.group(0).lower() else ""
         anchors = [t for t in specific if t not in VERBS and t not in (adjective, superlative)]
-        scope = _SCOPE_PHRASE.search(text[text.lower().find(superlative.split()[-1]):])
+        scope = _SCOPE_PHRASE.search(text[text.lower().find(superlative.split()[-1]) :])
         scoped = bool(scope and _specific_terms(scope.group(1)))
         if not anchors or (len(anchors) == 1 and not scoped):
             thing = f' "the {superlative} {anchors[0]}"' if anchors else ""
@@ -354,13 +422,16 @@ def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambig
                 question=(
                     f"{_capitalize(superlative)} for what problem, and by which measure "
                     "(for example accuracy, speed or cost)?"
-                    if not anchors else
-                    f"{_capitalize(superlative)} for what? Could you say what you are trying to do, or in which "
+                    if not anchors
+                    else f"{_capitalize(superlative)} for what? Could you say what you are trying to do, or in which "
                     f"area, so I know which {anchors[0]} matters most there?"
                 ),
             )
     comparative = next((w for w in words if w in _COMPARATIVES), None)
-    has_target = any(w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for") for w in words)
+    has_target = any(
+        w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for")
+        for w in words
+    )
     judged = unmeasured_evaluation(text)  # "Is Rust faster?", "Which is more idiomatic?"
     if judged and judged.comparative:
         comparative, has_target = judged.word, False
@@ -417,8 +488,8 @@ def _subject_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
         question=(
             f"How {counting.group(1).lower()} of what? Could you name what should be counted, and where "
             "(for example in which language, library or document)?"
-            if counting else
-            "What topic should I research? Could you name the subject and what you want to know about it?"
+            if counting
+            else "What topic should I research? Could you name the subject and what you want to know about it?"
         ),
     )
 
@@ -427,7 +498,8 @@ def _research_reasoning(text: str, specific: list[str]) -> str:
     """Why the message can be researched: the names and concrete terms it gives."""
     words = _words(text)
     names = unique(
-        w for i, w in enumerate(words)
+        w
+        for i, w in enumerate(words)
         if (i > 0 and w[:1].isupper()) or any(c.isdigit() for c in w) or ("." in w or "_" in w)
     )
     names = [n for n in names if n.lower() not in STOPWORDS][:4]

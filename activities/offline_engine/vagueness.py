@@ -41,7 +41,9 @@ _MAYBE = frozenset(("it", "this", "that"))
 #: After "it": the clause that the expletive "it" stands for begins here ("is it safe *to* ...").
 _CLAUSE_OPENERS = frozenset("to that whether if when how which what why".split())
 #: Adverbs that sit between a pronoun and its verb ("Is that *still* supported?").
-_ADVERBS = frozenset("still really actually already ever never always usually generally even also".split())
+_ADVERBS = frozenset(
+    "still really actually already ever never always usually generally even also".split()
+)
 
 #: "faster", "more secure": a comparison needs something to compare with.
 COMPARATIVES = frozenset(
@@ -62,7 +64,9 @@ _MORE = frozenset(("more", "less"))
 _STANDARD = frozenset("than or vs versus between compared against over instead from".split())
 _SETTING = frozenset("for to at in on when with under during if as while within across".split())
 #: Questions that ask for a judgment: yes/no, or which.
-_JUDGING = frozenset("is are was were would will could can does do did should which isn't aren't".split())
+_JUDGING = frozenset(
+    "is are was were would will could can does do did should which isn't aren't".split()
+)
 #: Verbs of reaching a quality: "make it faster" is a goal, not a comparison.
 _GOALS = frozenset("make makes get gets keep keeps render become becomes grow turn".split())
 _NUMBERS = frozenset("two three both".split())
@@ -75,10 +79,19 @@ def _tokens(text: str) -> list[str]:
 def _content(word: str) -> bool:
     """A word that can name something: not a function word, pronoun, filler or verb."""
     return (
-        len(word) > 1 and word not in _BREAKS and word not in STOPWORDS and word not in VAGUE
-        and word not in ASPECT_WORDS and word not in VERBS and word not in _ALWAYS and word not in _MAYBE
-        and word not in _ADVERBS and word not in COMPARATIVES and word not in EVALUATIVES
-        and not word.endswith("ly") and word not in ("i'm", "i've", "i'd", "i", "you", "we")
+        len(word) > 1
+        and word not in _BREAKS
+        and word not in STOPWORDS
+        and word not in VAGUE
+        and word not in ASPECT_WORDS
+        and word not in VERBS
+        and word not in _ALWAYS
+        and word not in _MAYBE
+        and word not in _ADVERBS
+        and word not in COMPARATIVES
+        and word not in EVALUATIVES
+        and not word.endswith("ly")
+        and word not in ("i'm", "i've", "i'd", "i", "you", "we")
     )
 
 
@@ -91,7 +104,7 @@ def _noun_after(words: list[str], i: int) -> bool:
 
 
 def _expletive_it(words: list[str], i: int) -> bool:
-    """"Is it safe to call unwrap?", "What does it mean when rustc says E0502?", "Is it worth
+    """ "Is it safe to call unwrap?", "What does it mean when rustc says E0502?", "Is it worth
     learning Rust?": the "it" stands for a clause after it that names its own subject. Only a
     subject "it" can be one ("Can I take *it* back if ...?" is an object: it points)."""
     if i > 0 and words[i - 1] not in _JUDGING and words[i - 1] not in _BREAKS:
@@ -99,7 +112,9 @@ def _expletive_it(words: list[str], i: int) -> bool:
     end = next((j for j in range(i + 1, len(words)) if words[j] in _BREAKS), len(words))
     for j in range(i + 1, min(i + 4, end)):
         word = words[j]
-        opens = word in _CLAUSE_OPENERS or (word == "worth" and j + 1 < end and words[j + 1].endswith("ing"))
+        opens = word in _CLAUSE_OPENERS or (
+            word == "worth" and j + 1 < end and words[j + 1].endswith("ing")
+        )
         if opens and any(_content(w) for w in words[j + 1 : end]):
             return True
     return False
@@ -125,8 +140,9 @@ def _points(words: list[str], i: int) -> bool:
 def _antecedent_before(words: list[str], i: int) -> bool:
     """A word before position i that can name what the pronoun stands for: not the verb whose
     object the pronoun is ("maintains *it*")."""
-    return any(_content(w) for w in words[: max(0, i - 1)]) or (i > 0 and _content(words[i - 1])
-                                                                 and words[i - 1][:1].isdigit())
+    return any(_content(w) for w in words[: max(0, i - 1)]) or (
+        i > 0 and _content(words[i - 1]) and words[i - 1][:1].isdigit()
+    )
 
 
 def unresolved_pronoun(text: str) -> str | None:
@@ -137,7 +153,11 @@ def unresolved_pronoun(text: str) -> str | None:
         return None
     words = _tokens(text)
     for i, word in enumerate(words):
-        if (word in _ALWAYS or word in _MAYBE) and _points(words, i) and not _antecedent_before(words, i):
+        if (
+            (word in _ALWAYS or word in _MAYBE)
+            and _points(words, i)
+            and not _antecedent_before(words, i)
+        ):
             return word
     return None
 
@@ -166,7 +186,9 @@ def unmeasured_evaluation(text: str) -> Evaluation | None:
         if any(w in _GOALS for w in words[clause:i]):
             continue
         rest = words[i + 1 :]
-        if any(w in _STANDARD or w in _SETTING for w in rest) or any(w in _STANDARD for w in words[:i]):
+        if any(w in _STANDARD or w in _SETTING for w in rest) or any(
+            w in _STANDARD for w in words[:i]
+        ):
             continue
         comparative = word in COMPARATIVES or word in _MORE
         if "," in words[i:] or (not comparative and _dimension(words, clause, i)):
@@ -176,7 +198,7 @@ def unmeasured_evaluation(text: str) -> Evaluation | None:
 
 
 def _adjective(word: str) -> bool:
-    """"more *efficient*", "less *risky*": an adjective by its ending or by the evaluative table."""
+    """ "more *efficient*", "less *risky*": an adjective by its ending or by the evaluative table."""
     return word in EVALUATIVES or word.endswith(
         ("ive", "ent", "ant", "ous", "ic", "able", "ible", "ful", "ure", "sky")
     )
@@ -185,7 +207,7 @@ def _adjective(word: str) -> bool:
 def _judging(words: list[str], clause: int, i: int) -> bool:
     """Whether the clause holding position i asks for a judgment: it opens with "is", "does",
     "which"..., or "how much" before a comparative."""
-    opening = words[clause : i]
+    opening = words[clause:i]
     if not opening:
         return False
     if opening[0] in ("and", "but", "so", "or") and len(opening) > 1:
@@ -194,7 +216,7 @@ def _judging(words: list[str], clause: int, i: int) -> bool:
 
 
 def _dimension(words: list[str], clause: int, i: int) -> bool:
-    """"Is Rust *memory* safe?": a noun right before the adjective, after another one, names
+    """ "Is Rust *memory* safe?": a noun right before the adjective, after another one, names
     what is judged ("memory"), so the judgment has its measure."""
     before = [w for w in words[clause:i] if _content(w)]
     return len(before) >= 2 and i > 0 and _content(words[i - 1])

@@ -10,7 +10,6 @@ planning, observing, reflecting and reporting all see `races` as `race` in the s
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 
 from workflows.citations import CITATION
@@ -20,7 +19,21 @@ from workflows.text import WORD, content_terms, tokenize
 
 #: Third-person pronouns and demonstratives that point outside a message when nothing else names
 #: the subject ("Tell me more about it", "How does that work?").
-PRONOUNS = ("it", "its", "this", "that", "these", "those", "they", "them", "their", "he", "she", "him", "her")
+PRONOUNS = (
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "they",
+    "them",
+    "their",
+    "he",
+    "she",
+    "him",
+    "her",
+)
 
 #: Words that name no topic on their own: filler verbs, evaluations, placeholders. A message whose
 #: content words are all of these (and aspect words) has no subject of its own.
@@ -88,7 +101,9 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
 #: A word as typed: the shape of `workflows.text.tokenize`, case kept.
 _WORD = WORD
 #: Words that open a question: a new clause starts where one does.
-_QUESTION_WORDS = r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
+_QUESTION_WORDS = (
+    r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
+)
 
 #: Two sentences sharing this share of their words say the same thing.
 NEAR_DUPLICATE = 0.6
@@ -104,7 +119,11 @@ def _words(text: str) -> list[str]:
 
 def _specific_terms(text: str) -> list[str]:
     """Content words that can name a subject: no filler, evaluations, aspects or pronouns."""
-    return [t for t in content_terms(text) if t not in VAGUE and t not in ASPECT_WORDS and t not in PRONOUNS]
+    return [
+        t
+        for t in content_terms(text)
+        if t not in VAGUE and t not in ASPECT_WORDS and t not in PRONOUNS
+    ]
 
 
 def _base(token: str) -> str:
@@ -137,7 +156,12 @@ def _same_stem(a: str, b: str) -> bool:
     if a == b or (len(short) >= 4 and long.startswith(short) and long[len(short) :] in _ENDINGS):
         return True
     # A dropped e (`bake`~`baking`~`baked`) and f to ves (`loaf`~`loaves`).
-    if len(short) >= 4 and short.endswith("e") and long.startswith(short[:-1]) and long[len(short) - 1 :] in ("ing", "ed"):
+    if (
+        len(short) >= 4
+        and short.endswith("e")
+        and long.startswith(short[:-1])
+        and long[len(short) - 1 :] in ("ing", "ed")
+    ):
         return True
     if len(short) >= 4 and short.endswith("f") and long == f"{short[:-1]}ves":
         return True

@@ -22,7 +22,13 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from activities import pricing, tracing
-from activities.openai_engine.client import _UNSUPPORTED, _features, _rejected_feature, _request, connect
+from activities.openai_engine.client import (
+    _UNSUPPORTED,
+    _features,
+    _rejected_feature,
+    _request,
+    connect,
+)
 from activities.openai_engine.errors import classify_error
 from activities.openai_engine.replies import REPLIES, read_reply, read_text
 from activities.prompts.loader import PromptBook, checked, stated
@@ -34,14 +40,18 @@ from workflows.roles import BY_NAME, PROMPTS
 
 log = logging.getLogger(__name__)
 
-CONTINUE = ("Your reply was cut off by the length limit. Continue it exactly where it stopped: "
-            "write only the rest, with no preface and nothing repeated.")
+CONTINUE = (
+    "Your reply was cut off by the length limit. Continue it exactly where it stopped: "
+    "write only the rest, with no preface and nothing repeated."
+)
 
 
 class Chat:
     """The endpoint's client (one connection pool per engine), the prompts and the price table."""
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI | None, langfuse: Any | None) -> None:
+    def __init__(
+        self, settings: Settings, client: openai.AsyncOpenAI | None, langfuse: Any | None
+    ) -> None:
         self._settings = settings
         self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
         self._prompts = PromptBook(self._langfuse)
@@ -81,28 +91,47 @@ class Chat:
             content, options = _request(file, rendered, reply, unsupported)
             messages = [{"role": "user", "content": content}]
             with tracing.generation(
-                self._langfuse, role=file, model=model, prompt=template, messages=messages,
+                self._langfuse,
+                role=file,
+                model=model,
+                prompt=template,
+                messages=messages,
                 parameters={k: v for k, v in options.items() if k != "response_format"},
-                metadata={"response_format": options.get("response_format", {}).get("type", "none"),
-                          **(trace or {})},
+                metadata={
+                    "response_format": options.get("response_format", {}).get("type", "none"),
+                    **(trace or {}),
+                },
             ) as generation:
-                completion = await self._complete(file, model, messages, options, generation, unsupported)
+                completion = await self._complete(
+                    file, model, messages, options, generation, unsupported
+                )
                 if completion is None:
                     continue  # the server rejected a feature: ask again without it
-                parsed, usage = await self._read(file, model, messages, options, completion, reply, generation)
-                generation.succeeded(parsed.model_dump(), usage, describe(parsed) if describe else None)
+                parsed, usage = await self._read(
+                    file, model, messages, options, completion, reply, generation
+                )
+                generation.succeeded(
+                    parsed.model_dump(), usage, describe(parsed) if describe else None
+                )
                 return parsed, usage
 
     async def _complete(
-        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
-        generation: tracing.Generation, unsupported: set[str],
+        self,
+        file: str,
+        model: str,
+        messages: list[dict[str, str]],
+        options: dict[str, Any],
+        generation: tracing.Generation,
+        unsupported: set[str],
     ) -> Any | None:
         """One request; None when the server rejected an optional feature (added to `unsupported`)."""
         try:
             # What `chat.completions.create` sends, without its pass that converts typed params
             # (ours are plain JSON already): a tenth of the worker's CPU per call (issue 24).
             return await self._client.post(
-                "/chat/completions", cast_to=ChatCompletion, body={"model": model, "messages": messages, **options},
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body={"model": model, "messages": messages, **options},
                 options={"timeout": self._timeout(file)},
             )
         except openai.APIStatusError as err:
@@ -110,23 +139,35 @@ class Chat:
             if feature is None:
                 raise self._failed(generation, err, model) from None
             generation.failed(f"the server rejected {feature}; asking again without it")
-            log.warning("%s (model %s) rejected %s: asking without it from now on",
-                        redact(self._base_url), model, feature)
+            log.warning(
+                "%s (model %s) rejected %s: asking without it from now on",
+                redact(self._base_url),
+                model,
+                feature,
+            )
             unsupported.add(feature)
             return None
         except openai.OpenAIError as err:
             raise self._failed(generation, err, model) from None
 
     async def _read(
-        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
-        completion: Any, reply: type[BaseModel], generation: tracing.Generation,
+        self,
+        file: str,
+        model: str,
+        messages: list[dict[str, str]],
+        options: dict[str, Any],
+        completion: Any,
+        reply: type[BaseModel],
+        generation: tracing.Generation,
     ) -> tuple[Any, Usage]:
         """The completion's reply and what it cost (continued once if it was cut off)."""
         usage = self._usage(completion, model)
         served(usage.prompt_tokens, usage.completion_tokens, usage)
         try:
             if _cut_off(completion):
-                return await self._continued(file, model, messages, options, completion, reply, usage)
+                return await self._continued(
+                    file, model, messages, options, completion, reply, usage
+                )
             return read_reply(completion, reply, model, lambda err: self._error(err, model)), usage
         except ApplicationError as failure:
             text = completion.choices[0].message.content if completion.choices else None
@@ -134,18 +175,31 @@ class Chat:
             raise
 
     async def _continued(
-        self, file: str, model: str, messages: list[dict[str, str]], options: dict[str, Any],
-        completion: Any, reply: type[BaseModel], usage: Usage,
+        self,
+        file: str,
+        model: str,
+        messages: list[dict[str, str]],
+        options: dict[str, Any],
+        completion: Any,
+        reply: type[BaseModel],
+        usage: Usage,
     ) -> tuple[Any, Usage]:
         """A reply cut off at `max_tokens` is continued once, in the same conversation, rather
         than thrown away: the two parts are read as one reply. A continuation that is cut off
         too fails as a truncated reply (the role's fallback applies)."""
         partial = completion.choices[0].message.content
-        more_messages = [*messages, {"role": "assistant", "content": partial}, {"role": "user", "content": CONTINUE}]
+        more_messages = [
+            *messages,
+            {"role": "assistant", "content": partial},
+            {"role": "user", "content": CONTINUE},
+        ]
         plain = {k: v for k, v in options.items() if k != "response_format"}
         try:
             more = await self._client.chat.completions.create(
-                model=model, messages=more_messages, timeout=self._timeout(file), **plain  # type: ignore[arg-type]
+                model=model,
+                messages=more_messages,
+                timeout=self._timeout(file),
+                **plain,  # type: ignore[arg-type]
             )
         except openai.OpenAIError as err:
             raise self._error(err, model) from None
@@ -177,7 +231,9 @@ class Chat:
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)
 
-    def _failed(self, generation: tracing.Generation, err: openai.OpenAIError, model: str) -> ApplicationError:
+    def _failed(
+        self, generation: tracing.Generation, err: openai.OpenAIError, model: str
+    ) -> ApplicationError:
         failure = self._error(err, model)
         generation.failed(failure.message)
         return failure
@@ -190,20 +246,27 @@ def _prompt_of(role: str, prompt: str | None) -> str:
         return files[0]
     if prompt in files:
         return prompt
-    raise ApplicationError(f"{role} asks with {', '.join(files)}, not {prompt}", type="PromptError", non_retryable=True)
+    raise ApplicationError(
+        f"{role} asks with {', '.join(files)}, not {prompt}", type="PromptError", non_retryable=True
+    )
 
 
 def _cut_off(completion: Any) -> bool:
     """A reply stopped by `max_tokens` with text worth continuing."""
-    return bool(completion.choices) and completion.choices[0].finish_reason == "length" and bool(
-        completion.choices[0].message.content)
+    return (
+        bool(completion.choices)
+        and completion.choices[0].finish_reason == "length"
+        and bool(completion.choices[0].message.content)
+    )
 
 
 def _added(a: Usage, b: Usage) -> Usage:
     cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
-    return a.model_copy(update={
-        "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
-        "completion_tokens": a.completion_tokens + b.completion_tokens,
-        "requests": a.requests + b.requests,
-        "cost_usd": cost,
-    })
+    return a.model_copy(
+        update={
+            "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
+            "completion_tokens": a.completion_tokens + b.completion_tokens,
+            "requests": a.requests + b.requests,
+            "cost_usd": cost,
+        }
+    )

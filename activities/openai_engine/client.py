@@ -17,8 +17,8 @@ import openai
 from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
-from config import Settings
 from activities.openai_engine.replies import strict_schema
+from config import Settings
 from workflows.roles import PROMPTS
 
 #: Key used for servers that need none (Ollama, vLLM, LM Studio) when only OPENAI_BASE_URL is set.

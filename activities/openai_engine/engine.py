@@ -30,8 +30,24 @@ import openai
 
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
-    NONE, _completed_steps, _conversation, _cut, _evidence, _findings, _ids, _lines, _passages, _plan,
-    _source_list, _step, _step_findings, _wrapped, about, language, trusted, untrusted,
+    NONE,
+    _completed_steps,
+    _conversation,
+    _cut,
+    _evidence,
+    _findings,
+    _ids,
+    _lines,
+    _passages,
+    _plan,
+    _source_list,
+    _step,
+    _step_findings,
+    _wrapped,
+    about,
+    language,
+    trusted,
+    untrusted,
 )
 from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
@@ -40,7 +56,10 @@ from workflows.citations import origin
 from workflows.models import OBSERVATION_LIMIT, Claim, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
-NEXT_AGENT = {RoutingDecision.CLARIFICATION: "clarification", RoutingDecision.RESEARCH: "coordinator"}
+NEXT_AGENT = {
+    RoutingDecision.CLARIFICATION: "clarification",
+    RoutingDecision.RESEARCH: "coordinator",
+}
 
 
 class OpenAIEngine:
@@ -49,7 +68,10 @@ class OpenAIEngine:
     name = "openai"
 
     def __init__(
-        self, settings: Settings, client: openai.AsyncOpenAI | None = None, langfuse: Any | None = None
+        self,
+        settings: Settings,
+        client: openai.AsyncOpenAI | None = None,
+        langfuse: Any | None = None,
     ) -> None:
         self._chat = Chat(settings, client, langfuse)
 
@@ -73,7 +95,9 @@ class OpenAIEngine:
 
     async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
         reply, usage = await self._chat.ask(
-            "clarify", conversation_history=_conversation(inp.messages), language=language(inp.language)
+            "clarify",
+            conversation_history=_conversation(inp.messages),
+            language=language(inp.language),
         )
         return m.ClarifyOutput(question=reply.question.strip(), usage=usage)
 
@@ -94,7 +118,10 @@ class OpenAIEngine:
             )
         else:
             reply, usage = await self._chat.ask(
-                "write_queries", prompt="agent_researcher_queries", **about(inp), step=_step(inp.step),
+                "write_queries",
+                prompt="agent_researcher_queries",
+                **about(inp),
+                step=_step(inp.step),
                 max_queries=limit,
             )
         queries: list[str] = []
@@ -121,13 +148,17 @@ class OpenAIEngine:
             max_steps=most,
         )
         steps = [s for s in reply.steps if s.title.strip()]
-        return m.PlanOutput(title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage)
+        return m.PlanOutput(
+            title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
+        )
 
     async def observe(self, inp: m.ObserveInput) -> m.ObserveOutput:
         """The step's observation, citing only the passages given. Citations of other ids are
         removed, and `source_ids` is what the text cites plus what the model listed, all known."""
         if not inp.passages:
-            return m.ObserveOutput(observation="No sources could be read for this step.", source_ids=[])
+            return m.ObserveOutput(
+                observation="No sources could be read for this step.", source_ids=[]
+            )
         known = [p.source_id for p in inp.passages]
         reply, usage = await self._chat.ask(
             "observe",
@@ -138,7 +169,9 @@ class OpenAIEngine:
             language=language(inp.language),
         )
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
-        source_ids = [n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known]
+        source_ids = [
+            n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known
+        ]
         return m.ObserveOutput(
             observation=observation,
             source_ids=source_ids,
@@ -151,7 +184,9 @@ class OpenAIEngine:
     async def reflect(self, inp: m.ReflectInput) -> m.ReflectOutput:
         """The decision as the model made it; the workflow enforces the minimum-steps rule, so a
         refused COMPLETE is recorded there with its reason."""
-        pending = sum(1 for s in inp.plan.steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS))
+        pending = sum(
+            1 for s in inp.plan.steps if s.status in (StepStatus.PENDING, StepStatus.IN_PROGRESS)
+        )
         reply, usage = await self._chat.ask(
             "reflect",
             **about(inp),
@@ -184,17 +219,25 @@ class OpenAIEngine:
         by_id = {s.id: s for s in inp.sources}
         cited = [by_id[n] for n in _cited(markdown) if n in by_id]
         if cited and not re.search(r"^#+\s*Sources\b", markdown, re.M | re.I):
-            listing = "\n".join(f"[{s.id}] {s.title} - {s.url} ({origin(s)})" for s in sorted(cited, key=lambda s: s.id))
+            listing = "\n".join(
+                f"[{s.id}] {s.title} - {s.url} ({origin(s)})"
+                for s in sorted(cited, key=lambda s: s.id)
+            )
             markdown += f"\n\n## Sources\n\n{listing}"
-        claims = [Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()]
-        return m.SynthesizeOutput(markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage)
+        claims = [
+            Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()
+        ]
+        return m.SynthesizeOutput(
+            markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage
+        )
 
     async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
         """The long report's title and sections, each with the steps whose findings it uses."""
         model = self._chat.model_for("outline_report")
         steps = "\n\n".join(
             f"Step {i}: {s.title}\n{s.observation.strip()}"
-            for i, s in enumerate(inp.plan.steps) if s.status is StepStatus.COMPLETED and s.observation
+            for i, s in enumerate(inp.plan.steps)
+            if s.status is StepStatus.COMPLETED and s.observation
         )
         reply, usage = await self._chat.ask(
             "outline_report",
@@ -205,9 +248,14 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        sections = [m.ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
-                    for s in reply.sections if s.heading.strip()]
-        return m.OutlineOutput(title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage)
+        sections = [
+            m.ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
+            for s in reply.sections
+            if s.heading.strip()
+        ]
+        return m.OutlineOutput(
+            title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage
+        )
 
     async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
         """One section's prose; citations to ids outside the section's sources are removed."""
@@ -215,8 +263,11 @@ class OpenAIEngine:
         reply, usage = await self._chat.ask(
             "write_section",
             **about(inp),
-            section=untrusted(f"Report title: {inp.title}\nThis section: {inp.section.heading}\n"
-                              f"What it must cover: {inp.section.brief or NONE}", "report"),
+            section=untrusted(
+                f"Report title: {inp.title}\nThis section: {inp.section.heading}\n"
+                f"What it must cover: {inp.section.brief or NONE}",
+                "report",
+            ),
             findings=_step_findings(inp.steps),
             evidence=_evidence(inp.evidence),
             sources=_source_list(inp.sources),
@@ -226,24 +277,33 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        return m.SectionOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
-                               claims=_cited_claims(reply.claims, known), usage=usage)
+        return m.SectionOutput(
+            markdown=_only_known_citations(reply.markdown.strip(), known),
+            claims=_cited_claims(reply.claims, known),
+            usage=usage,
+        )
 
     async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
         known = {s.id for s in inp.sources}
         reply, usage = await self._chat.ask(
             "summarize_report",
             **about(inp),
-            outline=untrusted(f"Title: {inp.title}\n" + "\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections),
-                              "report"),
+            outline=untrusted(
+                f"Title: {inp.title}\n"
+                + "\n".join(f"- {s.heading}: {s.brief}" for s in inp.sections),
+                "report",
+            ),
             findings=_step_findings(inp.steps),
             sources=_source_list(inp.sources),
             feedback=_lines(inp.feedback, "feedback"),
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        return m.SummaryOutput(markdown=_only_known_citations(reply.markdown.strip(), known),
-                               claims=_cited_claims(reply.claims, known), usage=usage)
+        return m.SummaryOutput(
+            markdown=_only_known_citations(reply.markdown.strip(), known),
+            claims=_cited_claims(reply.claims, known),
+            usage=usage,
+        )
 
     async def verify_claims(self, inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
         """The judge's verdict per claim; a claim the model skipped stays out of the answer and
@@ -252,8 +312,10 @@ class OpenAIEngine:
         reply, usage = await self._chat.ask(
             "verify_claims",
             **about(inp),
-            claims=_wrapped("\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
-                            "report"),
+            claims=_wrapped(
+                "\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
+                "report",
+            ),
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
@@ -262,14 +324,17 @@ class OpenAIEngine:
     async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
         """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
         allowed = {c.index: set(c.source_ids) for c in inp.claims}
-        reasons = dict(zip((c.index for c in inp.claims), inp.reasons))
+        reasons = dict(zip((c.index for c in inp.claims), inp.reasons, strict=False))
         reply, usage = await self._chat.ask(
             "revise_claims",
             **about(inp),
-            claims=_wrapped("\n".join(
-                f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
-                for c in inp.claims
-            ), "report"),
+            claims=_wrapped(
+                "\n".join(
+                    f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
+                    for c in inp.claims
+                ),
+                "report",
+            ),
             evidence=_evidence(inp.evidence),
             language=language(inp.language),
         )
@@ -298,5 +363,9 @@ class OpenAIEngine:
 
 def _cited_claims(claims: list[Any], known: set[int]) -> list[Claim]:
     """The reply's claims that cite at least one of the sources the writer was given."""
-    kept = [Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known]) for c in claims if c.text.strip()]
+    kept = [
+        Claim(text=c.text, source_ids=[n for n in c.source_ids if n in known])
+        for c in claims
+        if c.text.strip()
+    ]
     return [c for c in kept if c.source_ids]

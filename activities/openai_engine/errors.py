@@ -39,14 +39,19 @@ def classify_error(
     return _call_error(err, model, base_url, secret)
 
 
-def _call_error(err: openai.OpenAIError, model: str, base_url: str, secret: str) -> ApplicationError:
+def _call_error(
+    err: openai.OpenAIError, model: str, base_url: str, secret: str
+) -> ApplicationError:
     """A call that got no answer, or a reply the SDK refused to read (cut off, filtered)."""
     where = f"the LLM endpoint {base_url}"
     if isinstance(err, openai.APITimeoutError):
-        return ApplicationError(f"{where} did not answer in time (model {model})", type="LLMTimeout")
+        return ApplicationError(
+            f"{where} did not answer in time (model {model})", type="LLMTimeout"
+        )
     if isinstance(err, openai.APIConnectionError):
         return ApplicationError(
-            f"could not connect to {where}: is the server running and the URL right?", type="LLMUnavailable"
+            f"could not connect to {where}: is the server running and the URL right?",
+            type="LLMUnavailable",
         )
     if isinstance(err, openai.LengthFinishReasonError):
         return ApplicationError(
@@ -64,7 +69,9 @@ def _call_error(err: openai.OpenAIError, model: str, base_url: str, secret: str)
     return ApplicationError(f"LLM call failed: {redact(str(err), [secret])[:300]}", type="LLMError")
 
 
-def _status_error(err: openai.APIStatusError, model: str, base_url: str, secret: str) -> ApplicationError:
+def _status_error(
+    err: openai.APIStatusError, model: str, base_url: str, secret: str
+) -> ApplicationError:
     """An HTTP error status: transient (408, 409, 429, 5xx) or what to change."""
     where = f"the LLM endpoint {base_url}"
     status, detail = err.status_code, _server_message(err, secret)
@@ -82,7 +89,9 @@ def _status_error(err: openai.APIStatusError, model: str, base_url: str, secret:
             next_retry_delay=retry_after(err.response.headers),
         )
     if status in (408, 409) or status >= 500:
-        return ApplicationError(f"{where} is unavailable ({status}): {detail}", type="LLMUnavailable")
+        return ApplicationError(
+            f"{where} is unavailable ({status}): {detail}", type="LLMUnavailable"
+        )
     if status == 401:
         return ApplicationError(
             f"the LLM endpoint rejected the API key (401) at {base_url}; check OPENAI_API_KEY",

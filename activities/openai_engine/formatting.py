@@ -17,7 +17,16 @@ from __future__ import annotations
 from activities.prompts.quoting import NONE, Quoted, Trusted, joined, trusted, untrusted
 from workflows.activity_models import AboutQuestion
 from workflows.language import name as language_name
-from workflows.models import ROUTING_HISTORY, Evidence, Message, Passage, Plan, PlanStep, Source, Speaker
+from workflows.models import (
+    ROUTING_HISTORY,
+    Evidence,
+    Message,
+    Passage,
+    Plan,
+    PlanStep,
+    Source,
+    Speaker,
+)
 
 __all__ = ["NONE", "Quoted", "Trusted", "trusted", "untrusted"]
 
@@ -36,8 +45,10 @@ def about(inp: AboutQuestion) -> dict[str, Trusted | Quoted]:
     """The question line (what the person typed: the question as meant and as asked, their
     clarifications) and, apart from it and quoted, what a follow-up refers to in the earlier
     research (a point of an earlier report, which may quote a page)."""
-    return {"query": trusted(inp.question_line()),
-            "follows_up": _wrapped(inp.follows_up, "report", of="the earlier research")}
+    return {
+        "query": trusted(inp.question_line()),
+        "follows_up": _wrapped(inp.follows_up, "report", of="the earlier research"),
+    }
 
 
 def language(code: str) -> Trusted:
@@ -48,7 +59,8 @@ def _conversation(messages: list[Message]) -> Quoted:
     """The last messages, one a line after its speaker; a message's own lines are indented, so only
     the code starts a line with "User:" or "Assistant:" (an earlier report cannot forge a turn)."""
     lines = [
-        f"{'User' if m.role is Speaker.USER else 'Assistant'}: " + "\n  ".join(m.content.strip().splitlines())
+        f"{'User' if m.role is Speaker.USER else 'Assistant'}: "
+        + "\n  ".join(m.content.strip().splitlines())
         for m in messages[-ROUTING_HISTORY:]
     ]
     return _wrapped("\n".join(lines), "conversation")
@@ -65,8 +77,10 @@ def _lines(items: list[str], tag: str) -> Quoted:
 
 
 def _passages(passages: list[Passage]) -> Quoted:
-    return joined(untrusted(f"[{p.source_id}] {p.title}\nURL: {p.url}\n{p.text.strip()}", id=p.source_id)
-                  for p in passages)
+    return joined(
+        untrusted(f"[{p.source_id}] {p.title}\nURL: {p.url}\n{p.text.strip()}", id=p.source_id)
+        for p in passages
+    )
 
 
 def _completed_steps(steps: list[PlanStep]) -> Quoted:
@@ -90,14 +104,19 @@ def _plan(plan: Plan) -> Quoted:
 def _findings(plan: Plan | None) -> Quoted:
     if plan is None:
         return NONE
-    blocks = [f"### Step {i}: {step.title}\n{step.observation.strip()}"
-              for i, step in enumerate(plan.steps, 1) if step.observation]
+    blocks = [
+        f"### Step {i}: {step.title}\n{step.observation.strip()}"
+        for i, step in enumerate(plan.steps, 1)
+        if step.observation
+    ]
     return _wrapped("\n\n".join(blocks), "findings")
 
 
 def _step_findings(steps: list[PlanStep]) -> Quoted:
     """Each step's observation under its title."""
-    return _wrapped("\n\n".join(f"{s.title}:\n{(s.observation or '').strip()}" for s in steps), "findings")
+    return _wrapped(
+        "\n\n".join(f"{s.title}:\n{(s.observation or '').strip()}" for s in steps), "findings"
+    )
 
 
 def _evidence(evidence: list[Evidence]) -> Quoted:
@@ -105,13 +124,18 @@ def _evidence(evidence: list[Evidence]) -> Quoted:
     by_source: dict[int, list[str]] = {}
     for item in evidence:
         by_source.setdefault(item.source_id, []).append(item.text.strip())
-    return joined(untrusted(f"[{n}]\n" + "\n".join(f"- {t}" for t in texts), id=n)
-                  for n, texts in sorted(by_source.items()))
+    return joined(
+        untrusted(f"[{n}]\n" + "\n".join(f"- {t}" for t in texts), id=n)
+        for n, texts in sorted(by_source.items())
+    )
 
 
 def _source_list(sources: list[Source], origins: dict[int, str] | None = None) -> Quoted:
     """The sources one a line as `[n] Title - URL` (and `(origin)` when given): titles are the pages'."""
-    lines = [f"[{s.id}] {s.title} - {s.url}" + (f" ({origins[s.id]})" if origins else "") for s in sources]
+    lines = [
+        f"[{s.id}] {s.title} - {s.url}" + (f" ({origins[s.id]})" if origins else "")
+        for s in sources
+    ]
     return _wrapped("\n".join(lines), "source")
 
 

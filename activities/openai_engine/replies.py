@@ -36,10 +36,14 @@ T = TypeVar("T", bound=BaseModel)
 # --- structured replies -------------------------------------------------------------------------------
 
 
-def reply_model(output: type[BaseModel], exclude: frozenset[str] = frozenset({"usage"})) -> type[BaseModel]:
+def reply_model(
+    output: type[BaseModel], exclude: frozenset[str] = frozenset({"usage"})
+) -> type[BaseModel]:
     """The part of an output model the LLM writes: the same fields without `usage` (and whatever
     else the engine fills in itself), so the schema never asks the model for token counts."""
-    fields = {name: (f.annotation, f) for name, f in output.model_fields.items() if name not in exclude}
+    fields = {
+        name: (f.annotation, f) for name, f in output.model_fields.items() if name not in exclude
+    }
     return create_model(f"{output.__name__}Reply", **fields)  # type: ignore[call-overload]
 
 
@@ -83,7 +87,9 @@ def parse_reply(text: str | None, model: type[T]) -> T:
     for name, field in model.model_fields.items():
         kind, value = field.annotation, data.get(name)
         if isinstance(kind, type) and issubclass(kind, Enum) and isinstance(value, str):
-            data[name] = next((m.value for m in kind if str(m.value).lower() == value.strip().lower()), value)
+            data[name] = next(
+                (m.value for m in kind if str(m.value).lower() == value.strip().lower()), value
+            )
     return model.model_validate(data)
 
 
@@ -126,7 +132,9 @@ class SummaryReply(BaseModel):
 
 #: The writers' replies, shaped unlike their outputs (claims without verdicts, no engine name).
 WRITTEN: dict[str, type[BaseModel]] = {
-    "synthesize": ReportReply, "outline_report": OutlineReply, "write_section": SectionReply,
+    "synthesize": ReportReply,
+    "outline_report": OutlineReply,
+    "write_section": SectionReply,
     "summarize_report": SummaryReply,
 }
 #: What the engine fills in itself, beyond `usage`: the verifier's `checked_by`.
@@ -135,7 +143,8 @@ FILLED = {"verify_claims": frozenset({"usage", "checked_by"})}
 #: What each LLM role's model writes, by role name: the writers' replies above, the role's output
 #: without what the engine fills in for the others.
 REPLIES: dict[str, type[BaseModel]] = {
-    role.name: WRITTEN.get(role.name) or reply_model(role.output, FILLED.get(role.name, frozenset({"usage"})))
+    role.name: WRITTEN.get(role.name)
+    or reply_model(role.output, FILLED.get(role.name, frozenset({"usage"})))
     for role in LLM_ROLES
 }
 
@@ -144,7 +153,10 @@ REPLIES: dict[str, type[BaseModel]] = {
 
 
 def read_reply(
-    completion: Any, reply: type[T], model: str, classify: Callable[[openai.OpenAIError], ApplicationError]
+    completion: Any,
+    reply: type[T],
+    model: str,
+    classify: Callable[[openai.OpenAIError], ApplicationError],
 ) -> T:
     """The validated reply, or a classified error: cut-off and filtered replies cannot be
     fixed by asking again; an unreadable one often can (sampling differs), so it is retryable.

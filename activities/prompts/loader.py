@@ -23,7 +23,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +100,23 @@ def checked(role: str, values: dict[str, Any]) -> None:
         if kind == "quoted":
             fits = isinstance(value, Quoted)
         elif kind == "trusted":
-            fits = isinstance(value, (Trusted, int, float)) and not isinstance(value, (Quoted, bool))
+            fits = isinstance(value, (Trusted, int, float)) and not isinstance(
+                value, (Quoted, bool)
+            )
         else:
-            raise ApplicationError(f"prompt {role} declares no kind for {name}: a variable is marked (trusted) "
-                                   "or (quoted) in the front matter", type="PromptError", non_retryable=True)
+            raise ApplicationError(
+                f"prompt {role} declares no kind for {name}: a variable is marked (trusted) "
+                "or (quoted) in the front matter",
+                type="PromptError",
+                non_retryable=True,
+            )
         if not fits:
             how = "wrapped by untrusted()" if kind == "quoted" else "trusted() text or a number"
-            raise ApplicationError(f"prompt {role} takes {name} as {kind} text: only {how}",
-                                   type="PromptError", non_retryable=True)
+            raise ApplicationError(
+                f"prompt {role} takes {name} as {kind} text: only {how}",
+                type="PromptError",
+                non_retryable=True,
+            )
 
 
 def stated(prompt: Prompt, rendered: str) -> str:
@@ -116,7 +125,7 @@ def stated(prompt: Prompt, rendered: str) -> str:
     return rendered if states_data_rule(prompt.template) else f"{DATA_RULE}\n\n{rendered}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(role: str) -> Prompt:
     """Parse `prompts/<role>.md`: a `---` front matter (role, purpose, variables) and the template.
 
@@ -159,7 +168,12 @@ class PromptBook:
             except ApplicationError as err:
                 if (role, managed.version) not in self._unusable:
                     self._unusable.add((role, managed.version))
-                    log.warning("Langfuse prompt %s v%s is unusable (%s); using the file", role, managed.version, err.message)
+                    log.warning(
+                        "Langfuse prompt %s v%s is unusable (%s); using the file",
+                        role,
+                        managed.version,
+                        err.message,
+                    )
         return local, local.render(values)
 
     async def _fetch(self, role: str) -> Prompt | None:
@@ -168,16 +182,26 @@ class PromptBook:
         file, and Langfuse is left alone for OUTAGE_BACKOFF_S: a hanging Langfuse costs a worker
         one WAIT_S per back-off period, never a wait per call."""
         now = time.monotonic()
-        if self._langfuse is None or now < self._quiet_until or now < self._unmanaged.get(role, 0.0):
+        if (
+            self._langfuse is None
+            or now < self._quiet_until
+            or now < self._unmanaged.get(role, 0.0)
+        ):
             return None
         from langfuse.api import NotFoundError
 
         fetching = self._fetching.get(role)
         if fetching is None:
-            fetching = asyncio.ensure_future(asyncio.to_thread(
-                self._langfuse.get_prompt, role, label=LABEL, cache_ttl_seconds=CACHE_TTL_S,
-                max_retries=0, fetch_timeout_seconds=FETCH_TIMEOUT_S,
-            ))
+            fetching = asyncio.ensure_future(
+                asyncio.to_thread(
+                    self._langfuse.get_prompt,
+                    role,
+                    label=LABEL,
+                    cache_ttl_seconds=CACHE_TTL_S,
+                    max_retries=0,
+                    fetch_timeout_seconds=FETCH_TIMEOUT_S,
+                )
+            )
             self._fetching[role] = fetching
             fetching.add_done_callback(lambda done: self._fetched(role, done))
         try:
@@ -189,14 +213,24 @@ class PromptBook:
             self._quiet_until = time.monotonic() + OUTAGE_BACKOFF_S
             log.warning(
                 "Langfuse prompt %s unavailable (%s); using the repository's prompts for %.0f s",
-                role, type(err).__name__ if str(err) else "no answer in time", OUTAGE_BACKOFF_S,
+                role,
+                type(err).__name__ if str(err) else "no answer in time",
+                OUTAGE_BACKOFF_S,
             )
             return None
-        if getattr(fetched, "is_fallback", False) or not isinstance(getattr(fetched, "prompt", None), str):
+        if getattr(fetched, "is_fallback", False) or not isinstance(
+            getattr(fetched, "prompt", None), str
+        ):
             return None
         local = load_prompt(role)
-        return Prompt(role=role, variables=local.variables, template=fetched.prompt, kinds=local.kinds,
-                      version=fetched.version, client=fetched)
+        return Prompt(
+            role=role,
+            variables=local.variables,
+            template=fetched.prompt,
+            kinds=local.kinds,
+            version=fetched.version,
+            client=fetched,
+        )
 
     def _fetched(self, role: str, done: asyncio.Future[Any]) -> None:
         if self._fetching.get(role) is done:
@@ -224,7 +258,11 @@ def push_prompts(langfuse: Any) -> list[str]:
             current = langfuse.api.prompts.get(role, label=LABEL)
         except NotFoundError:
             current = None
-        if current is not None and current.prompt == local.template and (current.config or {}) == config:
+        if (
+            current is not None
+            and current.prompt == local.template
+            and (current.config or {}) == config
+        ):
             lines.append(f"{role}: unchanged (version {current.version})")
             continue
         created = langfuse.create_prompt(

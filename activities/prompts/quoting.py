@@ -91,11 +91,39 @@ def states_data_rule(template: str) -> bool:
 _LESS, _SLASH, _GREATER = "<‹〈⟨˂ᐸ❮〈", "/⁄∕⧸╱⟋", ">›〉⟩˃ᐳ❯〉"
 #: Cyrillic, Greek and Armenian letters that look like the Latin letters of the tag names.
 _LETTERS = {
-    "а": "a", "с": "c", "е": "e", "һ": "h", "і": "i", "ј": "j", "ԁ": "d", "о": "o", "р": "p", "ѕ": "s",
-    "ԛ": "q", "ԝ": "w", "х": "x", "у": "y", "ν": "v", "ο": "o", "ι": "i", "κ": "k", "ρ": "p", "α": "a",
-    "τ": "t", "օ": "o", "ս": "u", "ց": "g", "ɡ": "g", "ı": "i",
+    "а": "a",
+    "с": "c",
+    "е": "e",
+    "һ": "h",
+    "і": "i",
+    "ј": "j",
+    "ԁ": "d",
+    "о": "o",
+    "р": "p",
+    "ѕ": "s",
+    "ԛ": "q",
+    "ԝ": "w",
+    "х": "x",
+    "у": "y",
+    "ν": "v",
+    "ο": "o",
+    "ι": "i",
+    "κ": "k",
+    "ρ": "p",
+    "α": "a",
+    "τ": "t",
+    "օ": "o",
+    "ս": "u",
+    "ց": "g",
+    "ɡ": "g",
+    "ı": "i",
 }
-_FOLD = {**{c: "<" for c in _LESS}, **{c: "/" for c in _SLASH}, **{c: ">" for c in _GREATER}, **_LETTERS}
+_FOLD = {
+    **{c: "<" for c in _LESS},
+    **{c: "/" for c in _SLASH},
+    **{c: ">" for c in _GREATER},
+    **_LETTERS,
+}
 #: Letters that render as nothing although they are no format characters.
 _FILLERS = set("\u115f\u1160\u3164\uffa0\u2800\u034f")
 _HIDDEN = {"Cf", "Mn", "Me", "Cs", "Co"}
@@ -129,8 +157,11 @@ _OPENING = re.compile("[" + re.escape(OPENING) + "]")
 def opening_chars() -> set[str]:
     """`OPENING` as computed: `<`, `_LESS` and every code point whose NFKD holds one of them."""
     opening = set("<" + _LESS)
-    return opening | {chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF
-                      and opening.intersection(unicodedata.normalize("NFKD", chr(i)))}
+    return opening | {
+        chr(i)
+        for i in range(0x110000)
+        if not 0xD800 <= i <= 0xDFFF and opening.intersection(unicodedata.normalize("NFKD", chr(i)))
+    }
 
 
 def _skeleton(text: str) -> tuple[str, list[int]]:
@@ -142,7 +173,11 @@ def _skeleton(text: str) -> tuple[str, list[int]]:
     where: list[int] = []
     for i, ch in enumerate(text):
         for part in unicodedata.normalize("NFKD", ch):
-            if part in _FILLERS or unicodedata.category(part) in _HIDDEN or _invisible_control(part):
+            if (
+                part in _FILLERS
+                or unicodedata.category(part) in _HIDDEN
+                or _invisible_control(part)
+            ):
                 continue
             for c in part.lower():
                 chars.append(_FOLD.get(c, c))

@@ -12,13 +12,20 @@ BRAVE_MAX_COUNT = 20
 class Brave:
     name = "brave"
 
-    def __init__(self, api_key: str, *, base_url: str = BRAVE_URL, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+    def __init__(
+        self, api_key: str, *, base_url: str = BRAVE_URL, timeout_s: float = REQUEST_TIMEOUT_S
+    ) -> None:
         self._key, self.base_url, self.timeout_s = api_key, base_url.rstrip("/"), timeout_s
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         reply = await request_json(
-            self.name, "GET", f"{self.base_url}/res/v1/web/search", self.timeout_s, key_var="BRAVE_API_KEY",
-            secret=self._key, params={"q": query, "count": min(max_results, BRAVE_MAX_COUNT)},
+            self.name,
+            "GET",
+            f"{self.base_url}/res/v1/web/search",
+            self.timeout_s,
+            key_var="BRAVE_API_KEY",
+            secret=self._key,
+            params={"q": query, "count": min(max_results, BRAVE_MAX_COUNT)},
             headers={"X-Subscription-Token": self._key, "Accept": "application/json"},
         )
         # Brave marks the query's words with <strong> and escapes entities in titles and descriptions.

@@ -31,11 +31,15 @@ class DuckDuckGo:
         try:
             rows = await asyncio.to_thread(text)
         except RatelimitException:
-            raise ApplicationError("duckduckgo is rate limiting this machine (429)", type="SearchRateLimited") from None
+            raise ApplicationError(
+                "duckduckgo is rate limiting this machine (429)", type="SearchRateLimited"
+            ) from None
         except TimeoutException:
             raise unavailable(f"duckduckgo did not answer within {self.timeout_s:g} s") from None
         except DDGSException as exc:
-            if str(exc) == "No results found.":  # how ddgs says that every engine answered with nothing
+            if (
+                str(exc) == "No results found."
+            ):  # how ddgs says that every engine answered with nothing
                 return []
             raise unavailable(f"duckduckgo search failed: {one_line(str(exc))[:200]}") from None
         found = ((r.get("href"), r.get("title"), r.get("body")) for r in result_rows(rows))

@@ -29,8 +29,8 @@ import httpx
 from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
-from config import settings
 from activities.retry_after import retry_after
+from config import settings
 from workflows.activity_models import SearchHit
 from workflows.models import SNIPPET_LIMIT
 from workflows.redaction import redact
@@ -53,7 +53,13 @@ class _RedactedLog(logging.Filter):
         return True
 
 
-for _name in ("httpx", "httpcore.http11", "httpcore.http2", "httpcore.connection", "httpcore.proxy"):
+for _name in (
+    "httpx",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.connection",
+    "httpcore.proxy",
+):
     logging.getLogger(_name).addFilter(_RedactedLog())
 
 _shared_http: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient] | None = None
@@ -66,7 +72,9 @@ def _http() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     if _shared_http is None or _shared_http[0] is not loop or _shared_http[1].is_closed:
         client = httpx.AsyncClient(
-            trust_env=False, timeout=REQUEST_TIMEOUT_S, headers={"User-Agent": settings().crawl_user_agent}
+            trust_env=False,
+            timeout=REQUEST_TIMEOUT_S,
+            headers={"User-Agent": settings().crawl_user_agent},
         )
         _shared_http = (loop, client)
     return _shared_http[1]
@@ -81,7 +89,14 @@ async def close_http() -> None:
 
 
 async def request_json(
-    provider: str, method: str, url: str, timeout_s: float, *, key_var: str = "", secret: str = "", **kwargs: Any
+    provider: str,
+    method: str,
+    url: str,
+    timeout_s: float,
+    *,
+    key_var: str = "",
+    secret: str = "",
+    **kwargs: Any,
 ) -> dict[str, Any]:
     secrets = [secret, *url_secrets(url)]
     try:
@@ -94,7 +109,9 @@ async def request_json(
         raise unavailable(f"{provider} did not answer within {timeout_s:g} s") from None
     except httpx.TransportError as exc:
         where = f"{provider} at {url} ({type(exc).__name__})"
-        raise unavailable(f"could not connect to {where}: is it up and the URL right?", secrets) from None
+        raise unavailable(
+            f"could not connect to {where}: is it up and the URL right?", secrets
+        ) from None
     except (httpx.InvalidURL, UnicodeError) as exc:
         message = f"{provider}: the configured address {url} is not a valid URL ({exc})"
         raise permanent(message, secrets=secrets) from None
@@ -109,11 +126,15 @@ async def request_json(
     return reply
 
 
-def status_error(provider: str, response: httpx.Response, key_var: str, secrets: list[str]) -> ApplicationError:
+def status_error(
+    provider: str, response: httpx.Response, key_var: str, secrets: list[str]
+) -> ApplicationError:
     status = response.status_code
     if status == 429:
         delay = retry_after(response.headers)
-        return ApplicationError(f"{provider} is rate limiting (429)", type="SearchRateLimited", next_retry_delay=delay)
+        return ApplicationError(
+            f"{provider} is rate limiting (429)", type="SearchRateLimited", next_retry_delay=delay
+        )
     text = one_line(_TAG.sub(" ", redact(response.text, secrets)))
     detail = f": {text}"[:200] if text else ""
     if status == 408 or status >= 500:
@@ -124,11 +145,18 @@ def status_error(provider: str, response: httpx.Response, key_var: str, secrets:
             "(search.formats: [html, json])"
         )
     if status in (401, 403) and key_var:
-        return permanent(f"{provider} rejected the API key ({status}): check {key_var}", "SearchAuthError")
+        return permanent(
+            f"{provider} rejected the API key ({status}): check {key_var}", "SearchAuthError"
+        )
     if 300 <= status < 400:
         where = response.headers.get("location", "elsewhere")
-        return permanent(f"{provider} redirects to {where} ({status}); configure that address instead", secrets=secrets)
-    return permanent(f"{provider} rejected the request ({status}){detail}", "SearchRequestError", secrets)
+        return permanent(
+            f"{provider} redirects to {where} ({status}); configure that address instead",
+            secrets=secrets,
+        )
+    return permanent(
+        f"{provider} rejected the request ({status}){detail}", "SearchRequestError", secrets
+    )
 
 
 def url_secrets(url: str) -> list[str]:
@@ -142,7 +170,9 @@ def url_secrets(url: str) -> list[str]:
     return [text for value in found if value for text in {value, unquote(value)}]
 
 
-def permanent(message: str, kind: str = "SearchConfigError", secrets: Iterable[str] = ()) -> ApplicationError:
+def permanent(
+    message: str, kind: str = "SearchConfigError", secrets: Iterable[str] = ()
+) -> ApplicationError:
     return ApplicationError(redact(message, secrets), type=kind, non_retryable=True)
 
 
@@ -164,11 +194,17 @@ def result_rows(reply: Any, *path: str) -> list[dict[str, Any]]:
     return [row for row in reply if isinstance(row, dict)] if isinstance(reply, list) else []
 
 
-def to_hits(provider: str, rows: Iterable[tuple[Any, Any, Any]], max_results: int) -> list[SearchHit]:
+def to_hits(
+    provider: str, rows: Iterable[tuple[Any, Any, Any]], max_results: int
+) -> list[SearchHit]:
     """Web pages only (a provider may list other schemes), one per page, snippets trimmed."""
     hits = (
-        SearchHit(url=url, title=one_line(title) or url, snippet=trim(one_line(snippet), SNIPPET_LIMIT),
-                  provider=provider)
+        SearchHit(
+            url=url,
+            title=one_line(title) or url,
+            snippet=trim(one_line(snippet), SNIPPET_LIMIT),
+            provider=provider,
+        )
         for url, title, snippet in rows
         if isinstance(url, str) and url.startswith(("http://", "https://"))
     )
@@ -211,6 +247,10 @@ def canonical_url(url: str) -> str:
         host = f"{host}:{port}"
     userinfo = parts.netloc.rpartition("@")[0]
     params = parse_qsl(parts.query, keep_blank_values=True)
-    kept = sorted((k, v) for k, v in params if not k.lower().startswith("utm_") and k.lower() not in _TRACKING_PARAMS)
+    kept = sorted(
+        (k, v)
+        for k, v in params
+        if not k.lower().startswith("utm_") and k.lower() not in _TRACKING_PARAMS
+    )
     netloc = f"{userinfo}@{host}" if userinfo else host
     return urlunsplit((scheme, netloc, parts.path.rstrip("/"), urlencode(kept), ""))

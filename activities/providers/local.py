@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from config import Settings
 from activities.providers.http import unique_hits
+from config import Settings
 from workflows.activity_models import SearchHit
 
 
@@ -25,6 +25,8 @@ class Local:
 
 
 def open_corpus_of(config: Settings) -> Any:
-    from activities.corpus import open_corpus  # deferred: SQLite is the worker's business, not the sandbox's
+    from activities.corpus import (
+        open_corpus,
+    )  # deferred: SQLite is the worker's business, not the sandbox's
 
     return open_corpus(config.research_corpus_dir, config.research_index_dir)

@@ -16,7 +16,13 @@ class Searxng:
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         reply = await request_json(
-            self.name, "GET", f"{self.base_url}/search", self.timeout_s, params={"q": query, "format": "json"}
+            self.name,
+            "GET",
+            f"{self.base_url}/search",
+            self.timeout_s,
+            params={"q": query, "format": "json"},
         )
-        rows = ((r.get("url"), r.get("title"), r.get("content")) for r in result_rows(reply, "results"))
+        rows = (
+            (r.get("url"), r.get("title"), r.get("content")) for r in result_rows(reply, "results")
+        )
         return to_hits(self.name, rows, max_results)

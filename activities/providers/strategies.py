@@ -19,19 +19,30 @@ from typing import Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from config import Settings, settings
 from activities.providers.brave import BRAVE_URL, Brave
 from activities.providers.duckduckgo import DuckDuckGo
 from activities.providers.http import api_key, canonical_url, permanent, unique_hits
 from activities.providers.local import Local, open_corpus_of
 from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
+from config import Settings, settings
 from workflows.activity_models import SearchHit
 from workflows.redaction import redact
 
 __all__ = [
-    "PROVIDERS", "Brave", "DuckDuckGo", "Local", "Searxng", "SearchProvider", "Strategy", "Tavily", "build_provider",
-    "canonical_url", "check_search_config", "configured_providers", "run_search",
+    "PROVIDERS",
+    "Brave",
+    "DuckDuckGo",
+    "Local",
+    "Searxng",
+    "SearchProvider",
+    "Strategy",
+    "Tavily",
+    "build_provider",
+    "canonical_url",
+    "check_search_config",
+    "configured_providers",
+    "run_search",
 ]
 
 PROVIDERS = ("duckduckgo", "searxng", "tavily", "brave", "local")
@@ -54,7 +65,9 @@ class SearchProvider(Protocol):
 # --- the strategy ---------------------------------------------------------------------------------
 
 
-async def run_search(query: str, max_results: int, config: Settings | None = None) -> list[SearchHit]:
+async def run_search(
+    query: str, max_results: int, config: Settings | None = None
+) -> list[SearchHit]:
     """Hits for `query` from the configured providers, combined as SEARCH_STRATEGY says."""
     strategy, providers = configured_providers(config or settings())
     max_results = max(1, max_results)
@@ -79,13 +92,17 @@ def configured_providers(config: Settings) -> tuple[Strategy, list[SearchProvide
             f"set SEARCH_STRATEGY to one of: {', '.join(s.value for s in Strategy)}"
         ) from None
     fallbacks = [name for name in config.search_fallback_providers.split(",") if name.strip()]
-    names = list(dict.fromkeys(name.strip().lower() for name in [config.search_provider, *fallbacks]))
+    names = list(
+        dict.fromkeys(name.strip().lower() for name in [config.search_provider, *fallbacks])
+    )
     if strategy is Strategy.CONSERVATIVE:
         names = names[:1]
     return strategy, [build_provider(name, config) for name in names]
 
 
-async def _first_with_hits(providers: list[SearchProvider], query: str, max_results: int) -> list[SearchHit]:
+async def _first_with_hits(
+    providers: list[SearchProvider], query: str, max_results: int
+) -> list[SearchHit]:
     """Providers in order until one finds something. Nothing found by a provider that answered is
     an honest answer: it is returned (empty) rather than retried when the others failed."""
     errors: list[BaseException] = []
@@ -97,7 +114,10 @@ async def _first_with_hits(providers: list[SearchProvider], query: str, max_resu
             errors.append(exc)
             if i + 1 < len(providers):
                 activity.logger.warning(
-                    "search: %s failed (%s); trying %s", provider.name, redact(str(exc)), providers[i + 1].name
+                    "search: %s failed (%s); trying %s",
+                    provider.name,
+                    redact(str(exc)),
+                    providers[i + 1].name,
                 )
             continue
         if hits:
@@ -108,19 +128,25 @@ async def _first_with_hits(providers: list[SearchProvider], query: str, max_resu
     raise _all_failed(errors)
 
 
-async def _explore(providers: list[SearchProvider], query: str, max_results: int) -> list[SearchHit]:
+async def _explore(
+    providers: list[SearchProvider], query: str, max_results: int
+) -> list[SearchHit]:
     """Every provider at once; their hits interleaved by rank (each provider's best first), one per
     page, at most `max_results` (what the workflow's history budget assumes). Partial failures are
     logged and tolerated: the others' hits are still a good answer."""
-    answers = await asyncio.gather(*(p.search(query, max_results) for p in providers), return_exceptions=True)
+    answers = await asyncio.gather(
+        *(p.search(query, max_results) for p in providers), return_exceptions=True
+    )
     found = [a for a in answers if isinstance(a, list)]
     errors = [a for a in answers if isinstance(a, BaseException)]
     if not found:
         raise _all_failed(errors)
-    for provider, answer in zip(providers, answers):
+    for provider, answer in zip(providers, answers, strict=False):
         if isinstance(answer, BaseException):
             activity.logger.warning(
-                "search: %s failed (%s); using the other providers", provider.name, redact(str(answer))
+                "search: %s failed (%s); using the other providers",
+                provider.name,
+                redact(str(answer)),
             )
     by_rank = (hits[rank] for rank in range(max_results) for hits in found if rank < len(hits))
     return unique_hits(by_rank, max_results)
@@ -131,7 +157,10 @@ def _all_failed(errors: list[BaseException]) -> BaseException:
     if len(errors) == 1:
         return errors[0]
     failures = [
-        e if isinstance(e, ApplicationError) else ApplicationError(redact(f"{type(e).__name__}: {e}")) for e in errors
+        e
+        if isinstance(e, ApplicationError)
+        else ApplicationError(redact(f"{type(e).__name__}: {e}"))
+        for e in errors
     ]
     for_good = all(f.non_retryable for f in failures)
     delays = [f.next_retry_delay for f in failures if f.next_retry_delay]
@@ -150,7 +179,9 @@ def build_provider(name: str, config: Settings) -> SearchProvider:
         return DuckDuckGo()
     if name == "searxng":
         if not config.searxng_url:
-            raise permanent("the searxng provider needs SEARXNG_URL, the address of your SearxNG instance")
+            raise permanent(
+                "the searxng provider needs SEARXNG_URL, the address of your SearxNG instance"
+            )
         return Searxng(config.searxng_url)
     if name == "tavily":
         key = api_key(config.tavily_api_key, name, "TAVILY_API_KEY")

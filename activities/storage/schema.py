@@ -51,19 +51,29 @@ class ResearchRow(Base):
     # Revision 0004: rows written before it belong to `local`.
     owner: Mapped[str] = mapped_column(String(200), index=True, server_default="local")
 
-    sources: Mapped[list[SourceRow]] = relationship(order_by="SourceRow.position", cascade="all, delete-orphan")
-    claims: Mapped[list[ClaimRow]] = relationship(order_by="ClaimRow.position", cascade="all, delete-orphan")
-    evidence: Mapped[list[EvidenceRow]] = relationship(order_by="EvidenceRow.position", cascade="all, delete-orphan")
+    sources: Mapped[list[SourceRow]] = relationship(
+        order_by="SourceRow.position", cascade="all, delete-orphan"
+    )
+    claims: Mapped[list[ClaimRow]] = relationship(
+        order_by="ClaimRow.position", cascade="all, delete-orphan"
+    )
+    evidence: Mapped[list[EvidenceRow]] = relationship(
+        order_by="EvidenceRow.position", cascade="all, delete-orphan"
+    )
     clarifications: Mapped[list[ClarificationRow]] = relationship(
-        order_by="ClarificationRow.position", cascade="all, delete-orphan")
+        order_by="ClarificationRow.position", cascade="all, delete-orphan"
+    )
     reflections: Mapped[list[ReflectionRow]] = relationship(
-        order_by="ReflectionRow.position", cascade="all, delete-orphan")
+        order_by="ReflectionRow.position", cascade="all, delete-orphan"
+    )
 
 
 class _Child:
     """Rows that belong to one research, in their order."""
 
-    research_id: Mapped[int] = mapped_column(ForeignKey("research.id", ondelete="CASCADE"), primary_key=True)
+    research_id: Mapped[int] = mapped_column(
+        ForeignKey("research.id", ondelete="CASCADE"), primary_key=True
+    )
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
 
 

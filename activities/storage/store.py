@@ -26,7 +26,7 @@ import threading
 import time
 import unicodedata
 from contextlib import closing
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from activities.storage.schema import (
     ResearchRow,
     SourceRow,
 )
+from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 from workflows.models import (
     Budget,
     Claim,
@@ -54,15 +55,14 @@ from workflows.models import (
     Evidence,
     LoopBack,
     Plan,
-    Reflection,
     Refinement,
+    Reflection,
     ResearchResult,
     Review,
     Source,
     Stats,
     VerificationSummary,
 )
-from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -99,8 +99,12 @@ def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearc
         record = without_nul(record)
         engine = engine_for(url)
         with Session(engine) as session:
-            exists = session.scalar(select(ResearchRow.id).where(
-                ResearchRow.workflow_id == record.workflow_id, ResearchRow.run_id == record.run_id))
+            exists = session.scalar(
+                select(ResearchRow.id).where(
+                    ResearchRow.workflow_id == record.workflow_id,
+                    ResearchRow.run_id == record.run_id,
+                )
+            )
             if exists is not None:
                 return SaveResearchOutput(created=False)
             session.add(_row(record))
@@ -108,10 +112,19 @@ def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearc
                 session.commit()
             except IntegrityError:
                 session.rollback()
-                if session.scalar(select(ResearchRow.id).where(
-                        ResearchRow.workflow_id == record.workflow_id, ResearchRow.run_id == record.run_id)) is None:
+                if (
+                    session.scalar(
+                        select(ResearchRow.id).where(
+                            ResearchRow.workflow_id == record.workflow_id,
+                            ResearchRow.run_id == record.run_id,
+                        )
+                    )
+                    is None
+                ):
                     raise  # not the duplicate: the data broke a constraint (classified as permanent)
-                return SaveResearchOutput(created=False)  # a concurrent attempt won the race: same research
+                return SaveResearchOutput(
+                    created=False
+                )  # a concurrent attempt won the race: same research
     return SaveResearchOutput(created=True)
 
 
@@ -132,8 +145,9 @@ def _strip_nul(value: Any) -> Any:
     return value
 
 
-def list_research(url: str, *, contains: str | None = None, limit: int = 20,
-                  owner: str | None = None) -> list[LibraryEntry]:
+def list_research(
+    url: str, *, contains: str | None = None, limit: int = 20, owner: str | None = None
+) -> list[LibraryEntry]:
     """Finished research, newest first; `contains` filters on the question (case-insensitive in
     every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
     db = database_url(url)
@@ -141,28 +155,44 @@ def list_research(url: str, *, contains: str | None = None, limit: int = 20,
         newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
         query = (
             select(ResearchRow)
-            .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))  # counted below
+            .options(
+                selectinload(ResearchRow.sources), selectinload(ResearchRow.claims)
+            )  # counted below
             .order_by(*newest_first)
         )
         if owner is not None:
             query = query.where(ResearchRow.owner == owner)
         if contains:
-            query = query.where(ResearchRow.id.in_(_matching(session, contains, limit, newest_first, owner)))
+            query = query.where(
+                ResearchRow.id.in_(_matching(session, contains, limit, newest_first, owner))
+            )
         else:
             query = query.limit(limit)
         return [
             LibraryEntry(
-                workflow_id=row.workflow_id, run_id=row.run_id, query=row.query, outcome=row.outcome,
-                finished_at=_aware(row.finished_at), sources=len(row.sources), claims=len(row.claims),
-                supported=(row.verification or {}).get("supported") if (row.verification or {}).get("enabled") else None,
+                workflow_id=row.workflow_id,
+                run_id=row.run_id,
+                query=row.query,
+                outcome=row.outcome,
+                finished_at=_aware(row.finished_at),
+                sources=len(row.sources),
+                claims=len(row.claims),
+                supported=(row.verification or {}).get("supported")
+                if (row.verification or {}).get("enabled")
+                else None,
                 owner=row.owner,
             )
             for row in session.scalars(query)
         ]
 
 
-def _matching(session: Session, text: str, limit: int, order: tuple[UnaryExpression[Any], ...],
-              owner: str | None = None) -> list[int]:
+def _matching(
+    session: Session,
+    text: str,
+    limit: int,
+    order: tuple[UnaryExpression[Any], ...],
+    owner: str | None = None,
+) -> list[int]:
     """The ids of the newest `limit` research whose question contains `text`, compared casefolded
     and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" + combining
     diaeresis finds "ü"). Compared in Python, the same on every database: SQLite's LIKE folds ASCII
@@ -223,8 +253,11 @@ def database_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError as err:
-        raise ApplicationError(f"RESEARCH_DB_URL is not a database URL: {_one_line(err)}",
-                               type="LibraryConfigError", non_retryable=True) from None
+        raise ApplicationError(
+            f"RESEARCH_DB_URL is not a database URL: {_one_line(err)}",
+            type="LibraryConfigError",
+            non_retryable=True,
+        ) from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
@@ -240,12 +273,17 @@ def engine_for(url: URL) -> Engine:
         if engine is None:
             sqlite = url.get_backend_name() == "sqlite"
             try:
-                engine = create_engine(url, pool_pre_ping=True,
-                                       connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {})
+                engine = create_engine(
+                    url,
+                    pool_pre_ping=True,
+                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S} if sqlite else {},
+                )
             except (ArgumentError, ImportError) as err:
                 raise ApplicationError(
                     f"cannot use the research library at {safe(url)}: {_one_line(err)}",
-                    type="LibraryConfigError", non_retryable=True) from None
+                    type="LibraryConfigError",
+                    non_retryable=True,
+                ) from None
             if sqlite:
                 event.listen(engine, "connect", _sqlite_for_several_processes)
             migrate(engine)
@@ -313,21 +351,31 @@ class _failures_classified:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: Any) -> bool:
+    def __exit__(
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
+    ) -> bool:
         if err is None or isinstance(err, ApplicationError):
             return False
         message = _one_line(err)
         if self._url.password:
             message = message.replace(str(self._url.password), "***")
         if isinstance(err, (ArgumentError, ImportError)):
-            raise ApplicationError(f"cannot use the research library at {safe(self._url)}: {message}",
-                                   type="LibraryConfigError", non_retryable=True) from None
+            raise ApplicationError(
+                f"cannot use the research library at {safe(self._url)}: {message}",
+                type="LibraryConfigError",
+                non_retryable=True,
+            ) from None
         if _refused_data(err):
-            raise ApplicationError(f"the research library at {safe(self._url)} refused the data: {message}",
-                                   type="LibraryDataError", non_retryable=True) from None
+            raise ApplicationError(
+                f"the research library at {safe(self._url)} refused the data: {message}",
+                type="LibraryDataError",
+                non_retryable=True,
+            ) from None
         if isinstance(err, (DBAPIError, SQLAlchemyError, OSError)):
-            raise ApplicationError(f"the research library at {safe(self._url)} is unavailable: {message}",
-                                   type="LibraryUnavailable") from None
+            raise ApplicationError(
+                f"the research library at {safe(self._url)} is unavailable: {message}",
+                type="LibraryUnavailable",
+            ) from None
         return False
 
 
@@ -350,59 +398,135 @@ def _one_line(err: BaseException) -> str:
 def _row(record: SaveResearchInput) -> ResearchRow:
     r = record.result
     return ResearchRow(
-        workflow_id=record.workflow_id, run_id=record.run_id, query=r.query, outcome=r.outcome.value,
-        mode=r.mode.value, depth=r.depth.value, engine=r.engine, follow_up_of=r.follow_up_of,
-        started_at=record.started_at, finished_at=record.finished_at, report_markdown=r.report_markdown,
-        plan=r.plan.model_dump(mode="json") if r.plan else None, plan_iterations=r.plan_iterations,
-        stage_history=[s.value for s in r.stage_history], loop_backs=[lb.model_dump(mode="json") for lb in r.loop_backs],
-        stats=r.stats.model_dump(mode="json"), notes=list(r.notes),
+        workflow_id=record.workflow_id,
+        run_id=record.run_id,
+        query=r.query,
+        outcome=r.outcome.value,
+        mode=r.mode.value,
+        depth=r.depth.value,
+        engine=r.engine,
+        follow_up_of=r.follow_up_of,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+        report_markdown=r.report_markdown,
+        plan=r.plan.model_dump(mode="json") if r.plan else None,
+        plan_iterations=r.plan_iterations,
+        stage_history=[s.value for s in r.stage_history],
+        loop_backs=[lb.model_dump(mode="json") for lb in r.loop_backs],
+        stats=r.stats.model_dump(mode="json"),
+        notes=list(r.notes),
         verification=r.verification.model_dump(mode="json") if r.verification else None,
         critique=r.critique.model_dump(mode="json") if r.critique else None,
         reviews=[v.model_dump(mode="json") for v in r.reviews],
         refinements=[f.model_dump(mode="json") for f in r.refinements],
-        budget=r.budget.model_dump(mode="json") if r.budget else None, language=r.language, owner=r.owner,
-        sources=[SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
-                 for i, s in enumerate(r.sources)],
-        claims=[ClaimRow(position=i, text=c.text, source_ids=c.source_ids, verdict=c.verdict.value, reason=c.reason,
-                         checked_by=c.checked_by.value, original=c.original, removed=c.removed)
-                for i, c in enumerate(r.claims)],
-        evidence=[EvidenceRow(position=i, source_id=e.source_id, passage_position=e.position, text=e.text)
-                  for i, e in enumerate(r.evidence)],
-        clarifications=[ClarificationRow(position=i, question=c.question, answer=c.answer)
-                        for i, c in enumerate(r.clarifications)],
-        reflections=[ReflectionRow(position=i, decision=f.decision.value, reasoning=f.reasoning,
-                                   suggested_changes=f.suggested_changes, steps=f.steps or None)
-                     for i, f in enumerate(r.reflections)],
+        budget=r.budget.model_dump(mode="json") if r.budget else None,
+        language=r.language,
+        owner=r.owner,
+        sources=[
+            SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
+            for i, s in enumerate(r.sources)
+        ],
+        claims=[
+            ClaimRow(
+                position=i,
+                text=c.text,
+                source_ids=c.source_ids,
+                verdict=c.verdict.value,
+                reason=c.reason,
+                checked_by=c.checked_by.value,
+                original=c.original,
+                removed=c.removed,
+            )
+            for i, c in enumerate(r.claims)
+        ],
+        evidence=[
+            EvidenceRow(position=i, source_id=e.source_id, passage_position=e.position, text=e.text)
+            for i, e in enumerate(r.evidence)
+        ],
+        clarifications=[
+            ClarificationRow(position=i, question=c.question, answer=c.answer)
+            for i, c in enumerate(r.clarifications)
+        ],
+        reflections=[
+            ReflectionRow(
+                position=i,
+                decision=f.decision.value,
+                reasoning=f.reasoning,
+                suggested_changes=f.suggested_changes,
+                steps=f.steps or None,
+            )
+            for i, f in enumerate(r.reflections)
+        ],
     )
 
 
 def _stored(row: ResearchRow) -> StoredResearch:
     result = ResearchResult(
-        query=row.query, outcome=row.outcome, report_markdown=row.report_markdown, engine=row.engine,
-        sources=[Source(id=s.source_id, url=s.url, title=s.title, provider=s.provider) for s in row.sources],
-        claims=[Claim(text=c.text, source_ids=c.source_ids, verdict=c.verdict, reason=c.reason,
-                      checked_by=c.checked_by, original=c.original, removed=c.removed) for c in row.claims],
-        clarifications=[Clarification(question=c.question, answer=c.answer) for c in row.clarifications],
-        plan=Plan.model_validate(row.plan) if row.plan else None, plan_iterations=row.plan_iterations,
-        reflections=[Reflection(decision=f.decision, reasoning=f.reasoning, suggested_changes=f.suggested_changes,
-                                steps=f.steps or []) for f in row.reflections],
-        stage_history=row.stage_history, stats=Stats.model_validate(row.stats), depth=row.depth, mode=row.mode,
+        query=row.query,
+        outcome=row.outcome,
+        report_markdown=row.report_markdown,
+        engine=row.engine,
+        sources=[
+            Source(id=s.source_id, url=s.url, title=s.title, provider=s.provider)
+            for s in row.sources
+        ],
+        claims=[
+            Claim(
+                text=c.text,
+                source_ids=c.source_ids,
+                verdict=c.verdict,
+                reason=c.reason,
+                checked_by=c.checked_by,
+                original=c.original,
+                removed=c.removed,
+            )
+            for c in row.claims
+        ],
+        clarifications=[
+            Clarification(question=c.question, answer=c.answer) for c in row.clarifications
+        ],
+        plan=Plan.model_validate(row.plan) if row.plan else None,
+        plan_iterations=row.plan_iterations,
+        reflections=[
+            Reflection(
+                decision=f.decision,
+                reasoning=f.reasoning,
+                suggested_changes=f.suggested_changes,
+                steps=f.steps or [],
+            )
+            for f in row.reflections
+        ],
+        stage_history=row.stage_history,
+        stats=Stats.model_validate(row.stats),
+        depth=row.depth,
+        mode=row.mode,
         loop_backs=[LoopBack.model_validate(lb) for lb in row.loop_backs],
-        evidence=[Evidence(source_id=e.source_id, position=e.passage_position, text=e.text) for e in row.evidence],
-        verification=VerificationSummary.model_validate(row.verification) if row.verification else None,
+        evidence=[
+            Evidence(source_id=e.source_id, position=e.passage_position, text=e.text)
+            for e in row.evidence
+        ],
+        verification=VerificationSummary.model_validate(row.verification)
+        if row.verification
+        else None,
         critique=Critique.model_validate(row.critique) if row.critique else None,
-        follow_up_of=row.follow_up_of, notes=row.notes,
+        follow_up_of=row.follow_up_of,
+        notes=row.notes,
         reviews=[Review.model_validate(v) for v in row.reviews or []],
         refinements=[Refinement.model_validate(f) for f in row.refinements or []],
-        budget=Budget.model_validate(row.budget) if row.budget else None, language=row.language or "en",
+        budget=Budget.model_validate(row.budget) if row.budget else None,
+        language=row.language or "en",
         owner=row.owner or "local",
     )
-    return StoredResearch(workflow_id=row.workflow_id, run_id=row.run_id, started_at=_aware(row.started_at),
-                          finished_at=_aware(row.finished_at), result=result)
+    return StoredResearch(
+        workflow_id=row.workflow_id,
+        run_id=row.run_id,
+        started_at=_aware(row.started_at),
+        finished_at=_aware(row.finished_at),
+        result=result,
+    )
 
 
 def _aware(moment: datetime) -> datetime:
     """SQLite hands timestamps back without their zone; they were written in UTC."""
-    from datetime import timezone
 
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -24,8 +24,8 @@ The cost for a normal page is one round trip through a pipe (about 1 ms; see the
 from __future__ import annotations
 
 import asyncio
-import logging
 import functools
+import logging
 import multiprocessing
 import queue
 import resource
@@ -83,7 +83,9 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             conn.send(("unreadable", f"{type(err).__name__}: {err}"))
 
 
-def _extract_page(body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+def _extract_page(
+    body: bytes, content_type: str, url: str | None, charset: str | None
+) -> Extracted:
     """`extract` in a child, its title and text capped."""
     found = extract(body, content_type, url, charset)
     return Extracted(found.title[:300], found.text[:MAX_TEXT_CHARS], found.method)
@@ -92,8 +94,9 @@ def _extract_page(body: bytes, content_type: str, url: str | None, charset: str 
 class _Child:
     def __init__(self, context: Any, memory_mb: int) -> None:
         self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child_end, memory_mb), daemon=True,
-                                       name="extraction")
+        self.process = context.Process(
+            target=_serve, args=(child_end, memory_mb), daemon=True, name="extraction"
+        )
         self.process.start()
         child_end.close()
 
@@ -114,7 +117,9 @@ class ExtractionPool:
         for _ in range(limits.processes):
             self._idle.put(None)  # a slot; its child starts on first use
 
-    async def extract(self, body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+    async def extract(
+        self, body: bytes, content_type: str, url: str | None, charset: str | None
+    ) -> Extracted:
         cancelled = threading.Event()
         try:
             request = (_extract_page, (body, content_type, url, charset))
@@ -183,11 +188,18 @@ def pool() -> ExtractionPool:
     from config import settings
 
     config = settings()
-    return ExtractionPool(Limits(memory_mb=config.extract_max_memory_mb, timeout_s=config.extract_timeout_s,
-                                 processes=config.extract_processes))
+    return ExtractionPool(
+        Limits(
+            memory_mb=config.extract_max_memory_mb,
+            timeout_s=config.extract_timeout_s,
+            processes=config.extract_processes,
+        )
+    )
 
 
-async def extract_bounded(body: bytes, content_type: str, url: str | None, charset: str | None) -> Extracted:
+async def extract_bounded(
+    body: bytes, content_type: str, url: str | None, charset: str | None
+) -> Extracted:
     return await pool().extract(body, content_type, url, charset)
 
 

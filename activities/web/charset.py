@@ -16,7 +16,9 @@ from activities.web.errors import CrawlError
 
 SNIFF_BYTES = 1024
 PDF = "application/pdf"
-READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain", "text/markdown", PDF})
+READABLE_TYPES = frozenset(
+    {"text/html", "application/xhtml+xml", "text/plain", "text/markdown", PDF}
+)
 _BINARY_MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -64,7 +66,9 @@ class BodyDecoder:
         except zlib.error:
             if self._encoding != "deflate" or self._started:
                 raise CrawlError(f"corrupt {self._encoding} body") from None
-            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without its zlib header
+            self._zlib = zlib.decompressobj(
+                -zlib.MAX_WBITS
+            )  # "deflate" sent raw, without its zlib header
             out = self._zlib.decompress(data, limit)
         self._started = True
         return out
@@ -86,7 +90,9 @@ def document_type(head: bytes, declared: str | None) -> str:
     page without a readable declared type is read as HTML when it looks like HTML.
     """
     pdf_at = head.find(b"%PDF-")
-    if pdf_at != -1 and b"<" not in head[:pdf_at]:  # readers allow junk before the signature, not markup
+    if (
+        pdf_at != -1 and b"<" not in head[:pdf_at]
+    ):  # readers allow junk before the signature, not markup
         return PDF
     for magic, name in _BINARY_MAGIC:
         if head.startswith(magic):
@@ -102,12 +108,18 @@ def document_type(head: bytes, declared: str | None) -> str:
         return "text/html"
     if declared in (None, "application/octet-stream", "binary/octet-stream"):
         return "text/plain"  # no type and no binary signature: text it is
-    raise CrawlError(f"not a readable document type ({declared}{', but no PDF signature' if declared == PDF else ''})")
+    raise CrawlError(
+        f"not a readable document type ({declared}{', but no PDF signature' if declared == PDF else ''})"
+    )
 
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"""^\s*<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
 
 def detect_charset(body: bytes, declared: str | None = None) -> str:

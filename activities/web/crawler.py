@@ -34,7 +34,6 @@ from typing import TypeVar
 import httpx
 from protego import Protego
 
-from config import Settings, settings
 from activities.web.charset import (
     PDF,
     READABLE_TYPES,
@@ -47,11 +46,27 @@ from activities.web.charset import (
 )
 from activities.web.errors import CrawlError, PageTimeout
 from activities.web.netguard import AddressGuard, Refused, Resolver, check_url, guarded_transport
-from activities.web.robots import ROBOTS_FAILURE_TTL_S, ROBOTS_TTL_S, RobotsCache, RobotsRules, robots_rules
+from activities.web.robots import (
+    ROBOTS_FAILURE_TTL_S,
+    ROBOTS_TTL_S,
+    RobotsCache,
+    RobotsRules,
+    robots_rules,
+)
+from config import Settings, settings
 
 __all__ = [
-    "PDF", "READABLE_TYPES", "Crawler", "CrawlError", "FetchedPage", "PageTimeout", "decode_text",
-    "detect_charset", "document_type", "fetch", "reset",
+    "PDF",
+    "READABLE_TYPES",
+    "Crawler",
+    "CrawlError",
+    "FetchedPage",
+    "PageTimeout",
+    "decode_text",
+    "detect_charset",
+    "document_type",
+    "fetch",
+    "reset",
 ]
 
 T = TypeVar("T")
@@ -110,14 +125,19 @@ class Crawler:
         if self._client is None:
             cfg = self.config
             limits = httpx.Limits(
-                max_connections=cfg.crawl_concurrency * 2, max_keepalive_connections=cfg.crawl_concurrency
+                max_connections=cfg.crawl_concurrency * 2,
+                max_keepalive_connections=cfg.crawl_concurrency,
             )
             self._client = httpx.AsyncClient(
                 transport=guarded_transport(self.guard, limits),
                 trust_env=False,  # no proxy or netrc from the environment: the guard must see the real target
                 follow_redirects=False,  # each hop is checked by `_follow`
                 timeout=httpx.Timeout(cfg.crawl_page_timeout_s),
-                headers={"User-Agent": cfg.crawl_user_agent, "Accept": ACCEPT, "Accept-Encoding": "gzip, deflate"},
+                headers={
+                    "User-Agent": cfg.crawl_user_agent,
+                    "Accept": ACCEPT,
+                    "Accept-Encoding": "gzip, deflate",
+                },
                 event_hooks={"response": [_take_location]},
             )
         return self._client
@@ -137,10 +157,17 @@ class Crawler:
             except Refused as exc:
                 raise CrawlError(exc.reason) from None
             except socket.gaierror as exc:
-                raise CrawlError(f"could not resolve a host ({exc.strerror})", retryable=True) from None
+                raise CrawlError(
+                    f"could not resolve a host ({exc.strerror})", retryable=True
+                ) from None
             except httpx.TransportError as exc:
-                raise CrawlError(f"connection failed ({type(exc).__name__}: {exc})", retryable=True) from None
-            except (httpx.InvalidURL, UnicodeError) as exc:  # a URL httpx or IDNA cannot use, however it came
+                raise CrawlError(
+                    f"connection failed ({type(exc).__name__}: {exc})", retryable=True
+                ) from None
+            except (
+                httpx.InvalidURL,
+                UnicodeError,
+            ) as exc:  # a URL httpx or IDNA cannot use, however it came
                 raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
 
     async def _follow(self, url: httpx.URL) -> FetchedPage:
@@ -167,12 +194,15 @@ class Crawler:
             await self.guard.addresses(url.raw_host.decode("ascii"), _port(url))
         except socket.gaierror as exc:
             raise CrawlError(
-                f"could not resolve {url.host} ({exc.strerror})", retryable=exc.errno == socket.EAI_AGAIN
+                f"could not resolve {url.host} ({exc.strerror})",
+                retryable=exc.errno == socket.EAI_AGAIN,
             ) from None
         rules = await self._robots_for(url)
         if isinstance(rules, str):
             raise CrawlError(f"blocked: {rules}")
-        if isinstance(rules, Protego) and not rules.can_fetch(str(url), self.config.crawl_user_agent):
+        if isinstance(rules, Protego) and not rules.can_fetch(
+            str(url), self.config.crawl_user_agent
+        ):
             raise CrawlError("blocked by robots.txt")
 
     @asynccontextmanager
@@ -215,7 +245,9 @@ class Crawler:
         async for raw in response.aiter_raw():
             body += decoder.decode(raw, cap + 1 - len(body))
             if kind is None and len(body) >= SNIFF_BYTES:
-                kind = document_type(bytes(body[:SNIFF_BYTES]), declared)  # junk is refused before it is all read
+                kind = document_type(
+                    bytes(body[:SNIFF_BYTES]), declared
+                )  # junk is refused before it is all read
             if len(body) > cap:
                 truncated = True
                 break
@@ -236,7 +268,9 @@ class Crawler:
         if cached is not None:
             return cached
         robots_url = url.copy_with(raw_path=b"/robots.txt", fragment=None)
-        return await _shared(self._pending_robots, origin, lambda: self._load_robots(origin, robots_url))
+        return await _shared(
+            self._pending_robots, origin, lambda: self._load_robots(origin, robots_url)
+        )
 
     async def _load_robots(self, origin: str, url: httpx.URL) -> RobotsRules:
         """Read and remember, even when the page that asked has given up meanwhile."""
@@ -254,7 +288,15 @@ class Crawler:
                         if location is None:
                             return await robots_rules(response), ROBOTS_TTL_S
                     url = _next_hop(url, location)
-        except (Refused, CrawlError, OSError, TimeoutError, httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        except (
+            Refused,
+            CrawlError,
+            OSError,
+            TimeoutError,
+            httpx.HTTPError,
+            httpx.InvalidURL,
+            UnicodeError,
+        ) as exc:
             reason = exc.reason if isinstance(exc, Refused | CrawlError) else type(exc).__name__
             return f"robots.txt unreachable ({reason})", ROBOTS_FAILURE_TTL_S
         return True, ROBOTS_TTL_S  # RFC 9309: after 5 redirects robots.txt counts as unavailable
@@ -265,12 +307,16 @@ class Crawler:
             if len(self._hosts) >= 256:  # forget hosts nobody is waiting on
                 now = asyncio.get_running_loop().time()
                 self._hosts = {h: g for h, g in self._hosts.items() if not g.idle(now)}
-            gate = self._hosts[host] = _HostGate(self.config.crawl_per_host, self.config.crawl_host_gap_s)
+            gate = self._hosts[host] = _HostGate(
+                self.config.crawl_per_host, self.config.crawl_host_gap_s
+            )
         return gate
 
 
 #: The page's deadline (`asyncio.timeout` of `_fetch`), so waiting for a host's turn can move it on.
-_DEADLINE: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar("page_deadline", default=None)
+_DEADLINE: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar(
+    "page_deadline", default=None
+)
 
 
 class _HostGate:
@@ -301,7 +347,9 @@ class _HostGate:
         return self._users == 0 and self._next_start <= now
 
 
-async def _shared(pending: dict[str, asyncio.Future[T]], key: str, start: Callable[[], Awaitable[T]]) -> T:
+async def _shared(
+    pending: dict[str, asyncio.Future[T]], key: str, start: Callable[[], Awaitable[T]]
+) -> T:
     """Run `start()` once for every concurrent caller with the same key; each awaits the same task.
 
     The task is shielded: one caller cancelled (its activity timed out) does not fail the others.
@@ -336,7 +384,9 @@ async def _take_location(response: httpx.Response) -> None:
 
 def _redirect_location(response: httpx.Response) -> str | None:
     if response.status_code in REDIRECT_STATUSES:
-        return response.extensions.get("crawler_location") or response.headers.get("location") or None
+        return (
+            response.extensions.get("crawler_location") or response.headers.get("location") or None
+        )
     return None
 
 
@@ -360,7 +410,9 @@ def _usable(url: httpx.URL) -> httpx.URL:
     url.copy_with(raw_path=b"/robots.txt")  # what _robots_for builds from it
     _ = url.host
     if len(url.raw_host) > 253 or any(len(label) > 63 for label in url.raw_host.split(b".")):
-        raise httpx.InvalidURL("host name too long")  # DNS limits; IDNA would fail later, at the lookup
+        raise httpx.InvalidURL(
+            "host name too long"
+        )  # DNS limits; IDNA would fail later, at the lookup
     return url
 
 

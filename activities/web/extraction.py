@@ -100,7 +100,9 @@ class Extracted:
     method: str  #: "trafilatura", "fallback", "pdfium", "pypdf" or "plain": which reader produced the text
 
 
-def extract(body: bytes, content_type: str, url: str | None = None, charset: str | None = None) -> Extracted:
+def extract(
+    body: bytes, content_type: str, url: str | None = None, charset: str | None = None
+) -> Extracted:
     """The title and main text of a document, from its bytes, media type and declared charset
     (the `charset` argument, else a `; charset=` parameter of `content_type`), without control
     characters or terminal escape sequences."""
@@ -126,7 +128,9 @@ def strip_controls(text: str) -> str:
 
 
 def _clean(extracted: Extracted) -> Extracted:
-    return Extracted(strip_controls(extracted.title), strip_controls(extracted.text), extracted.method)
+    return Extracted(
+        strip_controls(extracted.title), strip_controls(extracted.text), extracted.method
+    )
 
 
 # --- HTML ---------------------------------------------------------------------------------------
@@ -136,8 +140,14 @@ def _html(html: str, url: str | None) -> Extracted:
     # lxml refuses a str that still declares its byte encoding; it is decoded already.
     html = _XML_DECLARATION.sub("", html, count=1)
     document = trafilatura.bare_extraction(
-        html, url=url, with_metadata=True, favor_precision=True, include_comments=False,
-        include_tables=True, deduplicate=False, config=_TRAFILATURA_CONFIG,
+        html,
+        url=url,
+        with_metadata=True,
+        favor_precision=True,
+        include_comments=False,
+        include_tables=True,
+        deduplicate=False,
+        config=_TRAFILATURA_CONFIG,
     )
     text = _normalise(document.text or "") if document else ""
     title = (document.title or "") if document else ""
@@ -194,7 +204,12 @@ def _heading_apart(page: str) -> str:
     afresh has the title as a paragraph of its own: a PDF's lines carry no paragraph marks, and
     joined up the title would open the first sentence ("Rye Flour Handout Rye flour holds ...")."""
     first, newline, rest = page.partition("\n")
-    if newline and _HEADING_LINE.match(first.strip()) and rest[:1].isupper() and not rest.startswith("\n"):
+    if (
+        newline
+        and _HEADING_LINE.match(first.strip())
+        and rest[:1].isupper()
+        and not rest.startswith("\n")
+    ):
         return f"{first}\n\n{rest}"
     return page
 

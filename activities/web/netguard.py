@@ -50,7 +50,13 @@ METADATA_ADDRESSES = frozenset(
     )
 )
 METADATA_HOSTS = frozenset(
-    {"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"}
+    {
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
 )
 ALLOW_HINT = "(set CRAWL_ALLOW_PRIVATE=1 to allow)"
 
@@ -69,7 +75,9 @@ class Refused(Exception):
 def check_url(url: httpx.URL) -> None:
     """What can be refused from the URL alone, before any DNS lookup."""
     if url.scheme not in ("http", "https"):
-        raise Refused(f"refused: {url.scheme or 'missing'} scheme (only http and https pages are read)")
+        raise Refused(
+            f"refused: {url.scheme or 'missing'} scheme (only http and https pages are read)"
+        )
     if url.userinfo:
         raise Refused("refused: credentials in the URL (user:password@)")
     host = url.raw_host.decode("ascii").rstrip(".").lower()
@@ -99,7 +107,9 @@ def classify(ip: IPAddress) -> tuple[str, bool] | None:
         return "loopback address", True
     if ip.is_link_local:
         return "link-local address", True
-    if isinstance(ip, IPv6Address) and ip.is_site_local:  # fec0::/10, deprecated (RFC 3879), still routed inside
+    if (
+        isinstance(ip, IPv6Address) and ip.is_site_local
+    ):  # fec0::/10, deprecated (RFC 3879), still routed inside
         return "site-local address", True
     if ip.is_reserved:
         return "reserved address", False
@@ -146,7 +156,11 @@ class AddressGuard:
     """
 
     def __init__(
-        self, allow_private: bool, resolver: Resolver | None = None, ttl_s: float = 30.0, max_hosts: int = 1024
+        self,
+        allow_private: bool,
+        resolver: Resolver | None = None,
+        ttl_s: float = 30.0,
+        max_hosts: int = 1024,
     ) -> None:
         self.allow_private = allow_private
         self._resolve = resolver or system_resolver
@@ -169,7 +183,9 @@ class AddressGuard:
         for address in found:
             ip = _parse_ip(address)
             if ip is None:
-                raise Refused(f"refused: {host} resolved to something that is not an address ({address})")
+                raise Refused(
+                    f"refused: {host} resolved to something that is not an address ({address})"
+                )
             self._check(ip, shown=address, host=host)
         self._checked[key] = (time.monotonic() + self._ttl_s, found)
         self._checked.move_to_end(key)
@@ -208,13 +224,17 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         failure: Exception | None = None
         for address in await self._guard.addresses(host, port):
             try:
-                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
+                return await self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
             except httpcore.ConnectError as exc:
                 failure = exc
         assert failure is not None
         raise failure
 
-    async def connect_unix_socket(self, *args: object, **kwargs: object) -> httpcore.AsyncNetworkStream:
+    async def connect_unix_socket(
+        self, *args: object, **kwargs: object
+    ) -> httpcore.AsyncNetworkStream:
         raise Refused("refused: unix sockets")
 
     async def sleep(self, seconds: float) -> None:
@@ -230,7 +250,9 @@ def guarded_transport(guard: AddressGuard, limits: httpx.Limits) -> httpx.AsyncH
     """
     transport = httpx.AsyncHTTPTransport(trust_env=False, limits=limits)
     if not isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
-        raise RuntimeError("this httpx version has no replaceable connection pool: cannot install the SSRF guard")
+        raise RuntimeError(
+            "this httpx version has no replaceable connection pool: cannot install the SSRF guard"
+        )
     transport._pool = httpcore.AsyncConnectionPool(
         ssl_context=httpx.create_ssl_context(trust_env=False),
         max_connections=limits.max_connections,

@@ -15,12 +15,18 @@ from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler
 from activities.web.bounded import extract_bounded
-from workflows.text import select_passages, trim
 from workflows.activity_models import ReadPageOutput
+from workflows.text import select_passages, trim
 
 #: Content types for local files given to `starter extract`, by suffix.
-FILE_TYPES = {".html": "text/html", ".htm": "text/html", ".xhtml": "application/xhtml+xml",
-              ".pdf": "application/pdf", ".md": "text/markdown", ".txt": "text/plain"}
+FILE_TYPES = {
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".xhtml": "application/xhtml+xml",
+    ".pdf": "application/pdf",
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+}
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,9 @@ async def read_url(url: str) -> Reading:
     document must cost that page only."""
     page = await crawler.fetch(url)
     if page.truncated:  # what fits under the cap of a page that big is rarely the article
-        raise crawler.CrawlError(f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit")
+        raise crawler.CrawlError(
+            f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit"
+        )
     extracted = await extract_bounded(page.body, page.content_type, page.url, page.charset)
     return Reading(url=page.url, title=extracted.title, text=extracted.text)
 
@@ -46,7 +54,9 @@ async def read_url(url: str) -> Reading:
 async def read_file(path: Path) -> Reading:
     """A local file through the same extraction (for `starter extract`)."""
     body = await asyncio.to_thread(path.read_bytes)
-    content_type = FILE_TYPES.get(path.suffix.lower(), "text/html" if b"<html" in body[:2048].lower() else "text/plain")
+    content_type = FILE_TYPES.get(
+        path.suffix.lower(), "text/html" if b"<html" in body[:2048].lower() else "text/plain"
+    )
     extracted = await extract_bounded(body, content_type, path.resolve().as_uri(), None)
     return Reading(url=path.resolve().as_uri(), title=extracted.title, text=extracted.text)
 

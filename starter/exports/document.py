@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -26,7 +25,9 @@ WEB_URL = re.compile(r"(?i)^https?://[^\s]+$")
 MAX_NESTING = 100
 #: Lists and quotes nested deeper than this are laid out flat: pages have only so much width.
 MAX_DEPTH = 6
-_SOURCES_HEADING = re.compile(r"(?i)^(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)$")
+_SOURCES_HEADING = re.compile(
+    r"(?i)^(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)$"
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Table:
     rows: list[list[list[Span]]]
 
 
-Block = Union[Heading, Para, Code, Rule, ListBlock, Quote, Table]
+Block = Heading | Para | Code | Rule | ListBlock | Quote | Table
 
 
 @dataclass(frozen=True)
@@ -118,10 +119,17 @@ def read(result: ResearchResult) -> Report:
         note = verification.verification_note(result.verification)
         if note.strip("*") not in result.report_markdown:
             blocks.append(Para([Span(note.strip("*"), italic=True)]))
-    sources = [SourceEntry(s.id, s.title, s.url, web_link(s.url), origin(s)) for s in result.sources]
+    sources = [
+        SourceEntry(s.id, s.title, s.url, web_link(s.url), origin(s)) for s in result.sources
+    ]
     fallback = result.plan.title if result.plan and result.plan.title.strip() else result.query
-    return Report(title.strip() or " ".join(fallback.split()), result.query, result.language,
-                  _shift_headings(blocks), sources)
+    return Report(
+        title.strip() or " ".join(fallback.split()),
+        result.query,
+        result.language,
+        _shift_headings(blocks),
+        sources,
+    )
 
 
 def plain(spans: list[Span]) -> str:
@@ -201,7 +209,7 @@ class _Walker:
         for n, item in enumerate(block.items, start=block.start):
             marker = Span(f"{n}. " if ordered else "• ")
             lead = bool(item) and isinstance(item[0], Para)
-            flat += [Para([marker, *(item[0].spans if lead else [])]), *item[1 if lead else 0:]]  # type: ignore[union-attr]
+            flat += [Para([marker, *(item[0].spans if lead else [])]), *item[1 if lead else 0 :]]  # type: ignore[union-attr]
         return flat
 
     def table(self) -> Table:
@@ -226,7 +234,11 @@ def _spans(children: list[Token], known: set[int]) -> list[Span]:
         style = {"bold": bold > 0, "italic": italic > 0, "link": link[-1] if link else None}
         kind = token.type
         if kind == "text":
-            spans += _cited(token.content, known, **style) if not style["link"] else [Span(token.content, **style)]
+            spans += (
+                _cited(token.content, known, **style)
+                if not style["link"]
+                else [Span(token.content, **style)]
+            )
         elif kind == "text_special":
             spans.append(Span(token.content, **style))
         elif kind in ("softbreak", "hardbreak"):
@@ -235,8 +247,14 @@ def _spans(children: list[Token], known: set[int]) -> list[Span]:
             spans.append(Span(token.content, code=True, **style))
         elif kind == "image":
             src = web_link(str(token.attrGet("src") or ""))
-            spans.append(Span(f"[image: {token.content or 'image'}]", bold=style["bold"], italic=style["italic"],
-                              link=src or style["link"]))
+            spans.append(
+                Span(
+                    f"[image: {token.content or 'image'}]",
+                    bold=style["bold"],
+                    italic=style["italic"],
+                    link=src or style["link"],
+                )
+            )
         elif kind in ("strong_open", "strong_close"):
             bold += 1 if kind == "strong_open" else -1
         elif kind in ("em_open", "em_close"):
@@ -253,7 +271,7 @@ def _cited(text: str, known: set[int], **style: object) -> list[Span]:
     spans: list[Span] = []
     last = 0
     for match in CITATION.finditer(text):
-        spans.append(Span(text[last:match.start()] + "[", **style))  # type: ignore[arg-type]
+        spans.append(Span(text[last : match.start()] + "[", **style))  # type: ignore[arg-type]
         for i, part in enumerate(match.group(1).split(",")):
             if i:
                 spans.append(Span(", ", **style))  # type: ignore[arg-type]
@@ -268,7 +286,7 @@ def _cited(text: str, known: set[int], **style: object) -> list[Span]:
 def _without_sources_heading(blocks: list[Block]) -> list[Block]:
     """The report's "## Sources" heading, left empty once its entries are gone, goes too (what
     stays under it is at most a rule and italic notes, such as the verification line)."""
-    return [b for i, b in enumerate(blocks) if not _empty_sources_heading(b, blocks[i + 1:])]
+    return [b for i, b in enumerate(blocks) if not _empty_sources_heading(b, blocks[i + 1 :])]
 
 
 def _empty_sources_heading(block: Block, after: list[Block]) -> bool:
@@ -277,7 +295,11 @@ def _empty_sources_heading(block: Block, after: list[Block]) -> bool:
     for below in after:
         if isinstance(below, Heading) and below.level <= block.level:
             break
-        if not (isinstance(below, Rule) or isinstance(below, Para) and all(s.italic for s in below.spans)):
+        if not (
+            isinstance(below, Rule)
+            or isinstance(below, Para)
+            and all(s.italic for s in below.spans)
+        ):
             return False
     return True
 

@@ -27,11 +27,25 @@ SANS_BOLD = "Vera-Bold"
 MONO = "Courier"
 #: The CID font for each language that needs one; Chinese (simplified) serves every other language.
 CID_FONTS = {"ja": "HeiseiMin-W3", "ko": "HYSMyeongJo-Medium", "zh": "STSong-Light"}
-_VERA_FILES = {SANS: "Vera.ttf", SANS_BOLD: "VeraBd.ttf", "Vera-Italic": "VeraIt.ttf", "Vera-BoldItalic": "VeraBI.ttf"}
+_VERA_FILES = {
+    SANS: "Vera.ttf",
+    SANS_BOLD: "VeraBd.ttf",
+    "Vera-Italic": "VeraIt.ttf",
+    "Vera-BoldItalic": "VeraBI.ttf",
+}
 #: Code points the CID fonts carry beyond the ideographs: Greek and Cyrillic, Hangul jamo,
 #: punctuation, arrows, maths, box drawing and shapes, then CJK, Hangul and full-width forms.
-_CID_RANGES = ((0x0370, 0x052F), (0x1100, 0x11FF), (0x2000, 0x27BF), (0x2E80, 0x9FFF), (0xA960, 0xA97F),
-               (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFE30, 0xFE4F), (0xFF00, 0xFFEF))
+_CID_RANGES = (
+    (0x0370, 0x052F),
+    (0x1100, 0x11FF),
+    (0x2000, 0x27BF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFE30, 0xFE4F),
+    (0xFF00, 0xFFEF),
+)
 _KANA = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
 _HANGUL = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xA960, 0xA97F), (0xAC00, 0xD7AF))
 _REGISTERING = threading.Lock()
@@ -50,7 +64,9 @@ def _register() -> frozenset[int]:
     vera = {name: TTFont(name, str(folder / file)) for name, file in _VERA_FILES.items()}
     for font in vera.values():
         pdfmetrics.registerFont(font)
-    pdfmetrics.registerFontFamily(SANS, normal=SANS, bold=SANS_BOLD, italic="Vera-Italic", boldItalic="Vera-BoldItalic")
+    pdfmetrics.registerFontFamily(
+        SANS, normal=SANS, bold=SANS_BOLD, italic="Vera-Italic", boldItalic="Vera-BoldItalic"
+    )
     for face in CID_FONTS.values():
         pdfmetrics.registerFont(UnicodeCIDFont(face))
         for bold in (0, 1):  # <b> and <i> inside a CID run keep the same face (there is no bold)

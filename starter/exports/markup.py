@@ -46,8 +46,10 @@ def to_html(result: ResearchResult) -> str:
             f"<td>{c.verdict.value}{' (removed)' if c.removed else ''}</td><td>{html.escape(c.reason)}</td></tr>"
             for c in result.claims
         )
-        claims = ("<h2>Claims</h2>\n<table><tr><th>Claim</th><th>Sources</th><th>Verdict</th><th>Why</th></tr>\n"
-                  f"{rows}\n</table>")
+        claims = (
+            "<h2>Claims</h2>\n<table><tr><th>Claim</th><th>Sources</th><th>Verdict</th><th>Why</th></tr>\n"
+            f"{rows}\n</table>"
+        )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -74,7 +76,10 @@ td, th {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; tex
 
 def _without_sources_section(markdown: str) -> str:
     """The report's own sources list goes: the page lists the sources itself, with anchors."""
-    return verification.drop_unused_sources(markdown, set()).replace("\n## Sources\n", "\n").rstrip() + "\n"
+    return (
+        verification.drop_unused_sources(markdown, set()).replace("\n## Sources\n", "\n").rstrip()
+        + "\n"
+    )
 
 
 _LINKABLE = re.compile(r"(?i)^(https?|file)://")
@@ -107,13 +112,19 @@ def _inert_markdown(known: set[int]) -> MarkdownIt:
 
 def _links(ids: str, known: set[int]) -> str:
     parts = [int(n) for n in ids.split(",")]
-    return "[" + ", ".join(f'<a href="#source-{n}">{n}</a>' if n in known else str(n) for n in parts) + "]"
+    return (
+        "["
+        + ", ".join(f'<a href="#source-{n}">{n}</a>' if n in known else str(n) for n in parts)
+        + "]"
+    )
 
 
 def _url(url: str) -> str:
     """Only web and file addresses become links; anything else (javascript:, data:) stays text."""
     escaped = html.escape(url)
-    return f'<a href="{escaped}">{escaped}</a>' if re.match(r"(?i)^(https?|file)://", url) else escaped
+    return (
+        f'<a href="{escaped}">{escaped}</a>' if re.match(r"(?i)^(https?|file)://", url) else escaped
+    )
 
 
 # --- plumbing -----------------------------------------------------------------------------------

@@ -18,11 +18,34 @@ from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.styles import ParagraphStyle, StyleSheet1, getSampleStyleSheet
 from reportlab.lib.units import mm
-from reportlab.platypus import (Flowable, HRFlowable, Indenter, ListFlowable, ListItem, Paragraph, SimpleDocTemplate,
-                                Table as TableFlowable, TableStyle, XPreformatted)
+from reportlab.platypus import (
+    Flowable,
+    HRFlowable,
+    Indenter,
+    ListFlowable,
+    ListItem,
+    Paragraph,
+    SimpleDocTemplate,
+    TableStyle,
+    XPreformatted,
+)
+from reportlab.platypus import (
+    Table as TableFlowable,
+)
 
 from starter.exports import fonts
-from starter.exports.document import Block, Code, Heading, ListBlock, Para, Quote, Report, Rule, SourceEntry, Span, Table
+from starter.exports.document import (
+    Block,
+    Code,
+    Heading,
+    ListBlock,
+    Para,
+    Quote,
+    Report,
+    SourceEntry,
+    Span,
+    Table,
+)
 
 AUTHOR = "Deep research on Temporal"
 LINK_COLOR = "#1a5fb4"
@@ -33,9 +56,19 @@ CODE_COLUMNS = 88
 
 def write(report: Report) -> bytes:
     out = BytesIO()
-    doc = SimpleDocTemplate(out, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
-                            bottomMargin=MARGIN, title=report.title, author=AUTHOR, subject=report.query,
-                            creator=AUTHOR, lang=report.language)
+    doc = SimpleDocTemplate(
+        out,
+        pagesize=A4,
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=MARGIN,
+        bottomMargin=MARGIN,
+        title=report.title,
+        author=AUTHOR,
+        subject=report.query,
+        creator=AUTHOR,
+        lang=report.language,
+    )
     story = _Story(report.language)
     doc.build(story.build(report))
     return out.getvalue()
@@ -48,16 +81,43 @@ def destination(source_id: int) -> str:
 def _styles() -> StyleSheet1:
     sample = getSampleStyleSheet()
     sheet = StyleSheet1()
-    body = ParagraphStyle("Body", parent=sample["BodyText"], fontName=fonts.SANS, fontSize=10, leading=14)
+    body = ParagraphStyle(
+        "Body", parent=sample["BodyText"], fontName=fonts.SANS, fontSize=10, leading=14
+    )
     sheet.add(body)
-    sheet.add(ParagraphStyle("Title", parent=sample["Title"], fontName=fonts.SANS_BOLD, fontSize=22, leading=27))
+    sheet.add(
+        ParagraphStyle(
+            "Title", parent=sample["Title"], fontName=fonts.SANS_BOLD, fontSize=22, leading=27
+        )
+    )
     for level in range(1, 7):
-        sheet.add(ParagraphStyle(f"Heading{level}", parent=sample[f"Heading{level}"], fontName=fonts.SANS_BOLD,
-                                 spaceBefore=10))
-    sheet.add(ParagraphStyle("Code", parent=body, fontName=fonts.MONO, fontSize=8.5, leading=11,
-                             backColor=colors.HexColor("#f4f4f4"), borderPadding=4, spaceBefore=4, spaceAfter=8))
-    sheet.add(ParagraphStyle("Cell", parent=body, fontSize=9, leading=12, spaceBefore=0, spaceAfter=0))
-    sheet.add(ParagraphStyle("Source", parent=body, leftIndent=18, firstLineIndent=-18, spaceAfter=4))
+        sheet.add(
+            ParagraphStyle(
+                f"Heading{level}",
+                parent=sample[f"Heading{level}"],
+                fontName=fonts.SANS_BOLD,
+                spaceBefore=10,
+            )
+        )
+    sheet.add(
+        ParagraphStyle(
+            "Code",
+            parent=body,
+            fontName=fonts.MONO,
+            fontSize=8.5,
+            leading=11,
+            backColor=colors.HexColor("#f4f4f4"),
+            borderPadding=4,
+            spaceBefore=4,
+            spaceAfter=8,
+        )
+    )
+    sheet.add(
+        ParagraphStyle("Cell", parent=body, fontSize=9, leading=12, spaceBefore=0, spaceAfter=0)
+    )
+    sheet.add(
+        ParagraphStyle("Source", parent=body, leftIndent=18, firstLineIndent=-18, spaceAfter=4)
+    )
     return sheet
 
 
@@ -77,7 +137,9 @@ class _Story:
 
     def block(self, block: Block) -> list[Flowable]:
         if isinstance(block, Heading):
-            return [Paragraph(self.markup(block.spans), self.styles[f"Heading{min(block.level, 6)}"])]
+            return [
+                Paragraph(self.markup(block.spans), self.styles[f"Heading{min(block.level, 6)}"])
+            ]
         if isinstance(block, Para):
             return [Paragraph(self.markup(block.spans), self.styles["Body"])]
         if isinstance(block, Code):
@@ -89,28 +151,56 @@ class _Story:
             return [Indenter(left=18), *self.blocks(block.blocks), Indenter(left=-18)]
         if isinstance(block, Table):
             return self.table(block)
-        return [HRFlowable(width="100%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=6)]
+        return [
+            HRFlowable(width="100%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=6)
+        ]
 
     def list(self, block: ListBlock) -> ListFlowable:
-        items = [ListItem(self.blocks(item) or [Paragraph("", self.styles["Body"])]) for item in block.items]
+        items = [
+            ListItem(self.blocks(item) or [Paragraph("", self.styles["Body"])])
+            for item in block.items
+        ]
         if block.ordered:
-            return ListFlowable(items, bulletType="1", start=block.start, bulletFormat="%s.", bulletFontName=fonts.SANS,
-                                bulletFontSize=10)
-        return ListFlowable(items, bulletType="bullet", start="\u2022", bulletFontName=fonts.SANS, bulletFontSize=10)
+            return ListFlowable(
+                items,
+                bulletType="1",
+                start=block.start,
+                bulletFormat="%s.",
+                bulletFontName=fonts.SANS,
+                bulletFontSize=10,
+            )
+        return ListFlowable(
+            items, bulletType="bullet", start="\u2022", bulletFontName=fonts.SANS, bulletFontSize=10
+        )
 
     def table(self, block: Table) -> list[Flowable]:
         columns = max((len(row) for row in block.rows), default=0)
         if not columns:
             return []
         cell = self.styles["Cell"]
-        data = [[Paragraph(self.markup(spans, bold=r == 0), cell) for spans in row] + [""] * (columns - len(row))
-                for r, row in enumerate(block.rows)]
+        data = [
+            [Paragraph(self.markup(spans, bold=r == 0), cell) for spans in row]
+            + [""] * (columns - len(row))
+            for r, row in enumerate(block.rows)
+        ]
         # Widths in % of the room where the table stands (a list item has less); a row taller than
         # a page is split inside the row.
-        table = TableFlowable(data, colWidths=[f"{100 / columns:.4f}%"] * columns, repeatRows=1, splitInRow=1,
-                              hAlign="LEFT")
-        table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.grey), ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                                   ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee"))]))
+        table = TableFlowable(
+            data,
+            colWidths=[f"{100 / columns:.4f}%"] * columns,
+            repeatRows=1,
+            splitInRow=1,
+            hAlign="LEFT",
+        )
+        table.setStyle(
+            TableStyle(
+                [
+                    ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                    ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
+                ]
+            )
+        )
         return [table]
 
     def sources(self, sources: list[SourceEntry]) -> list[Flowable]:
@@ -118,8 +208,13 @@ class _Story:
             return []
         story: list[Flowable] = [Paragraph("Sources", self.styles["Heading1"])]
         for source in sources:
-            spans = [Span(f"[{source.id}] "), Span(source.title.strip() or source.url, bold=True), Span(" — "),
-                     Span(source.url, link=source.link), Span(f" ({source.origin})")]
+            spans = [
+                Span(f"[{source.id}] "),
+                Span(source.title.strip() or source.url, bold=True),
+                Span(" — "),
+                Span(source.url, link=source.link),
+                Span(f" ({source.origin})"),
+            ]
             anchor = f'<a name="{destination(source.id)}"/>'
             story.append(Paragraph(anchor + self.markup(spans), self.styles["Source"]))
         return story

@@ -22,7 +22,19 @@ from docx.shared import Pt, RGBColor
 from docx.text.paragraph import Paragraph
 from docx.text.run import Run
 
-from starter.exports.document import Block, Code, Heading, ListBlock, Para, Quote, Report, Rule, SourceEntry, Span, Table
+from starter.exports.document import (
+    Block,
+    Code,
+    Heading,
+    ListBlock,
+    Para,
+    Quote,
+    Report,
+    Rule,
+    SourceEntry,
+    Span,
+    Table,
+)
 
 AUTHOR = "Deep research on Temporal"
 CODE_FONT = "Courier New"
@@ -53,7 +65,9 @@ def _describe(doc: WordDocument, report: Report) -> None:
     props = doc.core_properties
     props.title, props.author, props.subject = report.title[:255], AUTHOR, report.query[:255]
     props.language = report.language
-    lang = doc.styles.element.find(f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}/{qn('w:lang')}")
+    lang = doc.styles.element.find(
+        f"{qn('w:docDefaults')}/{qn('w:rPrDefault')}/{qn('w:rPr')}/{qn('w:lang')}"
+    )
     if lang is not None:  # what spelling and screen readers take the text to be
         lang.set(qn("w:val"), report.language)
         if report.language.split("-")[0] in ("zh", "ja", "ko"):
@@ -118,9 +132,14 @@ class _Writer:
         table.style = self.doc.styles["Table Grid"]
         header = table.rows[0]._tr.get_or_add_trPr()
         header.append(OxmlElement("w:tblHeader"))  # the header row repeats on every page
-        for r, (word_row, row) in enumerate(zip(table.rows, block.rows)):
-            for word_cell, spans in zip(word_row.cells, row):  # row by row: table.cell(r, c) is slow
-                self.spans(word_cell.paragraphs[0], [replace(s, bold=True) for s in spans] if r == 0 else spans)
+        for r, (word_row, row) in enumerate(zip(table.rows, block.rows, strict=False)):
+            for word_cell, spans in zip(
+                word_row.cells, row, strict=False
+            ):  # row by row: table.cell(r, c) is slow
+                self.spans(
+                    word_cell.paragraphs[0],
+                    [replace(s, bold=True) for s in spans] if r == 0 else spans,
+                )
 
     def spans(self, paragraph: Paragraph, spans: list[Span]) -> None:
         for span in spans:
@@ -141,18 +160,30 @@ class _Writer:
             paragraph = self.doc.add_paragraph()
             self.bookmarks += 1
             _bookmark(paragraph, bookmark_name(source.id), self.bookmarks)
-            self.spans(paragraph, [Span(f"[{source.id}] "), Span(source.title.strip() or source.url, bold=True),
-                                   Span(" — "), Span(source.url, link=source.link), Span(f" ({source.origin})")])
+            self.spans(
+                paragraph,
+                [
+                    Span(f"[{source.id}] "),
+                    Span(source.title.strip() or source.url, bold=True),
+                    Span(" — "),
+                    Span(source.url, link=source.link),
+                    Span(f" ({source.origin})"),
+                ],
+            )
             end = OxmlElement("w:bookmarkEnd")
             end.set(qn("w:id"), str(self.bookmarks))
             paragraph._p.append(end)
 
 
-def _hyperlink(paragraph: Paragraph, run: Run, *, url: str | None = None, anchor: str | None = None) -> None:
+def _hyperlink(
+    paragraph: Paragraph, run: Run, *, url: str | None = None, anchor: str | None = None
+) -> None:
     """Wraps `run` in a w:hyperlink: to an external http(s) URL, or to a bookmark of this document."""
     link = OxmlElement("w:hyperlink")
     if url is not None:
-        link.set(qn("r:id"), paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True))
+        link.set(
+            qn("r:id"), paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+        )
     else:
         link.set(qn("w:anchor"), str(anchor))
     run._r.addprevious(link)

@@ -37,8 +37,8 @@ STATIC = Path(__file__).parent / "static"
 MAX_BODY_BYTES = 256 * 1024
 SECURITY_HEADERS = {
     "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
-                               "frame-ancestors 'none'",
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "same-origin",
 }
@@ -55,8 +55,13 @@ def create_app(config: Settings | None = None) -> FastAPI:
         yield
         await backend.hub.close()
 
-    app = FastAPI(title="Deep research", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json",
-                  lifespan=lifespan)
+    app = FastAPI(
+        title="Deep research",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
     app.state.backend = backend
     for kind, answer in HANDLERS.items():
         app.add_exception_handler(kind, answer)
@@ -89,31 +94,47 @@ def _rpc(request: Request, err: RPCError) -> JSONResponse:
     address = request.app.state.backend.cfg.temporal_address
     if err.status is RPCStatusCode.UNAVAILABLE:
         return error(503, f"cannot reach Temporal at {address}")
-    if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):  # the SDK's deadline
+    if err.status in (
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.CANCELLED,
+    ):  # the SDK's deadline
         return error(503, f"Temporal at {address} did not answer within {RPC_TIMEOUT.seconds}s")
     return error(503, f"Temporal refused the request: {err.message or err.status.name.lower()}")
 
 
 HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
-    ApiError: lambda request, err: error(err.status, err.message,
-                                         {"www-authenticate": "Bearer"} if err.status == 401 else None),
+    ApiError: lambda request, err: error(
+        err.status, err.message, {"www-authenticate": "Bearer"} if err.status == 401 else None
+    ),
     RequestValidationError: lambda request, err: error(422, invalid_input(err)),
-    HTTPException: lambda request, err: error(err.status_code, str(err.detail), dict(err.headers or {})),
+    HTTPException: lambda request, err: error(
+        err.status_code, str(err.detail), dict(err.headers or {})
+    ),
     RequestError: lambda request, err: error(422, str(err)),
     RPCError: _rpc,
     TimeoutError: lambda request, err: error(
-        503, f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is a worker running (and Temporal)?"),
+        503,
+        f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is a worker running (and Temporal)?",
+    ),
     CliError: lambda request, err: error(503, str(err)),
-    WorkflowQueryFailedError: lambda request, err: error(503, f"the research could not answer: {err}"),
+    WorkflowQueryFailedError: lambda request, err: error(
+        503, f"the research could not answer: {err}"
+    ),
     #: The library's classified failures (activities/storage/store.py).
-    ApplicationError: lambda request, err: error(503, err.message or "the research library is unavailable"),
+    ApplicationError: lambda request, err: error(
+        503, err.message or "the research library is unavailable"
+    ),
 }
 
 
 def invalid_input(err: RequestValidationError) -> str:
     """FastAPI's validation errors as one line: where, and what was wrong."""
     first = err.errors()[0]
-    where = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path", "header")]
+    where = [
+        str(part)
+        for part in first.get("loc", ())
+        if part not in ("body", "query", "path", "header")
+    ]
     if first.get("type") == "json_invalid":
         return "the body is not valid JSON"
     if not where:
@@ -143,22 +164,31 @@ class Guard:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                headers = [(k, v) for k, v in message.get("headers", []) if k.decode().lower() not in SECURITY_HEADERS]
+                headers = [
+                    (k, v)
+                    for k, v in message.get("headers", [])
+                    if k.decode().lower() not in SECURITY_HEADERS
+                ]
                 headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
-                if scope["path"].startswith("/api/") and not any(k.lower() == b"cache-control" for k, _ in headers):
+                if scope["path"].startswith("/api/") and not any(
+                    k.lower() == b"cache-control" for k, _ in headers
+                ):
                     headers.append((b"cache-control", b"no-store"))
                 message = {**message, "headers": headers}
             await send(message)
 
         try:
             if _body_size(scope) > MAX_BODY_BYTES:
-                return await error(413, f"the request body is larger than {MAX_BODY_BYTES // 1024} KB")(
-                    scope, receive, secured)
+                return await error(
+                    413, f"the request body is larger than {MAX_BODY_BYTES // 1024} KB"
+                )(scope, receive, secured)
             await self.app(scope, receive, secured)
         except Exception:
             log.exception("%s %s failed", scope.get("method"), scope.get("path"))
             if not started:
-                await error(500, "internal error: the server logged the details")(scope, receive, secured)
+                await error(500, "internal error: the server logged the details")(
+                    scope, receive, secured
+                )
         finally:
             auth.current_request.reset(token)
 
@@ -171,4 +201,3 @@ def _body_size(scope: Scope) -> int:
             except ValueError:
                 return 0
     return 0
-

@@ -83,8 +83,12 @@ class Access:
     @classmethod
     def from_settings(cls, cfg: Settings) -> Access:
         """Raises `ConfigError` in one line for malformed tokens (never showing one)."""
-        tokens = parse_tokens(cfg.research_api_tokens.get_secret_value() if cfg.research_api_tokens else "")
-        secret = cfg.research_session_secret.get_secret_value() if cfg.research_session_secret else ""
+        tokens = parse_tokens(
+            cfg.research_api_tokens.get_secret_value() if cfg.research_api_tokens else ""
+        )
+        secret = (
+            cfg.research_session_secret.get_secret_value() if cfg.research_session_secret else ""
+        )
         material = secret or ",".join(f"{name}:{token}" for name, token in sorted(tokens.items()))
         key = hmac.new(material.encode(), b"deep-research web session v1", hashlib.sha256).digest()
         user = cfg.research_user.strip() or "local"
@@ -100,11 +104,15 @@ def parse_tokens(text: str) -> dict[str, str]:
         name, _, token = entry.partition(":")
         name, token = name.strip(), token.strip()
         if not USER_NAME.fullmatch(name) or not token:
-            raise ConfigError(f"RESEARCH_API_TOKENS: entry {position} is not NAME:TOKEN "
-                              "(a name of letters, digits, . _ @ -, then a colon and the token)")
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: entry {position} is not NAME:TOKEN "
+                "(a name of letters, digits, . _ @ -, then a colon and the token)"
+            )
         if len(token) < MIN_TOKEN_CHARS:
-            raise ConfigError(f"RESEARCH_API_TOKENS: the token of {name} is shorter than {MIN_TOKEN_CHARS} "
-                              "characters; make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'")
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: the token of {name} is shorter than {MIN_TOKEN_CHARS} "
+                "characters; make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'"
+            )
         if name in tokens:
             raise ConfigError(f"RESEARCH_API_TOKENS: {name} is named twice")
         if token in tokens.values():
@@ -136,19 +144,35 @@ def start_session(response: Response, user: str, request: Request | None = None)
     request = request or current_request.get()
     access = _access(request)
     expires = int(time.time()) + SESSION_TTL_S
-    response.set_cookie(COOKIE, _session_value(access, user, expires), max_age=SESSION_TTL_S, path="/",
-                        httponly=True, samesite="strict", secure=_https(request))
+    response.set_cookie(
+        COOKIE,
+        _session_value(access, user, expires),
+        max_age=SESSION_TTL_S,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_https(request),
+    )
 
 
 def end_session(response: Response, request: Request | None = None) -> None:
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict",
-                           secure=_https(request or current_request.get()))
+    response.delete_cookie(
+        COOKIE,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=_https(request or current_request.get()),
+    )
 
 
 def csrf_token(request: Request) -> str:
     access = _access(request)
     cookie = request.cookies.get(COOKIE)
-    bound = f"session|{cookie}" if cookie and _session_user(access, cookie) else f"user|{user_from_request(request)}"
+    bound = (
+        f"session|{cookie}"
+        if cookie and _session_user(access, cookie)
+        else f"user|{user_from_request(request)}"
+    )
     return _mac(access.key, "csrf", bound)
 
 
@@ -183,7 +207,9 @@ def forbidden_cross_site(request: Request, identity: Identity) -> str | None:
         return None
     if site is None and origin is None:
         return "cross-site request refused: the request does not say where it comes from (no Origin header)"
-    if (site is not None and site != "same-origin") or (origin is not None and origin != _own_origin(request)):
+    if (site is not None and site != "same-origin") or (
+        origin is not None and origin != _own_origin(request)
+    ):
         return "cross-site request refused"
     given = request.headers.get(CSRF_HEADER, "")
     if not hmac.compare_digest(given.encode(), csrf_token(request).encode()):
@@ -196,7 +222,11 @@ def forbidden_cross_site(request: Request, identity: Identity) -> str | None:
 
 def _access(request: Request | None) -> Access:
     request = request or current_request.get()
-    state = getattr(request.app.state, "backend", None) if request is not None and "app" in request.scope else None
+    state = (
+        getattr(request.app.state, "backend", None)
+        if request is not None and "app" in request.scope
+        else None
+    )
     return state.access if state is not None else Access.from_settings(settings())
 
 

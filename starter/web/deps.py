@@ -29,7 +29,6 @@ from starter.web.auth import Access, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 
 
-
 class EventHub(Protocol):
     """What the API asks of the event hub (`starter.web.events.EventHub`, which builds on this
     module: typed by its shape here so the two modules do not import each other)."""
@@ -41,6 +40,7 @@ class EventHub(Protocol):
     def leave(self, research_id: str, subscriber: Any) -> None: ...
 
     async def close(self) -> None: ...
+
 
 T = TypeVar("T")
 #: The longest one Temporal call may take (describe, query, start, cancel, one page of a list).
@@ -83,7 +83,9 @@ class Backend:
                     try:
                         self.client = await within(connect(self.cfg), CALL_S)
                     except (CliError, TimeoutError) as err:
-                        raise ApiError(503, f"cannot reach Temporal at {self.cfg.temporal_address}") from err
+                        raise ApiError(
+                            503, f"cannot reach Temporal at {self.cfg.temporal_address}"
+                        ) from err
         return self.client
 
     async def library(self, read: Callable[[str], T]) -> T:
@@ -104,8 +106,12 @@ async def current_user(request: Request) -> str:
     page's CSRF token, or 403."""
     who = identify(request)
     if who is None:
-        raise ApiError(401, "sign in: send Authorization: Bearer TOKEN (a token of RESEARCH_API_TOKENS)"
-                       if "authorization" not in request.headers else "the access token is not valid")
+        raise ApiError(
+            401,
+            "sign in: send Authorization: Bearer TOKEN (a token of RESEARCH_API_TOKENS)"
+            if "authorization" not in request.headers
+            else "the access token is not valid",
+        )
     problem = forbidden_cross_site(request, who)
     if problem:
         raise ApiError(403, problem)
@@ -139,8 +145,11 @@ class Research:
         return self.stored.result.outcome.value if self.stored else "unknown"
 
 
-async def owned_research(id: Annotated[str, Path()], user: Annotated[str, Depends(current_user)],
-                         app: Annotated[Backend, Depends(backend)]) -> Research:
+async def owned_research(
+    id: Annotated[str, Path()],
+    user: Annotated[str, Depends(current_user)],
+    app: Annotated[Backend, Depends(backend)],
+) -> Research:
     """The research ID if USER owns it; another user's research is unknown (404), exactly like an
     id that does not exist. Temporal first (running or retained research), then the library."""
     if not RESEARCH_ID.fullmatch(id):
@@ -148,7 +157,11 @@ async def owned_research(id: Annotated[str, Path()], user: Annotated[str, Depend
     try:
         handle = (await app.temporal()).get_workflow_handle(id, result_type=ResearchResult)
         described = await within(handle.describe(rpc_timeout=RPC_TIMEOUT))
-    except (ApiError, RPCError, TimeoutError) as err:  # unknown to Temporal, or Temporal unreachable
+    except (
+        ApiError,
+        RPCError,
+        TimeoutError,
+    ) as err:  # unknown to Temporal, or Temporal unreachable
         return await _stored(app, id, user, err)
     # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
     # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
@@ -178,5 +191,7 @@ async def _stored(app: Backend, research_id: str, user: str, failure: Exception)
 def stored_owner(stored: Any, cfg: Settings) -> str:
     """The owner of a library entry or stored research."""
     # owner: the library's column (migration 0004; rows from before belong to `local`).
-    owner = getattr(stored, "owner", None) or getattr(getattr(stored, "result", None), "owner", None)
+    owner = getattr(stored, "owner", None) or getattr(
+        getattr(stored, "result", None), "owner", None
+    )
     return str(owner or cfg.research_user)

@@ -25,7 +25,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query
@@ -36,7 +36,15 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from starter.stream import EVENTS_QUERY
 from starter.temporal import is_not_found, one_line, root_message
-from starter.web.deps import RPC_TIMEOUT, ApiError, Backend, Research, backend, owned_research, within
+from starter.web.deps import (
+    RPC_TIMEOUT,
+    ApiError,
+    Backend,
+    Research,
+    backend,
+    owned_research,
+    within,
+)
 from workflows.events import Event, EventKind
 
 log = logging.getLogger(__name__)
@@ -49,7 +57,11 @@ RETRY_END_S = 2.0
 #: Event kinds after which the research waits for a person: polling may slow down.
 ASKING = (EventKind.QUESTION, EventKind.REVIEW_REQUESTED)
 #: How a research that has no result closed (`end`'s status); else it failed.
-CLOSED_BY = ((tex.TerminatedError, "terminated"), (tex.CancelledError, "cancelled"), (tex.TimeoutError, "timed_out"))
+CLOSED_BY = (
+    (tex.TerminatedError, "terminated"),
+    (tex.CancelledError, "cancelled"),
+    (tex.TimeoutError, "timed_out"),
+)
 #: How the SDK reports a query's deadline.
 TIMED_OUT = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -65,7 +77,9 @@ class Subscriber:
 class Poller:
     """The shared follower of one research in this process."""
 
-    def __init__(self, hub: EventHub, research_id: str, handle: WorkflowHandle[Any, Any], closed: bool) -> None:
+    def __init__(
+        self, hub: EventHub, research_id: str, handle: WorkflowHandle[Any, Any], closed: bool
+    ) -> None:
         self.hub, self.id, self.handle = hub, research_id, handle
         self.subscribers: set[Subscriber] = set()
         self.wake = asyncio.Event()
@@ -110,8 +124,11 @@ class Poller:
         since = min(s.last for s in self.subscribers)
         self.behind = False
         try:
-            batch = await within(self.handle.query(EVENTS_QUERY, since, result_type=list[Event],
-                                                   rpc_timeout=RPC_TIMEOUT))
+            batch = await within(
+                self.handle.query(
+                    EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=RPC_TIMEOUT
+                )
+            )
         except (RPCError, WorkflowQueryFailedError, TimeoutError) as err:
             if isinstance(err, RPCError) and is_not_found(err):
                 self.closed = True  # gone from Temporal: nothing more will come
@@ -137,10 +154,14 @@ class Poller:
             return
         self.complained = True
         if isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in TIMED_OUT):
-            reason = (f"research {self.id} did not answer within {RPC_TIMEOUT.seconds}s: "
-                      "is a worker running on its task queue? (still trying)")
+            reason = (
+                f"research {self.id} did not answer within {RPC_TIMEOUT.seconds}s: "
+                "is a worker running on its task queue? (still trying)"
+            )
         else:
-            reason = f"cannot follow research {self.id} right now: {one_line(str(err))} (still trying)"
+            reason = (
+                f"cannot follow research {self.id} right now: {one_line(str(err))} (still trying)"
+            )
         for sub in self.subscribers:
             sub.queue.put_nowait(("unavailable", {"reason": reason}))
 
@@ -152,7 +173,9 @@ class Poller:
                 self.ending = {"status": "completed", "outcome": result.outcome.value}
                 break
             except WorkflowFailureError as err:
-                status = next((name for kind, name in CLOSED_BY if isinstance(err.cause, kind)), "failed")
+                status = next(
+                    (name for kind, name in CLOSED_BY if isinstance(err.cause, kind)), "failed"
+                )
                 self.ending = {"status": status, "failure": root_message(err)}
                 break
             except RPCError as err:
@@ -168,7 +191,9 @@ class Poller:
         """Every stream gets `end` (or is closed to reconnect); no await here, so no stream can
         join this poller in between."""
         for sub in self.subscribers:
-            sub.queue.put_nowait(("close", None) if close_only else ("end", self.ending or {"status": "closed"}))
+            sub.queue.put_nowait(
+                ("close", None) if close_only else ("end", self.ending or {"status": "closed"})
+            )
         self.subscribers.clear()
         self.hub.forget(self)
 
@@ -184,7 +209,9 @@ class EventHub:
         sub = Subscriber(last=since)
         poller = self.pollers.get(research.id)
         if poller is None:
-            poller = self.pollers[research.id] = Poller(self, research.id, research.handle, not research.running)
+            poller = self.pollers[research.id] = Poller(
+                self, research.id, research.handle, not research.running
+            )
         poller.subscribers.add(sub)
         poller.nudge()
         return sub
@@ -229,9 +256,13 @@ async def research_events(
     start = since
     if last_event_id is not None and last_event_id.strip():
         if not last_event_id.strip().isdigit():
-            raise ApiError(422, "invalid Last-Event-ID: use the seq of the last event received (0 or more)")
+            raise ApiError(
+                422, "invalid Last-Event-ID: use the seq of the last event received (0 or more)"
+            )
         start = int(last_event_id)
-    return StreamingResponse(_stream(app, research, start), media_type="text/event-stream", headers=SSE_HEADERS)
+    return StreamingResponse(
+        _stream(app, research, start), media_type="text/event-stream", headers=SSE_HEADERS
+    )
 
 
 async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator[str]:
@@ -248,7 +279,7 @@ async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator
                 kind, payload = await asyncio.wait_for(sub.queue.get(), max(wait, 0))
             except TimeoutError:
                 beat = asyncio.get_running_loop().time() + HEARTBEAT_S
-                yield frame("heartbeat", {"at": datetime.now(timezone.utc).isoformat()})
+                yield frame("heartbeat", {"at": datetime.now(UTC).isoformat()})
                 continue
             if kind == "events":
                 yield "".join(frame(e.kind.value, e.model_dump_json(), e.seq) for e in payload)

@@ -29,12 +29,28 @@ from workflows.events import EventKind
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult
 
 HERE = Path(__file__).parent
-templates = Jinja2Templates(env=Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
-                                          trim_blocks=True, lstrip_blocks=True))
+templates = Jinja2Templates(
+    env=Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+)
 router = APIRouter(include_in_schema=False)
 
-DOWNLOADS = (("md", "Download Markdown"), ("html", "Download HTML"), ("docx", "Download Word"), ("pdf", "Download PDF"))
-STEP_WORDS = {"pending": "to do", "in_progress": "in progress", "completed": "done", "skipped": "skipped"}
+DOWNLOADS = (
+    ("md", "Download Markdown"),
+    ("html", "Download HTML"),
+    ("docx", "Download Word"),
+    ("pdf", "Download PDF"),
+)
+STEP_WORDS = {
+    "pending": "to do",
+    "in_progress": "in progress",
+    "completed": "done",
+    "skipped": "skipped",
+}
 FINAL = {"completed", "cancelled", "failed"}
 #: A sign-in form is a token and a path: anything longer is not one.
 FORM_LIMIT = 8192
@@ -59,11 +75,22 @@ async def home(request: Request) -> Response:
         return _to_signin(request)
     recent, problem = [], None
     try:
-        recent = [_listed(item) for item in _items(await _api(request, f"/api/research?limit={RECENT}"))]
+        recent = [
+            _listed(item) for item in _items(await _api(request, f"/api/research?limit={RECENT}"))
+        ]
     except PageError as err:
         problem = f"Your research could not be listed: {err.message}"
-    return _page(request, "index.html", user, here="home", recent=recent, recent_error=problem,
-                 depths=[d.value for d in Depth], min_chars=QUERY_MIN_CHARS, max_chars=QUERY_MAX_CHARS)
+    return _page(
+        request,
+        "index.html",
+        user,
+        here="home",
+        recent=recent,
+        recent_error=problem,
+        depths=[d.value for d in Depth],
+        min_chars=QUERY_MIN_CHARS,
+        max_chars=QUERY_MAX_CHARS,
+    )
 
 
 @router.get("/research/{research_id}", response_class=HTMLResponse)
@@ -78,9 +105,13 @@ async def research(request: Request, research_id: str) -> Response:
     steps = plan.get("steps") or []
     closed = _closed(shown)
     context: dict[str, Any] = {
-        "id": research_id, "question": shown.get("query") or shown.get("question") or research_id,
-        "stage": shown.get("outcome") or shown.get("stage") or "", "follow_up_of": shown.get("follow_up_of"),
-        "steps": steps, "step_words": STEP_WORDS, "planned": len(steps),
+        "id": research_id,
+        "question": shown.get("query") or shown.get("question") or research_id,
+        "stage": shown.get("outcome") or shown.get("stage") or "",
+        "follow_up_of": shown.get("follow_up_of"),
+        "steps": steps,
+        "step_words": STEP_WORDS,
+        "planned": len(steps),
         "done": sum(1 for s in steps if s.get("status") in ("completed", "skipped")),
         "event_kinds": [k.value for k in EventKind],
     }
@@ -133,7 +164,9 @@ async def library(request: Request, q: str = "") -> Response:
     q = q.strip()[:200]
     entries, problem = [], None
     try:
-        entries = [_listed(item) for item in _items(await _api(request, f"/api/library?q={quote(q)}"))]
+        entries = [
+            _listed(item) for item in _items(await _api(request, f"/api/library?q={quote(q)}"))
+        ]
     except PageError as err:
         problem = f"The library could not be searched: {err.message}"
     return _page(request, "library.html", user, here="library", q=q, entries=entries, error=problem)
@@ -153,8 +186,14 @@ async def signin(request: Request) -> Response:
     target = _local(form.get("next", "/"))
     user = auth.check_token(form.get("token", "").strip())
     if user is None:
-        return _page(request, "signin.html", None, status=401, next=target,
-                     error="That access token is not valid. Check it and try again.")
+        return _page(
+            request,
+            "signin.html",
+            None,
+            status=401,
+            next=target,
+            error="That access token is not valid. Check it and try again.",
+        )
     response = RedirectResponse(target, status_code=303)
     auth.start_session(response, user)
     return response
@@ -164,7 +203,9 @@ async def signin(request: Request) -> Response:
 async def signout(request: Request) -> Response:
     form = await _form(request)
     if auth.user_from_request(request) is not None and form.get("csrf") != auth.csrf_token(request):
-        return HTMLResponse("Refused: the form did not come from this site's page.", status_code=403)
+        return HTMLResponse(
+            "Refused: the form did not come from this site's page.", status_code=403
+        )
     response = RedirectResponse("/signin", status_code=303)
     auth.end_session(response)
     return response
@@ -175,9 +216,15 @@ async def signout(request: Request) -> Response:
 
 async def _api(request: Request, path: str) -> Any:
     """GET the app's own API in-process, as the person who asked for the page."""
-    headers = {name: request.headers[name] for name in ("cookie", "authorization") if name in request.headers}
+    headers = {
+        name: request.headers[name]
+        for name in ("cookie", "authorization")
+        if name in request.headers
+    }
     transport = httpx.ASGITransport(app=request.app)
-    async with httpx.AsyncClient(transport=transport, base_url=str(request.base_url), headers=headers) as client:
+    async with httpx.AsyncClient(
+        transport=transport, base_url=str(request.base_url), headers=headers
+    ) as client:
         response = await client.get(path, headers={"accept": "application/json"})
     try:
         data = response.json()
@@ -215,11 +262,19 @@ class _Listed:
 def _listed(item: dict[str, Any]) -> _Listed:
     """One research as the lists show it, from the API's list or library entry."""
     stage = str(item.get("stage") or item.get("outcome") or item.get("status") or "")
-    when = next((v for v in (item.get(k) for k in ("closed_at", "finished_at", "started_at")) if v), None)
-    return _Listed(id=str(item.get("id") or item.get("workflow_id") or ""),
-                   question=" ".join(str(item.get("question") or item.get("query") or "").split()),
-                   stage=stage, outcome=str(item.get("outcome") or stage), sources=item.get("sources"),
-                   claims=item.get("claims"), supported=item.get("supported"), when=_when(when))
+    when = next(
+        (v for v in (item.get(k) for k in ("closed_at", "finished_at", "started_at")) if v), None
+    )
+    return _Listed(
+        id=str(item.get("id") or item.get("workflow_id") or ""),
+        question=" ".join(str(item.get("question") or item.get("query") or "").split()),
+        stage=stage,
+        outcome=str(item.get("outcome") or stage),
+        sources=item.get("sources"),
+        claims=item.get("claims"),
+        supported=item.get("supported"),
+        when=_when(when),
+    )
 
 
 def _when(value: Any) -> datetime | None:
@@ -235,22 +290,38 @@ def _closed(shown: dict[str, Any]) -> bool:
 
 def _report_context(research_id: str, shown: dict[str, Any]) -> dict[str, Any]:
     result = ResearchResult.model_validate(shown)
-    return {"id": research_id, "report": render_report(result), "outcome": result.outcome.value,
-            "notes": result.notes, "downloads": DOWNLOADS}
+    return {
+        "id": research_id,
+        "report": render_report(result),
+        "outcome": result.outcome.value,
+        "notes": result.notes,
+        "downloads": DOWNLOADS,
+    }
 
 
-def _page(request: Request, name: str, user: str | None, status: int = 200, **context: Any) -> Response:
+def _page(
+    request: Request, name: str, user: str | None, status: int = 200, **context: Any
+) -> Response:
     context.setdefault("here", "")
     who = auth.identify(request)
-    return templates.TemplateResponse(request, name, {
-        "user": user, "signed_in": who is not None and who.via == "cookie", "csrf": auth.csrf_token(request),
-        **context,
-    }, status_code=status)
+    return templates.TemplateResponse(
+        request,
+        name,
+        {
+            "user": user,
+            "signed_in": who is not None and who.via == "cookie",
+            "csrf": auth.csrf_token(request),
+            **context,
+        },
+        status_code=status,
+    )
 
 
 def _error(request: Request, user: str, err: PageError) -> Response:
-    title = {404: "No such research", 503: "The research service is unavailable"}.get(err.status, "Something went wrong")
-    message = ("There is no research with that id among yours." if err.status == 404 else err.message)
+    title = {404: "No such research", 503: "The research service is unavailable"}.get(
+        err.status, "Something went wrong"
+    )
+    message = "There is no research with that id among yours." if err.status == 404 else err.message
     return _page(request, "error.html", user, status=err.status, title=title, message=message)
 
 
@@ -272,4 +343,6 @@ async def _form(request: Request) -> dict[str, str]:
     body = await request.body()
     if len(body) > FORM_LIMIT:
         return {}
-    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=10).items()}
+    return {
+        k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=10).items()
+    }

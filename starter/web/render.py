@@ -40,11 +40,41 @@ _IN_PAGE = re.compile(r"^#[\w.:-]*$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 _CARD = re.compile(r"^source-\d+-card$")
 
-TAGS = {"h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "em", "strong", "s", "del",
-        "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "span"}
+TAGS = {
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "br",
+    "hr",
+    "blockquote",
+    "pre",
+    "code",
+    "em",
+    "strong",
+    "s",
+    "del",
+    "ul",
+    "ol",
+    "li",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "span",
+}
 ATTRIBUTES = {"a": {"href", "aria-label", "aria-describedby", "data-url"}, "ol": {"start"}}
-CLASSES = {"a": {"cite"}, "th": {"align-left", "align-center", "align-right"},
-           "td": {"align-left", "align-center", "align-right"}, "span": {"citation"}}
+CLASSES = {
+    "a": {"cite"},
+    "th": {"align-left", "align-center", "align-right"},
+    "td": {"align-left", "align-center", "align-right"},
+    "span": {"citation"},
+}
 
 
 def card_id(source_id: int) -> str:
@@ -65,9 +95,18 @@ def web_link(url: str) -> bool:
 def render_markdown(markdown: str, known: Mapping[int, str] | None = None) -> Markup:
     """Safe HTML for untrusted markdown; `[n]` for a source in `known` (id to URL) links to it."""
     raw = _markdown(known or {}).render(markdown)
-    return Markup(nh3.clean(raw, tags=TAGS, attributes=ATTRIBUTES, allowed_classes=CLASSES,
-                            attribute_filter=_attribute, link_rel=REL, url_schemes={"http", "https"},
-                            strip_comments=True))
+    return Markup(
+        nh3.clean(
+            raw,
+            tags=TAGS,
+            attributes=ATTRIBUTES,
+            allowed_classes=CLASSES,
+            attribute_filter=_attribute,
+            link_rel=REL,
+            url_schemes={"http", "https"},
+            strip_comments=True,
+        )
+    )
 
 
 def _attribute(tag: str, name: str, value: str) -> str | None:
@@ -121,30 +160,46 @@ def render_report(result: ResearchResult) -> RenderedReport:
     known = {s.id: s.url for s in result.sources}
     markdown = without_title(without_sources_section(result.report_markdown), result.query)
     body = render_markdown(markdown, known)
-    return RenderedReport(body, [source_card(result, s) for s in result.sources],
-                          verification_text(result.verification))
+    return RenderedReport(
+        body,
+        [source_card(result, s) for s in result.sources],
+        verification_text(result.verification),
+    )
 
 
 def without_sources_section(markdown: str) -> str:
     """The report without its own sources list: the page lists the sources itself, marked and
     anchored (a heading "Sources" or "References" at any level, up to the next heading)."""
-    return re.sub(r"(?ims)^#{1,6}[ \t]*(sources|references)\b.*?(?=^#{1,6}[ \t]|\Z)", "", markdown).rstrip() + "\n"
+    return (
+        re.sub(
+            r"(?ims)^#{1,6}[ \t]*(sources|references)\b.*?(?=^#{1,6}[ \t]|\Z)", "", markdown
+        ).rstrip()
+        + "\n"
+    )
 
 
 def without_title(markdown: str, question: str) -> str:
     """The report without a first heading that only repeats the question (the page's heading)."""
     first, _, rest = markdown.lstrip().partition("\n")
     title = re.fullmatch(r"#[ \t]+(.+?)[ \t#]*", first)
-    same = title is not None and " ".join(title.group(1).split()).casefold() == " ".join(question.split()).casefold()
+    same = (
+        title is not None
+        and " ".join(title.group(1).split()).casefold() == " ".join(question.split()).casefold()
+    )
     return rest.lstrip("\n") if same else markdown
 
 
 def source_card(result: ResearchResult, source: Source) -> SourceCard:
     quotes = [_clip(e.text) for e in result.evidence if e.source_id == source.id][:MAX_QUOTES]
-    claims = [(_clip(c.text), c.verdict.value) for c in result.claims
-              if source.id in c.source_ids and not c.removed][:MAX_CLAIMS]
+    claims = [
+        (_clip(c.text), c.verdict.value)
+        for c in result.claims
+        if source.id in c.source_ids and not c.removed
+    ][:MAX_CLAIMS]
     mark = "local" if origin(source) == "local" else "web"
-    return SourceCard(source.id, " ".join(source.title.split()) or source.url, source.url, mark, quotes, claims)
+    return SourceCard(
+        source.id, " ".join(source.title.split()) or source.url, source.url, mark, quotes, claims
+    )
 
 
 def verification_text(summary: VerificationSummary | None) -> str | None:
@@ -152,14 +207,26 @@ def verification_text(summary: VerificationSummary | None) -> str | None:
         return None
     if not summary.claims:
         return "No cited claims to check."
-    parts = [f"{summary.supported} supported", f"{summary.partial} partly supported",
-             f"{summary.unsupported} unsupported"]
+    parts = [
+        f"{summary.supported} supported",
+        f"{summary.partial} partly supported",
+        f"{summary.unsupported} unsupported",
+    ]
     if summary.unverified:
         parts.append(f"{summary.unverified} not checked")
-    extra = [f"{n} {what}" for n, what in ((summary.revised, "rewritten"), (summary.removed, "removed")) if n]
-    return (f"{summary.claims} cited claims checked against their evidence"
-            + (f" ({summary.method})" if summary.method else "") + ": " + ", ".join(parts)
-            + (f"; {', '.join(extra)}" if extra else "") + f". {summary.share_supported:.0%} supported.")
+    extra = [
+        f"{n} {what}"
+        for n, what in ((summary.revised, "rewritten"), (summary.removed, "removed"))
+        if n
+    ]
+    return (
+        f"{summary.claims} cited claims checked against their evidence"
+        + (f" ({summary.method})" if summary.method else "")
+        + ": "
+        + ", ".join(parts)
+        + (f"; {', '.join(extra)}" if extra else "")
+        + f". {summary.share_supported:.0%} supported."
+    )
 
 
 def _clip(text: str) -> str:
@@ -185,7 +252,11 @@ def _markdown(known: Mapping[int, str]) -> MarkdownIt:
         token = tokens[idx]
         alt = html.escape(token.content or "image", quote=False)
         src = str(token.attrGet("src") or "")
-        return f'<a href="{html.escape(src)}">[image: {alt}]</a>' if web_link(src) else f"[image: {alt}]"
+        return (
+            f'<a href="{html.escape(src)}">[image: {alt}]</a>'
+            if web_link(src)
+            else f"[image: {alt}]"
+        )
 
     md.add_render_rule("text", text)
     md.add_render_rule("image", image)
@@ -219,7 +290,12 @@ def _inside_link(tokens: list[Token], idx: int) -> bool:
 def _citation(ids: str, known: Mapping[int, str]) -> str:
     """`[1, 2]` as links to sources 1 and 2, each described by its card; `data-url` is the
     source's address, which the print stylesheet shows after the number."""
-    links = [f'<a class="cite" href="#source-{n}" aria-label="Source {n}" aria-describedby="{card_id(n)}"'
-             + (f' data-url="{html.escape(known[n])}"' if _printable(known[n]) else "") + f">{n}</a>"
-             if n in known else str(n) for n in (int(p) for p in ids.split(","))]
+    links = [
+        f'<a class="cite" href="#source-{n}" aria-label="Source {n}" aria-describedby="{card_id(n)}"'
+        + (f' data-url="{html.escape(known[n])}"' if _printable(known[n]) else "")
+        + f">{n}</a>"
+        if n in known
+        else str(n)
+        for n in (int(p) for p in ids.split(","))
+    ]
     return '<span class="citation">[' + ", ".join(links) + "]</span>"

@@ -27,10 +27,14 @@ def serve(host: str, port: int, config: Settings) -> int:
     except ConfigError as err:
         return _refuse(str(err))
     if not access.on and not is_loopback(host):
-        return _refuse(f"refusing to serve on {host} without access control: set RESEARCH_API_TOKENS "
-                       "(NAME:TOKEN pairs, comma-separated) or bind 127.0.0.1")
+        return _refuse(
+            f"refusing to serve on {host} without access control: set RESEARCH_API_TOKENS "
+            "(NAME:TOKEN pairs, comma-separated) or bind 127.0.0.1"
+        )
     try:
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        sock = socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
     except OSError as err:
         return _refuse(f"cannot listen on {host}:{port}: {err.strerror or err}")
     import uvicorn
@@ -38,10 +42,19 @@ def serve(host: str, port: int, config: Settings) -> int:
     from starter.web.app import create_app
 
     shown = f"[{host}]" if ":" in host else host
-    print(f"web app: http://{shown}:{sock.getsockname()[1]}/"
-          + ("" if access.on else f" (no access control: everyone here is {access.open_user})"), file=sys.stderr)
-    server = uvicorn.Server(uvicorn.Config(create_app(config), timeout_graceful_shutdown=SHUTDOWN_S,
-                                           log_level="info", server_header=False))
+    print(
+        f"web app: http://{shown}:{sock.getsockname()[1]}/"
+        + ("" if access.on else f" (no access control: everyone here is {access.open_user})"),
+        file=sys.stderr,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(config),
+            timeout_graceful_shutdown=SHUTDOWN_S,
+            log_level="info",
+            server_header=False,
+        )
+    )
     server.run(sockets=[sock])
     return 0
 

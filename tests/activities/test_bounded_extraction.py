@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 
 from activities.web.bounded import ExtractionLimit, ExtractionPool, Limits
-from tests.support import hostile_pdf
 from tests.conftest import REPO
+from tests.support import hostile_pdf
 
 MIB = 1024 * 1024
 
@@ -26,7 +26,9 @@ async def pool() -> AsyncIterator[ExtractionPool]:
     bounded.close()
 
 
-async def test_a_pdf_that_inflates_past_the_memory_limit_costs_that_page_only(pool: ExtractionPool) -> None:
+async def test_a_pdf_that_inflates_past_the_memory_limit_costs_that_page_only(
+    pool: ExtractionPool,
+) -> None:
     bomb = hostile_pdf.inflating(100)  # ~350 KiB on the wire, > 1 GiB to read
     assert len(bomb) < MIB
     with pytest.raises(ExtractionLimit, match="1024 MiB"):
@@ -50,13 +52,18 @@ async def test_a_document_that_takes_too_long_is_abandoned() -> None:
         with pytest.raises(ExtractionLimit, match="longer than 0.3 s"):
             await slow.extract(hostile_pdf.inflating(60), "application/pdf", None, None)
         assert time.monotonic() - started < 3
-        assert "Ownership" in (await slow.extract(hostile_pdf.normal(), "application/pdf", None, None)).text
+        assert (
+            "Ownership"
+            in (await slow.extract(hostile_pdf.normal(), "application/pdf", None, None)).text
+        )
     finally:
         slow.close()
 
 
 async def test_cancelling_the_read_kills_the_work(pool: ExtractionPool) -> None:
-    read = asyncio.ensure_future(pool.extract(hostile_pdf.inflating(60), "application/pdf", None, None))
+    read = asyncio.ensure_future(
+        pool.extract(hostile_pdf.inflating(60), "application/pdf", None, None)
+    )
     await asyncio.sleep(0.3)
     read.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -66,7 +73,9 @@ async def test_cancelling_the_read_kills_the_work(pool: ExtractionPool) -> None:
     assert time.monotonic() - started < 5
 
 
-def test_starter_extract_on_a_pdf_bomb_fails_in_one_line_with_bounded_memory(tmp_path: Path) -> None:
+def test_starter_extract_on_a_pdf_bomb_fails_in_one_line_with_bounded_memory(
+    tmp_path: Path,
+) -> None:
     bomb = tmp_path / "bomb.pdf"
     bomb.write_bytes(hostile_pdf.inflating(100))
     normal = tmp_path / "normal.pdf"

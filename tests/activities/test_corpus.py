@@ -71,13 +71,18 @@ def test_ownership_question_finds_the_ownership_chapters_first(rust_book: LocalC
 
     assert len(hits) == 5
     assert _name(hits[0].url).startswith("ch04-"), [h.url for h in hits]
-    assert [_name(h.url)[:7] for h in rust_book.search("ownership", limit=2)] == ["ch04-01", "ch04-00"]
+    assert [_name(h.url)[:7] for h in rust_book.search("ownership", limit=2)] == [
+        "ch04-01",
+        "ch04-00",
+    ]
     first = hits[0]
     assert first.title == "References and Borrowing"  # the file's first heading
     assert "ownership" in first.snippet.lower() or "borrow" in first.snippet.lower()
 
 
-def test_hits_are_file_urls_inside_the_corpus_with_short_clean_snippets(rust_book: LocalCorpus) -> None:
+def test_hits_are_file_urls_inside_the_corpus_with_short_clean_snippets(
+    rust_book: LocalCorpus,
+) -> None:
     hits = rust_book.search("how do threads share state with a mutex", limit=8)
 
     assert hits
@@ -149,7 +154,9 @@ def test_reading_a_hit_gives_the_passages_about_the_focus(rust_book: LocalCorpus
         "file://",
     ],
 )
-def test_reading_anything_but_a_corpus_document_gives_none(rust_book: LocalCorpus, url: str) -> None:
+def test_reading_anything_but_a_corpus_document_gives_none(
+    rust_book: LocalCorpus, url: str
+) -> None:
     assert rust_book.read(url, "passwords", 1000) is None
 
 
@@ -159,7 +166,9 @@ def test_threads_searching_a_fresh_index_all_see_the_whole_corpus(tmp_path: Path
     assert not (tmp_path / "index").exists()  # nothing is indexed until it is used
 
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(lambda _: corpus.search("trait objects dynamic dispatch"), range(16)))
+        results = list(
+            pool.map(lambda _: corpus.search("trait objects dynamic dispatch"), range(16))
+        )
 
     assert results[0] and all(r == results[0] for r in results)
 
@@ -178,7 +187,9 @@ def test_two_processes_building_one_index_agree(tmp_path: Path) -> None:
     )
     command = [sys.executable, "-c", script, str(RUST_BOOK), str(tmp_path / "index")]
     workers = [
-        subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for _ in range(2)
     ]
     outputs = [w.communicate(timeout=120) for w in workers]
@@ -231,16 +242,22 @@ def test_after_a_change_a_search_ranks_as_a_fresh_index_would(tmp_path: Path) ->
     folder, or an index another process updated, must not be ranked with the old ones."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    for name, body in [("kettles.md", "A kettle boils water; the kettle whistles when steam escapes."),
-                       ("teapots.md", "A teapot steeps leaves; steam rises from the teapot's spout."),
-                       ("mugs.md", "A mug holds tea; steam curls above the mug on cold mornings.")]:
+    for name, body in [
+        ("kettles.md", "A kettle boils water; the kettle whistles when steam escapes."),
+        ("teapots.md", "A teapot steeps leaves; steam rises from the teapot's spout."),
+        ("mugs.md", "A mug holds tea; steam curls above the mug on cold mornings."),
+    ]:
         (docs / name).write_text(f"# {name[:-3].title()}\n\n{body}\n")
     corpus = LocalCorpus(docs, tmp_path / "index", refresh_interval_s=0)
     corpus.search("steam escapes from the kettle")
 
-    (docs / "kettles.md").write_text("# Kettles\n\nCopper kettles tarnish; polish them with lemon.\n")
+    (docs / "kettles.md").write_text(
+        "# Kettles\n\nCopper kettles tarnish; polish them with lemon.\n"
+    )
     os.utime(docs / "kettles.md", ns=(1, 10**18))
-    (docs / "steam.md").write_text("# Steam\n\nSteam escapes from a kettle's spout as water boils.\n")
+    (docs / "steam.md").write_text(
+        "# Steam\n\nSteam escapes from a kettle's spout as water boils.\n"
+    )
     query = "steam escapes from the kettle"
     seen = [(h.url, h.snippet) for h in corpus.search(query)]
     fresh = LocalCorpus(docs, tmp_path / "fresh-index", refresh_interval_s=0)
@@ -275,7 +292,11 @@ def test_refresh_says_what_it_added_updated_removed_and_skipped(tmp_path: Path) 
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     first = corpus.refresh()
-    assert [Path(p).name for p in first.added] == ["a.md", "b.txt"] and not first.updated and not first.removed
+    assert (
+        [Path(p).name for p in first.added] == ["a.md", "b.txt"]
+        and not first.updated
+        and not first.removed
+    )
     assert corpus.refresh() == IndexChanges()  # nothing changed, nothing done
 
     (docs / "a.md").write_text("# A\n\nAlpha, changed.\n")
@@ -286,7 +307,9 @@ def test_refresh_says_what_it_added_updated_removed_and_skipped(tmp_path: Path) 
     assert [Path(p).name for p in second.updated] == ["a.md"]
     assert [Path(p).name for p in second.removed] == ["b.txt"]
     assert [Path(p).name for p in second.added] == ["broken.pdf"]
-    assert [(Path(p).name, "unreadable PDF" in why) for p, why in second.skipped] == [("broken.pdf", True)]
+    assert [(Path(p).name, "unreadable PDF" in why) for p, why in second.skipped] == [
+        ("broken.pdf", True)
+    ]
     assert [Path(p).name for p, _ in corpus.skipped()] == ["broken.pdf"]
     assert corpus.refresh().skipped == []  # an unchanged broken file is not read again
 
@@ -297,12 +320,16 @@ def test_refresh_says_what_it_added_updated_removed_and_skipped(tmp_path: Path) 
 def test_a_pdf_is_searched_page_by_page_and_cited_with_its_page(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "report.pdf").write_bytes(make_pdf(
-        [["Quarterly report of the Glimmerwick observatory."],
-         ["The Glimmerwick telescope logged 412 clear nights in 2023."],
-         ["Maintenance of the dome took eleven weeks."]],
-        title="Glimmerwick Annual Report",
-    ))
+    (docs / "report.pdf").write_bytes(
+        make_pdf(
+            [
+                ["Quarterly report of the Glimmerwick observatory."],
+                ["The Glimmerwick telescope logged 412 clear nights in 2023."],
+                ["Maintenance of the dome took eleven weeks."],
+            ],
+            title="Glimmerwick Annual Report",
+        )
+    )
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     hits = corpus.search("how many clear nights did the telescope log")
@@ -319,7 +346,9 @@ def test_a_pdf_is_searched_page_by_page_and_cited_with_its_page(tmp_path: Path) 
 def test_a_pdf_without_a_title_is_named_by_its_first_line(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "memo.pdf").write_bytes(make_pdf([["Memo on the Frostwell pump station", "Pumps run at night."]]))
+    (docs / "memo.pdf").write_bytes(
+        make_pdf([["Memo on the Frostwell pump station", "Pumps run at night."]])
+    )
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     hit = corpus.search("Frostwell pumps")[0]
@@ -331,19 +360,21 @@ def test_a_pdf_without_a_title_is_named_by_its_first_line(tmp_path: Path) -> Non
 def test_a_word_document_is_searched_by_its_sections(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "deep" / "er").mkdir(parents=True)
-    (docs / "deep" / "er" / "lab.docx").write_bytes(make_docx(
-        [
-            ("Title", "Lab notebook"),
-            ("p", "Notes from the spring campaign."),
-            ("heading 1", "Enzymes"),
-            ("p", "The zorblax enzyme doubles the yield of the reaction at 37 degrees."),
-            ("heading 2", "Storage"),
-            ("p", "Zorblax must be kept below minus twenty degrees."),
-            ("heading 1", "Equipment"),
-            ("table", [["Instrument", "Room"], ["Centrifuge", "B-114"]]),
-        ],
-        title="Spring lab notebook",
-    ))
+    (docs / "deep" / "er" / "lab.docx").write_bytes(
+        make_docx(
+            [
+                ("Title", "Lab notebook"),
+                ("p", "Notes from the spring campaign."),
+                ("heading 1", "Enzymes"),
+                ("p", "The zorblax enzyme doubles the yield of the reaction at 37 degrees."),
+                ("heading 2", "Storage"),
+                ("p", "Zorblax must be kept below minus twenty degrees."),
+                ("heading 1", "Equipment"),
+                ("table", [["Instrument", "Room"], ["Centrifuge", "B-114"]]),
+            ],
+            title="Spring lab notebook",
+        )
+    )
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     hits = corpus.search("zorblax enzyme yield")
@@ -380,7 +411,9 @@ def test_a_broken_file_is_skipped_with_its_reason_and_the_rest_is_searched(
     assert [(Path(p).name, why in reason) for p, reason in corpus.skipped()] == [(name, True)]
 
 
-def test_a_word_document_that_inflates_too_far_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_word_document_that_inflates_too_far_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from activities.corpus import binary
 
     # What the extraction child runs, here in this process, so the cap can be lowered.
@@ -416,7 +449,9 @@ def test_an_xml_entity_in_a_word_document_is_not_expanded(tmp_path: Path) -> Non
 def test_urls_are_found_in_either_spelling_of_their_special_characters(tmp_path: Path) -> None:
     docs = tmp_path / "my docs"
     docs.mkdir()
-    (docs / "tea & cake.md").write_text("# Afternoon tea\n\nScones are served with clotted cream.\n")
+    (docs / "tea & cake.md").write_text(
+        "# Afternoon tea\n\nScones are served with clotted cream.\n"
+    )
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     hit = corpus.search("scones clotted cream")[0]
@@ -447,7 +482,9 @@ def test_html_pages_are_read_as_their_visible_text(tmp_path: Path) -> None:
     assert corpus.search("barnacle lighthouse sitemap") == []  # script, nav and footer are not text
     assert corpus.search("ocean waves")[0].title == "Wave & Swell"
     page = corpus.read(hits[0].url, "estuaries", 2000)
-    assert page is not None and "Estuaries with a large range" in page.text and "var" not in page.text
+    assert (
+        page is not None and "Estuaries with a large range" in page.text and "var" not in page.text
+    )
 
 
 def test_a_missing_corpus_folder_is_a_clear_error(tmp_path: Path) -> None:

@@ -41,7 +41,11 @@ def python_docs(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalCorpus, 
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(index_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     report = json.loads(done.stdout)
     print(f"default corpus: {report['description']} built in {report['build_seconds']:.2f}s")
@@ -93,14 +97,18 @@ def test_python_docs_answer_a_language_reference_question(python_docs) -> None:
     assert page is not None and page.title == hits[0].title
     assert "__debug__" in page.text and len(page.text) <= 800
     assert "****" not in page.text  # reST underlines are not text
-    assert corpus.read(Path(pydoc_data.topics.__file__).as_uri() + "#no-such-topic", "x", 500) is None
+    assert (
+        corpus.read(Path(pydoc_data.topics.__file__).as_uri() + "#no-such-topic", "x", 500) is None
+    )
 
 
 def test_python_docs_serve_only_indexed_documents(python_docs) -> None:
     corpus, _ = python_docs
     stdlib = Path(os.__file__).resolve().parent
 
-    assert corpus.read((stdlib / "this.py").as_uri(), "zen", 500) is None  # no docstrings: not indexed
+    assert (
+        corpus.read((stdlib / "this.py").as_uri(), "zen", 500) is None
+    )  # no docstrings: not indexed
     assert corpus.read((stdlib / "test" / "__init__.py").as_uri(), "tests", 500) is None
     assert corpus.read("file:///etc/passwd", "root", 500) is None
     assert corpus.read((stdlib / "json" / "__init__.py").as_uri(), "loads", 500) is not None

@@ -18,10 +18,10 @@ import pytest
 import pytest_asyncio
 
 from activities.web import crawler as crawler_module
-from config import Settings
 from activities.web.charset import decode_text, document_type
 from activities.web.crawler import Crawler, CrawlError, FetchedPage
 from activities.web.netguard import classify
+from config import Settings
 from tests.support.hostile_web import (
     ARTICLE_PARAGRAPHS,
     LATIN1_TEXT,
@@ -74,10 +74,17 @@ async def refusal(crawler: Crawler, url: str) -> CrawlError:
 # --- normal pages ---------------------------------------------------------------------------------
 
 
-async def test_an_article_comes_back_as_raw_html_with_its_charset(web: HostileWeb, crawler: Crawler) -> None:
+async def test_an_article_comes_back_as_raw_html_with_its_charset(
+    web: HostileWeb, crawler: Crawler
+) -> None:
     page = await crawler.fetch(web.url("/article"))
 
-    assert (page.url, page.status, page.content_type, page.charset) == (web.url("/article"), 200, "text/html", "utf-8")
+    assert (page.url, page.status, page.content_type, page.charset) == (
+        web.url("/article"),
+        200,
+        "text/html",
+        "utf-8",
+    )
     assert not page.truncated
     assert ARTICLE_PARAGRAPHS[1].encode() in page.body
 
@@ -97,7 +104,9 @@ async def test_text_pages_are_typed_by_header_or_by_their_first_bytes(
 
 
 @pytest.mark.parametrize("path", ["/doc.pdf", "/lying-pdf"])
-async def test_a_pdf_is_recognised_even_when_served_as_html(web: HostileWeb, crawler: Crawler, path: str) -> None:
+async def test_a_pdf_is_recognised_even_when_served_as_html(
+    web: HostileWeb, crawler: Crawler, path: str
+) -> None:
     page = await crawler.fetch(web.url(path))
 
     assert (page.content_type, page.charset) == ("application/pdf", None)
@@ -105,8 +114,12 @@ async def test_a_pdf_is_recognised_even_when_served_as_html(web: HostileWeb, cra
     assert PDF_TEXT[1] in text
 
 
-@pytest.mark.parametrize("path", ["/latin1", "/latin1-header"])  # charset in <meta http-equiv>, in the header
-async def test_a_latin1_page_decodes_with_its_accents(web: HostileWeb, crawler: Crawler, path: str) -> None:
+@pytest.mark.parametrize(
+    "path", ["/latin1", "/latin1-header"]
+)  # charset in <meta http-equiv>, in the header
+async def test_a_latin1_page_decodes_with_its_accents(
+    web: HostileWeb, crawler: Crawler, path: str
+) -> None:
     page = await crawler.fetch(web.url(path))
 
     assert page.charset == "cp1252"
@@ -126,7 +139,9 @@ async def test_robots_txt_is_obeyed_and_the_disallowed_page_is_never_requested(
 
 
 async def test_robots_txt_is_read_once_per_origin(web: HostileWeb, crawler: Crawler) -> None:
-    await asyncio.gather(*(crawler.fetch(web.url(path)) for path in ("/article", "/plain.txt", "/notes.md")))
+    await asyncio.gather(
+        *(crawler.fetch(web.url(path)) for path in ("/article", "/plain.txt", "/notes.md"))
+    )
     await crawler.fetch(web.url("/doc.pdf"))
     assert web.count("/robots.txt") == 1
 
@@ -149,7 +164,10 @@ ROBOTS_CASES = [
     (Page(status=410), None),
     (Page(status=503), "blocked: robots.txt unreachable (HTTP 503)"),
     (redirect("/elsewhere/robots.txt"), "blocked by robots.txt"),  # followed: it disallows /article
-    (redirect("http://169.254.169.254/robots.txt"), "blocked: robots.txt unreachable (refused: cloud metadata"),
+    (
+        redirect("http://169.254.169.254/robots.txt"),
+        "blocked: robots.txt unreachable (refused: cloud metadata",
+    ),
 ]
 
 
@@ -167,13 +185,18 @@ async def test_a_missing_robots_txt_allows_all_and_an_unreachable_one_blocks_all
         assert web.count("/article") == 0
 
 
-async def test_pages_and_robots_txt_are_asked_for_with_the_configured_user_agent(web: HostileWeb) -> None:
+async def test_pages_and_robots_txt_are_asked_for_with_the_configured_user_agent(
+    web: HostileWeb,
+) -> None:
     agent = "TestBot/9.9 (+https://example.org/testbot)"
     crawler = Crawler(crawl_settings(crawl_user_agent=agent))
     await crawler.fetch(web.url("/article"))
     await crawler.aclose()
 
-    assert [(hit.path, hit.headers["User-Agent"]) for hit in web.hits] == [("/robots.txt", agent), ("/article", agent)]
+    assert [(hit.path, hit.headers["User-Agent"]) for hit in web.hits] == [
+        ("/robots.txt", agent),
+        ("/article", agent),
+    ]
 
 
 # --- redirects ------------------------------------------------------------------------------------
@@ -184,13 +207,18 @@ REDIRECT_CASES = [
     ("/chain/6", "too many redirects (more than 5)"),
     ("/loop", "redirect loop"),
     ("/redirect-to-private", "blocked by robots.txt"),
-    ("/redirect-to-metadata", "refused: cloud metadata address 169.254.169.254"),  # even with CRAWL_ALLOW_PRIVATE
+    (
+        "/redirect-to-metadata",
+        "refused: cloud metadata address 169.254.169.254",
+    ),  # even with CRAWL_ALLOW_PRIVATE
     ("/to-file", "refused: file scheme"),
 ]
 
 
 @pytest.mark.parametrize(("path", "outcome"), REDIRECT_CASES)
-async def test_every_redirect_hop_is_checked_again(web: HostileWeb, crawler: Crawler, path: str, outcome: str) -> None:
+async def test_every_redirect_hop_is_checked_again(
+    web: HostileWeb, crawler: Crawler, path: str, outcome: str
+) -> None:
     web.route("/to-file", redirect("file:///etc/passwd"))
 
     if outcome.startswith("/"):
@@ -226,7 +254,14 @@ async def test_a_malformed_redirect_is_a_crawl_error_not_a_crash(
 
 
 @pytest.mark.parametrize(
-    "url", ["http://xn--/", "http://" + "a" * 300 + ".example/", "http://\x00x/", "http://[::1/", "http://a:99999/"]
+    "url",
+    [
+        "http://xn--/",
+        "http://" + "a" * 300 + ".example/",
+        "http://\x00x/",
+        "http://[::1/",
+        "http://a:99999/",
+    ],
 )
 async def test_a_malformed_url_is_a_crawl_error_not_a_crash(crawler: Crawler, url: str) -> None:
     error = await refusal(crawler, url)
@@ -238,7 +273,9 @@ async def test_a_malformed_url_is_a_crawl_error_not_a_crash(crawler: Crawler, ur
 # --- hostile bodies -------------------------------------------------------------------------------
 
 
-async def test_a_page_that_trickles_times_out_at_the_page_limit(web: HostileWeb, crawler: Crawler) -> None:
+async def test_a_page_that_trickles_times_out_at_the_page_limit(
+    web: HostileWeb, crawler: Crawler
+) -> None:
     started = time.monotonic()
     error = await refusal(crawler, web.url("/slow"))
 
@@ -262,7 +299,9 @@ def _streamed_pdf(handler: Any) -> None:
     handler.wfile.write(pdf_bytes() + b"%" + b" " * (CAP * 2))
 
 
-@pytest.mark.parametrize("path", ["/huge.pdf", "/streamed.pdf"])  # with a Content-Length, without one
+@pytest.mark.parametrize(
+    "path", ["/huge.pdf", "/streamed.pdf"]
+)  # with a Content-Length, without one
 async def test_a_pdf_over_the_cap_is_refused_because_a_cut_pdf_is_unreadable(
     web: HostileWeb, crawler: Crawler, path: str
 ) -> None:
@@ -301,14 +340,20 @@ SNIFF_CASES = [
     (b"<html><body>error page</body></html>", "application/pdf", "text/html"),
     (b"<html> is how an HTML document starts", "text/plain", "text/plain"),
     (b"just words", None, "text/plain"),
-    (b"just words", "application/pdf", "not a readable document type (application/pdf, but no PDF signature)"),
+    (
+        b"just words",
+        "application/pdf",
+        "not a readable document type (application/pdf, but no PDF signature)",
+    ),
     (b"PK\x03\x04\x14\x00", "text/html", "not a readable document type (application/zip)"),
     (b"\x1f\x8b\x08\x00", "text/plain", "not a readable document type (application/gzip)"),
 ]
 
 
 @pytest.mark.parametrize(("head", "declared", "expected"), SNIFF_CASES)
-def test_the_first_bytes_outweigh_the_declared_type(head: bytes, declared: str | None, expected: str) -> None:
+def test_the_first_bytes_outweigh_the_declared_type(
+    head: bytes, declared: str | None, expected: str
+) -> None:
     if expected.startswith("not a readable"):
         with pytest.raises(CrawlError, match=re.escape(expected)):
             document_type(head, declared)
@@ -342,7 +387,9 @@ async def test_loopback_is_refused_unless_private_addresses_are_allowed(web: Hos
 
     error = await refusal(crawler, web.url("/article"))
 
-    assert error.reason == "refused: loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)"
+    assert (
+        error.reason == "refused: loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)"
+    )
     assert not error.retryable
     assert web.paths() == []
 
@@ -359,7 +406,9 @@ async def test_loopback_is_refused_unless_private_addresses_are_allowed(web: Hos
         "http://METADATA.google.internal./computeMetadata/v1/",
     ],
 )
-async def test_cloud_metadata_is_refused_even_when_private_addresses_are_allowed(crawler: Crawler, url: str) -> None:
+async def test_cloud_metadata_is_refused_even_when_private_addresses_are_allowed(
+    crawler: Crawler, url: str
+) -> None:
     assert (await refusal(crawler, url)).reason.startswith("refused: cloud metadata address")
 
 
@@ -377,7 +426,9 @@ async def test_cloud_metadata_is_refused_even_when_private_addresses_are_allowed
         ("100.64.0.1", "non-public address 100.64.0.1"),
     ],
 )
-async def test_private_addresses_in_any_form_are_refused(web: HostileWeb, host: str, reason: str) -> None:
+async def test_private_addresses_in_any_form_are_refused(
+    web: HostileWeb, host: str, reason: str
+) -> None:
     crawler = Crawler(crawl_settings(crawl_allow_private=False))
 
     error = await refusal(crawler, f"http://{host}:{web.port}/article")
@@ -394,12 +445,17 @@ async def test_private_addresses_in_any_form_are_refused(web: HostileWeb, host: 
         ("http://240.0.0.1/", "refused: reserved address 240.0.0.1"),
         ("http://user:secret@example.com/", "refused: credentials in the URL (user:password@)"),
         ("file:///etc/passwd", "refused: file scheme (only http and https pages are read)"),
-        ("ftp://example.com/pub/file.txt", "refused: ftp scheme (only http and https pages are read)"),
+        (
+            "ftp://example.com/pub/file.txt",
+            "refused: ftp scheme (only http and https pages are read)",
+        ),
         ("gopher://example.com/", "refused: gopher scheme (only http and https pages are read)"),
         ("javascript:alert(1)", "refused: javascript scheme (only http and https pages are read)"),
     ],
 )
-async def test_urls_no_setting_makes_reachable_are_refused(crawler: Crawler, url: str, reason: str) -> None:
+async def test_urls_no_setting_makes_reachable_are_refused(
+    crawler: Crawler, url: str, reason: str
+) -> None:
     assert (await refusal(crawler, url)).reason == reason
 
 
@@ -438,7 +494,11 @@ async def test_the_connection_goes_to_the_address_that_was_checked(
             False,
             "intranet.test resolves to private address 10.1.2.3 (set CRAWL_ALLOW_PRIVATE=1 to allow)",
         ),
-        ("mixed.test", False, "mixed.test resolves to loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)"),
+        (
+            "mixed.test",
+            False,
+            "mixed.test resolves to loopback address 127.0.0.1 (set CRAWL_ALLOW_PRIVATE=1 to allow)",
+        ),
         ("imds.test", True, "imds.test resolves to cloud metadata address 169.254.169.254"),
         (
             "sitelocal.test",
@@ -478,7 +538,10 @@ ADDRESS_CASES = [
     ("100.64.0.1", ("non-public address", True)),
     ("fc00::1", ("private address", True)),
     ("fe80::1", ("link-local address", True)),
-    ("fec0::1", ("site-local address", True)),  # deprecated site-local (fec0::/10), global to Python
+    (
+        "fec0::1",
+        ("site-local address", True),
+    ),  # deprecated site-local (fec0::/10), global to Python
     ("feff:ffff::1", ("site-local address", True)),
     ("::1", ("loopback address", True)),
     ("::ffff:10.0.0.1", ("private address", True)),
@@ -519,8 +582,12 @@ async def test_requests_to_one_host_are_spaced_by_the_gap(web: HostileWeb) -> No
     assert web.hits[-1].at - started >= 2 * gap
 
 
-async def test_concurrent_fetches_of_one_url_share_one_request(web: HostileWeb, crawler: Crawler) -> None:
-    pages = await asyncio.gather(*(crawler.fetch(web.url("/article#part-" + str(n))) for n in range(3)))
+async def test_concurrent_fetches_of_one_url_share_one_request(
+    web: HostileWeb, crawler: Crawler
+) -> None:
+    pages = await asyncio.gather(
+        *(crawler.fetch(web.url("/article#part-" + str(n))) for n in range(3))
+    )
 
     assert web.count("/article") == 1
     assert pages[0] is pages[1] is pages[2]
@@ -547,16 +614,26 @@ CHARSET_CASES = [
     (FRENCH.encode("utf-8"), "utf-8", FRENCH),
     (FRENCH.encode("cp1252"), "ISO-8859-1", FRENCH),
     (b'<meta charset="windows-1252"><p>' + FRENCH.encode("cp1252"), None, FRENCH),
-    (b"\xef\xbb\xbf" + FRENCH.encode("utf-8"), "iso-8859-1", FRENCH),  # the BOM outweighs the header
+    (
+        b"\xef\xbb\xbf" + FRENCH.encode("utf-8"),
+        "iso-8859-1",
+        FRENCH,
+    ),  # the BOM outweighs the header
     (b"\xff\xfe" + FRENCH.encode("utf-16-le"), None, FRENCH),
     (FRENCH.encode("utf-8"), None, FRENCH),  # undeclared but valid UTF-8
     (FRENCH.encode("utf-8"), "no-such-charset", FRENCH),
-    (b'<meta charset="utf-16"><p>' + FRENCH.encode("utf-8") + b"!", None, FRENCH),  # an impossible label
+    (
+        b'<meta charset="utf-16"><p>' + FRENCH.encode("utf-8") + b"!",
+        None,
+        FRENCH,
+    ),  # an impossible label
     ((FRENCH * 4).encode("cp1252"), "utf-8", FRENCH),  # the header lies: the bytes are not UTF-8
     (FRENCH.encode("utf-8") + "€".encode()[:2], "utf-8", FRENCH),  # cut mid-character by the cap
 ]
 
 
 @pytest.mark.parametrize(("body", "declared", "expected"), CHARSET_CASES)
-def test_text_is_decoded_from_whatever_charset_it_is_in(body: bytes, declared: str | None, expected: str) -> None:
+def test_text_is_decoded_from_whatever_charset_it_is_in(
+    body: bytes, declared: str | None, expected: str
+) -> None:
     assert expected in decode_text(body, declared)

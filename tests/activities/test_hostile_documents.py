@@ -37,7 +37,18 @@ from tests.support.documents import make_docx, with_part
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 #: What must never reach a title, a heading or a text: C0 (but tab and newline), DEL, C1, bidi.
-UNSAFE = "".join(map(chr, [*range(0, 9), *range(11, 32), *range(127, 160), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+UNSAFE = "".join(
+    map(
+        chr,
+        [
+            *range(0, 9),
+            *range(11, 32),
+            *range(127, 160),
+            *range(0x202A, 0x202F),
+            *range(0x2066, 0x206A),
+        ],
+    )
+)
 
 
 def _folder(tmp_path: Path) -> Path:
@@ -63,7 +74,9 @@ def _empty_paragraphs(count: int) -> bytes:
 # --- Word: a stream, never a tree ---------------------------------------------------------------
 
 
-def test_a_word_file_of_empty_paragraphs_is_read_as_a_stream_with_flat_memory(tmp_path: Path) -> None:
+def test_a_word_file_of_empty_paragraphs_is_read_as_a_stream_with_flat_memory(
+    tmp_path: Path,
+) -> None:
     bomb = tmp_path / "bomb.docx"
     bomb.write_bytes(_empty_paragraphs(500_000))  # 3 MiB of XML in a file of a few KiB
     assert bomb.stat().st_size < 64 * 1024
@@ -91,8 +104,13 @@ def test_a_word_file_of_empty_paragraphs_is_read_as_a_stream_with_flat_memory(tm
         print(outcome)
         """
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(bomb)], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(bomb)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     growth, outcome = done.stdout.splitlines()
     print(f"500,000 empty Word paragraphs: peak RSS {growth} MiB above the RSS before")
     assert outcome == "the Word document has no text"
@@ -103,11 +121,15 @@ def test_a_word_part_with_too_many_elements_is_refused_and_a_long_text_cut(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(binary, "MAX_DOCX_ELEMENTS", 10_000)
-    with pytest.raises(UnreadableDocument, match="word/document.xml has more than 10,000 XML elements"):
+    with pytest.raises(
+        UnreadableDocument, match="word/document.xml has more than 10,000 XML elements"
+    ):
         binary.docx_document(tmp_path / "many.docx", _empty_paragraphs(20_000))
 
     monkeypatch.setattr(binary, "MAX_DOCX_CHARS", 5_000)
-    long = binary.docx_document(tmp_path / "long.docx", make_docx([("p", f"Paragraph {n} " + "x" * 90) for n in range(500)]))
+    long = binary.docx_document(
+        tmp_path / "long.docx", make_docx([("p", f"Paragraph {n} " + "x" * 90) for n in range(500)])
+    )
     assert "Paragraph 0 " in long.body and "Paragraph 499" not in long.body
     assert len(long.body) < 6_000
 
@@ -124,7 +146,9 @@ def test_a_word_bomb_in_the_folder_is_skipped_and_the_rest_searched(tmp_path: Pa
 # --- text: parsed in the child, with its time limit ---------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "text"), [("comments.md", "<!--" * 50_000), ("tags.html", "<a " * 30_000)])
+@pytest.mark.parametrize(
+    ("name", "text"), [("comments.md", "<!--" * 50_000), ("tags.html", "<a " * 30_000)]
+)
 def test_text_that_is_slow_to_parse_is_abandoned_at_the_time_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
 ) -> None:
@@ -132,7 +156,9 @@ def test_text_that_is_slow_to_parse_is_abandoned_at_the_time_limit(
     monkeypatch.setattr(bounded, "pool", lambda: quick)
     try:
         docs = _folder(tmp_path)
-        (docs / name).write_text(text)  # quadratic for the markdown and HTML parsers: tens of seconds
+        (docs / name).write_text(
+            text
+        )  # quadratic for the markdown and HTML parsers: tens of seconds
         corpus = LocalCorpus(docs, tmp_path / "index")
 
         assert _names(h.url for h in corpus.search("heron reeds")) == ["good.md"]
@@ -145,7 +171,9 @@ def test_text_that_is_slow_to_parse_is_abandoned_at_the_time_limit(
 
 
 @pytest.mark.parametrize("name", ["pipe.md", "pipe.pdf", "pipe.docx"])
-def test_a_fifo_in_the_folder_is_refused_without_waiting_for_a_writer(tmp_path: Path, name: str) -> None:
+def test_a_fifo_in_the_folder_is_refused_without_waiting_for_a_writer(
+    tmp_path: Path, name: str
+) -> None:
     docs = _folder(tmp_path)
     fifo = docs / name
     os.mkfifo(fifo)
@@ -158,7 +186,9 @@ def test_a_fifo_in_the_folder_is_refused_without_waiting_for_a_writer(tmp_path: 
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert done, "indexing waited for a writer of the FIFO"
 
-    assert [(Path(p).name, why) for p, why in done[0].skipped] == [(name, "not a regular file (a FIFO)")]
+    assert [(Path(p).name, why) for p, why in done[0].skipped] == [
+        (name, "not a regular file (a FIFO)")
+    ]
     assert _names(h.url for h in corpus.search("heron reeds")) == ["good.md"]
 
 
@@ -183,12 +213,18 @@ def test_neither_a_lock_nor_a_transaction_is_held_while_a_file_is_read(
     try:
         assert reading.wait(30)
         found: list = []
-        searching = threading.Thread(target=lambda: found.append(corpus.search("heron reeds")), daemon=True)
+        searching = threading.Thread(
+            target=lambda: found.append(corpus.search("heron reeds")), daemon=True
+        )
         searching.start()
         searching.join(10)
-        assert found and _names(h.url for h in found[0]) == ["good.md"]  # it did not wait for the refresh
+        assert found and _names(h.url for h in found[0]) == [
+            "good.md"
+        ]  # it did not wait for the refresh
         other = sqlite3.connect(corpus.index_path, timeout=0.5, isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")  # another process may write: "database is locked" otherwise
+        other.execute(
+            "BEGIN IMMEDIATE"
+        )  # another process may write: "database is locked" otherwise
         other.execute("ROLLBACK")
         other.close()
     finally:
@@ -210,7 +246,9 @@ def test_a_file_over_the_byte_cap_is_refused_by_its_size(tmp_path: Path) -> None
     (docs / "notes.md").write_text("# Notes\n\n" + "The wren sings at dawn. " * 60)
 
     assert _names(h.url for h in corpus.search("heron reeds")) == ["good.md"]
-    assert _skips(corpus) == [("sparse.txt", "5,242,881 bytes, more than CORPUS_MAX_FILE_BYTES (5,242,880)")]
+    assert _skips(corpus) == [
+        ("sparse.txt", "5,242,881 bytes, more than CORPUS_MAX_FILE_BYTES (5,242,880)")
+    ]
     small = LocalCorpus(docs, tmp_path / "small-index", max_file_bytes=1024)
     assert small.search("wren dawn") == []
     assert [name for name, _ in _skips(small)] == ["notes.md", "sparse.txt"]
@@ -237,7 +275,9 @@ def test_binary_content_is_refused_as_not_text(tmp_path: Path, name: str, conten
 # --- symlinks -----------------------------------------------------------------------------------
 
 
-def test_a_file_swapped_for_a_symlink_after_the_listing_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_swapped_for_a_symlink_after_the_listing_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\n\nThe vault code is ocelot.\n")
     docs = _folder(tmp_path)
@@ -286,17 +326,24 @@ def test_what_is_opened_is_checked_not_what_was_resolved(
 # --- what reaches reports and terminals ---------------------------------------------------------
 
 
-def test_control_characters_and_bidi_overrides_never_reach_titles_headings_or_text(tmp_path: Path) -> None:
+def test_control_characters_and_bidi_overrides_never_reach_titles_headings_or_text(
+    tmp_path: Path,
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "esc.md").write_text(
         "# Harbour \x1b]0;owned\x07report\u202e\n\n## Tides \x1b[2J\u2066now\u2069\n\n"
         "The \x1b[31mkraken\x1b[0m surfaces at\x07 dawn\x9b2J.\x0b\n"
     )
-    (docs / "esc.docx").write_bytes(make_docx(
-        [("heading 1", "Lighthouse \u202etxt.exe"), ("p", "The \x9b2Jlantern\x85 turns at night.")],
-        title="Keeper\u202e log\u2067",
-    ))
+    (docs / "esc.docx").write_bytes(
+        make_docx(
+            [
+                ("heading 1", "Lighthouse \u202etxt.exe"),
+                ("p", "The \x9b2Jlantern\x85 turns at night."),
+            ],
+            title="Keeper\u202e log\u2067",
+        )
+    )
     corpus = LocalCorpus(docs, tmp_path / "index")
 
     texts = []
@@ -311,7 +358,9 @@ def test_control_characters_and_bidi_overrides_never_reach_titles_headings_or_te
     assert "Tides now" in texts[3] and "Lighthouse txt.exe" in texts[7]
 
 
-def test_a_file_name_cannot_forge_a_line_of_output(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_file_name_cannot_forge_a_line_of_output(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     docs = _folder(tmp_path)
     name = "evil\n  skipped  forged.md: \x1b[2Jok \u202egnp.md"
     (docs / name).write_bytes(bytes(64))
@@ -322,8 +371,13 @@ def test_a_file_name_cannot_forge_a_line_of_output(tmp_path: Path, caplog: pytes
     [(path, why)] = corpus.skipped()
 
     assert Path(path).name == name  # stored as it is; shown escaped
-    assert display_name(path, corpus.corpus_dir) == "evil\\n  skipped  forged.md: \\x1b[2Jok \\u202egnp.md"
-    assert display_name(path).endswith("/docs/evil\\n  skipped  forged.md: \\x1b[2Jok \\u202egnp.md")
+    assert (
+        display_name(path, corpus.corpus_dir)
+        == "evil\\n  skipped  forged.md: \\x1b[2Jok \\u202egnp.md"
+    )
+    assert display_name(path).endswith(
+        "/docs/evil\\n  skipped  forged.md: \\x1b[2Jok \\u202egnp.md"
+    )
     assert "\n" not in why
     [record] = caplog.records
     assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()

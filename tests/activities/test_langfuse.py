@@ -16,14 +16,18 @@ from typing import Any
 import pytest
 
 from activities import tracing
-from config import Settings
 from activities.prompts.loader import ROLES, PromptBook, load_prompt
+from config import Settings
 from tests.conftest import REPO
 from tests.support.langfuse_server import FakeLangfuse, running_langfuse
 
 SECRET = "sk-lf-test"
-VALUES = {"conversation_history": "User: hello", "clarification_count": 0, "max_clarifications": 2,
-          "language": "English"}
+VALUES = {
+    "conversation_history": "User: hello",
+    "clarification_count": 0,
+    "max_clarifications": 2,
+    "language": "English",
+}
 
 
 @pytest.fixture
@@ -33,8 +37,14 @@ def langfuse() -> Iterator[FakeLangfuse]:
 
 
 def client_for(url: str, public_key: str) -> Any:
-    return tracing.langfuse_for(Settings(_env_file=None, langfuse_host=url, langfuse_public_key=public_key,
-                                         langfuse_secret_key=SECRET))
+    return tracing.langfuse_for(
+        Settings(
+            _env_file=None,
+            langfuse_host=url,
+            langfuse_public_key=public_key,
+            langfuse_secret_key=SECRET,
+        )
+    )
 
 
 def public_key(langfuse: FakeLangfuse) -> str:
@@ -46,12 +56,15 @@ def public_key(langfuse: FakeLangfuse) -> str:
 async def test_a_production_prompt_in_langfuse_replaces_the_file(langfuse: FakeLangfuse) -> None:
     local = load_prompt("agent_orchestrator").template
     langfuse.add_prompt("agent_orchestrator", "draft {{conversation_history}}", labels=["staging"])
-    langfuse.add_prompt("agent_orchestrator", "Managed. {{conversation_history}} JSON", labels=["production"])
+    langfuse.add_prompt(
+        "agent_orchestrator", "Managed. {{conversation_history}} JSON", labels=["production"]
+    )
     book = PromptBook(client_for(langfuse.url, public_key(langfuse)))
 
     prompt, text = await book.get("agent_orchestrator", VALUES)
-    clarifier, _ = await book.get("agent_clarification", {"conversation_history": "User: hello",
-                                                                 "language": "English"})
+    clarifier, _ = await book.get(
+        "agent_clarification", {"conversation_history": "User: hello", "language": "English"}
+    )
 
     assert text == "Managed. User: hello JSON\n" or text == "Managed. User: hello JSON"
     assert (prompt.source, prompt.version) == ("langfuse", 2)
@@ -59,7 +72,9 @@ async def test_a_production_prompt_in_langfuse_replaces_the_file(langfuse: FakeL
     assert local != prompt.template
 
 
-async def test_a_langfuse_prompt_needing_unknown_values_falls_back_to_the_file(langfuse: FakeLangfuse) -> None:
+async def test_a_langfuse_prompt_needing_unknown_values_falls_back_to_the_file(
+    langfuse: FakeLangfuse,
+) -> None:
     langfuse.add_prompt("agent_orchestrator", "Uses {{something_else}}", labels=["production"])
     book = PromptBook(client_for(langfuse.url, public_key(langfuse)))
 
@@ -69,7 +84,9 @@ async def test_a_langfuse_prompt_needing_unknown_values_falls_back_to_the_file(l
 
 
 async def test_an_unreachable_langfuse_costs_one_short_wait_then_none(unused_port: int) -> None:
-    book = PromptBook(client_for(f"http://127.0.0.1:{unused_port}", f"pk-lf-{uuid.uuid4().hex[:8]}"))
+    book = PromptBook(
+        client_for(f"http://127.0.0.1:{unused_port}", f"pk-lf-{uuid.uuid4().hex[:8]}")
+    )
 
     started = time.monotonic()
     for role in ("agent_orchestrator", "agent_orchestrator", "agent_clarification"):
@@ -78,8 +95,12 @@ async def test_an_unreachable_langfuse_costs_one_short_wait_then_none(unused_por
     assert time.monotonic() - started < 1.0
 
 
-async def test_a_hanging_langfuse_is_waited_for_once_at_most_half_a_second(hanging_port: int) -> None:
-    book = PromptBook(client_for(f"http://127.0.0.1:{hanging_port}", f"pk-lf-{uuid.uuid4().hex[:8]}"))
+async def test_a_hanging_langfuse_is_waited_for_once_at_most_half_a_second(
+    hanging_port: int,
+) -> None:
+    book = PromptBook(
+        client_for(f"http://127.0.0.1:{hanging_port}", f"pk-lf-{uuid.uuid4().hex[:8]}")
+    )
 
     started = time.monotonic()
     first, _ = await book.get("agent_orchestrator", VALUES)
@@ -108,8 +129,14 @@ def test_the_trace_id_is_the_same_for_a_run_everywhere_and_differs_between_runs(
 
 
 def push(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "starter", "prompts", "push"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "starter", "prompts", "push"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def push_env(url: str, key: str, secret: str = SECRET) -> dict[str, str]:
@@ -137,7 +164,9 @@ async def test_prompts_push_creates_then_leaves_alone_then_updates(langfuse: Fak
     assert stored["config"]["variables"] == list(load_prompt("agent_orchestrator").variables)
 
 
-async def test_prompts_push_says_in_one_line_what_is_wrong(langfuse: FakeLangfuse, unused_port: int) -> None:
+async def test_prompts_push_says_in_one_line_what_is_wrong(
+    langfuse: FakeLangfuse, unused_port: int
+) -> None:
     import os
 
     no_keys = {k: v for k, v in os.environ.items() if not k.startswith("LANGFUSE_")}
@@ -150,8 +179,13 @@ async def test_prompts_push_says_in_one_line_what_is_wrong(langfuse: FakeLangfus
     messages = [run.stderr.strip() for run in runs]
     assert all(run.returncode == 2 for run in runs), messages
     assert all(m.count("\n") == 0 and "Traceback" not in m for m in messages), messages
-    assert messages[0].startswith("error: prompts push needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY")
-    assert messages[1] == f"error: Langfuse at {langfuse.url} rejected the keys (check LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY)"
+    assert messages[0].startswith(
+        "error: prompts push needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY"
+    )
+    assert (
+        messages[1]
+        == f"error: Langfuse at {langfuse.url} rejected the keys (check LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY)"
+    )
     assert messages[2].startswith(f"error: cannot reach Langfuse at http://127.0.0.1:{unused_port}")
     assert "sk-lf-wrong" not in messages[1]
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from tests.conftest import REPO
 from tests.support.doubles import Script
 from tests.support.postgres import postgres_cluster
 from tests.workflow.test_workflow import run_research
+from workflows.activity_models import SaveResearchInput
 from workflows.models import (
     Claim,
     Clarification,
@@ -44,45 +45,121 @@ from workflows.models import (
     Verdict,
     VerificationSummary,
 )
-from workflows.activity_models import SaveResearchInput
 
-T0 = datetime(2026, 11, 20, 9, 30, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 
 
 def rich_result(query: str = "How did Roman aqueducts keep water clean?") -> ResearchResult:
     """A research with every field the library stores filled in."""
     return ResearchResult(
-        query=query, outcome=Stage.COMPLETED, report_markdown="# Aqueducts\n\nSettling tanks [1].\n",
-        sources=[Source(id=1, url="https://example.org/a", title="Aqueducts", provider="searxng"),
-                 Source(id=2, url="file:///docs/b.md", title="B", provider="local")],
-        claims=[Claim(text="Settling tanks.", source_ids=[1], verdict=Verdict.SUPPORTED, reason="says so", checked_by="judge"),
-                Claim(text="Narrowed.", source_ids=[1, 2], verdict=Verdict.PARTIAL, reason="half", checked_by="lexical",
-                      original="Broad claim."),
-                Claim(text="Invented.", source_ids=[2], verdict=Verdict.UNSUPPORTED, reason="no", removed=True)],
-        clarifications=[Clarification(question="Which city?", answer="Rome"), Clarification(question="Unanswered?")],
-        plan=Plan(title="Plan", thought="why", iteration=2, steps=[
-            PlanStep(title="Tanks", description="d", status=StepStatus.COMPLETED, observation="o [1]", source_ids=[1]),
-            PlanStep(title="Later", status=StepStatus.SKIPPED, origin="loop_back")]),
+        query=query,
+        outcome=Stage.COMPLETED,
+        report_markdown="# Aqueducts\n\nSettling tanks [1].\n",
+        sources=[
+            Source(id=1, url="https://example.org/a", title="Aqueducts", provider="searxng"),
+            Source(id=2, url="file:///docs/b.md", title="B", provider="local"),
+        ],
+        claims=[
+            Claim(
+                text="Settling tanks.",
+                source_ids=[1],
+                verdict=Verdict.SUPPORTED,
+                reason="says so",
+                checked_by="judge",
+            ),
+            Claim(
+                text="Narrowed.",
+                source_ids=[1, 2],
+                verdict=Verdict.PARTIAL,
+                reason="half",
+                checked_by="lexical",
+                original="Broad claim.",
+            ),
+            Claim(
+                text="Invented.",
+                source_ids=[2],
+                verdict=Verdict.UNSUPPORTED,
+                reason="no",
+                removed=True,
+            ),
+        ],
+        clarifications=[
+            Clarification(question="Which city?", answer="Rome"),
+            Clarification(question="Unanswered?"),
+        ],
+        plan=Plan(
+            title="Plan",
+            thought="why",
+            iteration=2,
+            steps=[
+                PlanStep(
+                    title="Tanks",
+                    description="d",
+                    status=StepStatus.COMPLETED,
+                    observation="o [1]",
+                    source_ids=[1],
+                ),
+                PlanStep(title="Later", status=StepStatus.SKIPPED, origin="loop_back"),
+            ],
+        ),
         plan_iterations=2,
-        reflections=[Reflection(decision=ReflectionDecision.ADJUST, reasoning="gap", suggested_changes=["more"]),
-                     Reflection(decision=ReflectionDecision.COMPLETE, reasoning="done")],
+        reflections=[
+            Reflection(
+                decision=ReflectionDecision.ADJUST, reasoning="gap", suggested_changes=["more"]
+            ),
+            Reflection(decision=ReflectionDecision.COMPLETE, reasoning="done"),
+        ],
         stage_history=[Stage.ROUTING, Stage.PLANNING, Stage.COMPLETED],
-        stats=Stats(llm_calls=9, llm_calls_by_role={"plan": 2}, llm_retries=1, llm_retries_by_role={"plan": 1},
-                    tokens_by_role={"plan": TokenCount(prompt_tokens=10, completion_tokens=3)}, searches=4,
-                    pages_fetched=3, duration_s=12.5, prompt_tokens=10, completion_tokens=3),
-        depth=Depth.MEDIUM, mode=QueryMode.DEEP, engine="openai:gpt-x",
-        loop_backs=[LoopBack(after_step=1, agent="researcher", query="q", accepted=False, reason="full")],
+        stats=Stats(
+            llm_calls=9,
+            llm_calls_by_role={"plan": 2},
+            llm_retries=1,
+            llm_retries_by_role={"plan": 1},
+            tokens_by_role={"plan": TokenCount(prompt_tokens=10, completion_tokens=3)},
+            searches=4,
+            pages_fetched=3,
+            duration_s=12.5,
+            prompt_tokens=10,
+            completion_tokens=3,
+        ),
+        depth=Depth.MEDIUM,
+        mode=QueryMode.DEEP,
+        engine="openai:gpt-x",
+        loop_backs=[
+            LoopBack(after_step=1, agent="researcher", query="q", accepted=False, reason="full")
+        ],
         evidence=[Evidence(source_id=1, position=3, text="Settling tanks let sand fall out.")],
-        verification=VerificationSummary(method="lexical+judge", claims=3, supported=1, partial=1, unsupported=1,
-                                         removed=1, revised=1, share_supported=0.3333),
-        critique=Critique(quality=0.7, quality_reason="ok", hallucination_risk=0.2, hallucination_reason="one partial"),
-        follow_up_of="research-earlier", notes=["a note"],
+        verification=VerificationSummary(
+            method="lexical+judge",
+            claims=3,
+            supported=1,
+            partial=1,
+            unsupported=1,
+            removed=1,
+            revised=1,
+            share_supported=0.3333,
+        ),
+        critique=Critique(
+            quality=0.7,
+            quality_reason="ok",
+            hallucination_risk=0.2,
+            hallucination_reason="one partial",
+        ),
+        follow_up_of="research-earlier",
+        notes=["a note"],
     )
 
 
-def record(workflow_id: str = "research-1", run_id: str = "run-1", finished: datetime = T0, **kw: Any) -> SaveResearchInput:
-    return SaveResearchInput(workflow_id=workflow_id, run_id=run_id, started_at=finished - timedelta(minutes=3),
-                          finished_at=finished, result=rich_result(**kw))
+def record(
+    workflow_id: str = "research-1", run_id: str = "run-1", finished: datetime = T0, **kw: Any
+) -> SaveResearchInput:
+    return SaveResearchInput(
+        workflow_id=workflow_id,
+        run_id=run_id,
+        started_at=finished - timedelta(minutes=3),
+        finished_at=finished,
+        result=rich_result(**kw),
+    )
 
 
 _postgres: dict[str, str | None] = {}
@@ -104,8 +181,15 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         pytest.skip(f"no PostgreSQL: {_postgres.get('reason')}")
     engine = sqlalchemy.create_engine(store.database_url(url))
     with engine.begin() as connection:  # every test starts from an empty library
-        for table in ("research_reflection", "research_clarification", "research_evidence", "research_claim",
-                      "research_source", "research", "alembic_version"):
+        for table in (
+            "research_reflection",
+            "research_clarification",
+            "research_evidence",
+            "research_claim",
+            "research_source",
+            "research",
+            "alembic_version",
+        ):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
     engine.dispose()
     store._engines.clear()
@@ -126,8 +210,15 @@ def test_a_research_is_read_back_equal_to_what_was_written(db_url: str) -> None:
     assert (stored.started_at, stored.finished_at) == (T0 - timedelta(minutes=3), T0)
     assert store.load_research(db_url, "run-1") == stored  # by run id too
     tables = set(sqlalchemy.inspect(store.engine_for(store.database_url(db_url))).get_table_names())
-    assert {"research", "research_source", "research_claim", "research_evidence", "research_clarification",
-            "research_reflection", "alembic_version"} <= tables
+    assert {
+        "research",
+        "research_source",
+        "research_claim",
+        "research_evidence",
+        "research_clarification",
+        "research_reflection",
+        "alembic_version",
+    } <= tables
 
 
 def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
@@ -154,13 +245,22 @@ print(sum(created), int(shared))
 
 
 def test_worker_processes_writing_into_a_new_library_at_once_store_each_research_once(
-        db_url: str, tmp_path: Path) -> None:
+    db_url: str, tmp_path: Path
+) -> None:
     """Four processes start together on a library nobody has created yet: they migrate it one
     at a time, write their own research without "database is locked", and the research all of
     them write (one activity retried on four workers) is stored once."""
     go = tmp_path / "go"
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, db_url, f"worker{n}", str(go)], cwd=REPO,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(4)]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, db_url, f"worker{n}", str(go)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
     time.sleep(1.0)  # every process has imported what it needs and waits at the line
     go.touch()
     outcomes = [w.communicate(timeout=120) for w in writers]
@@ -175,15 +275,21 @@ def test_worker_processes_writing_into_a_new_library_at_once_store_each_research
 
 def test_the_newest_run_of_a_workflow_id_is_shown_and_history_is_newest_first(db_url: str) -> None:
     store.write(record(run_id="run-1", finished=T0), db_url)
-    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url)
-    store.write(record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url)
+    store.write(
+        record(run_id="run-2", finished=T0 + timedelta(hours=1), query="A later question"), db_url
+    )
+    store.write(
+        record("research-2", "run-3", T0 + timedelta(days=1), query="Tide pools and storms"), db_url
+    )
 
     assert store.load_research(db_url, "research-1").run_id == "run-2"  # type: ignore[union-attr]
     entries = store.list_research(db_url)
     assert [e.run_id for e in entries] == ["run-3", "run-2", "run-1"]
     assert entries[0].supported == 1 and entries[0].claims == 3 and entries[0].sources == 2
     assert [e.run_id for e in store.list_research(db_url, contains="TIDE")] == ["run-3"]
-    assert [e.run_id for e in store.list_research(db_url, contains="100%_")] == []  # wildcards are text
+    assert [
+        e.run_id for e in store.list_research(db_url, contains="100%_")
+    ] == []  # wildcards are text
     assert store.load_research(db_url, "nope") is None
 
 
@@ -202,7 +308,8 @@ def test_an_unreachable_postgresql_is_worth_retrying_and_never_shows_the_passwor
 
 
 async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the_research_once(
-    time_skipping_env: WorkflowEnvironment, tmp_path: Path,
+    time_skipping_env: WorkflowEnvironment,
+    tmp_path: Path,
 ) -> None:
     """The real workflow, the real library write; the first attempt commits and then fails as if
     the worker had died before telling Temporal. Temporal retries; the retry finds the row."""
@@ -217,8 +324,11 @@ async def test_a_worker_that_dies_between_the_commit_and_reporting_it_writes_the
         return saved
 
     script = Script(save_research=save)
-    result, _ = await run_research(time_skipping_env.client, script,
-                                   ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT))
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
+    )
 
     assert outcomes == [True, False]
     assert count(url, "research") == 1
@@ -234,22 +344,34 @@ def test_nul_bytes_are_stripped_and_the_research_is_stored(db_url: str) -> None:
     """PostgreSQL refuses text with NUL (0x00) bytes; a page, an answer or a question may carry one.
     Every string of the record loses them, so the research is stored and reads back without them."""
     clean = rich_result()
-    dirty = clean.model_copy(update={
-        "query": "How did Roman\x00 aqueducts keep water clean?\x00",
-        "report_markdown": "# Aque\x00ducts\n\nSettling tanks [1].\n",
-        "clarifications": [Clarification(question="Which\x00 city?", answer="Ro\x00me"),
-                           Clarification(question="Unanswered?")],
-        "evidence": [Evidence(source_id=1, position=3, text="Settling\x00 tanks let sand fall out.\x00")],
-        "sources": [Source(id=1, url="https://example.org/a", title="Aque\x00ducts", provider="searxng"),
-                    Source(id=2, url="file:///docs/b.md", title="B", provider="local")],
-        "notes": ["a\x00 note"],
-    })
+    dirty = clean.model_copy(
+        update={
+            "query": "How did Roman\x00 aqueducts keep water clean?\x00",
+            "report_markdown": "# Aque\x00ducts\n\nSettling tanks [1].\n",
+            "clarifications": [
+                Clarification(question="Which\x00 city?", answer="Ro\x00me"),
+                Clarification(question="Unanswered?"),
+            ],
+            "evidence": [
+                Evidence(source_id=1, position=3, text="Settling\x00 tanks let sand fall out.\x00")
+            ],
+            "sources": [
+                Source(
+                    id=1, url="https://example.org/a", title="Aque\x00ducts", provider="searxng"
+                ),
+                Source(id=2, url="file:///docs/b.md", title="B", provider="local"),
+            ],
+            "notes": ["a\x00 note"],
+        }
+    )
     rec = record().model_copy(update={"result": dirty})
 
     assert store.write(rec, db_url).created
     stored = store.load_research(db_url, "research-1")
     assert stored is not None and stored.result == clean
-    assert store.load_research(db_url, "research-\x001") == stored  # on PostgreSQL a NUL here would be refused
+    assert (
+        store.load_research(db_url, "research-\x001") == stored
+    )  # on PostgreSQL a NUL here would be refused
     assert [e.query for e in store.list_research(db_url)] == [clean.query]
 
 
@@ -258,8 +380,10 @@ def test_a_write_the_database_refuses_is_a_permanent_one_line_error(tmp_path: Pa
     retrying cannot help, and the research must not be reported as already stored."""
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     with store.engine_for(store.database_url(url)).begin() as connection:
-        connection.exec_driver_sql("CREATE TRIGGER no_sources BEFORE INSERT ON research_source "
-                                   "BEGIN SELECT RAISE(ABORT, 'sources refused\nsecond line'); END")
+        connection.exec_driver_sql(
+            "CREATE TRIGGER no_sources BEFORE INSERT ON research_source "
+            "BEGIN SELECT RAISE(ABORT, 'sources refused\nsecond line'); END"
+        )
     with pytest.raises(ApplicationError) as failed:
         store.write(record(), url)
     assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
@@ -267,7 +391,9 @@ def test_a_write_the_database_refuses_is_a_permanent_one_line_error(tmp_path: Pa
     assert store.list_research(url) == []
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite does not enforce String(255)
+@pytest.mark.parametrize(
+    "db_url", ["postgresql"], indirect=True
+)  # SQLite does not enforce String(255)
 def test_a_value_postgresql_rejects_is_a_permanent_error_not_an_outage(db_url: str) -> None:
     with pytest.raises(ApplicationError) as failed:
         store.write(record(workflow_id="w" * 300), db_url)
@@ -276,7 +402,9 @@ def test_a_value_postgresql_rejects_is_a_permanent_error_not_an_outage(db_url: s
 
 
 @pytest.mark.parametrize("kind", [sqlalchemy.exc.DataError, sqlalchemy.exc.IntegrityError])
-def test_data_and_integrity_errors_are_classified_as_permanent(kind: type[sqlalchemy.exc.DBAPIError]) -> None:
+def test_data_and_integrity_errors_are_classified_as_permanent(
+    kind: type[sqlalchemy.exc.DBAPIError],
+) -> None:
     url = store.database_url("postgresql://user:hunter2@db.example/library")
     with pytest.raises(ApplicationError) as failed, store._failures_classified(url):
         raise kind("INSERT ...", {}, Exception("value refused for password hunter2\nDETAIL: more"))
@@ -286,8 +414,13 @@ def test_data_and_integrity_errors_are_classified_as_permanent(kind: type[sqlalc
 
 def test_the_history_filter_ignores_case_beyond_ascii(db_url: str) -> None:
     store.write(record(run_id="run-1", finished=T0, query="Was ist über Wasser bekannt?"), db_url)
-    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1), query="STRASSE und Verkehr"), db_url)
-    store.write(record(run_id="run-3", finished=T0 + timedelta(hours=2), query="ΣΟΦΙΑ and wisdom"), db_url)
+    store.write(
+        record(run_id="run-2", finished=T0 + timedelta(hours=1), query="STRASSE und Verkehr"),
+        db_url,
+    )
+    store.write(
+        record(run_id="run-3", finished=T0 + timedelta(hours=2), query="ΣΟΦΙΑ and wisdom"), db_url
+    )
 
     def found(text: str) -> list[str]:
         return [e.run_id for e in store.list_research(db_url, contains=text)]
@@ -297,17 +430,30 @@ def test_the_history_filter_ignores_case_beyond_ascii(db_url: str) -> None:
     assert found("σοφια") == ["run-3"]
     assert found("u\u0308ber") == ["run-1"]  # "ü" typed as u + combining diaeresis
     assert found("wisdom") == ["run-3"] and found("nothing like it") == []
-    assert [e.run_id for e in store.list_research(db_url, contains="A", limit=2)] == ["run-3", "run-2"]
+    assert [e.run_id for e in store.list_research(db_url, contains="A", limit=2)] == [
+        "run-3",
+        "run-2",
+    ]
 
 
 def test_each_user_lists_and_searches_only_their_own_research(db_url: str) -> None:
     """The web app's users share one library: a list or a search by one never shows another's."""
     for i, owner in enumerate(("alice", "bob", "alice")):
         result = rich_result(query=f"Aqueduct question {i}").model_copy(update={"owner": owner})
-        store.write(SaveResearchInput(workflow_id=f"r{i}", run_id=f"run{i}", started_at=T0,
-                                      finished_at=T0 + timedelta(seconds=i), result=result), db_url)
+        store.write(
+            SaveResearchInput(
+                workflow_id=f"r{i}",
+                run_id=f"run{i}",
+                started_at=T0,
+                finished_at=T0 + timedelta(seconds=i),
+                result=result,
+            ),
+            db_url,
+        )
     assert [e.workflow_id for e in store.list_research(db_url, owner="alice")] == ["r2", "r0"]
-    assert [e.workflow_id for e in store.list_research(db_url, owner="bob", contains="aqueduct")] == ["r1"]
+    assert [
+        e.workflow_id for e in store.list_research(db_url, owner="bob", contains="aqueduct")
+    ] == ["r1"]
     assert {e.owner for e in store.list_research(db_url)} == {"alice", "bob"}
     stored = store.load_research(db_url, "r1")
     assert stored is not None and stored.result.owner == "bob"
@@ -329,7 +475,8 @@ def test_research_stored_before_owners_belongs_to_local(tmp_path: Path) -> None:
             "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
             " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes) VALUES ('old', 'run',"
             " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
-            " '[]', '[]', '{}', '[]')")
+            " '[]', '[]', '{}', '[]')"
+        )
     engine.dispose()
     [entry] = store.list_research(url)  # the store migrates the rest of the way on first use
     assert entry.owner == "local" and store.list_research(url, owner="alice") == []

@@ -19,6 +19,16 @@ import pytest
 from activities.offline_engine import OfflineEngine
 from activities.offline_engine.reporting import DISCLAIMER
 from activities.offline_engine.routing import Ambiguity, find_ambiguity
+from workflows.activity_models import (
+    ClarifyInput,
+    CoordinateInput,
+    ObserveInput,
+    PlanInput,
+    ReflectInput,
+    RouteInput,
+    SynthesizeInput,
+    WriteQueriesInput,
+)
 from workflows.models import (
     OBSERVATION_LIMIT,
     STEP_LIMITS,
@@ -35,16 +45,6 @@ from workflows.models import (
     StepStatus,
     Verdict,
 )
-from workflows.activity_models import (
-    ClarifyInput,
-    CoordinateInput,
-    ObserveInput,
-    PlanInput,
-    ReflectInput,
-    RouteInput,
-    SynthesizeInput,
-    WriteQueriesInput,
-)
 
 REPO = Path(__file__).resolve().parents[2]
 CLARIFICATION, RESEARCH = RoutingDecision.CLARIFICATION, RoutingDecision.RESEARCH
@@ -60,7 +60,9 @@ def assistant(text: str) -> Message:
 
 
 async def route(query: str, history: list[Message]) -> tuple[RoutingDecision, str]:
-    out = await engine.route(RouteInput(messages=[*history, user(query)], clarification_count=0, max_clarifications=2))
+    out = await engine.route(
+        RouteInput(messages=[*history, user(query)], clarification_count=0, max_clarifications=2)
+    )
     return out.decision, out.reasoning
 
 
@@ -69,7 +71,9 @@ async def ask_back(query: str, history: list[Message]) -> str:
 
 
 def citations(text: str) -> list[int]:
-    return [int(n) for group in re.findall(r"\[(\d+(?:\s*,\s*\d+)*)\]", text) for n in group.split(",")]
+    return [
+        int(n) for group in re.findall(r"\[(\d+(?:\s*,\s*\d+)*)\]", text) for n in group.split(",")
+    ]
 
 
 # --- routing: seed 000's example decisions --------------------------------------------------------
@@ -83,7 +87,12 @@ SEED_000_EXAMPLE_DECISIONS = [
     ("Which prompt gave highest accuracy in Zhang 2024?", [], RESEARCH, "Zhang"),
     ("What did OpenAI release this month?", [], RESEARCH, "OpenAI"),
     ("The best approach", [], CLARIFICATION, 'Superlative "best"'),
-    ("How many examples are enough?", PRIOR_CLASSIFICATION, CLARIFICATION, '"Enough" has no target'),
+    (
+        "How many examples are enough?",
+        PRIOR_CLASSIFICATION,
+        CLARIFICATION,
+        '"Enough" has no target',
+    ),
     ("Use the approach from the paper", [], CLARIFICATION, '"the paper"'),
     # The table's last row ("I meant the DAIL-SQL approach", after a clarification) is the
     # workflow's reply shortcut, tested in tests/workflow/test_workflow.py.
@@ -127,7 +136,9 @@ async def test_clear_questions_about_python_and_rust_go_straight_to_research(que
 
 
 THREE_OPTIONS = assistant("Three options:\n1. BM25 ranking\n2. Dense retrieval\n3. Hybrid search")
-A_REPORT = assistant("# Retrieval\n\n## Sparse methods\n\nBM25 ...\n\n## Dense methods\n\nEmbeddings ...")
+A_REPORT = assistant(
+    "# Retrieval\n\n## Sparse methods\n\nBM25 ...\n\n## Dense methods\n\nEmbeddings ..."
+)
 
 OTHER_DECISIONS = [
     # query, conversation before it, decision, what the reasoning must name
@@ -138,9 +149,19 @@ OTHER_DECISIONS = [
     ("How does that work", [], CLARIFICATION, 'Pronoun "that"'),
     ("What are its limitations?", [], CLARIFICATION, 'Pronoun "its"'),
     # A follow-up: the earlier question, answered, is the pronoun's antecedent.
-    ("What are its limitations?", [user("How does BM25 ranking work?"), A_REPORT], RESEARCH, '"its" refers to'),
+    (
+        "What are its limitations?",
+        [user("How does BM25 ranking work?"), A_REPORT],
+        RESEARCH,
+        '"its" refers to',
+    ),
     ("Summarize the paper", [], CLARIFICATION, '"the paper"'),
-    ("Summarize the paper", [user("I read the paper 'Attention is all you need'")], RESEARCH, "Specific"),
+    (
+        "Summarize the paper",
+        [user("I read the paper 'Attention is all you need'")],
+        RESEARCH,
+        "Specific",
+    ),
     ("Why does the code fail?", [], CLARIFICATION, '"the code"'),
     ("Which is better?", [], CLARIFICATION, 'Comparative "better"'),
     ("Is 16GB of RAM enough?", [], CLARIFICATION, '"Enough"'),
@@ -184,9 +205,21 @@ async def test_the_clarification_question_names_what_is_missing(
 VAGUE_KINDS = [
     # query, the rule that fires, what the clarification question asks for
     ("Which one is better?", "choice without options", "Which options are you choosing between?"),
-    ("Which one should I pick?", "choice without options", "Which options are you choosing between?"),
-    ("And what about the other one?", "definite reference", 'by "the other one"? Could you name both'),
-    ("Can you fix my code?", "definite reference", "Could you paste your code, with the error message"),
+    (
+        "Which one should I pick?",
+        "choice without options",
+        "Which options are you choosing between?",
+    ),
+    (
+        "And what about the other one?",
+        "definite reference",
+        'by "the other one"? Could you name both',
+    ),
+    (
+        "Can you fix my code?",
+        "definite reference",
+        "Could you paste your code, with the error message",
+    ),
     ("Why does my script crash?", "definite reference", "Could you paste your script"),
     ("Where should I put them?", "pronoun", 'What does "them" refer to'),
     ("What's the most important trait?", "superlative without scope", "Most important for what?"),
@@ -204,7 +237,9 @@ SAME_SHAPE_BUT_CLEAR = [
 
 
 @pytest.mark.parametrize(("query", "rule", "asks"), VAGUE_KINDS)
-async def test_each_kind_of_vague_question_is_asked_back_naming_what_is_missing(query: str, rule: str, asks: str) -> None:
+async def test_each_kind_of_vague_question_is_asked_back_naming_what_is_missing(
+    query: str, rule: str, asks: str
+) -> None:
     decision, reasoning = await route(query, [])
     question = await ask_back(query, [])
 
@@ -233,7 +268,12 @@ CLASSIFICATIONS = [
     ("What is ownership in Rust?", Complexity.SIMPLE, True, Depth.LIGHT),
     ("Who created Python?", Complexity.SIMPLE, True, Depth.LIGHT),
     ("How does asyncio.gather run tasks concurrently?", Complexity.MODERATE, False, Depth.MEDIUM),
-    ("What is the difference between a list and a tuple in Python?", Complexity.MODERATE, False, Depth.MEDIUM),
+    (
+        "What is the difference between a list and a tuple in Python?",
+        Complexity.MODERATE,
+        False,
+        Depth.MEDIUM,
+    ),
     ("What is the GIL and why does it exist?", Complexity.MODERATE, False, Depth.MEDIUM),
     ("Compare Python, Rust and Go for web servers", Complexity.COMPLEX, False, Depth.EXTENDED),
     (
@@ -251,7 +291,9 @@ async def test_complexity_follows_the_number_of_aspects(
     query: str, complexity: Complexity, direct: bool, depth: Depth
 ) -> None:
     out = await engine.coordinate(CoordinateInput(query=query, messages=[user(query)]))
-    assert (out.complexity, out.is_simple, out.recommended_depth) == (complexity, direct, depth), out.reasoning
+    assert (out.complexity, out.is_simple, out.recommended_depth) == (complexity, direct, depth), (
+        out.reasoning
+    )
     assert "aspect" in out.reasoning and "content word" in out.reasoning
 
 
@@ -267,9 +309,14 @@ async def test_background_search_uses_the_question_and_its_keywords() -> None:
 
 
 async def test_step_queries_combine_the_step_with_the_question() -> None:
-    step = PlanStep(title="Limitations and pitfalls of asyncio.gather", description="Known limitations and errors.")
+    step = PlanStep(
+        title="Limitations and pitfalls of asyncio.gather",
+        description="Known limitations and errors.",
+    )
     out = await engine.write_queries(
-        WriteQueriesInput(query="How does asyncio.gather run tasks concurrently?", step=step, max_queries=3)
+        WriteQueriesInput(
+            query="How does asyncio.gather run tasks concurrently?", step=step, max_queries=3
+        )
     )
     assert 1 <= len(out.queries) <= 3
     assert len({q.lower() for q in out.queries}) == len(out.queries)
@@ -294,8 +341,15 @@ async def first_plan(
 ) -> list[str]:
     low, high = STEP_LIMITS[depth]
     draft = await engine.plan(
-        PlanInput(query=query, clarifications=clarifications or [], background=background, completed_steps=[],
-                  min_steps=low, max_steps=high, iteration=1)
+        PlanInput(
+            query=query,
+            clarifications=clarifications or [],
+            background=background,
+            completed_steps=[],
+            min_steps=low,
+            max_steps=high,
+            iteration=1,
+        )
     )
     return [s.title for s in draft.steps]
 
@@ -310,7 +364,9 @@ async def test_plan_size_respects_the_depth(query: str, depth: Depth) -> None:
 
 
 async def test_a_comparison_gets_one_step_per_item_and_a_comparison_step() -> None:
-    titles = await first_plan("What is the difference between a list and a tuple in Python?", Depth.MEDIUM)
+    titles = await first_plan(
+        "What is the difference between a list and a tuple in Python?", Depth.MEDIUM
+    )
     assert titles == ["list in Python", "tuple in Python", "Comparison of list and tuple in Python"]
     vs = await first_plan("asyncio gather vs wait", Depth.MEDIUM)
     assert vs == ["asyncio gather", "asyncio wait", "Comparison of asyncio gather and asyncio wait"]
@@ -334,7 +390,9 @@ async def test_a_single_question_is_filled_up_with_aspect_templates() -> None:
 
 async def test_a_clarified_question_takes_its_subject_from_the_answer() -> None:
     titles = await first_plan(
-        "Use the approach from the paper", Depth.MEDIUM, clarifications=["I meant the DAIL-SQL approach"]
+        "Use the approach from the paper",
+        Depth.MEDIUM,
+        clarifications=["I meant the DAIL-SQL approach"],
     )
     assert titles[0] == "Use the DAIL-SQL approach from the paper"  # the question as meant
     assert all("DAIL-SQL" in t for t in titles)
@@ -342,17 +400,33 @@ async def test_a_clarified_question_takes_its_subject_from_the_answer() -> None:
 
 async def test_a_follow_up_that_points_back_is_searched_with_what_it_follows() -> None:
     follow_up = "What do I have to do to publish my library to crates.io?"
-    queries = (await engine.write_queries(WriteQueriesInput(
-        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, max_queries=2,
-    ))).queries
+    queries = (
+        await engine.write_queries(
+            WriteQueriesInput(
+                query="Can I take it back if I find a serious bug afterwards?",
+                follows_up=follow_up,
+                max_queries=2,
+            )
+        )
+    ).queries
     assert all(word in " ".join(queries) for word in ("publish", "library", "crates.io"))
-    plan = await engine.plan(PlanInput(
-        query="Can I take it back if I find a serious bug afterwards?", follows_up=follow_up, background="",
-        completed_steps=[], min_steps=3, max_steps=6, iteration=1,
-    ))
+    plan = await engine.plan(
+        PlanInput(
+            query="Can I take it back if I find a serious bug afterwards?",
+            follows_up=follow_up,
+            background="",
+            completed_steps=[],
+            min_steps=3,
+            max_steps=6,
+            iteration=1,
+        )
+    )
     assert "take" not in " ".join(s.title for s in plan.steps[1:]).split()  # no "How take works"
     assert all("crates.io" in s.title for s in plan.steps)
-    assert "It follows up: What do I have to do to publish my library to crates.io" in plan.steps[0].description
+    assert (
+        "It follows up: What do I have to do to publish my library to crates.io"
+        in plan.steps[0].description
+    )
 
 
 async def test_a_question_is_taken_as_asked_even_when_it_looks_like_a_clarified_one() -> None:
@@ -363,10 +437,17 @@ async def test_a_question_is_taken_as_asked_even_when_it_looks_like_a_clarified_
     assert "*Clarified:" not in report.markdown
 
 
-async def replan(query: str, done: list[str], feedback: list[str], depth: Depth = Depth.MEDIUM) -> list[str]:
+async def replan(
+    query: str, done: list[str], feedback: list[str], depth: Depth = Depth.MEDIUM
+) -> list[str]:
     low, high = STEP_LIMITS[depth]
     completed = [
-        PlanStep(title=t, status=StepStatus.COMPLETED, observation=f"Found something on {t} [1].", source_ids=[1])
+        PlanStep(
+            title=t,
+            status=StepStatus.COMPLETED,
+            observation=f"Found something on {t} [1].",
+            source_ids=[1],
+        )
         for t in done
     ]
     draft = await engine.plan(
@@ -395,9 +476,13 @@ async def test_replanning_adds_only_new_steps(query: str, depth: Depth) -> None:
 
 async def test_replanning_covers_the_reflectors_uncovered_terms_first() -> None:
     query = "What is the difference between a list and a tuple in Python?"
-    new = await replan(query, ["list in Python"], ['Research "tuple" (no cited observation mentions it yet)'])
+    new = await replan(
+        query, ["list in Python"], ['Research "tuple" (no cited observation mentions it yet)']
+    )
     assert new[0] == "tuple in Python"
-    new = await replan(query, ["list in Python", "tuple in Python"], ['Research "immutability" (x)'])
+    new = await replan(
+        query, ["list in Python", "tuple in Python"], ['Research "immutability" (x)']
+    )
     assert new[0] == "More on immutability"
     assert "tuple in Python" not in new
 
@@ -432,7 +517,9 @@ WAIT = Passage(
         "The cat sat on the mat and looked at the garden for a long while."
     ),
 )
-GATHER_STEP = PlanStep(title="How asyncio.gather runs tasks", description="The mechanism behind asyncio.gather.")
+GATHER_STEP = PlanStep(
+    title="How asyncio.gather runs tasks", description="The mechanism behind asyncio.gather."
+)
 GATHER_QUERY = "How does asyncio.gather run tasks concurrently?"
 
 
@@ -441,7 +528,9 @@ def sentences_of(observation: str) -> list[str]:
 
 
 async def test_an_observation_quotes_and_cites_only_the_sources_it_was_given() -> None:
-    found = await engine.observe(ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[GATHER, WAIT]))
+    found = await engine.observe(
+        ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[GATHER, WAIT])
+    )
     assert set(citations(found.observation)) <= {3, 7}
     assert found.source_ids and set(found.source_ids) == set(citations(found.observation))
     texts = " ".join([GATHER.text, WAIT.text])
@@ -455,7 +544,9 @@ async def test_an_observation_quotes_and_cites_only_the_sources_it_was_given() -
 
 async def test_an_observation_stays_short_and_skips_repeated_sentences() -> None:
     copies = [GATHER.model_copy(update={"source_id": n}) for n in (1, 2, 3, 4)]
-    found = await engine.observe(ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=copies))
+    found = await engine.observe(
+        ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=copies)
+    )
     assert len(found.observation) <= OBSERVATION_LIMIT
     assert len(sentences_of(found.observation)) <= 5
     assert found.observation.count("Run awaitable objects in the aws sequence concurrently") == 1
@@ -471,15 +562,23 @@ async def test_a_step_without_sources_asks_for_a_broader_step() -> None:
 
 
 async def test_a_step_with_one_relevant_sentence_asks_for_more() -> None:
-    passage = WAIT.model_copy(update={"text": "Unlike gather, asyncio.wait returns two sets of tasks and does not raise."})
-    found = await engine.observe(ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[passage]))
+    passage = WAIT.model_copy(
+        update={"text": "Unlike gather, asyncio.wait returns two sets of tasks and does not raise."}
+    )
+    found = await engine.observe(
+        ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[passage])
+    )
     assert citations(found.observation) == [7]
     assert found.needs_more and found.suggested_agent == "researcher"
 
 
 async def test_sources_that_never_mention_the_step_give_no_findings() -> None:
-    passage = WAIT.model_copy(update={"text": "The cat sat on the mat and looked at the garden for a long while."})
-    found = await engine.observe(ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[passage]))
+    passage = WAIT.model_copy(
+        update={"text": "The cat sat on the mat and looked at the garden for a long while."}
+    )
+    found = await engine.observe(
+        ObserveInput(query=GATHER_QUERY, step=GATHER_STEP, passages=[passage])
+    )
     assert found.source_ids == [] and citations(found.observation) == []
     assert found.needs_more
 
@@ -504,7 +603,9 @@ def a_plan(*steps: tuple[str, str | None, StepStatus]) -> Plan:
 async def reflect(plan: Plan, min_steps: int) -> tuple[ReflectionDecision, str, list[str]]:
     done = sum(s.status is StepStatus.COMPLETED for s in plan.steps)
     out = await engine.reflect(
-        ReflectInput(query=LIST_TUPLE, plan=plan, completed_steps=done, min_steps=min_steps, sources_count=2)
+        ReflectInput(
+            query=LIST_TUPLE, plan=plan, completed_steps=done, min_steps=min_steps, sources_count=2
+        )
     )
     return out.decision, out.reasoning, out.suggested_changes
 
@@ -525,11 +626,25 @@ REFLECTIONS = [
         ReflectionDecision.COMPLETE,
         "coverage 1.00 (3/3",
     ),
-    (a_plan(("lists", ON_LISTS, DONE), ("more", None, PENDING)), 1, ReflectionDecision.CONTINUE, "coverage 0.67 (2/3"),
-    (a_plan(("lists", ON_LISTS, DONE)), 3, ReflectionDecision.ADJUST, "no steps left below the minimum"),
+    (
+        a_plan(("lists", ON_LISTS, DONE), ("more", None, PENDING)),
+        1,
+        ReflectionDecision.CONTINUE,
+        "coverage 0.67 (2/3",
+    ),
+    (
+        a_plan(("lists", ON_LISTS, DONE)),
+        3,
+        ReflectionDecision.ADJUST,
+        "no steps left below the minimum",
+    ),
     (a_plan(("lists", ON_LISTS, DONE)), 1, ReflectionDecision.COMPLETE, "no steps left"),
     (
-        a_plan(("lists", ON_LISTS, DONE), ("tuples", "No sources were found.", DONE), ("more", None, PENDING)),
+        a_plan(
+            ("lists", ON_LISTS, DONE),
+            ("tuples", "No sources were found.", DONE),
+            ("more", None, PENDING),
+        ),
         3,
         ReflectionDecision.ADJUST,
         "added little",
@@ -550,7 +665,11 @@ async def test_reflection_decides_by_coverage_and_novelty(
 
 
 async def test_an_empty_step_makes_the_reflector_ask_for_the_uncovered_terms() -> None:
-    plan = a_plan(("lists", ON_LISTS, DONE), ("tuples", "No sources were found.", DONE), ("more", None, PENDING))
+    plan = a_plan(
+        ("lists", ON_LISTS, DONE),
+        ("tuples", "No sources were found.", DONE),
+        ("more", None, PENDING),
+    )
     _, _, changes = await reflect(plan, 3)
     assert changes == ['Research "tuple" (no cited observation mentions it yet)']
 
@@ -567,7 +686,9 @@ async def test_reflection_never_completes_before_the_minimum(done: int, pending:
 # --- synthesizer ----------------------------------------------------------------------------------
 
 SOURCES = [
-    Source(id=1, url="https://docs.python.org/3/tutorial/datastructures.html", title="Data Structures"),
+    Source(
+        id=1, url="https://docs.python.org/3/tutorial/datastructures.html", title="Data Structures"
+    ),
     Source(id=2, url="https://docs.python.org/3/library/stdtypes.html", title="Built-in Types"),
     Source(id=3, url="https://example.org/never-cited", title="Never cited"),
 ]
@@ -578,12 +699,23 @@ def research_plan() -> Plan:
     return Plan(
         title="plan",
         steps=[
-            PlanStep(title="list in Python", observation=f"{ON_LISTS} Lists support append and pop [1, 9].",
-                     status=DONE, source_ids=[1]),
-            PlanStep(title="tuple in Python", observation=f"{ON_TUPLES} Tuples can be dictionary keys [2].",
-                     status=DONE, source_ids=[2]),
-            PlanStep(title="Comparison of list and tuple in Python", observation="No sources were found.",
-                     status=DONE),
+            PlanStep(
+                title="list in Python",
+                observation=f"{ON_LISTS} Lists support append and pop [1, 9].",
+                status=DONE,
+                source_ids=[1],
+            ),
+            PlanStep(
+                title="tuple in Python",
+                observation=f"{ON_TUPLES} Tuples can be dictionary keys [2].",
+                status=DONE,
+                source_ids=[2],
+            ),
+            PlanStep(
+                title="Comparison of list and tuple in Python",
+                observation="No sources were found.",
+                status=DONE,
+            ),
             PlanStep(title="History of tuples", status=StepStatus.SKIPPED),
         ],
     )
@@ -591,22 +723,35 @@ def research_plan() -> Plan:
 
 async def test_the_report_cites_only_known_sources_and_lists_only_cited_ones() -> None:
     notes = [NOTE, "Removed citations to unknown sources: [7]."]
-    report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES, notes=notes))
+    report = await engine.synthesize(
+        SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES, notes=notes)
+    )
     md = report.markdown
     assert set(citations(md)) == {1, 2}  # [9] in an observation and [7] in a note are not citations
     assert md.startswith(f"# {LIST_TUPLE}\n")
     sources = md.split("## Sources", 1)[1]
     assert "[1] Data Structures — https://docs.python.org/3/tutorial/datastructures.html" in sources
     assert "Never cited" not in md
-    assert report.engine == "offline" and report.usage.prompt_tokens == report.usage.completion_tokens == 0
+    assert (
+        report.engine == "offline"
+        and report.usage.prompt_tokens == report.usage.completion_tokens == 0
+    )
 
 
 async def test_the_report_has_a_section_per_completed_step_and_notes_near_the_top() -> None:
-    report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES, notes=[NOTE]))
+    report = await engine.synthesize(
+        SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES, notes=[NOTE])
+    )
     md = report.markdown
     headings = re.findall(r"^## (.+)$", md, re.M)
     # A step that found nothing to cite has no heading of its own: it is listed, with why, at the end.
-    assert headings == ["Summary", "list in Python", "tuple in Python", "Not found in the sources", "Sources"]
+    assert headings == [
+        "Summary",
+        "list in Python",
+        "tuple in Python",
+        "Not found in the sources",
+        "Sources",
+    ]
     assert "- Comparison of list and tuple in Python: No sources were found." in md
     assert md.index(f"> **Note:** {NOTE}") < md.index("## Summary")
     assert "A tuple in Python is an immutable sequence [2]." in md
@@ -614,14 +759,18 @@ async def test_the_report_has_a_section_per_completed_step_and_notes_near_the_to
 
 
 async def test_the_report_says_it_was_made_offline_by_extraction() -> None:
-    report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES))
+    report = await engine.synthesize(
+        SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES)
+    )
     assert report.markdown.rstrip().endswith(DISCLAIMER)
     for words in ("offline", "extractive", "no LLM", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         assert words in DISCLAIMER
 
 
 async def test_claims_are_the_cited_sentences_without_markers() -> None:
-    report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES))
+    report = await engine.synthesize(
+        SynthesizeInput(query=LIST_TUPLE, plan=research_plan(), sources=SOURCES)
+    )
     assert report.claims
     texts = [c.text for c in report.claims]
     assert "A tuple in Python is an immutable sequence." in texts
@@ -634,14 +783,28 @@ async def test_claims_are_the_cited_sentences_without_markers() -> None:
 
 async def test_a_direct_answer_is_built_from_the_passages() -> None:
     passages = [
-        Passage(source_id=1, title="Data Structures", url=SOURCES[0].url,
-                text="Lists in Python are mutable sequences that can grow. The weather was fine."),
-        Passage(source_id=2, title="Built-in Types", url=SOURCES[1].url,
-                text="A tuple in Python is an immutable sequence of arbitrary objects."),
-        Passage(source_id=0, title="Not a source", url="https://example.org/x",
-                text="Tuples and lists in Python are both sequences of objects."),
+        Passage(
+            source_id=1,
+            title="Data Structures",
+            url=SOURCES[0].url,
+            text="Lists in Python are mutable sequences that can grow. The weather was fine.",
+        ),
+        Passage(
+            source_id=2,
+            title="Built-in Types",
+            url=SOURCES[1].url,
+            text="A tuple in Python is an immutable sequence of arbitrary objects.",
+        ),
+        Passage(
+            source_id=0,
+            title="Not a source",
+            url="https://example.org/x",
+            text="Tuples and lists in Python are both sequences of objects.",
+        ),
     ]
-    report = await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=None, sources=SOURCES, passages=passages))
+    report = await engine.synthesize(
+        SynthesizeInput(query=LIST_TUPLE, plan=None, sources=SOURCES, passages=passages)
+    )
     md = report.markdown
     assert "## Answer" in md
     assert set(citations(md)) == {1, 2}
@@ -672,15 +835,31 @@ async def run_every_role() -> dict[str, object]:
     history = [*PRIOR_RAG, user("Tell me more about it")]
     plan = research_plan()
     outputs = [
-        await engine.route(RouteInput(messages=history, clarification_count=0, max_clarifications=2)),
+        await engine.route(
+            RouteInput(messages=history, clarification_count=0, max_clarifications=2)
+        ),
         await engine.clarify(ClarifyInput(messages=history)),
         await engine.coordinate(CoordinateInput(query=query, messages=[user(query)])),
         await engine.write_queries(WriteQueriesInput(query=query, step=GATHER_STEP)),
-        await engine.plan(PlanInput(query=query, background=f"- {GATHER.title}: {GATHER.text}", completed_steps=[],
-                                    min_steps=5, max_steps=10, iteration=1)),
+        await engine.plan(
+            PlanInput(
+                query=query,
+                background=f"- {GATHER.title}: {GATHER.text}",
+                completed_steps=[],
+                min_steps=5,
+                max_steps=10,
+                iteration=1,
+            )
+        ),
         await engine.observe(ObserveInput(query=query, step=GATHER_STEP, passages=[GATHER, WAIT])),
-        await engine.reflect(ReflectInput(query=LIST_TUPLE, plan=plan, completed_steps=3, min_steps=3, sources_count=3)),
-        await engine.synthesize(SynthesizeInput(query=LIST_TUPLE, plan=plan, sources=SOURCES, notes=[NOTE])),
+        await engine.reflect(
+            ReflectInput(
+                query=LIST_TUPLE, plan=plan, completed_steps=3, min_steps=3, sources_count=3
+            )
+        ),
+        await engine.synthesize(
+            SynthesizeInput(query=LIST_TUPLE, plan=plan, sources=SOURCES, notes=[NOTE])
+        ),
     ]
     return {type(o).__name__: o.model_dump(mode="json") for o in outputs}
 
@@ -697,7 +876,12 @@ def test_the_same_input_gives_the_same_output_in_another_process() -> None:
         env = {**os.environ, "PYTHONHASHSEED": seed}
         done = subprocess.run(
             [sys.executable, "-c", PIPELINE.format(repo=str(REPO))],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=True,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
         )
         runs.append(json.loads(done.stdout))
     assert runs[0] == runs[1]
@@ -706,37 +890,66 @@ def test_the_same_input_gives_the_same_output_in_another_process() -> None:
 # --- other languages (issue 12) -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("question, title, text, quoted", [
-    ("Wie prüft der Borrow-Checker Referenzen in Rust?", "Borrow-Checker und Referenzen",
-     "Jeder Wert in Rust hat einen Besitzer. Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit.",
-     "Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit [1]."),
-    ("Как Rust проверяет ссылки во время компиляции?", "Проверка ссылок",
-     "Каждое значение в Rust имеет владельца. Средство проверки заимствований проверяет все ссылки во время "
-     "компиляции, чтобы они были действительны.",
-     "Средство проверки заимствований проверяет все ссылки во время компиляции, чтобы они были действительны [1]."),
-    ("Rust 的借用检查器如何检查引用？", "借用检查器",
-     "Rust 中的每一个值都有一个所有者。当所有者离开作用域，这个值将被丢弃。借用检查器在编译时检查所有引用是否有效。",
-     "借用检查器在编译时检查所有引用是否有效 [1]。"),
-])
+@pytest.mark.parametrize(
+    "question, title, text, quoted",
+    [
+        (
+            "Wie prüft der Borrow-Checker Referenzen in Rust?",
+            "Borrow-Checker und Referenzen",
+            "Jeder Wert in Rust hat einen Besitzer. Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit.",
+            "Der Borrow-Checker prüft alle Referenzen zur Kompilierzeit [1].",
+        ),
+        (
+            "Как Rust проверяет ссылки во время компиляции?",
+            "Проверка ссылок",
+            "Каждое значение в Rust имеет владельца. Средство проверки заимствований проверяет все ссылки во время "
+            "компиляции, чтобы они были действительны.",
+            "Средство проверки заимствований проверяет все ссылки во время компиляции, чтобы они были действительны [1].",
+        ),
+        (
+            "Rust 的借用检查器如何检查引用？",
+            "借用检查器",
+            "Rust 中的每一个值都有一个所有者。当所有者离开作用域，这个值将被丢弃。借用检查器在编译时检查所有引用是否有效。",
+            "借用检查器在编译时检查所有引用是否有效 [1]。",
+        ),
+    ],
+)
 async def test_sources_in_any_language_are_quoted_with_their_citation(
     question: str, title: str, text: str, quoted: str
 ) -> None:
     """Unicode-aware words (CJK as character pairs, inflections of other alphabets meeting by
     their shared beginning): the offline engine answers from sources in the question's language."""
-    observed = await OfflineEngine().observe(ObserveInput(
-        query=question, step=PlanStep(title=title),
-        passages=[Passage(source_id=1, title=title, url="file:///notes.md", text=text)]))
+    observed = await OfflineEngine().observe(
+        ObserveInput(
+            query=question,
+            step=PlanStep(title=title),
+            passages=[Passage(source_id=1, title=title, url="file:///notes.md", text=text)],
+        )
+    )
     assert observed.observation == quoted and observed.source_ids == [1]
 
 
 async def test_a_report_asked_in_another_language_says_the_offline_engine_cannot_write_it() -> None:
-    plan = Plan(title="p", steps=[PlanStep(title="Ownership", status=StepStatus.COMPLETED,
-                                           observation="Each value in Rust has an owner [1].", source_ids=[1])])
+    plan = Plan(
+        title="p",
+        steps=[
+            PlanStep(
+                title="Ownership",
+                status=StepStatus.COMPLETED,
+                observation="Each value in Rust has an owner [1].",
+                source_ids=[1],
+            )
+        ],
+    )
     sources = [Source(id=1, url="file:///own.md", title="Ownership")]
-    german = await OfflineEngine().synthesize(SynthesizeInput(query="Wie funktioniert Ownership in Rust?",
-                                                              language="de", plan=plan, sources=sources))
-    english = await OfflineEngine().synthesize(SynthesizeInput(query="How does ownership work in Rust?",
-                                                               plan=plan, sources=sources))
+    german = await OfflineEngine().synthesize(
+        SynthesizeInput(
+            query="Wie funktioniert Ownership in Rust?", language="de", plan=plan, sources=sources
+        )
+    )
+    english = await OfflineEngine().synthesize(
+        SynthesizeInput(query="How does ownership work in Rust?", plan=plan, sources=sources)
+    )
     said = "This report is not in German: the offline engine cannot translate"
     assert said in german.markdown and german.markdown.count("German") == 1  # once, near the top
     assert german.markdown.index(said) < german.markdown.index("## Summary")

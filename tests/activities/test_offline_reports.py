@@ -23,7 +23,13 @@ from activities.corpus.binary import pdf_documents
 from activities.offline_engine import OfflineEngine
 from tests.support.documents import make_pdf
 from tests.support.kitchen_corpus import HANDOUT
-from workflows.activity_models import CritiqueInput, OutlineInput, PlanInput, SectionInput, SynthesizeInput
+from workflows.activity_models import (
+    CritiqueInput,
+    OutlineInput,
+    PlanInput,
+    SectionInput,
+    SynthesizeInput,
+)
 from workflows.models import Plan, PlanStep, Source, StepStatus, VerificationSummary
 
 engine = OfflineEngine()
@@ -44,7 +50,10 @@ NOTHING = 'The 3 source(s) read for this step ("Growing tomatoes") have no sente
 
 
 def plan(*steps: tuple[str, str]) -> Plan:
-    return Plan(title="p", steps=[PlanStep(title=t, observation=o, status=DONE, source_ids=[]) for t, o in steps])
+    return Plan(
+        title="p",
+        steps=[PlanStep(title=t, observation=o, status=DONE, source_ids=[]) for t, o in steps],
+    )
 
 
 def sections_of(markdown: str) -> dict[str, str]:
@@ -62,18 +71,34 @@ FEEDING_PLAN = plan(
 
 
 async def test_a_one_call_report_has_no_heading_over_repeated_or_missing_findings() -> None:
-    report = await engine.synthesize(SynthesizeInput(query=FEEDING, plan=FEEDING_PLAN, sources=SOURCES))
+    report = await engine.synthesize(
+        SynthesizeInput(query=FEEDING, plan=FEEDING_PLAN, sources=SOURCES)
+    )
     sections = sections_of(report.markdown)
-    assert list(sections) == ["Summary", "How often should I feed a sourdough starter",
-                              "Definition and purpose of sourdough starter", "Not found in the sources", "Sources"]
+    assert list(sections) == [
+        "Summary",
+        "How often should I feed a sourdough starter",
+        "Definition and purpose of sourdough starter",
+        "Not found in the sources",
+        "Sources",
+    ]
     assert "repeat findings" not in report.markdown
-    assert sections["Not found in the sources"] == f"- Limitations and pitfalls of sourdough starter: {NOTHING}"
-    assert report.markdown.count("Feed the starter once a day") == 2  # in the summary and in one section
+    assert (
+        sections["Not found in the sources"]
+        == f"- Limitations and pitfalls of sourdough starter: {NOTHING}"
+    )
+    assert (
+        report.markdown.count("Feed the starter once a day") == 2
+    )  # in the summary and in one section
     assert "Usage and examples" not in report.markdown
 
 
-async def test_a_report_in_sections_merges_a_step_that_only_repeats_into_the_one_it_repeats() -> None:
-    outline = await engine.outline_report(OutlineInput(query=FEEDING, plan=FEEDING_PLAN, sources=SOURCES))
+async def test_a_report_in_sections_merges_a_step_that_only_repeats_into_the_one_it_repeats() -> (
+    None
+):
+    outline = await engine.outline_report(
+        OutlineInput(query=FEEDING, plan=FEEDING_PLAN, sources=SOURCES)
+    )
     assert [(s.heading, s.step_indexes) for s in outline.sections] == [
         ("How often should I feed a sourdough starter", [0, 2]),
         ("Definition and purpose of sourdough starter", [1]),
@@ -81,14 +106,28 @@ async def test_a_report_in_sections_merges_a_step_that_only_repeats_into_the_one
     ]
     steps = FEEDING_PLAN.steps
     bodies = [
-        (await engine.write_section(SectionInput(
-            query=FEEDING, title=outline.title, section=section, steps=[steps[i] for i in section.step_indexes],
-            sources=SOURCES, told_before=[steps[i].observation or "" for e in outline.sections[:k] for i in e.step_indexes],
-        ))).markdown
+        (
+            await engine.write_section(
+                SectionInput(
+                    query=FEEDING,
+                    title=outline.title,
+                    section=section,
+                    steps=[steps[i] for i in section.step_indexes],
+                    sources=SOURCES,
+                    told_before=[
+                        steps[i].observation or ""
+                        for e in outline.sections[:k]
+                        for i in e.step_indexes
+                    ],
+                )
+            )
+        ).markdown
         for k, section in enumerate(outline.sections)
     ]
     assert bodies[1] == f"- {CULTURE}"
-    assert bodies[2].startswith("- Limitations and pitfalls of sourdough starter: The 3 source(s) read")
+    assert bodies[2].startswith(
+        "- Limitations and pitfalls of sourdough starter: The 3 source(s) read"
+    )
     assert not any("repeat" in b for b in bodies)
 
 
@@ -96,32 +135,53 @@ async def test_a_step_that_repeats_two_sections_never_empties_the_later_one() ->
     """A step whose findings were told by two earlier steps, in different sections, joins the later
     one: joining the first would tell the later section's findings before it (seen in `make dev`:
     a heading over "_The findings of this section are listed above._")."""
-    mixed = plan(("How often should I feed a sourdough starter", f"{FEED} {COLD}"),
-                 ("Definition and purpose of sourdough starter", CULTURE),
-                 ("Usage and examples of sourdough starter", f"{FEED} {CULTURE}"))  # repeats both
+    mixed = plan(
+        ("How often should I feed a sourdough starter", f"{FEED} {COLD}"),
+        ("Definition and purpose of sourdough starter", CULTURE),
+        ("Usage and examples of sourdough starter", f"{FEED} {CULTURE}"),
+    )  # repeats both
     outline = await engine.outline_report(OutlineInput(query=FEEDING, plan=mixed, sources=SOURCES))
     steps = mixed.steps
     bodies = [
-        (await engine.write_section(SectionInput(
-            query=FEEDING, title=outline.title, section=section, steps=[steps[i] for i in section.step_indexes],
-            sources=SOURCES, told_before=[steps[i].observation or "" for e in outline.sections[:k] for i in e.step_indexes],
-        ))).markdown
+        (
+            await engine.write_section(
+                SectionInput(
+                    query=FEEDING,
+                    title=outline.title,
+                    section=section,
+                    steps=[steps[i] for i in section.step_indexes],
+                    sources=SOURCES,
+                    told_before=[
+                        steps[i].observation or ""
+                        for e in outline.sections[:k]
+                        for i in e.step_indexes
+                    ],
+                )
+            )
+        ).markdown
         for k, section in enumerate(outline.sections)
     ]
     assert [s.step_indexes for s in outline.sections] == [[0], [1, 2]]
     assert bodies == [f"- {FEED}\n- {COLD}", f"- {CULTURE}"]
 
 
-@pytest.mark.parametrize(("question", "subject", "not_a_subject"), [
-    (FEEDING, "sourdough starter", "feed"),
-    ("How often should I water a tomato plant?", "tomato plant", "water"),
-    ("Where should I put my sourdough loaves after baking?", "sourdough loaves", "put"),
-    ("How long should a rye dough proof?", "rye dough", "long"),
-])
+@pytest.mark.parametrize(
+    ("question", "subject", "not_a_subject"),
+    [
+        (FEEDING, "sourdough starter", "feed"),
+        ("How often should I water a tomato plant?", "tomato plant", "water"),
+        ("Where should I put my sourdough loaves after baking?", "sourdough loaves", "put"),
+        ("How long should a rye dough proof?", "rye dough", "long"),
+    ],
+)
 async def test_plan_steps_are_named_after_what_the_question_asks_about(
     question: str, subject: str, not_a_subject: str
 ) -> None:
-    drafted = await engine.plan(PlanInput(query=question, background="", completed_steps=[], min_steps=3, max_steps=6, iteration=1))
+    drafted = await engine.plan(
+        PlanInput(
+            query=question, background="", completed_steps=[], min_steps=3, max_steps=6, iteration=1
+        )
+    )
     titles = [s.title for s in drafted.steps]
     assert len(titles) >= 3
     for title in titles[1:]:
@@ -130,15 +190,36 @@ async def test_plan_steps_are_named_after_what_the_question_asks_about(
 
 
 async def test_a_question_that_names_no_thing_gets_no_template_steps() -> None:
-    drafted = await engine.plan(PlanInput(query="How long?", background="", completed_steps=[], min_steps=3, max_steps=6, iteration=1))
+    drafted = await engine.plan(
+        PlanInput(
+            query="How long?",
+            background="",
+            completed_steps=[],
+            min_steps=3,
+            max_steps=6,
+            iteration=1,
+        )
+    )
     assert [s.title for s in drafted.steps] == ["How long"]
-    again = await engine.plan(PlanInput(query="How long?", background="", min_steps=2, max_steps=5, iteration=2,
-                                        completed_steps=[PlanStep(title="How long", status=DONE)],
-                                        feedback=['Research "long" (no cited observation mentions it yet)']))
-    assert not any("long" in s.title.lower().split()[-1:] for s in again.steps), [s.title for s in again.steps]
+    again = await engine.plan(
+        PlanInput(
+            query="How long?",
+            background="",
+            min_steps=2,
+            max_steps=5,
+            iteration=2,
+            completed_steps=[PlanStep(title="How long", status=DONE)],
+            feedback=['Research "long" (no cited observation mentions it yet)'],
+        )
+    )
+    assert not any("long" in s.title.lower().split()[-1:] for s in again.steps), [
+        s.title for s in again.steps
+    ]
 
 
-async def test_the_summary_answers_from_the_step_that_asked_the_question_and_leads_with_no_pointer() -> None:
+async def test_the_summary_answers_from_the_step_that_asked_the_question_and_leads_with_no_pointer() -> (
+    None
+):
     steps = plan(
         ("How often should I feed a sourdough starter", f"{SEE} {FEED} {COLD}"),
         ("Definition and purpose of sourdough starter", CULTURE),
@@ -157,12 +238,23 @@ async def test_sources_that_do_not_answer_the_question_are_said_not_to_answer_it
     report = await engine.synthesize(SynthesizeInput(query=WHERE, plan=OVEN_PLAN, sources=SOURCES))
     summary = sections_of(report.markdown)["Summary"]
     assert summary.startswith("**The sources read do not answer this question.**")
-    assert '"put"' in summary and "[1]" not in summary  # the oven sentences are listed, not offered as the answer
-    verdict = await engine.critique(CritiqueInput(
-        query=WHERE, report_markdown=report.markdown, sources_count=1, steps_completed=1, steps_planned=1,
-        verification=VerificationSummary(enabled=True, claims=2, supported=2)))
+    assert (
+        '"put"' in summary and "[1]" not in summary
+    )  # the oven sentences are listed, not offered as the answer
+    verdict = await engine.critique(
+        CritiqueInput(
+            query=WHERE,
+            report_markdown=report.markdown,
+            sources_count=1,
+            steps_completed=1,
+            steps_planned=1,
+            verification=VerificationSummary(enabled=True, claims=2, supported=2),
+        )
+    )
     assert not verdict.is_acceptable
-    assert any(i.text.startswith("question not answered") and '"put"' in i.text for i in verdict.issues)
+    assert any(
+        i.text.startswith("question not answered") and '"put"' in i.text for i in verdict.issues
+    )
 
 
 async def test_sources_that_answer_the_question_are_not_flagged() -> None:
@@ -170,19 +262,35 @@ async def test_sources_that_answer_the_question_are_not_flagged() -> None:
     steps = plan(("How long should a sourdough loaf bake", f"{HOT} {LID}"))
     report = await engine.synthesize(SynthesizeInput(query=question, plan=steps, sources=SOURCES))
     assert sections_of(report.markdown)["Summary"].startswith(HOT)
-    verdict = await engine.critique(CritiqueInput(
-        query=question, report_markdown=report.markdown, sources_count=1, steps_completed=1, steps_planned=1,
-        verification=VerificationSummary(enabled=True, claims=2, supported=2)))
+    verdict = await engine.critique(
+        CritiqueInput(
+            query=question,
+            report_markdown=report.markdown,
+            sources_count=1,
+            steps_completed=1,
+            steps_planned=1,
+            verification=VerificationSummary(enabled=True, claims=2, supported=2),
+        )
+    )
     assert verdict.is_acceptable, verdict.issues
-    assert not any(i.text.startswith(("question not answered", "uncovered")) for i in verdict.issues)
+    assert not any(
+        i.text.startswith(("question not answered", "uncovered")) for i in verdict.issues
+    )
 
 
 async def test_the_critic_counts_only_what_the_report_quotes_not_its_title() -> None:
     """The title and headings repeat the question: they cover nothing."""
     report = f"# {WHERE}\n\n## {WHERE}\n\n- Tomato plants need at least six hours of direct sunlight every day [1].\n"
-    verdict = await engine.critique(CritiqueInput(
-        query=WHERE, report_markdown=report, sources_count=1, steps_completed=1, steps_planned=1,
-        verification=VerificationSummary(enabled=True, claims=1, supported=1)))
+    verdict = await engine.critique(
+        CritiqueInput(
+            query=WHERE,
+            report_markdown=report,
+            sources_count=1,
+            steps_completed=1,
+            steps_planned=1,
+            verification=VerificationSummary(enabled=True, claims=1, supported=1),
+        )
+    )
     assert any(i.text.startswith("uncovered question terms") for i in verdict.issues)
 
 

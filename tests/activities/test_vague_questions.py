@@ -52,8 +52,17 @@ MEASURED_BY_NOTHING = [
     "Would a linked list be simpler?",
 ]
 #: Both at once: the pronoun rule names the missing subject first.
-BOTH = ["Is it faster?", "Is this better?", "Would that be quicker?", "Is it more secure?", "Is that slower?",
-        "Is it worth it?", "Is this good enough?", "How much faster is it?", "Is it cheaper?"]
+BOTH = [
+    "Is it faster?",
+    "Is this better?",
+    "Would that be quicker?",
+    "Is it more secure?",
+    "Is that slower?",
+    "Is it worth it?",
+    "Is this good enough?",
+    "How much faster is it?",
+    "Is it cheaper?",
+]
 #: Same shapes, with a subject and something to measure against: researched at once.
 CLEAR = [
     "Is Rust's HashMap thread-safe?",
@@ -96,17 +105,25 @@ ENGINE = OfflineEngine()
 
 async def route(query: str, history: list[Message] | None = None) -> tuple[RoutingDecision, str]:
     messages = [*(history or []), Message(role=Speaker.USER, content=query)]
-    out = await ENGINE.route(RouteInput(messages=messages, clarification_count=0, max_clarifications=3))
+    out = await ENGINE.route(
+        RouteInput(messages=messages, clarification_count=0, max_clarifications=3)
+    )
     return out.decision, out.reasoning
 
 
 async def ask_back(query: str) -> str:
     messages = [Message(role=Speaker.USER, content=query)]
-    return (await ENGINE.clarify(ClarifyInput(messages=messages, clarification_count=0, max_clarifications=3))).question
+    return (
+        await ENGINE.clarify(
+            ClarifyInput(messages=messages, clarification_count=0, max_clarifications=3)
+        )
+    ).question
 
 
 @pytest.mark.parametrize("query", POINTING_NOWHERE)
-async def test_a_question_about_a_pronoun_nothing_names_is_asked_back_for_its_referent(query: str) -> None:
+async def test_a_question_about_a_pronoun_nothing_names_is_asked_back_for_its_referent(
+    query: str,
+) -> None:
     decision, reasoning = await route(query)
     assert decision is RoutingDecision.CLARIFICATION, reasoning
     assert reasoning.startswith("Pronoun"), reasoning
@@ -114,11 +131,15 @@ async def test_a_question_about_a_pronoun_nothing_names_is_asked_back_for_its_re
 
 
 @pytest.mark.parametrize("query", MEASURED_BY_NOTHING)
-async def test_a_judgment_with_nothing_to_measure_it_against_is_asked_back_for_its_measure(query: str) -> None:
+async def test_a_judgment_with_nothing_to_measure_it_against_is_asked_back_for_its_measure(
+    query: str,
+) -> None:
     decision, reasoning = await route(query)
     assert decision is RoutingDecision.CLARIFICATION, reasoning
     question = await ask_back(query)
-    assert "than what" in question or "for what" in question or "Which options" in question, question
+    assert "than what" in question or "for what" in question or "Which options" in question, (
+        question
+    )
 
 
 @pytest.mark.parametrize("query", BOTH)
@@ -134,10 +155,14 @@ async def test_the_same_shapes_with_a_subject_and_a_measure_are_researched(query
     assert decision is RoutingDecision.RESEARCH, reasoning
 
 
-@pytest.mark.parametrize("query", ["Is it thread-safe?", "Does it work on Windows?", "Is that still supported?"])
+@pytest.mark.parametrize(
+    "query", ["Is it thread-safe?", "Does it work on Windows?", "Is that still supported?"]
+)
 async def test_in_a_follow_up_the_pronoun_is_the_earlier_questions_subject(query: str) -> None:
-    earlier = [Message(role=Speaker.USER, content="How does the tokio runtime schedule tasks?"),
-               Message(role=Speaker.ASSISTANT, content="# Tokio scheduling\n\nWork stealing ... [1]")]
+    earlier = [
+        Message(role=Speaker.USER, content="How does the tokio runtime schedule tasks?"),
+        Message(role=Speaker.ASSISTANT, content="# Tokio scheduling\n\nWork stealing ... [1]"),
+    ]
     decision, reasoning = await route(query, earlier)
     assert decision is RoutingDecision.RESEARCH, reasoning
     assert "tokio runtime" in reasoning

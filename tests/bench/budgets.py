@@ -40,34 +40,53 @@ def _cited(result: Any) -> int:
     return len({int(n) for n in re.findall(r"\[(\d+)\]", body)} & known)
 
 
-def _row(depth: str, share: float, limit: int, cut: Any, planned: int, largest: int) -> tuple[str, dict[str, Any]]:
+def _row(
+    depth: str, share: float, limit: int, cut: Any, planned: int, largest: int
+) -> tuple[str, dict[str, Any]]:
     from workflows.models import StepStatus
 
     done = sum(s.status is StepStatus.COMPLETED for s in cut.plan.steps) if cut.plan else 0
     spent = cut.budget.spent_tokens
-    figures = {"done": done, "cited": _cited(cut), "used": spent / limit, "over": max(0, spent - limit),
-               "largest": largest}
+    figures = {
+        "done": done,
+        "cited": _cited(cut),
+        "used": spent / limit,
+        "over": max(0, spent - limit),
+        "largest": largest,
+    }
     exhausted = cut.budget.exhausted.value if cut.budget.exhausted else "-"
-    return (f"{depth:9} {share:5.2f}  {spent:6} / {limit:6}  {done} of {planned}    {figures['cited']:3}    "
-            f"{figures['used']:5.0%}  {figures['over']:6}  {largest:6}  {exhausted}"), figures
+    return (
+        f"{depth:9} {share:5.2f}  {spent:6} / {limit:6}  {done} of {planned}    {figures['cited']:3}    "
+        f"{figures['used']:5.0%}  {figures['over']:6}  {largest:6}  {exhausted}"
+    ), figures
 
 
 def _verdict(third: dict[str, Any] | None) -> str:
     """What a third of a medium research's tokens bought, against what a user may expect."""
     assert third is not None
-    kept = (third["done"] >= 1 and third["cited"] >= 1 and third["used"] >= THIRD_USES_AT_LEAST
-            and third["over"] <= third["largest"])
-    return (f"\na third of a medium research's tokens: {third['done']} step(s) researched, {third['cited']} "
-            f"source(s) cited, {third['used']:.0%} used, {third['over']} over: "
-            + ("as expected" if kept else f"NOT as expected (>= 1 step cited, >= {THIRD_USES_AT_LEAST:.0%} "
-                                          "used, over-run within one call)"))
+    kept = (
+        third["done"] >= 1
+        and third["cited"] >= 1
+        and third["used"] >= THIRD_USES_AT_LEAST
+        and third["over"] <= third["largest"]
+    )
+    return (
+        f"\na third of a medium research's tokens: {third['done']} step(s) researched, {third['cited']} "
+        f"source(s) cited, {third['used']:.0%} used, {third['over']} over: "
+        + (
+            "as expected"
+            if kept
+            else f"NOT as expected (>= 1 step cited, >= {THIRD_USES_AT_LEAST:.0%} "
+            "used, over-run within one call)"
+        )
+    )
 
 
 async def bench() -> None:
-    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
+    from config import data_converter
     from tests.support.llm_server import running_llm, write_like_a_model
     from workflows.budget import TARGET_WORDS
     from workflows.models import Depth, ResearchRequest
@@ -81,17 +100,31 @@ async def bench() -> None:
             data_converter=data_converter(),
             dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         )
-        async with env, Worker(env.client, task_queue="bench-budgets", workflows=[DeepResearchWorkflow],
-                               activities=ACTIVITIES, max_concurrent_activities=20):
+        async with (
+            env,
+            Worker(
+                env.client,
+                task_queue="bench-budgets",
+                workflows=[DeepResearchWorkflow],
+                activities=ACTIVITIES,
+                max_concurrent_activities=20,
+            ),
+        ):
+
             async def run(depth: Depth, **budget: object) -> tuple[Any, int]:
                 llm.reset()
                 write_like_a_model(llm, depth.value, STEPS[depth.value])
                 # Queries on the question's subject, so the first source the scripted prose cites
                 # says what it says and the verifier keeps it (see tests/support/corpus.py).
-                llm.answers["write_queries"] = {"queries": ["owner value dropped scope", "borrowing references"]}
+                llm.answers["write_queries"] = {
+                    "queries": ["owner value dropped scope", "borrowing references"]
+                }
                 handle = await env.client.start_workflow(
-                    DeepResearchWorkflow.run, ResearchRequest(query=QUESTION, depth=depth, **budget),
-                    id=f"bench-{uuid.uuid4().hex[:6]}", task_queue="bench-budgets")
+                    DeepResearchWorkflow.run,
+                    ResearchRequest(query=QUESTION, depth=depth, **budget),
+                    id=f"bench-{uuid.uuid4().hex[:6]}",
+                    task_queue="bench-budgets",
+                )
                 result = await handle.result()
                 largest = max((p + c for p, c in (s.usage for s in llm.completions())), default=0)
                 return result, largest
@@ -105,8 +138,10 @@ async def bench() -> None:
                 # scripted sources say, so checking it would remove much of it).
                 written, _ = await run(depth, verify=False)
                 words = len(re.findall(r"\w+", written.report_markdown))
-                print(f"{depth.value:9} {full.stats.llm_calls:5}  {tokens:6}  {full.stats.cost_usd:9.5f}  "
-                      f"{words:5} ({TARGET_WORDS[depth]:5})")
+                print(
+                    f"{depth.value:9} {full.stats.llm_calls:5}  {tokens:6}  {full.stats.cost_usd:9.5f}  "
+                    f"{words:5} ({TARGET_WORDS[depth]:5})"
+                )
                 planned = len(full.plan.steps) if full.plan else 0
                 for share in SHARES:
                     limit = int(tokens * share)
@@ -116,7 +151,9 @@ async def bench() -> None:
                     if depth is Depth.MEDIUM and share == SHARES[2]:
                         third = figures
             print("\ntoken budget as a share of the unbudgeted research:")
-            print("depth     share   spent / limit  steps   cited  used   over-run  largest call  exhausted")
+            print(
+                "depth     share   spent / limit  steps   cited  used   over-run  largest call  exhausted"
+            )
             print("\n".join(rows))
             print(_verdict(third))
 
@@ -134,7 +171,9 @@ def _corpus(tmp: Path) -> Path:
     except ImportError:  # a checkout from before the notes: the shared Rust book, if it is there
         book = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpus" / "rust-book"
         if not book.is_dir():
-            sys.exit("error: no corpus to search: tests/support/corpus.py is missing; set BENCH_CORPUS")
+            sys.exit(
+                "error: no corpus to search: tests/support/corpus.py is missing; set BENCH_CORPUS"
+            )
         return book
     return write_rust_notes(tmp / "notes")
 
@@ -142,9 +181,13 @@ def _corpus(tmp: Path) -> Path:
 def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        os.environ.update(LLM_PROVIDER="openai", SEARCH_PROVIDER="local", RESEARCH_CORPUS_DIR=str(_corpus(tmp)),
-                          RESEARCH_INDEX_DIR=str(tmp / "index"),
-                          RESEARCH_DB_URL=f"sqlite:///{tmp / 'library.sqlite'}")
+        os.environ.update(
+            LLM_PROVIDER="openai",
+            SEARCH_PROVIDER="local",
+            RESEARCH_CORPUS_DIR=str(_corpus(tmp)),
+            RESEARCH_INDEX_DIR=str(tmp / "index"),
+            RESEARCH_DB_URL=f"sqlite:///{tmp / 'library.sqlite'}",
+        )
         for key in ("OPENAI_API_KEY", "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY", "LLM_PRICES"):
             os.environ.pop(key, None)
         asyncio.run(bench())

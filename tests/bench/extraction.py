@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.shared import EXTRACTION_BENCHMARK as BENCHMARK, skip_bench
+from tests.support.shared import EXTRACTION_BENCHMARK as BENCHMARK
+from tests.support.shared import skip_bench
 
 _TOKEN = re.compile(r"\w+")
 
@@ -60,8 +61,10 @@ class Scores:
     empty: int  #: pages where nothing was extracted
 
     def __str__(self) -> str:
-        return (f"F1 {self.f1:.4f}  precision {self.precision:.4f}  recall {self.recall:.4f}  "
-                f"(strict precision {self.strict_precision:.4f}, {self.empty} empty)")
+        return (
+            f"F1 {self.f1:.4f}  precision {self.precision:.4f}  recall {self.recall:.4f}  "
+            f"(strict precision {self.strict_precision:.4f}, {self.empty} empty)"
+        )
 
 
 def aggregate(pages: Iterable[tuple[float | None, float | None]]) -> Scores:
@@ -133,8 +136,10 @@ def _bounded_cost() -> None:
             pool.close()
 
     ms = [s * 1000 for s in asyncio.run(timed())]
-    print(f"bounded (child process, {len(ms)} pages): p50 {statistics.median(ms):.1f} ms, "
-          f"p95 {statistics.quantiles(ms, n=20)[18]:.1f} ms, total {sum(ms) / 1000:.1f} s")
+    print(
+        f"bounded (child process, {len(ms)} pages): p50 {statistics.median(ms):.1f} ms, "
+        f"p95 {statistics.quantiles(ms, n=20)[18]:.1f} ms, total {sum(ms) / 1000:.1f} s"
+    )
 
 
 def main() -> None:
@@ -144,15 +149,29 @@ def main() -> None:
     result = run()
     ms = [s * 1000 for s in result.seconds]
     print(f"activities.web.extraction, {len(ms)} pages: {result.scores}")
-    print(f"time per page: mean {statistics.mean(ms):.1f} ms, p50 {statistics.median(ms):.1f} ms, "
-          f"p95 {statistics.quantiles(ms, n=20)[18]:.1f} ms, max {max(ms):.1f} ms, total {sum(ms) / 1000:.1f} s")
+    print(
+        f"time per page: mean {statistics.mean(ms):.1f} ms, p50 {statistics.median(ms):.1f} ms, "
+        f"p95 {statistics.quantiles(ms, n=20)[18]:.1f} ms, max {max(ms):.1f} ms, total {sum(ms) / 1000:.1f} s"
+    )
     _bounded_cost()
-    weakest = sorted(result.per_page.items(), key=lambda item: (item[1][0] or 0.0) + (item[1][1] or 0.0))[:5]
-    print("weakest pages (precision/recall):", ", ".join(
-        f"{page_id[:10]} {_score(precision)}/{_score(recall)}" for page_id, (precision, recall) in weakest))
+    weakest = sorted(
+        result.per_page.items(), key=lambda item: (item[1][0] or 0.0) + (item[1][1] or 0.0)
+    )[:5]
+    print(
+        "weakest pages (precision/recall):",
+        ", ".join(
+            f"{page_id[:10]} {_score(precision)}/{_score(recall)}"
+            for page_id, (precision, recall) in weakest
+        ),
+    )
     # For comparison, trafilatura untuned: all defaults, then the benchmark's own run_trafilatura.py.
-    for label, options in (("defaults", {}), ("include_comments=False", {"include_comments": False})):
-        reference = run(extractor=lambda body, url, options=options: trafilatura.extract(body, **options) or "")
+    for label, options in (
+        ("defaults", {}),
+        ("include_comments=False", {"include_comments": False}),
+    ):
+        reference = run(
+            extractor=lambda body, url, options=options: trafilatura.extract(body, **options) or ""
+        )
         print(f"trafilatura {label}: {reference.scores}")
 
 

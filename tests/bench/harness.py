@@ -25,8 +25,16 @@ from starter.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
 from tests.support.llm_server import Served, answer
 from tests.support.workers import WorkerProcess, cpu_seconds, prepare_corpus, worker_env
 
-__all__ = ["DevServer", "WorkerProcess", "bench_answer", "busy_seconds", "cpu_seconds", "prepare_corpus",
-           "sequential_calls", "worker_env"]
+__all__ = [
+    "DevServer",
+    "WorkerProcess",
+    "bench_answer",
+    "busy_seconds",
+    "cpu_seconds",
+    "prepare_corpus",
+    "sequential_calls",
+    "worker_env",
+]
 
 BIN = Path(sys.executable).parent
 QUESTION = "How does the with statement use context managers in Python?"
@@ -56,10 +64,22 @@ class DevServer:
 
     def start(self) -> DevServer:
         config = DEV_SERVER_DYNAMIC_CONFIG if self.dynamic_config is None else self.dynamic_config
-        args = [str(BIN / "temporal"), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(self.port),
-                "--headless", "--log-level", "error", *dynamic_config_args(config)]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        args = [
+            str(BIN / "temporal"),
+            "server",
+            "start-dev",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--headless",
+            "--log-level",
+            "error",
+            *dynamic_config_args(config),
+        ]
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.monotonic() + 60
         while not _listening(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -122,12 +142,27 @@ def bench_answer(role: str, prompt: str) -> dict[str, Any]:
         reply["queries"] = ["python with statement context manager"]
     if role == "plan" and (asked := _STEPS_ASKED.search(prompt)):
         template = reply["steps"][0]
-        aspects = ["what __enter__ returns", "how __exit__ sees exceptions", "contextlib helpers",
-                   "async with", "nesting several managers", "suppressing exceptions", "ExitStack",
-                   "file objects", "locks", "decimal contexts"]
-        reply["steps"] = [{**template, "title": f"{template['title']}: {aspects[i % len(aspects)]}",
-                           "queries": [f"python context manager {aspects[i % len(aspects)]}"], "independent": True}
-                          for i in range(max(1, int(asked.group(1))))]
+        aspects = [
+            "what __enter__ returns",
+            "how __exit__ sees exceptions",
+            "contextlib helpers",
+            "async with",
+            "nesting several managers",
+            "suppressing exceptions",
+            "ExitStack",
+            "file objects",
+            "locks",
+            "decimal contexts",
+        ]
+        reply["steps"] = [
+            {
+                **template,
+                "title": f"{template['title']}: {aspects[i % len(aspects)]}",
+                "queries": [f"python context manager {aspects[i % len(aspects)]}"],
+                "independent": True,
+            }
+            for i in range(max(1, int(asked.group(1))))
+        ]
     return reply
 
 
@@ -147,7 +182,9 @@ def sequential_calls(served: Iterable[Served]) -> int:
     """The LLM calls a person waits for one after the other: the longest chain of calls each
     started after the one before it ended (calls that overlap count once)."""
     chain, end = 0, float("-inf")
-    for start, stop in sorted(((s.at, s.ended) for s in served if s.ended is not None), key=lambda span: span[1]):
+    for start, stop in sorted(
+        ((s.at, s.ended) for s in served if s.ended is not None), key=lambda span: span[1]
+    ):
         if start >= end:
             chain, end = chain + 1, stop
     return chain
@@ -172,7 +209,10 @@ def time_spent(history: Any) -> dict[str, tuple[int, float, float]]:
     for event in history.events:
         kind = event.event_type
         if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            scheduled[event.event_id] = (event.activity_task_scheduled_event_attributes.activity_type.name, at(event))
+            scheduled[event.event_id] = (
+                event.activity_task_scheduled_event_attributes.activity_type.name,
+                at(event),
+            )
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             started[event.activity_task_started_event_attributes.scheduled_event_id] = at(event)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:

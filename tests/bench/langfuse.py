@@ -24,7 +24,9 @@ def hanging_server() -> int:
     server.bind(("127.0.0.1", 0))
     server.listen(64)
     held = []
-    threading.Thread(target=lambda: [held.append(server.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+    threading.Thread(
+        target=lambda: [held.append(server.accept()[0]) for _ in iter(int, 1)], daemon=True
+    ).start()
     return server.getsockname()[1]
 
 
@@ -35,19 +37,23 @@ def closed_port() -> int:
 
 
 async def main() -> None:
-    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
 
+    from config import data_converter
+    from tests.e2e.test_llm_research import research, start_worker, worker_env
     from tests.support.langfuse_server import running_langfuse
     from tests.support.llm_server import running_llm
-    from tests.e2e.test_llm_research import research, start_worker, worker_env
 
     env = await WorkflowEnvironment.start_local(
         data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         dev_server_log_level="error",
     )
-    with tempfile.TemporaryDirectory() as tmp, running_llm() as llm, running_langfuse("pk-bench", "sk-bench") as lf:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_llm() as llm,
+        running_langfuse("pk-bench", "sk-bench") as lf,
+    ):
         setups = {
             "no Langfuse": {},
             "Langfuse up": {"LANGFUSE_HOST": lf.url},
@@ -56,16 +62,24 @@ async def main() -> None:
         }
         workers = {}
         for name, extra in setups.items():
-            keys = {"LANGFUSE_PUBLIC_KEY": "pk-bench", "LANGFUSE_SECRET_KEY": "sk-bench"} if extra else {}
+            keys = (
+                {"LANGFUSE_PUBLIC_KEY": "pk-bench", "LANGFUSE_SECRET_KEY": "sk-bench"}
+                if extra
+                else {}
+            )
             folder = Path(tmp) / name.replace(" ", "-")
             folder.mkdir()
             workers[name] = start_worker(worker_env(env, folder, llm, **extra, **keys), folder)
         try:
             for name, worker in workers.items():
-                first = (await research(env.client, worker))[3]  # includes building the corpus index
+                first = (await research(env.client, worker))[
+                    3
+                ]  # includes building the corpus index
                 times = [(await research(env.client, worker))[3] for _ in range(RUNS)]
-                print(f"{name:32} first {first:.2f} s, then median {statistics.median(times):.2f} s, "
-                      f"max {max(times):.2f} s over {RUNS} light researches")
+                print(
+                    f"{name:32} first {first:.2f} s, then median {statistics.median(times):.2f} s, "
+                    f"max {max(times):.2f} s over {RUNS} light researches"
+                )
         finally:
             for worker in workers.values():
                 worker.stop()

@@ -20,6 +20,10 @@ class NoopChain:
     async def run(self, count: int, local: bool) -> None:
         for _ in range(count):
             if local:
-                await workflow.execute_local_activity("bench_noop", start_to_close_timeout=timedelta(seconds=10))
+                await workflow.execute_local_activity(
+                    "bench_noop", start_to_close_timeout=timedelta(seconds=10)
+                )
             else:
-                await workflow.execute_activity("bench_noop", start_to_close_timeout=timedelta(seconds=10))
+                await workflow.execute_activity(
+                    "bench_noop", start_to_close_timeout=timedelta(seconds=10)
+                )

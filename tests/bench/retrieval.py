@@ -60,8 +60,13 @@ def parse_dev_set(text: str) -> tuple[list[Question], list[Question], list[Quest
         key = head.split(".")[0].strip()
         if key.startswith("D"):
             required = re.search(r"^- Required: (.+)$", body, re.M)
-            research.append(Question(key, head.split(".", 1)[1].strip(),
-                                     re.findall(r"`([^`]+\.md)`", required.group(1) if required else "")))
+            research.append(
+                Question(
+                    key,
+                    head.split(".", 1)[1].strip(),
+                    re.findall(r"`([^`]+\.md)`", required.group(1) if required else ""),
+                )
+            )
         elif key.startswith("V"):
             vague.append(Question(key, head.split(".", 1)[1].strip()))
         elif key.startswith("F"):
@@ -69,8 +74,14 @@ def parse_dev_set(text: str) -> tuple[list[Question], list[Question], list[Quest
             second = re.search(r"^- Follow-up: (.+)$", body, re.M)
             refers = re.search(r"^- Refers to: (.+)$", body, re.M)
             if first and second and refers:
-                pairs.append(Question(key, first.group(1).strip(), re.findall(r"`([^`]+\.md)`", refers.group(1)),
-                                      second.group(1).strip()))
+                pairs.append(
+                    Question(
+                        key,
+                        first.group(1).strip(),
+                        re.findall(r"`([^`]+\.md)`", refers.group(1)),
+                        second.group(1).strip(),
+                    )
+                )
     return research, vague, pairs
 
 
@@ -96,7 +107,10 @@ class Bench:
         from workflows.research import DeepResearchWorkflow
 
         return await self.client.start_workflow(
-            DeepResearchWorkflow.run, request, id=f"bench-{uuid.uuid4().hex[:8]}", task_queue=TASK_QUEUE
+            DeepResearchWorkflow.run,
+            request,
+            id=f"bench-{uuid.uuid4().hex[:8]}",
+            task_queue=TASK_QUEUE,
         )
 
     async def asked_back(self, handle: Any) -> str | None:
@@ -107,7 +121,11 @@ class Bench:
         while time.monotonic() < deadline:
             status = await handle.query("status")
             stage = Stage(status["stage"] if isinstance(status, dict) else status.stage)
-            pending = status.get("pending_question") if isinstance(status, dict) else status.pending_question
+            pending = (
+                status.get("pending_question")
+                if isinstance(status, dict)
+                else status.pending_question
+            )
             if pending:
                 return pending
             if stage not in (Stage.ROUTING, Stage.CLARIFYING):
@@ -126,10 +144,10 @@ class Bench:
 
 
 async def run(only: set[str]) -> None:
-    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
+    from config import data_converter
     from starter.followup import conversation
     from worker import ACTIVITIES
     from workflows.models import Depth, ReportReview, ResearchRequest
@@ -137,18 +155,30 @@ async def run(only: set[str]) -> None:
 
     def request(query: str, **more: Any) -> ResearchRequest:
         # No person is there to review a report the critic would rather show one.
-        return ResearchRequest(query=query, depth=Depth.MEDIUM, review_report=ReportReview.NEVER, **more)
+        return ResearchRequest(
+            query=query, depth=Depth.MEDIUM, review_report=ReportReview.NEVER, **more
+        )
 
     research, vague, pairs = parse_dev_set(DEV_SET.read_text(encoding="utf-8"))
     if only:
-        research, vague, pairs = ([q for q in qs if q.key in only] for qs in (research, vague, pairs))
+        research, vague, pairs = (
+            [q for q in qs if q.key in only] for qs in (research, vague, pairs)
+        )
     env = await WorkflowEnvironment.start_local(
         data_converter=data_converter(),
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         dev_server_log_level="error",
     )
     started = time.perf_counter()
-    async with env, Worker(env.client, task_queue=TASK_QUEUE, workflows=[DeepResearchWorkflow], activities=ACTIVITIES):
+    async with (
+        env,
+        Worker(
+            env.client,
+            task_queue=TASK_QUEUE,
+            workflows=[DeepResearchWorkflow],
+            activities=ACTIVITIES,
+        ),
+    ):
         bench = Bench(env.client)
         found = wanted = good = 0
         if research:
@@ -162,15 +192,19 @@ async def run(only: set[str]) -> None:
             good += len(hits) >= 2
             others = [f for f in cited if f not in q.required]
             note = "  (asked back first!)" if asked else ""
-            print(f"  {q.key:4} {len(hits)}/{len(q.required)} {len(hits) / len(q.required):4.0%}  "
-                  f"{'yes' if len(hits) >= 2 else 'no ':3} {', '.join(_short(f) for f in hits) or '-':34} "
-                  f"{', '.join(_short(f) for f in others[:6])}{note}")
+            print(
+                f"  {q.key:4} {len(hits)}/{len(q.required)} {len(hits) / len(q.required):4.0%}  "
+                f"{'yes' if len(hits) >= 2 else 'no ':3} {', '.join(_short(f) for f in hits) or '-':34} "
+                f"{', '.join(_short(f) for f in others[:6])}{note}"
+            )
             missed = [f for f in q.required if f not in hits]
             if missed:
                 print(f"        missed: {', '.join(missed)}")
         if research:
-            print(f"  required files cited: {found}/{wanted} ({found / max(1, wanted):.0%}); "
-                  f"questions citing ≥2 required files: {good}/{len(research)}")
+            print(
+                f"  required files cited: {found}/{wanted} ({found / max(1, wanted):.0%}); "
+                f"questions citing ≥2 required files: {good}/{len(research)}"
+            )
         asked_count = 0
         if vague:
             print("vague questions (asked back?)")
@@ -190,7 +224,9 @@ async def run(only: set[str]) -> None:
             print("follow-ups (resolved from the first research, on the referred topic?)")
         for q in pairs:
             first, _ = await bench.research(request(q.text))
-            handle = await bench.start(request(q.follow_up, history=conversation(first), follow_up_of="bench-first"))
+            handle = await bench.start(
+                request(q.follow_up, history=conversation(first), follow_up_of="bench-first")
+            )
             asked = await bench.asked_back(handle)
             if asked:
                 await handle.terminate("bench: asked back")
@@ -200,13 +236,17 @@ async def run(only: set[str]) -> None:
                 ok = all(f in cited for f in q.required)
             resolved += ok
             state = "asked back" if asked else ("resolved" if ok else "off-topic")
-            print(f"  {q.key:4} {state:10} {q.follow_up!r} → cites {', '.join(_short(f) for f in cited[:6]) or '-'}"
-                  f" (wanted {', '.join(_short(f) for f in q.required)})")
+            print(
+                f"  {q.key:4} {state:10} {q.follow_up!r} → cites {', '.join(_short(f) for f in cited[:6]) or '-'}"
+                f" (wanted {', '.join(_short(f) for f in q.required)})"
+            )
         if pairs:
             print(f"  follow-ups resolved: {resolved}/{len(pairs)}")
-    print(f"summary: ≥2 required cited {good}/{len(research)}, recall {found / max(1, wanted):.0%}, "
-          f"vague asked back {asked_count}/{len(vague)}, follow-ups resolved {resolved}/{len(pairs)} "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(
+        f"summary: ≥2 required cited {good}/{len(research)}, recall {found / max(1, wanted):.0%}, "
+        f"vague asked back {asked_count}/{len(vague)}, follow-ups resolved {resolved}/{len(pairs)} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
 
 
 def _short(name: str) -> str:
@@ -218,8 +258,13 @@ def _short(name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="comma-separated keys, e.g. D1,V3,F2")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a constant of activities/corpus/ranking.py, e.g. EXPANSION_WEIGHT=0")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a constant of activities/corpus/ranking.py, e.g. EXPANSION_WEIGHT=0",
+    )
     args = parser.parse_args()
     from activities.corpus import ranking
 
@@ -230,13 +275,21 @@ def main() -> None:
         setattr(ranking, name, type(getattr(ranking, name))(ast.literal_eval(value)))
         print(f"ranking.{name} = {getattr(ranking, name)}")
     skip_bench(RUST_BOOK, DEV_SET)
-    logging.getLogger("temporalio").setLevel(logging.ERROR)  # the workflows' own warnings are not the figures
+    logging.getLogger("temporalio").setLevel(
+        logging.ERROR
+    )  # the workflows' own warnings are not the figures
     with tempfile.TemporaryDirectory() as tmp:
-        for name in [k for k in os.environ if k.startswith(("OPENAI_", "LLM_", "SEARCH_", "LANGFUSE_"))]:
+        for name in [
+            k for k in os.environ if k.startswith(("OPENAI_", "LLM_", "SEARCH_", "LANGFUSE_"))
+        ]:
             del os.environ[name]
-        os.environ.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_CORPUS_DIR=str(RUST_BOOK.resolve()),
-                          RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
-                          RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}")
+        os.environ.update(
+            LLM_PROVIDER="offline",
+            SEARCH_PROVIDER="local",
+            RESEARCH_CORPUS_DIR=str(RUST_BOOK.resolve()),
+            RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
+            RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}",
+        )
         asyncio.run(run({k.strip().upper() for k in args.only.split(",") if k.strip()}))
 
 

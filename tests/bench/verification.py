@@ -29,10 +29,10 @@ QUESTIONS = [
 
 
 async def bench(tmp: Path) -> None:
-    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
+    from config import data_converter
     from worker import ACTIVITIES
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
@@ -42,8 +42,15 @@ async def bench(tmp: Path) -> None:
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
     )
     totals = [0, 0]
-    async with env, Worker(env.client, task_queue="bench", workflows=[DeepResearchWorkflow], activities=ACTIVITIES):
-        print("claims  supported  partial  unsupported  rewritten  removed  share   quality  risk   time (off)  question")
+    async with (
+        env,
+        Worker(
+            env.client, task_queue="bench", workflows=[DeepResearchWorkflow], activities=ACTIVITIES
+        ),
+    ):
+        print(
+            "claims  supported  partial  unsupported  rewritten  removed  share   quality  risk   time (off)  question"
+        )
         for question in QUESTIONS:
             timings = {}
             for verify in (True, False):
@@ -51,7 +58,8 @@ async def bench(tmp: Path) -> None:
                 result = await env.client.execute_workflow(
                     DeepResearchWorkflow.run,
                     ResearchRequest(query=question, depth=Depth.MEDIUM, verify=verify),
-                    id=f"bench-{uuid.uuid4().hex[:6]}", task_queue="bench",
+                    id=f"bench-{uuid.uuid4().hex[:6]}",
+                    task_queue="bench",
                 )
                 timings[verify] = time.perf_counter() - started
                 if verify:
@@ -60,19 +68,27 @@ async def bench(tmp: Path) -> None:
             assert v is not None
             totals[0] += v.supported
             totals[1] += v.claims
-            print(f"{v.claims:6}  {v.supported:9}  {v.partial:7}  {v.unsupported:11}  {v.revised:9}  {v.removed:7}  "
-                  f"{v.share_supported:5.0%}  {c.quality if c else float('nan'):7.2f}  "
-                  f"{c.hallucination_risk if c else float('nan'):4.2f}  "
-                  f"{timings[True]:4.1f} s ({timings[False]:3.1f} s)  {question}")
-    print(f"all five: {totals[0]} of {totals[1]} claims supported ({totals[0] / max(1, totals[1]):.1%})")
+            print(
+                f"{v.claims:6}  {v.supported:9}  {v.partial:7}  {v.unsupported:11}  {v.revised:9}  {v.removed:7}  "
+                f"{v.share_supported:5.0%}  {c.quality if c else float('nan'):7.2f}  "
+                f"{c.hallucination_risk if c else float('nan'):4.2f}  "
+                f"{timings[True]:4.1f} s ({timings[False]:3.1f} s)  {question}"
+            )
+    print(
+        f"all five: {totals[0]} of {totals[1]} claims supported ({totals[0] / max(1, totals[1]):.1%})"
+    )
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         corpus = research_corpus(Path(tmp))
-        os.environ.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_CORPUS_DIR=str(corpus),
-                          RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
-                          RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}")
+        os.environ.update(
+            LLM_PROVIDER="offline",
+            SEARCH_PROVIDER="local",
+            RESEARCH_CORPUS_DIR=str(corpus),
+            RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
+            RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}",
+        )
         asyncio.run(bench(Path(tmp)))
 
 

@@ -30,8 +30,11 @@ from workflows.roles import PROMPTS
 pytestmark = pytest.mark.e2e
 
 QUESTION = "How do Rust's ownership and borrowing rules prevent memory errors?"
-PRICES = {"cheap-model": {"input": 0.5, "output": 1.0}, "mid-model": {"input": 2.0, "output": 4.0},
-          "dear-model": {"input": 10.0, "output": 30.0}}
+PRICES = {
+    "cheap-model": {"input": 0.5, "output": 1.0},
+    "mid-model": {"input": 2.0, "output": 4.0},
+    "dear-model": {"input": 10.0, "output": 30.0},
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,22 +45,36 @@ def llm() -> Iterator[ScriptedLLM]:
 
 @pytest_asyncio.fixture(scope="module")
 async def worker(
-    dev_env: WorkflowEnvironment, llm: ScriptedLLM, tmp_path_factory: pytest.TempPathFactory, rust_notes: Path,
+    dev_env: WorkflowEnvironment,
+    llm: ScriptedLLM,
+    tmp_path_factory: pytest.TempPathFactory,
+    rust_notes: Path,
 ) -> AsyncIterator[RunningWorker]:
     """One model per tier, each with its price, searching the project's own notes on Rust."""
     folder = tmp_path_factory.mktemp("budgets")
-    running = start_worker(worker_env(
-        dev_env, folder, llm, LLM_MODEL_SIMPLE="cheap-model", LLM_MODEL_ANALYTICAL="mid-model",
-        LLM_MODEL_COMPLEX="dear-model", LLM_PRICES=json.dumps(PRICES), RESEARCH_CORPUS_DIR=str(rust_notes),
-    ), folder)
+    running = start_worker(
+        worker_env(
+            dev_env,
+            folder,
+            llm,
+            LLM_MODEL_SIMPLE="cheap-model",
+            LLM_MODEL_ANALYTICAL="mid-model",
+            LLM_MODEL_COMPLEX="dear-model",
+            LLM_PRICES=json.dumps(PRICES),
+            RESEARCH_CORPUS_DIR=str(rust_notes),
+        ),
+        folder,
+    )
     yield running
     running.stop()
 
 
 async def run(client: Client, worker: RunningWorker, **request: Any) -> ResearchResult:
     handle = await client.start_workflow(
-        DeepResearchWorkflow.run, ResearchRequest(**{"query": QUESTION, **request}),
-        id=f"budget-{uuid.uuid4().hex[:8]}", task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
+        DeepResearchWorkflow.run,
+        ResearchRequest(**{"query": QUESTION, **request}),
+        id=f"budget-{uuid.uuid4().hex[:8]}",
+        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
     )
     return await asyncio.wait_for(handle.result(), timeout=120)
 
@@ -67,7 +84,9 @@ def spent(llm: ScriptedLLM) -> int:
 
 
 async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_call_over(
-    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+    dev_client: Client,
+    llm: ScriptedLLM,
+    worker: RunningWorker,
 ) -> None:
     llm.reset()
     write_like_a_model(llm)
@@ -88,28 +107,44 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
     done = sum(s.status.value == "completed" for s in partial.plan.steps) if partial.plan else 0
     assert done < 4
     first_line = partial.report_markdown.splitlines()[0]
-    assert first_line == f"> Partial report: the token budget of {limit:,} ran out after {done} of 4 steps."
-    print(f"a third ({limit}): {partial.budget.spent_tokens} tokens spent, {done} of 4 steps; report:\n"
-          + partial.report_markdown[:1500])
+    assert (
+        first_line
+        == f"> Partial report: the token budget of {limit:,} ran out after {done} of 4 steps."
+    )
+    print(
+        f"a third ({limit}): {partial.budget.spent_tokens} tokens spent, {done} of 4 steps; report:\n"
+        + partial.report_markdown[:1500]
+    )
     largest_call = max(p + c for p, c in (s.usage for s in llm.completions()))
     assert partial.budget.spent_tokens == spent(llm) <= limit + largest_call
-    assert partial.stats.prompt_tokens + partial.stats.completion_tokens == partial.budget.spent_tokens
+    assert (
+        partial.stats.prompt_tokens + partial.stats.completion_tokens == partial.budget.spent_tokens
+    )
 
 
 async def test_cost_is_priced_per_tier_model_and_a_cost_budget_holds(
-    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+    dev_client: Client,
+    llm: ScriptedLLM,
+    worker: RunningWorker,
 ) -> None:
     llm.reset()
     llm.fail_next("plan", Fault(body="{not json"))  # served, paid for, unusable: asked again
     result = await run(dev_client, worker, depth=Depth.LIGHT, max_cost_usd=5.0)
 
     served = llm.completions()
-    assert [s.role for s in served].count("plan") == 2 and result.stats.llm_retries_by_role == {"plan": 1}
+    assert [s.role for s in served].count("plan") == 2 and result.stats.llm_retries_by_role == {
+        "plan": 1
+    }
     assert {s.body["model"] for s in served} == {"cheap-model", "mid-model", "dear-model"}
-    expected = sum((p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
-                   for s in served for p, c in [s.usage])
+    expected = sum(
+        (p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
+        for s in served
+        for p, c in [s.usage]
+    )
     assert result.stats.cost_usd == pytest.approx(expected, abs=1e-6)
-    assert result.budget is not None and result.budget.spent_cost_usd == pytest.approx(expected, abs=1e-6)
+    assert result.budget is not None and result.budget.spent_cost_usd == pytest.approx(
+        expected, abs=1e-6
+    )
     assert result.budget.spent_tokens == spent(llm)  # the retried call's tokens count too
     assert result.budget.exhausted is None and result.budget.max_cost_usd == 5.0
 
@@ -117,22 +152,33 @@ async def test_cost_is_priced_per_tier_model_and_a_cost_budget_holds(
     tight = await run(dev_client, worker, depth=Depth.LIGHT, max_cost_usd=expected / 3)
     assert tight.budget is not None and tight.budget.exhausted is BudgetKind.COST
     assert tight.report_markdown.startswith("> Partial report: the cost budget of $")
-    costliest = max((p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
-                    for s in llm.completions() for p, c in [s.usage])
+    costliest = max(
+        (p * PRICES[s.body["model"]]["input"] + c * PRICES[s.body["model"]]["output"]) / 1e6
+        for s in llm.completions()
+        for p, c in [s.usage]
+    )
     assert tight.stats.cost_usd is not None and tight.stats.cost_usd <= expected / 3 + costliest
 
 
 async def test_a_german_question_asks_every_writer_for_german(
-    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker,
+    dev_client: Client,
+    llm: ScriptedLLM,
+    worker: RunningWorker,
 ) -> None:
     llm.reset()
     write_like_a_model(llm)
-    result = await run(dev_client, worker, query="Wie verhindern die Ownership- und Borrowing-Regeln von Rust Speicherfehler?",
-                       depth=Depth.MEDIUM)
+    result = await run(
+        dev_client,
+        worker,
+        query="Wie verhindern die Ownership- und Borrowing-Regeln von Rust Speicherfehler?",
+        depth=Depth.MEDIUM,
+    )
 
     assert result.language == "de"
     writers = {"observe", "outline_report", "write_section", "summarize_report"}
     prompts = [s for s in llm.completions() if s.role in writers]
     assert {s.role for s in prompts} == writers
     assert all("German" in s.content for s in prompts)
-    assert all(s.body["max_tokens"] in {p.max_tokens for p in PROMPTS.values()} for s in llm.completions())
+    assert all(
+        s.body["max_tokens"] in {p.max_tokens for p in PROMPTS.values()} for s in llm.completions()
+    )

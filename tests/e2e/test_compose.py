@@ -29,18 +29,28 @@ def compose_command() -> list[str] | None:
 def test_docker_compose_config_accepts_the_stack() -> None:
     command = compose_command()
     if command is None:
-        reason = "no docker client" if not shutil.which("docker") else "the docker client has no compose plugin"
+        reason = (
+            "no docker client"
+            if not shutil.which("docker")
+            else "the docker client has no compose plugin"
+        )
         pytest.skip(f"cannot run `docker compose config`: {reason} on this machine")
     env = {**os.environ, "RESEARCH_API_TOKENS": "alice:a-token-of-enough-length"}
-    checked = subprocess.run([*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True, cwd=REPO,
-                             env=env)
+    checked = subprocess.run(
+        [*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True, cwd=REPO, env=env
+    )
     assert checked.returncode == 0, checked.stderr
     assert "worker" in checked.stdout and "web" in checked.stdout
     # Without tokens compose refuses the stack, saying what to set (an .env beside the file would set it).
     if not (REPO / ".env").exists():
         env.pop("RESEARCH_API_TOKENS")
-        refused = subprocess.run([*command, "-f", str(COMPOSE), "config"], capture_output=True, text=True,
-                                 cwd=REPO, env=env)
+        refused = subprocess.run(
+            [*command, "-f", str(COMPOSE), "config"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
         assert refused.returncode != 0 and "set NAME:TOKEN pairs" in refused.stderr
 
 
@@ -60,7 +70,16 @@ def test_the_web_service_runs_the_app_of_the_worker_image_behind_tokens() -> Non
     services = yaml.safe_load(COMPOSE.read_text())["services"]
     web, worker = services["web"], services["worker"]
     assert web["build"] == worker["build"] == "."  # the same image
-    assert web["command"] == ["python", "-m", "starter", "serve", "--host", "0.0.0.0", "--port", "8000"]
+    assert web["command"] == [
+        "python",
+        "-m",
+        "starter",
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+    ]
     assert web["ports"] == ["8000:8000"]
     assert web["depends_on"]["temporal"]["condition"] == "service_healthy"
     env = web["environment"]
@@ -68,7 +87,13 @@ def test_the_web_service_runs_the_app_of_the_worker_image_behind_tokens() -> Non
     assert env["RESEARCH_API_TOKENS"].startswith("${RESEARCH_API_TOKENS:?")
     assert env["RESEARCH_SESSION_SECRET"] == "${RESEARCH_SESSION_SECRET:-}"
     # One Temporal, task queue and library for the app and the workers.
-    for name in ("TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_TASK_QUEUE", "RESEARCH_DB_URL", "LLM_PRICES"):
+    for name in (
+        "TEMPORAL_ADDRESS",
+        "TEMPORAL_NAMESPACE",
+        "TEMPORAL_TASK_QUEUE",
+        "RESEARCH_DB_URL",
+        "LLM_PRICES",
+    ):
         assert env[name] == worker["environment"][name], name
     assert "RESEARCH_API_TOKENS" not in worker["environment"]
 
@@ -80,14 +105,20 @@ def test_the_image_ships_the_web_app_and_its_files() -> None:
 
     dockerfile = (REPO / "Dockerfile").read_text()
     assert "COPY starter ./starter" in dockerfile and "config.py" in dockerfile
-    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]
     shipped = package_data["starter.web"]
     web = REPO / "starter" / "web"
-    data = [path for path in web.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")]
+    data = [
+        path for path in web.rglob("*") if path.is_file() and path.suffix not in (".py", ".pyc")
+    ]
     assert {p.parent.name for p in data} == {"templates", "static"}
     for path in data:
         relative = path.relative_to(web)
-        assert any(relative.match(pattern) for pattern in shipped), f"{relative} is not package data"
+        assert any(relative.match(pattern) for pattern in shipped), (
+            f"{relative} is not package data"
+        )
     exports = REPO / "starter" / "exports"
     assert [p for p in exports.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")] == []
 
@@ -98,10 +129,20 @@ def test_the_temporal_service_runs_with_the_dispatch_rate_of_make_dev() -> None:
     from starter.stack import DEV_SERVER_DYNAMIC_CONFIG
 
     temporal = yaml.safe_load(COMPOSE.read_text())["services"]["temporal"]
-    mounted = {inside: outside for outside, inside, *_ in (volume.split(":") for volume in temporal["volumes"])}
+    mounted = {
+        inside: outside
+        for outside, inside, *_ in (volume.split(":") for volume in temporal["volumes"])
+    }
     host_dir = REPO / mounted["/etc/temporal/config/dynamicconfig"]
     config_path = temporal["environment"]["DYNAMIC_CONFIG_FILE_PATH"]
     assert config_path.startswith("config/dynamicconfig/")  # relative to the image's /etc/temporal
-    values = yaml.safe_load((host_dir / config_path.removeprefix("config/dynamicconfig/")).read_text())
-    assert {key: entries[0]["value"] for key, entries in values.items()} == DEV_SERVER_DYNAMIC_CONFIG
-    assert all(entries == [{"value": entries[0]["value"], "constraints": {}}] for entries in values.values())
+    values = yaml.safe_load(
+        (host_dir / config_path.removeprefix("config/dynamicconfig/")).read_text()
+    )
+    assert {
+        key: entries[0]["value"] for key, entries in values.items()
+    } == DEV_SERVER_DYNAMIC_CONFIG
+    assert all(
+        entries == [{"value": entries[0]["value"], "constraints": {}}]
+        for entries in values.values()
+    )

@@ -63,9 +63,14 @@ def workers(worker_env: dict[str, str]) -> Iterator[Workers]:
     started.stop_all()
 
 
-async def start(client: Client, env: dict[str, str], request: ResearchRequest) -> WorkflowHandle[Any, Any]:
+async def start(
+    client: Client, env: dict[str, str], request: ResearchRequest
+) -> WorkflowHandle[Any, Any]:
     return await client.start_workflow(
-        DeepResearchWorkflow.run, request, id=f"e2e-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"]
+        DeepResearchWorkflow.run,
+        request,
+        id=f"e2e-{uuid.uuid4().hex[:8]}",
+        task_queue=env["TEMPORAL_TASK_QUEUE"],
     )
 
 
@@ -101,7 +106,9 @@ def assert_evidence_backs_the_steps(result: ResearchResult) -> None:
     by_id = {s.id: s for s in result.sources}
     for item in result.evidence:
         assert 0 < len(item.text) <= 600
-        document = Path(by_id[item.source_id].url.removeprefix("file://")).read_text(encoding="utf-8")
+        document = Path(by_id[item.source_id].url.removeprefix("file://")).read_text(
+            encoding="utf-8"
+        )
         words = item.text.rstrip("…").split()[:8]
         assert " ".join(words) in " ".join(document.split()), item.text
 
@@ -110,16 +117,22 @@ async def test_a_research_completes_with_a_report_whose_every_citation_resolves(
     dev_client: Client, worker_env: dict[str, str], workers: Workers
 ) -> None:
     workers.start()
-    handle = await start(dev_client, worker_env, ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    handle = await start(
+        dev_client, worker_env, ResearchRequest(query=QUESTION, depth=Depth.MEDIUM)
+    )
     result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=120)
     assert result.outcome is Stage.COMPLETED
     assert_cited_report(result, Path(worker_env["RESEARCH_CORPUS_DIR"]))
     assert result.plan is not None
     assert sum(s.status is StepStatus.COMPLETED for s in result.plan.steps) >= 3
-    assert any("ownership" in s.title.lower() or "references" in s.title.lower() for s in result.sources)
+    assert any(
+        "ownership" in s.title.lower() or "references" in s.title.lower() for s in result.sources
+    )
     assert "offline" in result.report_markdown.lower()
     assert result.engine == "offline"
-    assert result.stats.searches > 0 and result.stats.pages_fetched > 0 and result.stats.llm_calls > 0
+    assert (
+        result.stats.searches > 0 and result.stats.pages_fetched > 0 and result.stats.llm_calls > 0
+    )
     assert_evidence_backs_the_steps(result)
     history = await handle.fetch_history()
     size = len(history.to_json())
@@ -130,7 +143,9 @@ async def test_a_clarification_answered_with_the_temporal_cli_signal(
     dev_client: Client, dev_address: str, worker_env: dict[str, str], workers: Workers
 ) -> None:
     workers.start()
-    handle = await start(dev_client, worker_env, ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT))
+    handle = await start(
+        dev_client, worker_env, ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT)
+    )
     for _ in range(200):
         status = await handle.query(DeepResearchWorkflow.status)
         if status.pending_question:
@@ -138,9 +153,22 @@ async def test_a_clarification_answered_with_the_temporal_cli_signal(
         await asyncio.sleep(0.1)
     assert status.pending_question and status.stage is Stage.AWAITING_ANSWER
     signalled = subprocess.run(
-        [str(BIN_DIR / "temporal"), "workflow", "signal", "--address", dev_address,
-         "--workflow-id", handle.id, "--name", "clarification_answer", "--input", '"Rust ownership and borrowing"'],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(BIN_DIR / "temporal"),
+            "workflow",
+            "signal",
+            "--address",
+            dev_address,
+            "--workflow-id",
+            handle.id,
+            "--name",
+            "clarification_answer",
+            "--input",
+            '"Rust ownership and borrowing"',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert signalled.returncode == 0, signalled.stderr
     result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=120)
@@ -196,14 +224,29 @@ async def test_a_finished_research_is_verified_kept_in_the_library_and_can_be_fo
     assert_cited_report(result, Path(worker_env["RESEARCH_CORPUS_DIR"]))
 
     def starter(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "starter", *args], cwd=REPO, env=worker_env,
-                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [sys.executable, "-m", "starter", *args],
+            cwd=REPO,
+            env=worker_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
 
     shown = starter("show", handle.id, "--json")
     assert shown.returncode == 0, shown.stderr
     assert ResearchResult.model_validate(json.loads(shown.stdout)["result"]) == result
 
-    follow = starter("research", "What are its limitations?", "--follow-up", handle.id, "--depth", "light", "--json")
+    follow = starter(
+        "research",
+        "What are its limitations?",
+        "--follow-up",
+        handle.id,
+        "--depth",
+        "light",
+        "--json",
+    )
     assert follow.returncode == 0, follow.stderr  # 3 would mean it asked back
     later = ResearchResult.model_validate_json(follow.stdout)
     assert later.follow_up_of == handle.id and Stage.CLARIFYING not in later.stage_history
@@ -212,4 +255,7 @@ async def test_a_finished_research_is_verified_kept_in_the_library_and_can_be_fo
 
     unknown = starter("research", "What are its limitations?", "--follow-up", "research-nope")
     assert unknown.returncode == 2
-    assert unknown.stderr.strip().splitlines()[-1] == "error: no research with id research-nope in the library or in Temporal"
+    assert (
+        unknown.stderr.strip().splitlines()[-1]
+        == "error: no research with id research-nope in the library or in Temporal"
+    )

@@ -8,9 +8,9 @@ the endpoint served, and every LLM call of a run in one Langfuse trace.
 from __future__ import annotations
 
 import asyncio
-import re
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -57,9 +57,14 @@ class RunningWorker:
                 self.process.kill()
 
 
-def worker_env(dev_env: WorkflowEnvironment, folder: Path, llm: ScriptedLLM, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))}
+def worker_env(
+    dev_env: WorkflowEnvironment, folder: Path, llm: ScriptedLLM, **extra: str
+) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))
+    }
     env.update(
         TEMPORAL_ADDRESS=dev_env.client.service_client.config.target_host,
         TEMPORAL_TASK_QUEUE=f"tq-llm-{uuid.uuid4().hex[:8]}",
@@ -80,7 +85,9 @@ def worker_env(dev_env: WorkflowEnvironment, folder: Path, llm: ScriptedLLM, **e
 def start_worker(env: dict[str, str], folder: Path) -> RunningWorker:
     log = folder / f"worker-{env['TEMPORAL_TASK_QUEUE']}.log"
     with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "worker.py"], cwd=REPO, env=env, stderr=out, stdout=out)
+        process = subprocess.Popen(
+            [sys.executable, "worker.py"], cwd=REPO, env=env, stderr=out, stdout=out
+        )
     return RunningWorker(env, process, log)
 
 
@@ -93,13 +100,18 @@ def llm() -> Iterator[ScriptedLLM]:
 @pytest.fixture(scope="module")
 def langfuse() -> Iterator[FakeLangfuse]:
     # A public key of its own: the Langfuse SDK keeps one client per public key in a process.
-    with running_langfuse(public_key=f"pk-lf-{uuid.uuid4().hex[:8]}", secret_key="sk-lf-test") as server:
+    with running_langfuse(
+        public_key=f"pk-lf-{uuid.uuid4().hex[:8]}", secret_key="sk-lf-test"
+    ) as server:
         yield server
 
 
 @pytest_asyncio.fixture(scope="module")
 async def traced_worker(
-    dev_env: WorkflowEnvironment, llm: ScriptedLLM, langfuse: FakeLangfuse, tmp_path_factory: pytest.TempPathFactory
+    dev_env: WorkflowEnvironment,
+    llm: ScriptedLLM,
+    langfuse: FakeLangfuse,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[RunningWorker]:
     """A worker with Langfuse configured; the planner's prompt is managed there (version 3)."""
     local = load_prompt("agent_planner").template
@@ -107,8 +119,14 @@ async def traced_worker(
         langfuse.add_prompt("agent_planner", text, labels=["production"])
     folder = tmp_path_factory.mktemp("traced")
     running = start_worker(
-        worker_env(dev_env, folder, llm, LANGFUSE_HOST=langfuse.url,
-                   LANGFUSE_PUBLIC_KEY=_public_key(langfuse), LANGFUSE_SECRET_KEY="sk-lf-test"),
+        worker_env(
+            dev_env,
+            folder,
+            llm,
+            LANGFUSE_HOST=langfuse.url,
+            LANGFUSE_PUBLIC_KEY=_public_key(langfuse),
+            LANGFUSE_SECRET_KEY="sk-lf-test",
+        ),
         folder,
     )
     yield running
@@ -132,12 +150,17 @@ def _public_key(langfuse: FakeLangfuse) -> str:
     return base64.b64decode(langfuse.auth.split()[1]).decode().split(":")[0]
 
 
-async def research(client: Client, worker: RunningWorker, **overrides: Any) -> tuple[str, str, ResearchResult, float]:
+async def research(
+    client: Client, worker: RunningWorker, **overrides: Any
+) -> tuple[str, str, ResearchResult, float]:
     request = ResearchRequest(query=QUESTION, depth=Depth.LIGHT, **overrides)
     workflow_id = f"llm-{uuid.uuid4().hex[:8]}"
     started = time.monotonic()
     handle = await client.start_workflow(
-        DeepResearchWorkflow.run, request, id=workflow_id, task_queue=worker.env["TEMPORAL_TASK_QUEUE"]
+        DeepResearchWorkflow.run,
+        request,
+        id=workflow_id,
+        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
     )
     result = await asyncio.wait_for(handle.result(), timeout=120)
     return workflow_id, handle.result_run_id or "", result, time.monotonic() - started
@@ -169,8 +192,14 @@ async def test_every_llm_call_of_a_run_lands_in_one_langfuse_trace(
     assert all(g.attributes["langfuse.trace.name"] == "DeepResearchWorkflow" for g in generations)
     assert len(generations) == len(llm.served)  # one generation per request the endpoint saw
     assert {g.name for g in generations} >= {
-        "agent_orchestrator", "agent_coordinator", "agent_background", "agent_planner",
-        "agent_researcher_queries", "agent_researcher", "agent_reflector", "agent_synthesizer",
+        "agent_orchestrator",
+        "agent_coordinator",
+        "agent_background",
+        "agent_planner",
+        "agent_researcher_queries",
+        "agent_researcher",
+        "agent_reflector",
+        "agent_synthesizer",
     }
     for generation in generations:
         usage = json.loads(generation.attributes["langfuse.observation.usage_details"])
@@ -178,15 +207,22 @@ async def test_every_llm_call_of_a_run_lands_in_one_langfuse_trace(
         assert generation.attributes["langfuse.observation.model.name"] == "test-model"
     planner = [g for g in generations if g.name == "agent_planner"]
     others = [g for g in generations if g.name != "agent_planner"]
-    assert planner and all(g.attributes.get("langfuse.observation.prompt.name") == "agent_planner" for g in planner)
+    assert planner and all(
+        g.attributes.get("langfuse.observation.prompt.name") == "agent_planner" for g in planner
+    )
     assert all(g.attributes.get("langfuse.observation.prompt.version") == 3 for g in planner)
     assert all("langfuse.observation.prompt.version" not in g.attributes for g in others)
     routing = [g for g in generations if g.name == "agent_orchestrator"]
     assert routing, "the first message is routed by the LLM"
-    metadata = {k.rsplit(".", 1)[-1]: json.loads(v) for k, v in routing[0].attributes.items() if ".metadata." in k}
+    metadata = {
+        k.rsplit(".", 1)[-1]: json.loads(v)
+        for k, v in routing[0].attributes.items()
+        if ".metadata." in k
+    }
     assert metadata["next_agent"] == "coordinator"
     assert metadata["clarification_count"] == 0 and metadata["iteration"] == 0
     assert metadata["attempt"] == 1 and metadata["workflow_id"] == workflow_id
+
 
 async def test_a_prompt_served_by_langfuse_overrides_the_file(
     dev_client: Client, llm: ScriptedLLM, traced_worker: RunningWorker
@@ -218,20 +254,31 @@ async def test_rate_limiting_waits_as_long_as_the_server_asks(
     dev_client: Client, llm: ScriptedLLM, langfuse: FakeLangfuse, traced_worker: RunningWorker
 ) -> None:
     llm.reset()
-    llm.fail_next("plan", Fault(429, {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
-                                headers={"Retry-After": "2"}))
+    llm.fail_next(
+        "plan",
+        Fault(
+            429,
+            {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+            headers={"Retry-After": "2"},
+        ),
+    )
 
     workflow_id, _, result, _ = await research(dev_client, traced_worker)
 
     first, second = llm.requests("plan")[:2]
     waited = second.at - first.at
     print(f"429 with Retry-After: 2 -> retried after {waited:.2f} s")
-    assert 1.9 <= waited < 3.5, f"the retry came {waited:.2f} s after the 429 (policy backoff is 1 s)"
+    assert 1.9 <= waited < 3.5, (
+        f"the retry came {waited:.2f} s after the 429 (policy backoff is 1 s)"
+    )
     assert result.outcome is Stage.COMPLETED
     assert result.stats.llm_retries_by_role == {"plan": 1}
     assert_accounting_matches_the_server(result, llm)
-    failed = [g for g in await _generations_of(langfuse, workflow_id, expected=len(llm.served))
-              if g.attributes.get("langfuse.observation.level") == "ERROR"]
+    failed = [
+        g
+        for g in await _generations_of(langfuse, workflow_id, expected=len(llm.served))
+        if g.attributes.get("langfuse.observation.level") == "ERROR"
+    ]
     assert [g.name for g in failed] == ["agent_planner"]
     assert "rate" in failed[0].attributes["langfuse.observation.status_message"].lower()
     assert json.loads(failed[0].attributes["langfuse.observation.metadata.attempt"]) == 1
@@ -264,7 +311,10 @@ async def test_garbage_then_valid_json_is_asked_again_and_both_replies_are_paid_
     assert result.stats.llm_retries_by_role == {"plan": 1}
     assert result.stats.tokens_by_role["plan"].prompt_tokens == 2 * USAGE[0]
     assert_accounting_matches_the_server(result, llm)
-    assert result.plan is not None and result.plan.steps[0].title == "The with statement and context managers"
+    assert (
+        result.plan is not None
+        and result.plan.steps[0].title == "The with statement and context managers"
+    )
 
 
 async def test_a_hung_server_times_out_and_the_call_is_retried(
@@ -285,7 +335,15 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
     dev_client: Client, llm: ScriptedLLM, plain_worker: RunningWorker
 ) -> None:
     llm.reset()
-    rejection = Fault(401, {"error": {"message": f"Incorrect API key provided: {API_KEY}.", "code": "invalid_api_key"}})
+    rejection = Fault(
+        401,
+        {
+            "error": {
+                "message": f"Incorrect API key provided: {API_KEY}.",
+                "code": "invalid_api_key",
+            }
+        },
+    )
     for role in ("route", "coordinate", "write_queries", "plan"):
         llm.fail_next(role, rejection)
     workflow_id = f"llm-401-{uuid.uuid4().hex[:6]}"
@@ -293,8 +351,13 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
 
     started = time.monotonic()
     run = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "starter", "research", QUESTION, "--id", workflow_id],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        subprocess.run,
+        [sys.executable, "-m", "starter", "research", QUESTION, "--id", workflow_id],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     elapsed = time.monotonic() - started
     print(f"a rejected key: the starter exited after {elapsed:.2f} s")
@@ -303,9 +366,14 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
     last = run.stderr.strip().splitlines()[-1]
     # The coordinator is asked alongside the first routing call (patch classify-while-routing):
     # whichever of the two is refused first names the research's failure.
-    assert re.match(rf"error: research {workflow_id} failed: (route|coordinate): the LLM endpoint rejected the API key \(401\)", last)
+    assert re.match(
+        rf"error: research {workflow_id} failed: (route|coordinate): the LLM endpoint rejected the API key \(401\)",
+        last,
+    )
     assert "Traceback" not in run.stderr
-    assert len(llm.served) == 2  # one request per role asked (route, coordinate): no retries for a permanent error
+    assert (
+        len(llm.served) == 2
+    )  # one request per role asked (route, coordinate): no retries for a permanent error
     assert elapsed < 15
     history = (await dev_client.get_workflow_handle(workflow_id).fetch_history()).to_json()
     assert API_KEY not in history and API_KEY not in run.stdout + run.stderr
@@ -323,7 +391,9 @@ async def test_the_key_never_enters_a_completed_research_history(
     history = (await dev_client.get_workflow_handle(workflow_id).fetch_history()).to_json()
     assert len(history) > 10_000 and API_KEY not in history and "LIVE-do-not-leak" not in history
     assert all(API_KEY not in s.content for s in llm.served)
-    assert all(s.headers.get("authorization") == f"Bearer {API_KEY}" for s in llm.served)  # yet it was used
+    assert all(
+        s.headers.get("authorization") == f"Bearer {API_KEY}" for s in llm.served
+    )  # yet it was used
 
 
 # --- a Langfuse outage --------------------------------------------------------------------------------
@@ -338,8 +408,14 @@ async def worker_with_langfuse_down(
         port = closed.getsockname()[1]
     folder = tmp_path_factory.mktemp("down")
     running = start_worker(
-        worker_env(dev_env, folder, llm, LANGFUSE_HOST=f"http://127.0.0.1:{port}",
-                   LANGFUSE_PUBLIC_KEY="pk-lf-down", LANGFUSE_SECRET_KEY="sk-lf-down"),
+        worker_env(
+            dev_env,
+            folder,
+            llm,
+            LANGFUSE_HOST=f"http://127.0.0.1:{port}",
+            LANGFUSE_PUBLIC_KEY="pk-lf-down",
+            LANGFUSE_SECRET_KEY="sk-lf-down",
+        ),
         folder,
     )
     yield running
@@ -347,7 +423,10 @@ async def worker_with_langfuse_down(
 
 
 async def test_with_langfuse_down_the_files_are_used_and_research_takes_no_longer(
-    dev_client: Client, llm: ScriptedLLM, plain_worker: RunningWorker, worker_with_langfuse_down: RunningWorker
+    dev_client: Client,
+    llm: ScriptedLLM,
+    plain_worker: RunningWorker,
+    worker_with_langfuse_down: RunningWorker,
 ) -> None:
     await research(dev_client, plain_worker)  # both workers warm (index built, connections open)
     await research(dev_client, worker_with_langfuse_down)
@@ -362,4 +441,6 @@ async def test_with_langfuse_down_the_files_are_used_and_research_takes_no_longe
     local_planner = load_prompt("agent_planner").template.splitlines()[0]
     assert all(local_planner in s.content for s in llm.requests("plan"))
     # No per-call wait for Langfuse: a blocked fetch would cost its 2 s timeout on every call.
-    assert down_s < plain_s + 1.0, f"{down_s:.2f} s with Langfuse down vs {plain_s:.2f} s without it"
+    assert down_s < plain_s + 1.0, (
+        f"{down_s:.2f} s with Langfuse down vs {plain_s:.2f} s without it"
+    )

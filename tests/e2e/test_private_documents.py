@@ -45,23 +45,32 @@ def corpus(tmp_path: Path) -> Path:
     (docs / "lab").mkdir(parents=True)
     for name, text in FILLER.items():
         (docs / name).write_text(text)
-    (docs / "lab" / "veldmark-report.pdf").write_bytes(make_pdf(
-        [
-            ["Veldmark Institute annual report 2024.", "Prepared by the cryogenics group."],
-            ["The Veldmark cryostat reached a record temperature of 3.2 kelvin in March 2024.",
-             "The cryostat is cooled by a pulse tube refrigerator and a helium circuit."],
-        ],
-        title="Veldmark Institute Annual Report",
-    ))
-    (docs / "lab" / "quillfeather.docx").write_bytes(make_docx(
-        [
-            ("Title", "Quillfeather field notes"),
-            ("heading 1", "Tern survey"),
-            ("p", "The Quillfeather survey counted 1482 nesting terns on the island of Hallig Sudmoor."),
-            ("p", "The terns nest on shell banks above the high tide line."),
-        ],
-        title="Quillfeather field notes",
-    ))
+    (docs / "lab" / "veldmark-report.pdf").write_bytes(
+        make_pdf(
+            [
+                ["Veldmark Institute annual report 2024.", "Prepared by the cryogenics group."],
+                [
+                    "The Veldmark cryostat reached a record temperature of 3.2 kelvin in March 2024.",
+                    "The cryostat is cooled by a pulse tube refrigerator and a helium circuit.",
+                ],
+            ],
+            title="Veldmark Institute Annual Report",
+        )
+    )
+    (docs / "lab" / "quillfeather.docx").write_bytes(
+        make_docx(
+            [
+                ("Title", "Quillfeather field notes"),
+                ("heading 1", "Tern survey"),
+                (
+                    "p",
+                    "The Quillfeather survey counted 1482 nesting terns on the island of Hallig Sudmoor.",
+                ),
+                ("p", "The terns nest on shell banks above the high tide line."),
+            ],
+            title="Quillfeather field notes",
+        )
+    )
     return docs
 
 
@@ -75,7 +84,8 @@ async def _research(client: Client, env: dict[str, str], question: str) -> Resea
     handle = await client.start_workflow(
         DeepResearchWorkflow.run,
         ResearchRequest(query=question, depth=Depth.LIGHT, max_clarifications=0),
-        id=f"docs-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"],
+        id=f"docs-{uuid.uuid4().hex[:8]}",
+        task_queue=env["TEMPORAL_TASK_QUEUE"],
     )
     return await asyncio.wait_for(handle.result(), timeout=120)
 
@@ -88,7 +98,9 @@ async def test_questions_about_a_pdf_and_a_word_file_cite_them_and_a_new_file_is
     workers.start()
     try:
         pdf = await _research(dev_client, env, "What temperature did the Veldmark cryostat reach?")
-        docx = await _research(dev_client, env, "How many nesting terns did the Quillfeather survey count?")
+        docx = await _research(
+            dev_client, env, "How many nesting terns did the Quillfeather survey count?"
+        )
 
         assert pdf.outcome is Stage.COMPLETED and docx.outcome is Stage.COMPLETED
         assert "veldmark-report.pdf#page=2" in _files(pdf), pdf.report_markdown
@@ -103,7 +115,9 @@ async def test_questions_about_a_pdf_and_a_word_file_cite_them_and_a_new_file_is
             "# Orrinford lighthouse\n\nThe Orrinford lighthouse keeper logged 97 storms in the winter of 1911.\n"
         )
         time.sleep(2.1)
-        late = await _research(dev_client, env, "How many storms did the Orrinford lighthouse keeper log?")
+        late = await _research(
+            dev_client, env, "How many storms did the Orrinford lighthouse keeper log?"
+        )
 
         assert "lighthouse.md" in _files(late), late.report_markdown
         assert "97 storms" in late.report_markdown
@@ -116,12 +130,16 @@ class SmallWeb:
     """Two web pages about the cryostat, served on a loopback port."""
 
     PAGES = {
-        "/cryostats": ("<html><head><title>How pulse tube cryostats work</title></head><body><h1>Pulse tubes</h1>"
-                       "<p>A pulse tube refrigerator cools a cryostat without moving parts at the cold end, "
-                       "which keeps vibration low for sensitive instruments.</p></body></html>"),
-        "/helium": ("<html><head><title>Helium circuits</title></head><body><h1>Helium</h1>"
-                    "<p>A closed helium circuit lets a cryostat run for years without topping up the gas.</p>"
-                    "</body></html>"),
+        "/cryostats": (
+            "<html><head><title>How pulse tube cryostats work</title></head><body><h1>Pulse tubes</h1>"
+            "<p>A pulse tube refrigerator cools a cryostat without moving parts at the cold end, "
+            "which keeps vibration low for sensitive instruments.</p></body></html>"
+        ),
+        "/helium": (
+            "<html><head><title>Helium circuits</title></head><body><h1>Helium</h1>"
+            "<p>A closed helium circuit lets a cryostat run for years without topping up the gas.</p>"
+            "</body></html>"
+        ),
     }
 
     def __init__(self) -> None:
@@ -146,24 +164,42 @@ class SmallWeb:
 def small_web() -> Iterator[tuple[SmallWeb, FakeSearxng]]:
     site = SmallWeb()
     with serving(site.server):
-        results = [{"url": site.url + path, "title": title.split("<title>")[1].split("</title>")[0],
-                    "content": "cryostat pulse tube helium"} for path, title in SmallWeb.PAGES.items()]
+        results = [
+            {
+                "url": site.url + path,
+                "title": title.split("<title>")[1].split("</title>")[0],
+                "content": "cryostat pulse tube helium",
+            }
+            for path, title in SmallWeb.PAGES.items()
+        ]
         searx = FakeSearxng(results)
         with serving(searx.server):
             yield site, searx
 
 
 async def test_a_hybrid_research_cites_local_documents_and_web_pages_and_says_which_is_which(
-    dev_client: Client, subprocess_env: dict[str, str], corpus: Path, small_web: tuple[SmallWeb, FakeSearxng]
+    dev_client: Client,
+    subprocess_env: dict[str, str],
+    corpus: Path,
+    small_web: tuple[SmallWeb, FakeSearxng],
 ) -> None:
     _, searx = small_web
-    env = {**subprocess_env, "RESEARCH_CORPUS_DIR": str(corpus), "SEARCH_PROVIDER": "local",
-           "SEARCH_STRATEGY": "exploratory", "SEARCH_FALLBACK_PROVIDERS": "searxng", "SEARXNG_URL": searx.url,
-           "CRAWL_ALLOW_PRIVATE": "1", "CRAWL_HOST_GAP_S": "0"}
+    env = {
+        **subprocess_env,
+        "RESEARCH_CORPUS_DIR": str(corpus),
+        "SEARCH_PROVIDER": "local",
+        "SEARCH_STRATEGY": "exploratory",
+        "SEARCH_FALLBACK_PROVIDERS": "searxng",
+        "SEARXNG_URL": searx.url,
+        "CRAWL_ALLOW_PRIVATE": "1",
+        "CRAWL_HOST_GAP_S": "0",
+    }
     workers = Workers(env)
     workers.start()
     try:
-        result = await _research(dev_client, env, "How is the Veldmark cryostat cooled with a pulse tube and helium?")
+        result = await _research(
+            dev_client, env, "How is the Veldmark cryostat cooled with a pulse tube and helium?"
+        )
     finally:
         workers.stop_all()
 

@@ -27,7 +27,8 @@ CALLS_PER_RESEARCH = 10
 
 
 async def test_a_worker_killed_mid_run_loses_no_research_and_each_is_stored_once(
-        dev_client: Client, dev_address: str, tmp_path: Path) -> None:
+    dev_client: Client, dev_address: str, tmp_path: Path
+) -> None:
     prepare_corpus(tmp_path / "index")
     library = tmp_path / "library.sqlite"
     with running_llm(latency_s=0.25) as llm:
@@ -35,21 +36,32 @@ async def test_a_worker_killed_mid_run_loses_no_research_and_each_is_stored_once
         workers = [WorkerProcess(env, tmp_path / f"worker-{n}.log").start() for n in range(2)]
         victim = workers[0]
         try:
-            handles = await asyncio.gather(*(
-                dev_client.start_workflow(DeepResearchWorkflow.run, ResearchRequest(query=QUESTION, depth=Depth.LIGHT),
-                                          id=f"scale-{n}-{uuid.uuid4().hex[:6]}", task_queue=env["TEMPORAL_TASK_QUEUE"])
-                for n in range(RESEARCHES)))
+            handles = await asyncio.gather(
+                *(
+                    dev_client.start_workflow(
+                        DeepResearchWorkflow.run,
+                        ResearchRequest(query=QUESTION, depth=Depth.LIGHT),
+                        id=f"scale-{n}-{uuid.uuid4().hex[:6]}",
+                        task_queue=env["TEMPORAL_TASK_QUEUE"],
+                    )
+                    for n in range(RESEARCHES)
+                )
+            )
             while len(llm.completions()) < RESEARCHES * CALLS_PER_RESEARCH // 3:
                 await asyncio.sleep(0.05)
             victim.kill()
-            results = await asyncio.wait_for(asyncio.gather(*(h.result() for h in handles)), timeout=120)
+            results = await asyncio.wait_for(
+                asyncio.gather(*(h.result() for h in handles)), timeout=120
+            )
         finally:
             for worker in workers:
                 worker.stop()
 
     assert [r.outcome.value for r in results] == ["completed"] * RESEARCHES
     with sqlite3.connect(library) as db:
-        stored = db.execute("SELECT workflow_id, COUNT(*) FROM research GROUP BY workflow_id").fetchall()
+        stored = db.execute(
+            "SELECT workflow_id, COUNT(*) FROM research GROUP BY workflow_id"
+        ).fetchall()
     assert sorted(stored) == sorted((h.id, 1) for h in handles)
     # The killed worker had taken part: some research was handed from it to the survivor.
     identity = f"{victim.pid}@{socket.gethostname()}"

@@ -7,7 +7,6 @@ pages, without ever asking for a disallowed path.
 from __future__ import annotations
 
 import asyncio
-
 import subprocess
 import sys
 import time
@@ -29,8 +28,26 @@ from workflows.research import DeepResearchWorkflow
 
 pytestmark = pytest.mark.e2e
 
-GOOD = ["/article", "/latin1", "/doc.pdf", "/plain.txt", "/notes.md", "/chain/2", "/latin1-header", "/no-type"]
-HOSTILE = ["/slow", "/huge", "/binary", "/loop", "/missing", "/redirect-to-metadata", "/pdf-bomb", "/bomb"]
+GOOD = [
+    "/article",
+    "/latin1",
+    "/doc.pdf",
+    "/plain.txt",
+    "/notes.md",
+    "/chain/2",
+    "/latin1-header",
+    "/no-type",
+]
+HOSTILE = [
+    "/slow",
+    "/huge",
+    "/binary",
+    "/loop",
+    "/missing",
+    "/redirect-to-metadata",
+    "/pdf-bomb",
+    "/bomb",
+]
 
 
 class FakeSearxng:
@@ -66,22 +83,40 @@ def web() -> Iterator[HostileWeb]:
 
 @pytest.fixture
 def searxng(web: HostileWeb) -> Iterator[FakeSearxng]:
-    interleaved = [path for pair in zip(GOOD, HOSTILE) for path in pair]
-    results = [{"url": web.url(path), "title": f"Result {path}", "content": f"About aqueducts and tide pools {path}"}
-               for path in interleaved]
+    interleaved = [path for pair in zip(GOOD, HOSTILE, strict=False) for path in pair]
+    results = [
+        {
+            "url": web.url(path),
+            "title": f"Result {path}",
+            "content": f"About aqueducts and tide pools {path}",
+        }
+        for path in interleaved
+    ]
     fake = FakeSearxng(results)
     with serving(fake.server):
         yield fake
 
 
 async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
-    dev_client: Client, subprocess_env: dict[str, str], web: HostileWeb, searxng: FakeSearxng, tmp_path: Path
+    dev_client: Client,
+    subprocess_env: dict[str, str],
+    web: HostileWeb,
+    searxng: FakeSearxng,
+    tmp_path: Path,
 ) -> None:
-    env = {**subprocess_env, "SEARCH_PROVIDER": "searxng", "SEARXNG_URL": searxng.url, "CRAWL_ALLOW_PRIVATE": "1",
-           "CRAWL_PAGE_TIMEOUT_S": "3", "CRAWL_MAX_BYTES": str(2 << 20)}
+    env = {
+        **subprocess_env,
+        "SEARCH_PROVIDER": "searxng",
+        "SEARXNG_URL": searxng.url,
+        "CRAWL_ALLOW_PRIVATE": "1",
+        "CRAWL_PAGE_TIMEOUT_S": "3",
+        "CRAWL_MAX_BYTES": str(2 << 20),
+    }
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
-        worker = subprocess.Popen([sys.executable, "worker.py"], cwd=REPO, env=env, stdout=out, stderr=out)
+        worker = subprocess.Popen(
+            [sys.executable, "worker.py"], cwd=REPO, env=env, stdout=out, stderr=out
+        )
     try:
         started = time.monotonic()
         handle = await dev_client.start_workflow(
@@ -89,9 +124,14 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
             # review_report=never: which good pages a run reaches varies with the fake search's
             # order and the machine's load; a run whose report cites nothing is escalated to a
             # person (auto), which is right for a user and not what this test is about.
-            ResearchRequest(query="How did Roman aqueducts keep water flowing over long distances?",
-                            depth=Depth.EXTENDED, max_clarifications=0, review_report="never"),
-            id=f"web-{uuid.uuid4().hex[:8]}", task_queue=env["TEMPORAL_TASK_QUEUE"],
+            ResearchRequest(
+                query="How did Roman aqueducts keep water flowing over long distances?",
+                depth=Depth.EXTENDED,
+                max_clarifications=0,
+                review_report="never",
+            ),
+            id=f"web-{uuid.uuid4().hex[:8]}",
+            task_queue=env["TEMPORAL_TASK_QUEUE"],
         )
         # A report the critic escalates would wait an hour for a person: fail instead of hanging.
         result = await asyncio.wait_for(handle.result(), timeout=180)
@@ -102,9 +142,11 @@ async def test_a_research_over_a_half_hostile_web_uses_only_the_good_pages(
         worker.terminate()
         worker.wait(timeout=30)
 
-    print(f"research over a half-hostile web: {elapsed:.1f} s, {result.stats.pages_fetched} pages read, "
-          f"{len(result.plan.steps) if result.plan else 0} steps, {sorted(set(h.path for h in web.hits))}, "
-          f"{len(result.sources)} sources")
+    print(
+        f"research over a half-hostile web: {elapsed:.1f} s, {result.stats.pages_fetched} pages read, "
+        f"{len(result.plan.steps) if result.plan else 0} steps, {sorted(set(h.path for h in web.hits))}, "
+        f"{len(result.sources)} sources"
+    )
     assert result.outcome is Stage.COMPLETED, log.read_text()
     asked = {h.path for h in web.hits}
     assert len(set(HOSTILE) & asked) >= 5, f"the research met too few hostile pages: {asked}"

@@ -21,8 +21,15 @@ import sys
 from playwright.async_api import async_playwright
 
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 async def main(workflow_id: str, ui: str = "http://localhost:8233") -> None:
@@ -33,7 +40,9 @@ async def main(workflow_id: str, ui: str = "http://localhost:8233") -> None:
         await page.get_by_text("User Metadata").first.click()
         await page.wait_for_timeout(2000)
         details = "\n".join([await f.inner_text("body") for f in page.frames])
-        assert "Waiting for a review of the plan" in details and '"decision": "approve"' in details, details
+        assert (
+            "Waiting for a review of the plan" in details and '"decision": "approve"' in details
+        ), details
         await page.get_by_role("button", name="More Actions").click()
         await page.get_by_role("menuitem", name=re.compile("Send a Signal")).click()
         dialog = page.get_by_role("dialog")

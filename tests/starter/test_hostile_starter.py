@@ -15,7 +15,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from activities.storage import store
 from config import Settings
-from starter import commands, library, mcp_server, reviews
+from starter import commands, mcp_server, reviews
 from starter import temporal as starter_temporal
 from starter.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
 from starter.session import Session
@@ -36,7 +36,8 @@ def no_unsafe(text: str) -> bool:
 
 
 async def test_index_shows_each_name_on_one_line_with_its_control_characters_escaped(
-    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+    offline_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -45,7 +46,9 @@ async def test_index_shows_each_name_on_one_line_with_its_control_characters_esc
     (docs / "scan\n  removed  gone.pdf").write_bytes(b"%PDF-1.4\nnot really a pdf")
     (docs / "title\x1b]0;pwned\x07\u202efdp.md").write_text("# Title\n\nA page about egrets.\n")
 
-    run = await starter("index", str(docs), env={**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path / "index")})
+    run = await starter(
+        "index", str(docs), env={**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path / "index")}
+    )
 
     assert run.code == 0, run.err
     lines = run.out.splitlines()
@@ -54,7 +57,9 @@ async def test_index_shows_each_name_on_one_line_with_its_control_characters_esc
     assert "  added    title\\x1b]0;pwned\\x07\\u202efdp.md" in lines
     [skipped] = [line for line in lines if line.startswith("  skipped  ")]
     assert skipped.startswith("  skipped  scan\\n  removed  gone.pdf: ")
-    assert all(line.startswith(("  added ", "  skipped ", "index: ", "note: ")) for line in lines[1:])
+    assert all(
+        line.startswith(("  added ", "  skipped ", "index: ", "note: ")) for line in lines[1:]
+    )
 
 
 def test_escape_shows_controls_and_bidi_overrides_as_python_does() -> None:
@@ -65,28 +70,59 @@ def test_escape_shows_controls_and_bidi_overrides_as_python_does() -> None:
 # --- ids: empty, enormous, with control characters ----------------------------------------------
 
 
-@pytest.mark.parametrize("command", [
-    ["status", "@"], ["result", "@"], ["cancel", "@"], ["watch", "@"], ["answer", "@", "blue"],
-    ["review", "@", "--approve"], ["show", "@"], ["export", "@", "--format", "md"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status", "@"],
+        ["result", "@"],
+        ["cancel", "@"],
+        ["watch", "@"],
+        ["answer", "@", "blue"],
+        ["review", "@", "--approve"],
+        ["show", "@"],
+        ["export", "@", "--format", "md"],
+    ],
+)
 @pytest.mark.parametrize("given", ["", "   "])
 async def test_an_empty_id_is_one_line_and_exit_2_before_anything_connects(
-    offline_env: dict[str, str], command: list[str], given: str,  # noqa: F811
+    offline_env: dict[str, str],
+    command: list[str],
+    given: str,
 ) -> None:
     run = await starter(*[given if a == "@" else a for a in command], env=offline_env)
     assert run.code == 2
     assert error_line(run) == "error: the research id is empty: give a research id"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["research", "How do herons fish?", "--follow-up", ""], "error: --follow-up is empty: give a research id"),
-    (["research", "How do herons fish?", "--follow-up", "  "], "error: --follow-up is empty: give a research id"),
-    (["research", "How do herons fish?", "--id", ""], "error: --id is empty: give a research id"),
-    (["status", "x" * 5000], f"error: the research id is too long (5000 characters, at most 200): {'x' * 99}…"),
-    (["status", "a\nb"], "error: the research id a\\nb has control characters: not a research id"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["research", "How do herons fish?", "--follow-up", ""],
+            "error: --follow-up is empty: give a research id",
+        ),
+        (
+            ["research", "How do herons fish?", "--follow-up", "  "],
+            "error: --follow-up is empty: give a research id",
+        ),
+        (
+            ["research", "How do herons fish?", "--id", ""],
+            "error: --id is empty: give a research id",
+        ),
+        (
+            ["status", "x" * 5000],
+            f"error: the research id is too long (5000 characters, at most 200): {'x' * 99}…",
+        ),
+        (
+            ["status", "a\nb"],
+            "error: the research id a\\nb has control characters: not a research id",
+        ),
+    ],
+)
 async def test_a_bad_id_or_follow_up_is_refused_in_one_line(
-    offline_env: dict[str, str], args: list[str], message: str,  # noqa: F811
+    offline_env: dict[str, str],
+    args: list[str],
+    message: str,
 ) -> None:
     run = await starter(*args, env=offline_env)
     assert run.code == 2 and error_line(run) == message
@@ -95,7 +131,9 @@ async def test_a_bad_id_or_follow_up_is_refused_in_one_line(
 def test_a_follow_up_given_empty_is_refused_by_every_client_not_ignored() -> None:
     with pytest.raises(RequestError, match="^follow_up_of is empty: give a research id$"):
         build_request({QUESTION: "How do herons fish?", "follow_up_of": ""})
-    assert build_request({QUESTION: "How do herons fish?", "follow_up_of": None}).follow_up_of is None
+    assert (
+        build_request({QUESTION: "How do herons fish?", "follow_up_of": None}).follow_up_of is None
+    )
     assert research_id("  research-1\n") == "research-1"
 
 
@@ -109,18 +147,24 @@ def test_input_shown_back_in_a_message_is_cut() -> None:
 
 
 async def test_the_mcp_server_refuses_an_enormous_id_and_never_echoes_it_whole(
-    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+    offline_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     env = {**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'library.sqlite'}"}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env)
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env
+    )
     huge = "r" * 100_000
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
-        for tool, arguments in (("research_status", {"id": huge}), ("get_report", {"id": huge}),
-                                ("answer_clarification", {"id": huge, "answer": "blue"}),
-                                ("review", {"id": huge, "decision": "approve"}),
-                                ("research_status", {"id": ""}),
-                                ("research", {"question": "How do herons fish?", "follow_up_of": ""})):
+        for tool, arguments in (
+            ("research_status", {"id": huge}),
+            ("get_report", {"id": huge}),
+            ("answer_clarification", {"id": huge, "answer": "blue"}),
+            ("review", {"id": huge, "decision": "approve"}),
+            ("research_status", {"id": ""}),
+            ("research", {"question": "How do herons fish?", "follow_up_of": ""}),
+        ):
             result = await mcp.call_tool(tool, arguments)
             [content] = result.content
             assert result.is_error and len(content.text) < 250, (tool, content.text[:300])
@@ -174,18 +218,35 @@ def handle(monkeypatch: pytest.MonkeyPatch) -> Handle:
 async def test_answers_and_reviews_are_sent_without_control_characters(handle: Handle) -> None:
     session = Session(Settings(llm_provider="offline"))
     await commands.answer(argparse.Namespace(id="research-x", text=f" {HOSTILE} "), session)
-    await reviews.review(argparse.Namespace(id="research-x", approve=False, cancel=False, steps=None,
-                                            feedback=HOSTILE), session)
+    await reviews.review(
+        argparse.Namespace(
+            id="research-x", approve=False, cancel=False, steps=None, feedback=HOSTILE
+        ),
+        session,
+    )
     server = mcp_server.build_server(session)
     await server.call_tool("answer_clarification", {"id": "research-x", "answer": HOSTILE})
-    await server.call_tool("review", {"id": "research-x", "decision": "approve", "feedback": HOSTILE,
-                                      "steps": [{"title": HOSTILE, "description": HOSTILE}]})
+    await server.call_tool(
+        "review",
+        {
+            "id": "research-x",
+            "decision": "approve",
+            "feedback": HOSTILE,
+            "steps": [{"title": HOSTILE, "description": HOSTILE}],
+        },
+    )
 
     names = [name for name, _ in handle.sent]
     assert names == ["answer_clarification", "review", "answer_clarification", "review"]
     for _, sent in handle.sent:
-        texts = [sent] if isinstance(sent, str) else [sent.get("feedback", ""), *(
-            text for step in sent.get("steps") or [] for text in step.values())]
+        texts = (
+            [sent]
+            if isinstance(sent, str)
+            else [
+                sent.get("feedback", ""),
+                *(text for step in sent.get("steps") or [] for text in step.values()),
+            ]
+        )
         assert all(no_unsafe(text) and "evil" in text for text in texts), texts
 
 
@@ -199,12 +260,16 @@ def hostile_library(tmp_path: Path) -> str:
 
 
 async def test_report_files_are_written_without_control_characters(
-    offline_env: dict[str, str], hostile_library: str, tmp_path: Path,  # noqa: F811
+    offline_env: dict[str, str],
+    hostile_library: str,
+    tmp_path: Path,
 ) -> None:
     env = {**offline_env, "RESEARCH_DB_URL": hostile_library}
     shown, exported = tmp_path / "shown.md", tmp_path / "exported.md"
     assert (await starter("show", "research-esc", "--out", str(shown), env=env)).code == 0
-    assert (await starter("export", "research-esc", "--format", "md", "--out", str(exported), env=env)).code == 0
+    assert (
+        await starter("export", "research-esc", "--format", "md", "--out", str(exported), env=env)
+    ).code == 0
     for path in (shown, exported):
         text = path.read_text()
         assert no_unsafe(text) and "They wait" in text and "evil" in text, path
@@ -217,10 +282,13 @@ async def test_report_files_are_written_without_control_characters(
 
 
 async def test_the_mcp_report_resource_has_no_control_characters(
-    offline_env: dict[str, str], hostile_library: str,  # noqa: F811
+    offline_env: dict[str, str],
+    hostile_library: str,
 ) -> None:
     env = {**offline_env, "RESEARCH_DB_URL": hostile_library}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env)
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env
+    )
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
         [content] = (await mcp.read_resource("research://research-esc/report")).contents
@@ -238,8 +306,19 @@ def test_clean_removes_bidi_overrides_and_lone_surrogates_but_keeps_lines() -> N
 
 def test_the_mcp_research_tool_offers_the_web_apis_fields() -> None:
     offered = {option.field for option in OPTIONS if option.mcp}
-    assert offered == {"depth", "mode", "max_clarifications", "review_plan", "review_replans", "review_report", "review_timeout_s",
-                       "max_tokens", "max_cost_usd", "language", "follow_up_of"}
+    assert offered == {
+        "depth",
+        "mode",
+        "max_clarifications",
+        "review_plan",
+        "review_replans",
+        "review_report",
+        "review_timeout_s",
+        "max_tokens",
+        "max_cost_usd",
+        "language",
+        "follow_up_of",
+    }
 
 
 @pytest.mark.parametrize("user, owner", [(None, "local"), ("alice", "alice"), ("  ", "local")])
@@ -261,10 +340,12 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
 
 
 async def test_serve_is_a_command_and_refuses_a_public_address_without_tokens(
-    offline_env: dict[str, str],  # noqa: F811
+    offline_env: dict[str, str],
 ) -> None:
     helped = await starter("serve", "--help", env=offline_env)
     assert helped.code == 0 and "--host" in helped.out and "--port" in helped.out
     env = {k: v for k, v in offline_env.items() if k != "RESEARCH_API_TOKENS"}
     refused = await starter("serve", "--host", "0.0.0.0", "--port", "0", env=env)
-    assert refused.code == 2 and error_line(refused).startswith("error: refusing to serve on 0.0.0.0")
+    assert refused.code == 2 and error_line(refused).startswith(
+        "error: refusing to serve on 0.0.0.0"
+    )

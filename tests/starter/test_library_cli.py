@@ -18,11 +18,13 @@ from workflows.models import Source
 
 
 @pytest.fixture
-def library_env(offline_env: dict[str, str], tmp_path: Path) -> dict[str, str]:  # noqa: F811
+def library_env(offline_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
     """A library with two research in it; Temporal unreachable, to show no command needs it."""
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     store.write(record("research-old", "run-1", T0), url)
-    hostile = record("research-new", "run-2", T0.replace(day=21), query="Tide pools <script>alert(1)</script>")
+    hostile = record(
+        "research-new", "run-2", T0.replace(day=21), query="Tide pools <script>alert(1)</script>"
+    )
     hostile.result.report_markdown = (
         "# Tide pools <script>alert(1)</script>\n\nStorms reset them [1]. Small pools [2, 1].\n\n"
         "## Sources\n\n- [1] Aqueducts — https://example.org/a\n"
@@ -32,7 +34,9 @@ def library_env(offline_env: dict[str, str], tmp_path: Path) -> dict[str, str]: 
     return {**offline_env, "RESEARCH_DB_URL": url}
 
 
-async def test_history_lists_newest_first_with_a_filter_and_as_json(library_env: dict[str, str]) -> None:
+async def test_history_lists_newest_first_with_a_filter_and_as_json(
+    library_env: dict[str, str],
+) -> None:
     run = await starter("history", env=library_env)
     lines = run.out.splitlines()
     assert run.code == 0 and len(lines) == 2
@@ -43,10 +47,14 @@ async def test_history_lists_newest_first_with_a_filter_and_as_json(library_env:
     assert [e["workflow_id"] for e in json.loads(only.out)] == ["research-old"]
 
 
-async def test_history_filter_ignores_case_beyond_ascii(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+async def test_history_filter_ignores_case_beyond_ascii(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     store.write(record("research-uber", "run-1", T0, query="Was ist über Wasser bekannt?"), url)
-    store.write(record("research-strasse", "run-2", T0.replace(day=21), query="STRASSE und Verkehr"), url)
+    store.write(
+        record("research-strasse", "run-2", T0.replace(day=21), query="STRASSE und Verkehr"), url
+    )
     env = {**offline_env, "RESEARCH_DB_URL": url}
 
     for text, expected in (("ÜBER", ["research-uber"]), ("straße", ["research-strasse"])):
@@ -54,44 +62,80 @@ async def test_history_filter_ignores_case_beyond_ascii(offline_env: dict[str, s
         assert run.code == 0 and [e["workflow_id"] for e in json.loads(run.out)] == expected
 
 
-async def test_history_of_an_empty_library_says_so(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
-    run = await starter("history", env={**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'empty.sqlite'}"})
-    assert run.code == 0 and run.out == "" and run.err.startswith("no research stored yet in sqlite:///")
+async def test_history_of_an_empty_library_says_so(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await starter(
+        "history", env={**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'empty.sqlite'}"}
+    )
+    assert (
+        run.code == 0
+        and run.out == ""
+        and run.err.startswith("no research stored yet in sqlite:///")
+    )
 
 
-async def test_show_prints_the_stored_report_and_writes_it_on_request(library_env: dict[str, str], tmp_path: Path) -> None:
+async def test_show_prints_the_stored_report_and_writes_it_on_request(
+    library_env: dict[str, str], tmp_path: Path
+) -> None:
     out = tmp_path / "report.md"
     run = await starter("show", "research-old", "--out", str(out), env=library_env)
     assert run.code == 0 and run.out.startswith("# Aqueducts")
     assert out.read_text().startswith("# Aqueducts")
 
     as_json = json.loads((await starter("show", "research-old", "--json", env=library_env)).out)
-    assert as_json["workflow_id"] == "research-old" and as_json["result"]["claims"][2]["removed"] is True
+    assert (
+        as_json["workflow_id"] == "research-old"
+        and as_json["result"]["claims"][2]["removed"] is True
+    )
 
 
-async def test_an_unknown_id_or_an_unwritable_file_is_one_line_and_exit_2(library_env: dict[str, str]) -> None:
+async def test_an_unknown_id_or_an_unwritable_file_is_one_line_and_exit_2(
+    library_env: dict[str, str],
+) -> None:
     missing = await starter("show", "nope", env=library_env)
-    assert missing.code == 2 and error_line(missing).startswith("error: no stored research with id nope in ")
-    unwritable = await starter("export", "research-old", "--format", "md", "--out", "/nonexistent/dir/x.md",
-                               env=library_env)
-    assert unwritable.code == 2 and error_line(unwritable).startswith("error: cannot write /nonexistent/dir/x.md")
+    assert missing.code == 2 and error_line(missing).startswith(
+        "error: no stored research with id nope in "
+    )
+    unwritable = await starter(
+        "export",
+        "research-old",
+        "--format",
+        "md",
+        "--out",
+        "/nonexistent/dir/x.md",
+        env=library_env,
+    )
+    assert unwritable.code == 2 and error_line(unwritable).startswith(
+        "error: cannot write /nonexistent/dir/x.md"
+    )
     bad_format = await starter("export", "research-old", "--format", "rtf", env=library_env)
     assert bad_format.code == 2 and "invalid choice" in error_line(bad_format)
 
 
-async def test_a_bad_library_url_is_one_line_without_the_password(offline_env: dict[str, str]) -> None:  # noqa: F811
+async def test_a_bad_library_url_is_one_line_without_the_password(
+    offline_env: dict[str, str],
+) -> None:
     env = {**offline_env, "RESEARCH_DB_URL": "postgresql://reader:hunter2@127.0.0.1:1/library"}
     run = await starter("history", env=env)
     assert run.code == 2 and "unavailable" in error_line(run)
     assert "hunter2" not in run.err + run.out
 
 
-async def test_export_md_is_a_standalone_report_with_its_sources(library_env: dict[str, str], tmp_path: Path) -> None:
+async def test_export_md_is_a_standalone_report_with_its_sources(
+    library_env: dict[str, str], tmp_path: Path
+) -> None:
     target = tmp_path / "old.md"
-    run = await starter("export", "research-old", "--format", "md", "--out", str(target), env=library_env)
+    run = await starter(
+        "export", "research-old", "--format", "md", "--out", str(target), env=library_env
+    )
     text = target.read_text()
     assert run.code == 0 and run.out.strip() == str(target)
-    assert text.startswith("# Aqueducts") and "## Sources" in text and "- [1] Aqueducts — https://example.org/a" in text
+    assert (
+        text.startswith("# Aqueducts")
+        and "## Sources" in text
+        and "- [1] Aqueducts — https://example.org/a" in text
+    )
 
 
 class Page(HTMLParser):
@@ -111,38 +155,53 @@ class Page(HTMLParser):
 
 
 async def test_export_html_links_every_citation_and_never_runs_text_from_the_web(
-    library_env: dict[str, str], tmp_path: Path,
+    library_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     target = tmp_path / "new.html"
-    run = await starter("export", "research-new", "--format", "html", "--out", str(target), env=library_env)
+    run = await starter(
+        "export", "research-new", "--format", "html", "--out", str(target), env=library_env
+    )
     text = target.read_text()
     page = Page()
     page.feed(text)
 
     assert run.code == 0 and text.startswith("<!DOCTYPE html>")
-    assert "script" not in page.tags and "b" not in page.tags  # markup from the report and titles is text
+    assert (
+        "script" not in page.tags and "b" not in page.tags
+    )  # markup from the report and titles is text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     anchors = [link for link in page.links if link.startswith("#")]
     assert anchors == ["#source-1", "#source-2", "#source-1"]
     assert all(a[1:] in page.ids for a in anchors)
     assert "javascript:alert(1)" not in page.links and "https://example.org/a" in page.links
-    assert "Aqueducts (web, searxng)" in text and "B (local)" in text  # which sources are the user's own
+    assert (
+        "Aqueducts (web, searxng)" in text and "B (local)" in text
+    )  # which sources are the user's own
 
 
 async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes(
-    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+    offline_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     odd = record("research-odd", "run-1", T0)
     odd.result.report_markdown = (
         "# Odd\n\nA chart ![tracking pixel [1]](https://tracker.example/p.png) shows it [1].\n\n"
         "See [share](smb://host/share), [diag](ms-msdt:/id PCWDiagnostic), [find](search-ms:query=x), "
-        "[mail](mailto:a@example.org), [rel](//evil.example/x) and [fine](https://example.org \"title [2]\").\n"
+        '[mail](mailto:a@example.org), [rel](//evil.example/x) and [fine](https://example.org "title [2]").\n'
     )
     store.write(odd, url)
     target = tmp_path / "odd.html"
-    run = await starter("export", "research-odd", "--format", "html", "--out", str(target),
-                        env={**offline_env, "RESEARCH_DB_URL": url})
+    run = await starter(
+        "export",
+        "research-odd",
+        "--format",
+        "html",
+        "--out",
+        str(target),
+        env={**offline_env, "RESEARCH_DB_URL": url},
+    )
     text = target.read_text()
     page = Page()
     page.feed(text)
@@ -157,10 +216,14 @@ async def test_export_html_is_inert_images_odd_schemes_and_anchors_in_attributes
     assert "#source-1" in page.links
 
 
-async def test_show_never_lets_a_source_drive_the_terminal(offline_env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+async def test_show_never_lets_a_source_drive_the_terminal(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"
     hostile = record("research-esc", "run-1", T0)
-    hostile.result.report_markdown = "# Title\x1b]0;pwned\x07\n\nCleared \x1b[2J screen\x9b31m and bell\x07 [1].\n"
+    hostile.result.report_markdown = (
+        "# Title\x1b]0;pwned\x07\n\nCleared \x1b[2J screen\x9b31m and bell\x07 [1].\n"
+    )
     store.write(hostile, url)
     run = await starter("show", "research-esc", env={**offline_env, "RESEARCH_DB_URL": url})
     assert run.code == 0
@@ -178,15 +241,21 @@ def test_the_cli_offers_every_export_format() -> None:
 
 
 @pytest.mark.parametrize("fmt, magic", [("docx", b"PK\x03\x04"), ("pdf", b"%PDF-")])
-async def test_export_writes_word_and_pdf(library_env: dict[str, str], tmp_path: Path, fmt: str, magic: bytes) -> None:
+async def test_export_writes_word_and_pdf(
+    library_env: dict[str, str], tmp_path: Path, fmt: str, magic: bytes
+) -> None:
     target = tmp_path / f"old.{fmt}"
-    run = await starter("export", "research-old", "--format", fmt, "--out", str(target), env=library_env)
+    run = await starter(
+        "export", "research-old", "--format", fmt, "--out", str(target), env=library_env
+    )
     assert run.code == 0 and run.out.strip() == str(target)
     assert target.read_bytes().startswith(magic)
 
 
 async def test_export_to_stdout_and_to_the_suggested_name(
-    library_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    library_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     piped = await starter("export", "research-old", "--format", "md", "--out", "-", env=library_env)
     assert piped.code == 0 and piped.out.startswith("# Aqueducts") and "## Sources" in piped.out
@@ -199,11 +268,14 @@ async def test_export_to_stdout_and_to_the_suggested_name(
     session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
     args = argparse.Namespace(id="research-old", format="pdf", out=None)
     assert await library.export(args, session) == 0
-    assert (tmp_path / "aqueducts.pdf").read_bytes().startswith(b"%PDF-")  # named after the title, here
+    assert (
+        (tmp_path / "aqueducts.pdf").read_bytes().startswith(b"%PDF-")
+    )  # named after the title, here
 
 
 async def test_a_binary_export_is_never_written_to_a_terminal(
-    library_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+    library_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from config import Settings
     from starter import library
@@ -217,7 +289,11 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
     monkeypatch.setattr(sys, "stdout", Terminal())
     session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
     for fmt in ("docx", "pdf"):
-        with pytest.raises(CliError, match=f"^{fmt} is binary: not written to a terminal") as refused:
-            await library.export(argparse.Namespace(id="research-old", format=fmt, out="-"), session)
+        with pytest.raises(
+            CliError, match=f"^{fmt} is binary: not written to a terminal"
+        ) as refused:
+            await library.export(
+                argparse.Namespace(id="research-old", format=fmt, out="-"), session
+            )
         assert refused.value.code == 2
     assert sys.stdout.getvalue() == ""

@@ -13,10 +13,13 @@ from tests.starter.test_starter import REPO, offline_env  # noqa: F401 - fixture
 
 
 async def test_refusals_are_one_line_tool_errors_and_a_missing_report_a_protocol_error(
-    offline_env: dict[str, str], tmp_path: Path,  # noqa: F811
+    offline_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     env = {**offline_env, "RESEARCH_DB_URL": f"sqlite:///{tmp_path / 'library.sqlite'}"}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env)
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env
+    )
     async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
 
@@ -28,16 +31,25 @@ async def test_refusals_are_one_line_tool_errors_and_a_missing_report_a_protocol
             return content.text
 
         assert (await error("research", {"question": " ab "})).endswith(
-            "the question is empty or too short (at least 3 characters)")
-        assert (await error("research", {"question": "How do lifetimes work?", "depth": "deepest"})).endswith(
-            "invalid depth: Input should be 'auto', 'light', 'medium' or 'extended'")  # the schema's enum
-        assert (await error("research", {"question": "How do lifetimes work?", "language": "elvish!"})).endswith(
-            "use auto or a language code such as en, de or vi")
+            "the question is empty or too short (at least 3 characters)"
+        )
+        assert (
+            await error("research", {"question": "How do lifetimes work?", "depth": "deepest"})
+        ).endswith(
+            "invalid depth: Input should be 'auto', 'light', 'medium' or 'extended'"
+        )  # the schema's enum
+        assert (
+            await error("research", {"question": "How do lifetimes work?", "language": "elvish!"})
+        ).endswith("use auto or a language code such as en, de or vi")
         address = offline_env["TEMPORAL_ADDRESS"]
         assert (await error("research_status", {"id": "research-x"})).endswith(
-            f"cannot reach Temporal at {address} (start one with `make dev`)")
+            f"cannot reach Temporal at {address} (start one with `make dev`)"
+        )
         assert (await error("get_report", {"id": "research-x"})).endswith(
-            f"cannot reach Temporal at {address} (start one with `make dev`)")  # not in the library either
-        assert (await mcp.call_tool("search_library", {"text": "anything"})).structured_content == {"result": []}
+            f"cannot reach Temporal at {address} (start one with `make dev`)"
+        )  # not in the library either
+        assert (await mcp.call_tool("search_library", {"text": "anything"})).structured_content == {
+            "result": []
+        }
         with pytest.raises(MCPError, match="^no stored research with id research-x$"):
             await mcp.read_resource("research://research-x/report")

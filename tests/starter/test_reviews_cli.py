@@ -12,7 +12,7 @@ from typing import Any
 from temporalio.client import Client
 
 from starter.hints import program
-from tests.starter.test_starter import REPO, GATHER_QUESTION, doubles_worker, starter, unique_id
+from tests.starter.test_starter import GATHER_QUESTION, REPO, doubles_worker, starter, unique_id
 
 DRAFT_MARK = "----- draft report under review"
 
@@ -32,8 +32,16 @@ async def test_a_report_review_is_seen_in_status_list_and_result_which_says_how_
     wid = unique_id("rv")
     env = subprocess_env
     async with doubles_worker(dev_client, env["TEMPORAL_TASK_QUEUE"]):
-        started = await starter("research", GATHER_QUESTION, "--review-report", "always", "--id", wid, "--detach",
-                                env=env)
+        started = await starter(
+            "research",
+            GATHER_QUESTION,
+            "--review-report",
+            "always",
+            "--id",
+            wid,
+            "--detach",
+            env=env,
+        )
         assert started.code == 0, started.err
         waiting = await wait_for_stage(wid, "awaiting_report_review", env)
         assert waiting["draft_report_markdown"].startswith("# ")
@@ -46,12 +54,25 @@ async def test_a_report_review_is_seen_in_status_list_and_result_which_says_how_
         assert header.split()[:3] == ["ID", "WAITS", "FOR"]
         assert any(row.startswith(wid) and "a report review" in row for row in rows)
         assert f"{program()} review ID --approve" in listed.err
-        assert (await starter("list", env=env)).out.splitlines()[0].split()[:3] == ["ID", "STATUS", "STAGE"]
+        assert (await starter("list", env=env)).out.splitlines()[0].split()[:3] == [
+            "ID",
+            "STATUS",
+            "STAGE",
+        ]
 
         # `result` says at once what the research waits for and how to answer, then keeps waiting.
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "starter", "result", wid, cwd=REPO, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "starter",
+            "result",
+            wid,
+            cwd=REPO,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         assert proc.stderr is not None
         seen = ""
         while "review with:" not in seen:
@@ -76,13 +97,23 @@ async def test_the_attached_review_prompt_shows_the_draft_before_asking(
     try:
         os.write(primary, b"a\n")
         async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"]):
-            run = await starter("research", GATHER_QUESTION, "--review-report", "always", "--id", wid,
-                                env=subprocess_env, stdin=secondary)
+            run = await starter(
+                "research",
+                GATHER_QUESTION,
+                "--review-report",
+                "always",
+                "--id",
+                wid,
+                env=subprocess_env,
+                stdin=secondary,
+            )
     finally:
         os.close(primary)
         os.close(secondary)
     assert run.code == 0, run.err
-    assert run.err.index(DRAFT_MARK) < run.err.index("approve [a], revise with feedback [f], cancel [c]>")
-    draft = run.err[run.err.index(DRAFT_MARK):run.err.index("----- end of the draft")]
+    assert run.err.index(DRAFT_MARK) < run.err.index(
+        "approve [a], revise with feedback [f], cancel [c]>"
+    )
+    draft = run.err[run.err.index(DRAFT_MARK) : run.err.index("----- end of the draft")]
     assert draft.splitlines()[1].startswith("# ")  # the report itself, from its title on
     assert "approve accepted" in run.err and run.out.startswith("# ")

@@ -43,7 +43,7 @@ def children(pid: int) -> list[int]:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
 
@@ -57,32 +57,65 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(sig: signal.Signals, tmp_path: Path) -> None:
+def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(
+    sig: signal.Signals, tmp_path: Path
+) -> None:
     port, ui_port, web_port = free_port(), free_port(), free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))}
-    env.update(LLM_PROVIDER="offline", SEARCH_PROVIDER="local", RESEARCH_INDEX_DIR=str(tmp_path / "index"),
-               RESEARCH_DB_URL=f"sqlite:///{tmp_path / 'library.sqlite'}", PYTHONUNBUFFERED="1")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_"))
+    }
+    env.update(
+        LLM_PROVIDER="offline",
+        SEARCH_PROVIDER="local",
+        RESEARCH_INDEX_DIR=str(tmp_path / "index"),
+        RESEARCH_DB_URL=f"sqlite:///{tmp_path / 'library.sqlite'}",
+        PYTHONUNBUFFERED="1",
+    )
     # A shell where the virtualenv is not active: no .venv/bin on PATH.
     env.pop("VIRTUAL_ENV", None)
-    env["PATH"] = os.pathsep.join(part for part in env.get("PATH", os.defpath).split(os.pathsep)
-                                  if part and Path(part).resolve() != Path(sys.executable).parent.resolve())
+    env["PATH"] = os.pathsep.join(
+        part
+        for part in env.get("PATH", os.defpath).split(os.pathsep)
+        if part and Path(part).resolve() != Path(sys.executable).parent.resolve()
+    )
     log = tmp_path / "stack.log"
     with log.open("wb") as out:
         stack = subprocess.Popen(
-            [sys.executable, "-m", "starter.stack", "dev", "--port", str(port), "--ui-port", str(ui_port),
-             "--web-port", str(web_port), "--db-file", str(tmp_path / "dev.sqlite")],
-            cwd=REPO, env=env, stdout=out, stderr=out,
+            [
+                sys.executable,
+                "-m",
+                "starter.stack",
+                "dev",
+                "--port",
+                str(port),
+                "--ui-port",
+                str(ui_port),
+                "--web-port",
+                str(web_port),
+                "--db-file",
+                str(tmp_path / "dev.sqlite"),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=out,
         )
     started: list[int] = []
     try:
         deadline = time.monotonic() + 90
-        while not all(line in log.read_text(errors="replace") for line in ("worker: task queue", "dev: web app on")):
+        while not all(
+            line in log.read_text(errors="replace")
+            for line in ("worker: task queue", "dev: web app on")
+        ):
             assert stack.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.1)
         started = children(stack.pid)
-        assert len(started) == 3, f"expected the dev server, the worker and the web app, found {started}"
+        assert len(started) == 3, (
+            f"expected the dev server, the worker and the web app, found {started}"
+        )
         assert listening(port) and listening(ui_port) and listening(web_port)
         url = re.search(r"dev: web app on (http://\S+)", log.read_text(errors="replace"))
         assert url and url[1] == f"http://127.0.0.1:{web_port}/", log.read_text(errors="replace")
@@ -91,9 +124,17 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(sig: signa
         # The command it suggests runs when pasted into this shell, where the virtualenv is not
         # active (TEMPORAL_ADDRESS only because this stack is on free ports, not 7233).
         hint = re.search(r"dev: worker running; try `([^`]+)`", log.read_text(errors="replace"))
-        assert hint and hint[1].startswith(f"{Path(sys.executable).parent / 'deep-research'} research "), hint
-        pasted = subprocess.run(["/bin/sh", "-c", hint[1] + " --detach"], cwd=REPO, capture_output=True, text=True,
-                                env={**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}, timeout=60)
+        assert hint and hint[1].startswith(
+            f"{Path(sys.executable).parent / 'deep-research'} research "
+        ), hint
+        pasted = subprocess.run(
+            ["/bin/sh", "-c", hint[1] + " --detach"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"},
+            timeout=60,
+        )
         assert pasted.returncode == 0 and pasted.stdout.startswith("research-"), pasted.stderr
 
         stack.send_signal(sig)

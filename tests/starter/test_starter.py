@@ -39,11 +39,19 @@ class Run:
     err: str
 
 
-async def starter(*args: str, env: dict[str, str], stdin: Any = asyncio.subprocess.DEVNULL,
-                  timeout: float = 60) -> Run:
+async def starter(
+    *args: str, env: dict[str, str], stdin: Any = asyncio.subprocess.DEVNULL, timeout: float = 60
+) -> Run:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "starter", *args, cwd=REPO, env=env,
-        stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "starter",
+        *args,
+        cwd=REPO,
+        env=env,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
@@ -82,28 +90,40 @@ def unique_id(prefix: str = "t") -> str:
 @pytest.fixture
 def offline_env() -> dict[str, str]:
     """Pointed at a closed port: proves a check happens before any connection."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "OPENAI_", "LLM_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "OPENAI_", "LLM_"))
+    }
     env.update(TEMPORAL_ADDRESS=f"127.0.0.1:{closed_port()}", LLM_PROVIDER="offline")
     return env
 
 
-@pytest.mark.parametrize("args", [
-    ["research", GATHER_QUESTION, "--detach"],
-    ["status", "anything"],
-    ["list"],
-])
-async def test_unreachable_temporal_is_one_line_and_fast(offline_env: dict[str, str], args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["research", GATHER_QUESTION, "--detach"],
+        ["status", "anything"],
+        ["list"],
+    ],
+)
+async def test_unreachable_temporal_is_one_line_and_fast(
+    offline_env: dict[str, str], args: list[str]
+) -> None:
     run = await starter(*args, env=offline_env, timeout=20)
     assert run.code == 2
     address = offline_env["TEMPORAL_ADDRESS"]
-    assert error_line(run) == f"error: cannot reach Temporal at {address} (start one with `make dev`)"
+    assert (
+        error_line(run) == f"error: cannot reach Temporal at {address} (start one with `make dev`)"
+    )
 
 
-@pytest.mark.parametrize("question, message", [
-    ("", "error: the question is empty or too short (at least 3 characters)"),
-    ("  ab \n", "error: the question is empty or too short (at least 3 characters)"),
-    ("x" * 5001, "error: the question is too long (5001 characters, at most 5000)"),
-])
+@pytest.mark.parametrize(
+    "question, message",
+    [
+        ("", "error: the question is empty or too short (at least 3 characters)"),
+        ("  ab \n", "error: the question is empty or too short (at least 3 characters)"),
+        ("x" * 5001, "error: the question is too long (5001 characters, at most 5000)"),
+    ],
+)
 async def test_bad_question_is_refused_before_connecting(
     offline_env: dict[str, str], question: str, message: str
 ) -> None:
@@ -113,20 +133,23 @@ async def test_bad_question_is_refused_before_connecting(
     assert run.out == ""
 
 
-@pytest.mark.parametrize("flag, value", [
-    ("--clarification-timeout", "inf"),
-    ("--clarification-timeout", "nan"),
-    ("--clarification-timeout", "1e300"),
-    ("--clarification-timeout", "0"),
-    ("--time-budget", "inf"),
-    ("--time-budget", "-5"),
-    ("--time-budget", "90000"),
-    ("--max-clarifications", "11"),
-    ("--max-tokens", "0"),
-    ("--max-cost", "-1"),
-    ("--max-cost", "nan"),
-    ("--language", "Deutsch!"),
-])
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--clarification-timeout", "inf"),
+        ("--clarification-timeout", "nan"),
+        ("--clarification-timeout", "1e300"),
+        ("--clarification-timeout", "0"),
+        ("--time-budget", "inf"),
+        ("--time-budget", "-5"),
+        ("--time-budget", "90000"),
+        ("--max-clarifications", "11"),
+        ("--max-tokens", "0"),
+        ("--max-cost", "-1"),
+        ("--max-cost", "nan"),
+        ("--language", "Deutsch!"),
+    ],
+)
 async def test_numbers_that_cannot_work_are_refused_in_one_line(
     offline_env: dict[str, str], flag: str, value: str
 ) -> None:
@@ -136,18 +159,39 @@ async def test_numbers_that_cannot_work_are_refused_in_one_line(
     assert "Traceback" not in run.err
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"LLM_MODEL": "my-llama"},
-     "error: --max-cost: no price is known for model my-llama; set LLM_PRICES, e.g. "
-     """LLM_PRICES='{"my-llama": {"input": 0.5, "output": 1.5}}' (USD per 1M tokens)"""),
-    ({"LLM_MODEL_COMPLEX": "my-writer", "LLM_PRICES": '{"my-writer": {"input": 3, "output": 9}}'}, None),
-    ({"LLM_MODEL_COMPLEX": "my-writer"}, "error: --max-cost: no price is known for model my-writer"),
-    ({"LLM_PRICES": "{oops"}, "error: LLM_PRICES is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            {"LLM_MODEL": "my-llama"},
+            "error: --max-cost: no price is known for model my-llama; set LLM_PRICES, e.g. "
+            """LLM_PRICES='{"my-llama": {"input": 0.5, "output": 1.5}}' (USD per 1M tokens)""",
+        ),
+        (
+            {
+                "LLM_MODEL_COMPLEX": "my-writer",
+                "LLM_PRICES": '{"my-writer": {"input": 3, "output": 9}}',
+            },
+            None,
+        ),
+        (
+            {"LLM_MODEL_COMPLEX": "my-writer"},
+            "error: --max-cost: no price is known for model my-writer",
+        ),
+        ({"LLM_PRICES": "{oops"}, "error: LLM_PRICES is not valid JSON"),
+    ],
+)
 async def test_a_cost_budget_on_a_model_without_a_price_is_refused_before_it_starts(
-    offline_env: dict[str, str], extra: dict[str, str], message: str | None,
+    offline_env: dict[str, str],
+    extra: dict[str, str],
+    message: str | None,
 ) -> None:
-    env = {**offline_env, "LLM_PROVIDER": "openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", **extra}
+    env = {
+        **offline_env,
+        "LLM_PROVIDER": "openai",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        **extra,
+    }
     run = await starter("research", GATHER_QUESTION, "--max-cost", "0.5", env=env)
     assert run.code == 2 and "Traceback" not in run.err
     if message is None:  # every tier model priced: it gets as far as connecting
@@ -165,7 +209,9 @@ async def test_negative_max_clarifications_is_refused(offline_env: dict[str, str
 # --- against the dev server, no worker needed ---------------------------------------------------
 
 
-@pytest.mark.parametrize("command", [["status"], ["result"], ["cancel"], ["answer", "@", "blue"], ["watch"]])
+@pytest.mark.parametrize(
+    "command", [["status"], ["result"], ["cancel"], ["answer", "@", "blue"], ["watch"]]
+)
 async def test_unknown_id(subprocess_env: dict[str, str], command: list[str]) -> None:
     wid = unique_id("missing")
     args = [wid if a == "@" else a for a in command] if "@" in command else [*command, wid]
@@ -209,14 +255,18 @@ async def doubles_worker(client: Client, task_queue: str, **behaviour: Any) -> A
         from workflows.research import DeepResearchWorkflow
     except ImportError as err:
         pytest.skip(f"the research workflow is not there yet: {err}")
-    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
-                      activities=Script(**behaviour).activities()):
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=Script(**behaviour).activities(),
+    ):
         yield
 
 
 def always_clarify(inp: Any) -> Any:
-    from workflows.models import RoutingDecision
     from workflows.activity_models import RouteOutput
+    from workflows.models import RoutingDecision
 
     return RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning="vague")
 
@@ -225,7 +275,9 @@ async def test_question_without_a_terminal_prints_the_commands_and_exits_3(
     dev_client: Client, subprocess_env: dict[str, str]
 ) -> None:
     wid = unique_id("ask")
-    async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], route=always_clarify):
+    async with doubles_worker(
+        dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], route=always_clarify
+    ):
         run = await starter("research", "The best approach", "--id", wid, env=subprocess_env)
         assert run.code == 3, run.err
         assert "question: What exactly do you mean by 'The best approach'?" in run.err
@@ -234,7 +286,11 @@ async def test_question_without_a_terminal_prints_the_commands_and_exits_3(
         assert run.out == ""
 
         status = await starter("status", wid, env=subprocess_env)
-        assert status.code == 0 and "awaiting_answer" in status.out and "waiting for an answer" in status.out
+        assert (
+            status.code == 0
+            and "awaiting_answer" in status.out
+            and "waiting for an answer" in status.out
+        )
 
         empty = await starter("answer", wid, "  ", env=subprocess_env)
         assert empty.code == 2
@@ -248,7 +304,10 @@ async def test_question_without_a_terminal_prints_the_commands_and_exits_3(
         data = json.loads(result.out)
         assert data["outcome"] == "completed"
         assert data["clarifications"] == [
-            {"question": "What exactly do you mean by 'The best approach'?", "answer": "the 2024 edition"}
+            {
+                "question": "What exactly do you mean by 'The best approach'?",
+                "answer": "the 2024 edition",
+            }
         ]
 
         late = await starter("answer", wid, "too late", env=subprocess_env)
@@ -263,9 +322,19 @@ async def test_question_on_a_terminal_is_asked_and_a_refused_answer_asked_again(
     primary, secondary = os.openpty()
     try:
         os.write(primary, b"\nthe 2024 edition\n")  # first an empty line (refused), then the answer
-        async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], route=always_clarify):
-            run = await starter("research", "The best approach", "--id", wid, "--out",
-                                str(tmp_path / "report.md"), env=subprocess_env, stdin=secondary)
+        async with doubles_worker(
+            dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], route=always_clarify
+        ):
+            run = await starter(
+                "research",
+                "The best approach",
+                "--id",
+                wid,
+                "--out",
+                str(tmp_path / "report.md"),
+                env=subprocess_env,
+                stdin=secondary,
+            )
     finally:
         os.close(primary)
         os.close(secondary)
@@ -299,11 +368,22 @@ async def test_ctrl_c_leaves_the_research_running_and_says_how_to_reattach(
     from tests.support.doubles import default_plan, slow
 
     wid = unique_id("int")
-    async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], plan=slow(30, default_plan)):
+    async with doubles_worker(
+        dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], plan=slow(30, default_plan)
+    ):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "starter", "research", GATHER_QUESTION, "--id", wid, cwd=REPO,
-            env=subprocess_env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "starter",
+            "research",
+            GATHER_QUESTION,
+            "--id",
+            wid,
+            cwd=REPO,
+            env=subprocess_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         assert proc.stderr is not None
         seen = b""
@@ -332,8 +412,13 @@ async def real_worker(subprocess_env: dict[str, str]) -> AsyncIterator[None]:
     if not (REPO / "worker.py").exists() or not (REPO / "workflows" / "research.py").exists():
         pytest.skip("worker.py or workflows/research.py does not exist yet")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "worker.py", cwd=REPO, env=subprocess_env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "worker.py",
+        cwd=REPO,
+        env=subprocess_env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None
     try:
@@ -357,8 +442,16 @@ async def test_answer_when_nothing_is_pending_is_refused(
     real_worker: None, subprocess_env: dict[str, str]
 ) -> None:
     wid = unique_id("np")
-    started = await starter("research", GATHER_QUESTION, "--depth", "extended", "--id", wid, "--detach",
-                            env=subprocess_env)
+    started = await starter(
+        "research",
+        GATHER_QUESTION,
+        "--depth",
+        "extended",
+        "--id",
+        wid,
+        "--detach",
+        env=subprocess_env,
+    )
     assert started.code == 0
     run = await starter("answer", wid, "blue", env=subprocess_env)
     assert run.code == 2
@@ -373,34 +466,70 @@ async def test_attached_research_completes_offline(
     real_worker: None, subprocess_env: dict[str, str], tmp_path: Path
 ) -> None:
     out = tmp_path / "result.json"
-    run = await starter("research", GATHER_QUESTION, "--depth", "light", "--json", "--out", str(out),
-                        env=subprocess_env, timeout=240)
+    run = await starter(
+        "research",
+        GATHER_QUESTION,
+        "--depth",
+        "light",
+        "--json",
+        "--out",
+        str(out),
+        env=subprocess_env,
+        timeout=240,
+    )
     assert run.code == 0, run.err
     data = json.loads(run.out)
     assert data["outcome"] == "completed" and data["report_markdown"]
     assert json.loads(out.read_text()) == data
     assert "» researching" in run.err and "completed:" in run.err
-    assert "offline-engine calls" in run.err and "LLM calls" not in run.err  # the offline engine is no LLM
+    assert (
+        "offline-engine calls" in run.err and "LLM calls" not in run.err
+    )  # the offline engine is no LLM
 
 
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"TEMPORAL_ADDRESS": "127.0.0.1:1"}, "error: cannot reach Temporal at 127.0.0.1:1 (start one with `make dev`)"),
-        ({"SEARCH_PROVIDER": "bing"}, "error: search provider 'bing' does not exist; SEARCH_PROVIDER and "
-                                      "SEARCH_FALLBACK_PROVIDERS take: duckduckgo, searxng, tavily, brave, local"),
-        ({"SEARCH_PROVIDER": "local", "RESEARCH_CORPUS_DIR": "/no/such/folder"},
-         "error: RESEARCH_CORPUS_DIR '/no/such/folder' is not a folder"),
-        ({"SEARCH_PROVIDER": "tavily"}, "error: the tavily provider needs an API key: set TAVILY_API_KEY"),
-        ({"SEARCH_STRATEGY": "wild"}, "error: search strategy 'wild' does not exist; set SEARCH_STRATEGY to one of: "
-                                      "conservative, fallback, exploratory"),
+        (
+            {"TEMPORAL_ADDRESS": "127.0.0.1:1"},
+            "error: cannot reach Temporal at 127.0.0.1:1 (start one with `make dev`)",
+        ),
+        (
+            {"SEARCH_PROVIDER": "bing"},
+            "error: search provider 'bing' does not exist; SEARCH_PROVIDER and "
+            "SEARCH_FALLBACK_PROVIDERS take: duckduckgo, searxng, tavily, brave, local",
+        ),
+        (
+            {"SEARCH_PROVIDER": "local", "RESEARCH_CORPUS_DIR": "/no/such/folder"},
+            "error: RESEARCH_CORPUS_DIR '/no/such/folder' is not a folder",
+        ),
+        (
+            {"SEARCH_PROVIDER": "tavily"},
+            "error: the tavily provider needs an API key: set TAVILY_API_KEY",
+        ),
+        (
+            {"SEARCH_STRATEGY": "wild"},
+            "error: search strategy 'wild' does not exist; set SEARCH_STRATEGY to one of: "
+            "conservative, fallback, exploratory",
+        ),
     ],
 )
-def test_the_worker_refuses_a_bad_configuration_with_one_line(env: dict[str, str], message: str) -> None:
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("TEMPORAL_", "SEARCH_", "RESEARCH_", "TAVILY_", "BRAVE_", "SEARXNG_"))}
-    done = subprocess.run([sys.executable, "worker.py"], cwd=REPO, env={**clean, **env},
-                          capture_output=True, text=True, timeout=60)
+def test_the_worker_refuses_a_bad_configuration_with_one_line(
+    env: dict[str, str], message: str
+) -> None:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TEMPORAL_", "SEARCH_", "RESEARCH_", "TAVILY_", "BRAVE_", "SEARXNG_"))
+    }
+    done = subprocess.run(
+        [sys.executable, "worker.py"],
+        cwd=REPO,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert message in done.stderr.strip().splitlines()[-1]
     assert "Traceback" not in done.stderr
@@ -417,8 +546,12 @@ async def test_index_builds_then_refreshes_and_lists_what_it_changed_and_could_n
     docs = tmp_path / "my documents"
     (docs / "reports").mkdir(parents=True)
     (docs / "notes.md").write_text("# Notes\n\nThe heron waits in the reeds.\n")
-    (docs / "reports" / "annual.pdf").write_bytes(make_pdf([["Annual report"], ["Revenue rose."]], title="Annual"))
-    (docs / "reports" / "plan.docx").write_bytes(make_docx([("heading 1", "Plan"), ("p", "Ship in May.")]))
+    (docs / "reports" / "annual.pdf").write_bytes(
+        make_pdf([["Annual report"], ["Revenue rose."]], title="Annual")
+    )
+    (docs / "reports" / "plan.docx").write_bytes(
+        make_docx([("heading 1", "Plan"), ("p", "Ship in May.")])
+    )
     (docs / "reports" / "scan.pdf").write_bytes(b"%PDF-1.4\nnot really a pdf")
     env = {**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path / "index")}
 
@@ -428,7 +561,9 @@ async def test_index_builds_then_refreshes_and_lists_what_it_changed_and_could_n
     lines = first.out.splitlines()
     # The broken PDF is counted once, as unreadable (not also as added), and pypdf's own log
     # lines about it stay out of the output: the skipped line says why.
-    assert lines[0].startswith(f"{docs} (4 documents): 3 added, 0 updated, 0 removed, 1 unreadable, in ")
+    assert lines[0].startswith(
+        f"{docs} (4 documents): 3 added, 0 updated, 0 removed, 1 unreadable, in "
+    )
     assert "  added    reports/annual.pdf" in lines and "  added    notes.md" in lines
     assert "  added    reports/scan.pdf" not in lines
     assert any(line.startswith("  skipped  reports/scan.pdf: unreadable PDF") for line in lines)
@@ -441,11 +576,17 @@ async def test_index_builds_then_refreshes_and_lists_what_it_changed_and_could_n
     second = await starter("index", str(docs), env=env)
 
     assert second.code == 0, second.err
-    assert second.out.splitlines()[0].startswith(f"{docs} (3 documents): 0 added, 1 updated, 1 removed, 1 unreadable")
+    assert second.out.splitlines()[0].startswith(
+        f"{docs} (3 documents): 0 added, 1 updated, 1 removed, 1 unreadable"
+    )
     assert "  updated  notes.md" in second.out and "  removed  reports/plan.docx" in second.out
 
 
-async def test_index_of_a_missing_folder_is_one_line_and_exit_2(offline_env: dict[str, str], tmp_path: Path) -> None:
-    run = await starter("index", str(tmp_path / "nowhere"), env={**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path)})
+async def test_index_of_a_missing_folder_is_one_line_and_exit_2(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
+    run = await starter(
+        "index", str(tmp_path / "nowhere"), env={**offline_env, "RESEARCH_INDEX_DIR": str(tmp_path)}
+    )
     assert run.code == 2
     assert error_line(run) == f"error: {tmp_path / 'nowhere'} is not a folder of documents"

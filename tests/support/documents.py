@@ -21,12 +21,19 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     font = 3 + 2 * len(pages)
     kids = []
     for lines in pages:
-        stream = "\n".join(["BT /F1 12 Tf 14 TL 72 720 Td", *(f"({line}) Tj T*" for line in lines), "ET"]).encode()
+        stream = "\n".join(
+            ["BT /F1 12 Tf 14 TL 72 720 Td", *(f"({line}) Tj T*" for line in lines), "ET"]
+        ).encode()
         kids.append(len(objects) + 1)
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-                       b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (len(objects) + 2, font))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (len(objects) + 2, font)
+        )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        b" ".join(b"%d 0 R" % k for k in kids),
+        len(kids),
+    )
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     if title:
         objects.append(b"<< /Title (%s) >>" % title.encode("latin-1"))
@@ -38,7 +45,11 @@ def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     info = b" /Info %d 0 R" % len(objects) if title else b""
-    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, info, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        info,
+        xref,
+    )
     return bytes(out)
 
 
@@ -57,23 +68,36 @@ def make_docx(blocks: list[Block], title: str | None = None) -> bytes:
     for kind, content in blocks:
         if kind == "table":
             rows = "".join(
-                "<w:tr>" + "".join(f"<w:tc><w:p><w:r><w:t>{escape(c)}</w:t></w:r></w:p></w:tc>" for c in row) + "</w:tr>"
+                "<w:tr>"
+                + "".join(f"<w:tc><w:p><w:r><w:t>{escape(c)}</w:t></w:r></w:p></w:tc>" for c in row)
+                + "</w:tr>"
                 for row in content  # type: ignore[union-attr]
             )
             body.append(f"<w:tbl>{rows}</w:tbl>")
             continue
         style = f'<w:pPr><w:pStyle w:val="{ids[kind]}"/></w:pPr>' if kind != "p" else ""
-        body.append(f'<w:p>{style}<w:r><w:t xml:space="preserve">{escape(str(content))}</w:t></w:r></w:p>')
-    document = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{_W}">'
-                f'<w:body>{"".join(body)}<w:sectPr/></w:body></w:document>')
-    styles = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:styles xmlns:w="{_W}">'
-              + "".join(f'<w:style w:type="paragraph" w:styleId="{i}"><w:name w:val="{n}"/></w:style>'
-                        for i, n in _STYLES.items())
-              + "</w:styles>")
-    core = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-            '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
-            'xmlns:dc="http://purl.org/dc/elements/1.1/">'
-            + (f"<dc:title>{escape(title)}</dc:title>" if title else "") + "</cp:coreProperties>")
+        body.append(
+            f'<w:p>{style}<w:r><w:t xml:space="preserve">{escape(str(content))}</w:t></w:r></w:p>'
+        )
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document xmlns:w="{_W}">'
+        f"<w:body>{''.join(body)}<w:sectPr/></w:body></w:document>"
+    )
+    styles = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:styles xmlns:w="{_W}">'
+        + "".join(
+            f'<w:style w:type="paragraph" w:styleId="{i}"><w:name w:val="{n}"/></w:style>'
+            for i, n in _STYLES.items()
+        )
+        + "</w:styles>"
+    )
+    core = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        + (f"<dc:title>{escape(title)}</dc:title>" if title else "")
+        + "</cp:coreProperties>"
+    )
     content_types = (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
         '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
@@ -114,7 +138,10 @@ def make_docx(blocks: list[Block], title: str | None = None) -> bytes:
 def with_part(docx: bytes, name: str, data: bytes) -> bytes:
     """`docx` with its part `name` replaced by (or added as) `data`: a hostile part in a real package."""
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(docx)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+    with (
+        zipfile.ZipFile(io.BytesIO(docx)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package,
+    ):
         for member in source.namelist():
             if member != name:
                 package.writestr(member, source.read(member))

@@ -31,7 +31,10 @@ def default_clarify(inp: m.ClarifyInput) -> m.ClarifyOutput:
 
 def default_coordinate(inp: m.CoordinateInput) -> m.CoordinateOutput:
     return m.CoordinateOutput(
-        complexity=Complexity.MODERATE, is_simple=False, recommended_depth=Depth.LIGHT, reasoning="moderate"
+        complexity=Complexity.MODERATE,
+        is_simple=False,
+        recommended_depth=Depth.LIGHT,
+        reasoning="moderate",
     )
 
 
@@ -47,13 +50,22 @@ def default_plan(inp: m.PlanInput) -> m.PlanOutput:
         m.StepDraft(title=f"Aspect {base + i + 1} (plan {inp.iteration})", description="look it up")
         for i in range(min(count, inp.max_steps))
     ]
-    return m.PlanOutput(title=f"Plan for {inp.topic_text()}", thought="split by aspect", steps=steps)
+    return m.PlanOutput(
+        title=f"Plan for {inp.topic_text()}", thought="split by aspect", steps=steps
+    )
 
 
 def default_search(req: m.SearchInput) -> m.SearchOutput:
     slug = "".join(ch if ch.isalnum() else "-" for ch in req.query.lower())[:40]
     return m.SearchOutput(
-        hits=[m.SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local")]
+        hits=[
+            m.SearchHit(
+                url=f"file:///docs/{slug}.md",
+                title=f"Doc on {req.query}",
+                snippet="snippet",
+                provider="local",
+            )
+        ]
     )
 
 
@@ -83,8 +95,11 @@ def default_synthesize(inp: m.SynthesizeInput) -> m.SynthesizeOutput:
 
 
 def default_outline_report(inp: m.OutlineInput) -> m.OutlineOutput:
-    sections = [m.ReportSection(heading=s.title, step_indexes=[i])
-                for i, s in enumerate(inp.plan.steps) if s.observation]
+    sections = [
+        m.ReportSection(heading=s.title, step_indexes=[i])
+        for i, s in enumerate(inp.plan.steps)
+        if s.observation
+    ]
     return m.OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
 
 
@@ -97,9 +112,14 @@ def default_summarize_report(inp: m.SummaryInput) -> m.SummaryOutput:
 
 
 def default_verify_claims(inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
-    return m.VerifyClaimsOutput(verdicts=[
-        m.ClaimVerdict(index=c.index, verdict=m.JudgeVerdict.SUPPORTED, reason="the double agrees") for c in inp.claims
-    ])
+    return m.VerifyClaimsOutput(
+        verdicts=[
+            m.ClaimVerdict(
+                index=c.index, verdict=m.JudgeVerdict.SUPPORTED, reason="the double agrees"
+            )
+            for c in inp.claims
+        ]
+    )
 
 
 def default_revise_claims(inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
@@ -107,7 +127,9 @@ def default_revise_claims(inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
 
 
 def default_critique(inp: m.CritiqueInput) -> m.CritiqueOutput:
-    return m.CritiqueOutput(quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double")
+    return m.CritiqueOutput(
+        quality=0.8, quality_reason="double", hallucination_risk=0.1, hallucination_reason="double"
+    )
 
 
 def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:

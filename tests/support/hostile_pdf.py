@@ -22,7 +22,10 @@ def _pdf(objects: list[bytes]) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
     return bytes(out)
 
 
@@ -35,14 +38,20 @@ def _stream(data: bytes, compress: bool = True) -> bytes:
 _FONT = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
 
 
-def _one_page(content: bytes, resources: bytes = b"<< /Font << /F1 5 0 R >> >>", compress: bool = True) -> bytes:
-    return _pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources " + resources + b" >>",
-        _stream(content, compress),
-        _FONT,
-    ])
+def _one_page(
+    content: bytes, resources: bytes = b"<< /Font << /F1 5 0 R >> >>", compress: bool = True
+) -> bytes:
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources "
+            + resources
+            + b" >>",
+            _stream(content, compress),
+            _FONT,
+        ]
+    )
 
 
 def normal(text: str = "Ownership rules keep memory safe without a garbage collector.") -> bytes:
@@ -62,8 +71,10 @@ def deep_nesting(depth: int = 50_000) -> bytes:
 
 
 def page_tree_loop() -> bytes:
-    return _pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>",
-        b"<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 3 0 R] /Count 2 >>",
-    ])
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>",
+            b"<< /Type /Pages /Parent 2 0 R /Kids [2 0 R 3 0 R] /Count 2 >>",
+        ]
+    )

@@ -77,7 +77,14 @@ COOKIE_MARKER = "We value your privacy, accept all cookies"
 SCRIPT_MARKER = "TRACKING_PIXEL_42"
 FOOTER_MARKER = "© Footer Corp"
 #: Strings of the article page that are not its main text: none may reach a report.
-BOILERPLATE_MARKERS = (NAV_MARKER, AD_MARKER, COMMENT_MARKER, COOKIE_MARKER, SCRIPT_MARKER, FOOTER_MARKER)
+BOILERPLATE_MARKERS = (
+    NAV_MARKER,
+    AD_MARKER,
+    COMMENT_MARKER,
+    COOKIE_MARKER,
+    SCRIPT_MARKER,
+    FOOTER_MARKER,
+)
 
 PDF_TEXT = [
     "Tide pools as natural laboratories",
@@ -89,7 +96,9 @@ PLAIN_TEXT = (
     "A starter is a culture of wild yeast and lactic acid bacteria kept alive with flour and water.\n"
     "Fed twice a day at room temperature it doubles in four to eight hours.\n"
 )
-MARKDOWN_TEXT = "# Reading list\n\n- *De aquaeductu*, Frontinus\n- Notes on gravity-fed water systems\n"
+MARKDOWN_TEXT = (
+    "# Reading list\n\n- *De aquaeductu*, Frontinus\n- Notes on gravity-fed water systems\n"
+)
 LATIN1_TEXT = "Café crème à Zürich: 5 € — naïve façade, Ærøskøbing"
 
 HUGE_BYTES = 64 << 20
@@ -131,7 +140,9 @@ class HostileWeb:
             self._routes["/robots.txt"] = Page(robots, "text/plain")
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # --- lifecycle ---
 
@@ -291,7 +302,10 @@ def pdf_bytes(lines: tuple[str, ...] = tuple(PDF_TEXT)) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
     return bytes(out)
 
 
@@ -299,7 +313,9 @@ def png_bytes() -> bytes:
     """A real 1x1 PNG."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     return (
@@ -323,7 +339,9 @@ def bomb_bytes(encoding: str = "gzip") -> bytes:
 
 
 def latin1_html(meta: bool) -> bytes:
-    declaration = '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">' if meta else ""
+    declaration = (
+        '<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">' if meta else ""
+    )
     html = f"<!doctype html><html><head>{declaration}<title>Café</title></head><body><p>{LATIN1_TEXT}</p></body></html>"
     return html.encode("cp1252")
 
@@ -354,7 +372,10 @@ def _huge(handler: BaseHTTPRequestHandler) -> None:
 
 def _bomb(encoding: str) -> Handler:
     return lambda handler: send(
-        handler, Page(bomb_bytes(encoding), "text/html; charset=utf-8", headers={"Content-Encoding": encoding})
+        handler,
+        Page(
+            bomb_bytes(encoding), "text/html; charset=utf-8", headers={"Content-Encoding": encoding}
+        ),
     )
 
 
@@ -374,7 +395,9 @@ def _default_routes(stopping: threading.Event) -> dict[str, Page | Handler]:
         "/huge.pdf": Page(pdf + b"%" + b"\n" * (1 << 20), "application/pdf"),
         "/latin1": Page(latin1_html(meta=True), "text/html"),
         "/latin1-header": Page(latin1_html(meta=False), "text/html; charset=windows-1252"),
-        "/no-type": Page(f"<!DOCTYPE html><html><body><p>{ARTICLE_PARAGRAPHS[0]}</p></body></html>", None),
+        "/no-type": Page(
+            f"<!DOCTYPE html><html><body><p>{ARTICLE_PARAGRAPHS[0]}</p></body></html>", None
+        ),
         "/binary": Page(png_bytes() + bytes(range(256)) * 8, "text/html"),
         "/slow": _slow(stopping),
         "/huge": _huge,

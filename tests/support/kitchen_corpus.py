@@ -46,9 +46,11 @@ A layer of straw mulch keeps the soil moist and stops soil splashing onto the lo
 
 #: The PDF's pages: the first line of page one is its title, with no metadata title to say so.
 HANDOUT = [
-    ["Rye Flour Handout",
-     "Rye flour holds more water than wheat flour, so a rye dough feels sticky even when it is right.",
-     "A rye starter ferments faster than a wheat starter and should be fed twice a day in summer."],
+    [
+        "Rye Flour Handout",
+        "Rye flour holds more water than wheat flour, so a rye dough feels sticky even when it is right.",
+        "A rye starter ferments faster than a wheat starter and should be fed twice a day in summer.",
+    ],
 ]
 
 

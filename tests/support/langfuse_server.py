@@ -99,14 +99,22 @@ class FakeLangfuse:
         self.server = local_server(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def add_prompt(self, name: str, prompt: str, labels: list[str] | None = None, config: Any = None,
-                   **_: Any) -> dict[str, Any]:
+    def add_prompt(
+        self, name: str, prompt: str, labels: list[str] | None = None, config: Any = None, **_: Any
+    ) -> dict[str, Any]:
         versions = self.prompts.setdefault(name, [])
         labels = labels or []
         for older in versions:  # a label belongs to one version at a time
             older["labels"] = [label for label in older["labels"] if label not in labels]
-        created = {"type": "text", "name": name, "prompt": prompt, "version": len(versions) + 1,
-                   "config": config or {}, "labels": labels, "tags": []}
+        created = {
+            "type": "text",
+            "name": name,
+            "prompt": prompt,
+            "version": len(versions) + 1,
+            "config": config or {},
+            "labels": labels,
+            "tags": [],
+        }
         versions.append(created)
         return created
 
@@ -115,18 +123,24 @@ class FakeLangfuse:
         for resource_spans in request.resource_spans:
             for scope_spans in resource_spans.scope_spans:
                 for span in scope_spans.spans:
-                    self.spans.append(Span(
-                        trace_id=span.trace_id.hex(),
-                        name=span.name,
-                        attributes={kv.key: _value(kv.value) for kv in span.attributes},
-                    ))
+                    self.spans.append(
+                        Span(
+                            trace_id=span.trace_id.hex(),
+                            name=span.name,
+                            attributes={kv.key: _value(kv.value) for kv in span.attributes},
+                        )
+                    )
 
     def generations(self) -> list[Span]:
-        return [s for s in self.spans if s.attributes.get("langfuse.observation.type") == "generation"]
+        return [
+            s for s in self.spans if s.attributes.get("langfuse.observation.type") == "generation"
+        ]
 
 
 @contextmanager
-def running_langfuse(public_key: str = "pk-lf-test", secret_key: str = "sk-lf-test") -> Iterator[FakeLangfuse]:
+def running_langfuse(
+    public_key: str = "pk-lf-test", secret_key: str = "sk-lf-test"
+) -> Iterator[FakeLangfuse]:
     fake = FakeLangfuse(public_key, secret_key)
     with serving(fake.server):
         yield fake

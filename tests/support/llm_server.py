@@ -66,29 +66,67 @@ def answer(role: str, prompt: str) -> dict[str, Any]:
     return {
         "route": {"decision": "RESEARCH", "reasoning": "The question is specific."},
         "clarify": {"question": "Which aspect matters most to you?"},
-        "coordinate": {"complexity": "moderate", "is_simple": False, "recommended_depth": "light",
-                       "reasoning": "Needs a short look at the sources."},
+        "coordinate": {
+            "complexity": "moderate",
+            "is_simple": False,
+            "recommended_depth": "light",
+            "reasoning": "Needs a short look at the sources.",
+        },
         "write_queries": {"queries": ["python with statement context manager"]},
-        "plan": {"title": "How with works", "thought": "One step is enough.",
-                 "steps": [{"title": "The with statement and context managers",
-                            "description": "What __enter__ and __exit__ do."}]},
-        "observe": {"observation": f"The with statement calls __enter__ and __exit__ [{ids[0]}].",
-                    "source_ids": [ids[0]], "needs_more": False, "suggested_agent": None, "suggested_query": None},
-        "reflect": {"decision": "CONTINUE", "reasoning": "The plan is on track.", "suggested_changes": []},
-        "synthesize": {"markdown": f"# The with statement\n\nIt calls __enter__ and __exit__ [{ids[0]}].\n",
-                       "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}]},
-        "verify_claims": {"verdicts": [{"index": i, "verdict": "supported", "reason": "The evidence says so."}
-                                       for i in claims]},
+        "plan": {
+            "title": "How with works",
+            "thought": "One step is enough.",
+            "steps": [
+                {
+                    "title": "The with statement and context managers",
+                    "description": "What __enter__ and __exit__ do.",
+                }
+            ],
+        },
+        "observe": {
+            "observation": f"The with statement calls __enter__ and __exit__ [{ids[0]}].",
+            "source_ids": [ids[0]],
+            "needs_more": False,
+            "suggested_agent": None,
+            "suggested_query": None,
+        },
+        "reflect": {
+            "decision": "CONTINUE",
+            "reasoning": "The plan is on track.",
+            "suggested_changes": [],
+        },
+        "synthesize": {
+            "markdown": f"# The with statement\n\nIt calls __enter__ and __exit__ [{ids[0]}].\n",
+            "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}],
+        },
+        "verify_claims": {
+            "verdicts": [
+                {"index": i, "verdict": "supported", "reason": "The evidence says so."}
+                for i in claims
+            ]
+        },
         "revise_claims": {"rewrites": [{"index": i, "text": ""} for i in claims]},
-        "critique": {"quality": 0.7, "quality_reason": "Short but sourced.",
-                     "hallucination_risk": 0.1, "hallucination_reason": "Every claim is verified."},
-        "outline_report": {"title": "The with statement", "sections": [
-            {"heading": f"Part {n}", "brief": "What the step found.", "step_indexes": [int(n)]}
-            for n in re.findall(r"^Step (\d+):", prompt, re.M)]},
-        "write_section": {"markdown": f"The with statement calls __enter__ and __exit__ [{ids[0]}].",
-                          "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}]},
-        "summarize_report": {"markdown": f"The with statement manages a context [{ids[0]}].",
-                             "claims": [{"text": "The with statement manages a context.", "source_ids": [ids[0]]}]},
+        "critique": {
+            "quality": 0.7,
+            "quality_reason": "Short but sourced.",
+            "hallucination_risk": 0.1,
+            "hallucination_reason": "Every claim is verified.",
+        },
+        "outline_report": {
+            "title": "The with statement",
+            "sections": [
+                {"heading": f"Part {n}", "brief": "What the step found.", "step_indexes": [int(n)]}
+                for n in re.findall(r"^Step (\d+):", prompt, re.M)
+            ],
+        },
+        "write_section": {
+            "markdown": f"The with statement calls __enter__ and __exit__ [{ids[0]}].",
+            "claims": [{"text": "It calls __enter__ and __exit__.", "source_ids": [ids[0]]}],
+        },
+        "summarize_report": {
+            "markdown": f"The with statement manages a context [{ids[0]}].",
+            "claims": [{"text": "The with statement manages a context.", "source_ids": [ids[0]]}],
+        },
         CONTINUATION: {},
     }[role]
 
@@ -101,7 +139,11 @@ def completed(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any
     while "$ref" in schema:
         schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
     if "anyOf" in schema:
-        return None if any(o.get("type") == "null" for o in schema["anyOf"]) else completed(schema["anyOf"][0], defs)
+        return (
+            None
+            if any(o.get("type") == "null" for o in schema["anyOf"])
+            else completed(schema["anyOf"][0], defs)
+        )
     if "enum" in schema:
         return schema["enum"][0]
     kind = schema.get("type")
@@ -109,15 +151,34 @@ def completed(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any
         return {name: completed(sub, defs) for name, sub in schema.get("properties", {}).items()}
     if kind == "array":
         return [completed(schema.get("items", {}), defs)]
-    return {"string": "the with statement and context managers", "integer": 1, "number": 0.5,
-            "boolean": False}.get(kind)
-
-
-def completion(content: str, finish_reason: str = "stop", usage: tuple[int, int] = USAGE) -> dict[str, Any]:
     return {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        "string": "the with statement and context managers",
+        "integer": 1,
+        "number": 0.5,
+        "boolean": False,
+    }.get(kind)
+
+
+def completion(
+    content: str, finish_reason: str = "stop", usage: tuple[int, int] = USAGE
+) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+        },
     }
 
 
@@ -127,8 +188,12 @@ class ScriptedLLM:
     `usage_from_text`: tokens are counted from the texts (4 characters a token), as a real
     endpoint's would vary, instead of the fixed USAGE of every completion."""
 
-    def __init__(self, latency_s: float = 0.0,
-                 answers: Callable[[str, str], dict[str, Any]] = answer, usage_from_text: bool = False) -> None:
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        answers: Callable[[str, str], dict[str, Any]] = answer,
+        usage_from_text: bool = False,
+    ) -> None:
         self.served: list[Served] = []
         self.faults: dict[str, list[Fault]] = {}
         self.usage_from_text = usage_from_text
@@ -140,7 +205,9 @@ class ScriptedLLM:
         llm = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints: no new connection per call
+            protocol_version = (
+                "HTTP/1.1"  # keep-alive, as real endpoints: no new connection per call
+            )
             # The headers and the body are two writes: with Nagle's algorithm the body waits for the
             # client's delayed ACK of the headers, 40 ms a call that no real endpoint charges.
             disable_nagle_algorithm = True
@@ -155,25 +222,43 @@ class ScriptedLLM:
                 prompt = body["messages"][0]["content"]
                 with llm.lock:
                     fault = llm.faults.get(role, []).pop(0) if llm.faults.get(role) else None
-                record = Served(time.monotonic(), role, 200, prompt, {k.lower(): v for k, v in self.headers.items()},
-                                body=body)
+                record = Served(
+                    time.monotonic(),
+                    role,
+                    200,
+                    prompt,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                )
                 llm.served.append(record)
                 if fault is not None and fault.hang_s:
                     time.sleep(fault.hang_s)
                 if fault is not None and fault.status != 200:
                     record.status = fault.status
-                    self._send(fault.status, fault.body or {"error": {"message": "scripted failure"}}, fault.headers)
+                    self._send(
+                        fault.status,
+                        fault.body or {"error": {"message": "scripted failure"}},
+                        fault.headers,
+                    )
                     record.ended = time.monotonic()
                     return
-                content = fault.body if fault is not None and fault.body is not None else llm.reply(role, prompt, asked)
+                content = (
+                    fault.body
+                    if fault is not None and fault.body is not None
+                    else llm.reply(role, prompt, asked)
+                )
                 # A hung request's answer arrives after the client gave up: nobody was served.
                 record.completion = fault is None or not fault.hang_s
                 sent = "".join(m["content"] for m in body["messages"])
-                usage = (len(sent) // 4, max(1, len(content) // 4)) if llm.usage_from_text else USAGE
+                usage = (
+                    (len(sent) // 4, max(1, len(content) // 4)) if llm.usage_from_text else USAGE
+                )
                 record.usage = usage if record.completion else (0, 0)
                 if latency_s:
                     time.sleep(max(0.0, record.at + latency_s - time.monotonic()))
-                self._send(200, completion(content, fault.finish_reason if fault else "stop", usage), {})
+                self._send(
+                    200, completion(content, fault.finish_reason if fault else "stop", usage), {}
+                )
                 record.ended = time.monotonic()
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
@@ -213,8 +298,11 @@ class ScriptedLLM:
 
 
 @contextmanager
-def running_llm(latency_s: float = 0.0, answers: Callable[[str, str], dict[str, Any]] = answer,
-                usage_from_text: bool = False) -> Iterator[ScriptedLLM]:
+def running_llm(
+    latency_s: float = 0.0,
+    answers: Callable[[str, str], dict[str, Any]] = answer,
+    usage_from_text: bool = False,
+) -> Iterator[ScriptedLLM]:
     llm = ScriptedLLM(latency_s, answers, usage_from_text)
     with serving(llm.server):
         yield llm
@@ -234,24 +322,53 @@ def write_like_a_model(llm: ScriptedLLM, depth: str = "medium", steps: int = 4) 
     """Standing replies for a research of `depth` with a plan of `steps` steps whose observations,
     sections, summaries and reports are as long as a model's (token counts follow the text when
     the server counts from it): budgets and report lengths can be measured against it."""
-    titles = ["Ownership rules", "References and borrowing", "Lifetimes", "The borrow checker's errors",
-              "Smart pointers", "Interior mutability", "Threads and Send", "Unsafe code"][:steps]
+    titles = [
+        "Ownership rules",
+        "References and borrowing",
+        "Lifetimes",
+        "The borrow checker's errors",
+        "Smart pointers",
+        "Interior mutability",
+        "Threads and Send",
+        "Unsafe code",
+    ][:steps]
 
     def written(words: int) -> Any:
         return lambda prompt: {"markdown": _prose(words, prompt), "claims": []}
 
     llm.answers.update(
-        coordinate={"complexity": "moderate", "is_simple": False, "recommended_depth": depth,
-                    "reasoning": "Several facets."},
-        plan={"title": "Ownership", "thought": "One step per facet.",
-              "steps": [{"title": t, "description": f"What the book says about {t.lower()}."} for t in titles]},
-        observe=lambda prompt: {"observation": _prose(150, prompt), "source_ids": [], "needs_more": False,
-                                "suggested_agent": None, "suggested_query": None},
+        coordinate={
+            "complexity": "moderate",
+            "is_simple": False,
+            "recommended_depth": depth,
+            "reasoning": "Several facets.",
+        },
+        plan={
+            "title": "Ownership",
+            "thought": "One step per facet.",
+            "steps": [
+                {"title": t, "description": f"What the book says about {t.lower()}."}
+                for t in titles
+            ],
+        },
+        observe=lambda prompt: {
+            "observation": _prose(150, prompt),
+            "source_ids": [],
+            "needs_more": False,
+            "suggested_agent": None,
+            "suggested_query": None,
+        },
         write_section=lambda prompt: {
-            "markdown": _prose(int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 250, prompt),
-            "claims": []},
+            "markdown": _prose(
+                int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 250, prompt
+            ),
+            "claims": [],
+        },
         summarize_report=written(150),
         synthesize=lambda prompt: {
-            "markdown": _prose(int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 500, prompt),
-            "claims": []},
+            "markdown": _prose(
+                int(m.group(1)) if (m := re.search(r"about (\d+) words", prompt)) else 500, prompt
+            ),
+            "claims": [],
+        },
     )

@@ -37,9 +37,16 @@ def _install() -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     command = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"]
     try:
-        if subprocess.run(command, env=env, capture_output=True, timeout=APT_TIMEOUT_S).returncode != 0:
-            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=APT_TIMEOUT_S)
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=APT_TIMEOUT_S)
+        if (
+            subprocess.run(command, env=env, capture_output=True, timeout=APT_TIMEOUT_S).returncode
+            != 0
+        ):
+            subprocess.run(
+                ["apt-get", "update", "-q"], env=env, capture_output=True, timeout=APT_TIMEOUT_S
+            )
+            done = subprocess.run(
+                command, env=env, capture_output=True, text=True, timeout=APT_TIMEOUT_S
+            )
             if done.returncode != 0:
                 return f"apt-get install postgresql failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}"
     except subprocess.TimeoutExpired:
@@ -67,7 +74,9 @@ def postgres_cluster() -> Iterator[str | None]:
     as_user: list[str] = []
     if os.geteuid() == 0:
         if shutil.which("runuser") is None:
-            postgres_cluster.reason = "running as root without runuser: PostgreSQL cannot be started"  # type: ignore[attr-defined]
+            postgres_cluster.reason = (
+                "running as root without runuser: PostgreSQL cannot be started"  # type: ignore[attr-defined]
+            )
             yield None
             return
         as_user = ["runuser", "-u", "postgres", "--"]
@@ -80,20 +89,52 @@ def postgres_cluster() -> Iterator[str | None]:
         port = _free_port()
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([*as_user, *args], capture_output=True, text=True, timeout=120, cwd=tmp)
+            return subprocess.run(
+                [*as_user, *args], capture_output=True, text=True, timeout=120, cwd=tmp
+            )
 
         steps = [
-            run(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"),
-            run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(Path(tmp) / "log"), "-w", "start",
-                "-o", f"-h 127.0.0.1 -p {port} -k {sockets} -F"),
+            run(
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+            ),
+            run(
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(Path(tmp) / "log"),
+                "-w",
+                "start",
+                "-o",
+                f"-h 127.0.0.1 -p {port} -k {sockets} -F",
+            ),
         ]
         failed = next((s for s in steps if s.returncode != 0), None)
         if failed is not None:
-            postgres_cluster.reason = f"PostgreSQL did not start: {(failed.stderr.strip().splitlines() or ['?'])[-1]}"  # type: ignore[attr-defined]
+            postgres_cluster.reason = (
+                f"PostgreSQL did not start: {(failed.stderr.strip().splitlines() or ['?'])[-1]}"  # type: ignore[attr-defined]
+            )
             yield None
             return
         try:
-            run(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "library")
+            run(
+                str(bin_dir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                "library",
+            )
             yield f"postgresql://postgres@127.0.0.1:{port}/library"
         finally:
             run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")

@@ -45,4 +45,6 @@ def skip_bench(*paths: Path) -> None:
 
 def mentions_shared(reason: str) -> bool:
     """Whether a skip's reason is about ../shared, however the test worded it."""
-    return any(text in reason for text in (str(SHARED_DATA), str(SHARED_DATA.resolve()), "../shared"))
+    return any(
+        text in reason for text in (str(SHARED_DATA), str(SHARED_DATA.resolve()), "../shared")
+    )

@@ -14,12 +14,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def worker_env(address: str, task_queue: str, llm_url: str, folder: Path, **extra: str) -> dict[str, str]:
+def worker_env(
+    address: str, task_queue: str, llm_url: str, folder: Path, **extra: str
+) -> dict[str, str]:
     """A worker on the OpenAI engine against the scripted server, searching the local corpus (the
     Python documentation; index under `folder`), storing into a library under `folder`. Other
     variables pass through, so a run can try the worker's levers (`MAX_CONCURRENT_ACTIVITIES=...`)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_", "CRAWL_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            ("OPENAI_", "LLM_", "LANGFUSE_", "TEMPORAL_", "SEARCH_", "RESEARCH_", "CRAWL_")
+        )
+    }
     env.update(
         TEMPORAL_ADDRESS=address,
         TEMPORAL_TASK_QUEUE=task_queue,
@@ -46,12 +53,20 @@ class WorkerProcess:
 
     def start(self, timeout_s: float = 60) -> WorkerProcess:
         with self.log.open("wb") as out:
-            self.process = subprocess.Popen([sys.executable, "worker.py"], cwd=REPO, env=self.env,
-                                            stdout=out, stderr=out, start_new_session=True)
+            self.process = subprocess.Popen(
+                [sys.executable, "worker.py"],
+                cwd=REPO,
+                env=self.env,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout_s
         while "worker: task queue" not in self.log.read_text(errors="replace"):
             if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the worker did not start:\n{self.log.read_text(errors='replace')[-2000:]}")
+                raise RuntimeError(
+                    f"the worker did not start:\n{self.log.read_text(errors='replace')[-2000:]}"
+                )
             time.sleep(0.05)
         return self
 
@@ -97,7 +112,7 @@ def _stat(pid: int) -> list[str] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()  # fields from 3 on; the name may hold spaces
+    return text[text.rindex(")") + 2 :].split()  # fields from 3 on; the name may hold spaces
 
 
 def _descendants(pid: int) -> list[int]:

@@ -26,8 +26,15 @@ from tests.conftest import REPO
 T = TypeVar("T")
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def browser_missing() -> str | None:
@@ -126,8 +133,15 @@ class Seen:
         page.on("pageerror", lambda error: self.errors.append(str(error)))
 
     def problems(self) -> list[str]:
-        return [f"console {kind}: {text}" for kind, text in self.console if kind in ("error", "warning")] \
-            + [f"dialog: {d}" for d in self.dialogs] + [f"page error: {e}" for e in self.errors]
+        return (
+            [
+                f"console {kind}: {text}"
+                for kind, text in self.console
+                if kind in ("error", "warning")
+            ]
+            + [f"dialog: {d}" for d in self.dialogs]
+            + [f"page error: {e}" for e in self.errors]
+        )
 
 
 def browse(scenario: Callable[[Any, Seen], T], **context: Any) -> T:
@@ -138,7 +152,9 @@ def browse(scenario: Callable[[Any, Seen], T], **context: Any) -> T:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_context(viewport={"width": 1280, "height": 860}, **context).new_page()
+            page = browser.new_context(
+                viewport={"width": 1280, "height": 860}, **context
+            ).new_page()
             page.set_default_timeout(20_000)
             seen = Seen()
             seen.watch(page)
@@ -174,5 +190,6 @@ def small(source: Path, target: Path) -> None:
         shutil.copy(source, target)
         return
     with Image.open(source) as image:
-        image.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE) \
-            .save(target, optimize=True)
+        image.convert("RGB").quantize(
+            colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        ).save(target, optimize=True)

@@ -45,7 +45,12 @@ from config import Settings
 from starter.web import auth
 from starter.web.app import create_app
 from tests.support.doubles import (
-    Script, default_observe, default_plan, default_reflect, default_route, slow,
+    Script,
+    default_observe,
+    default_plan,
+    default_reflect,
+    default_route,
+    slow,
 )
 from workflows import activity_models as m
 from workflows.models import RoutingDecision
@@ -65,13 +70,19 @@ def directed_script(db_url: str) -> Script:
     def when_slow(then: Any) -> Any:
         def behaviour(inp: Any) -> Any:
             return slow(SLOW_S, then)(inp) if "slow" in inp.query.lower() else then(inp)
+
         return behaviour
 
     async def save(record: m.SaveResearchInput) -> m.SaveResearchOutput:
         return await asyncio.to_thread(store.write, record, db_url)
 
-    return Script(route=route, plan=when_slow(default_plan), observe=when_slow(default_observe),
-                  reflect=when_slow(default_reflect), save_research=save)
+    return Script(
+        route=route,
+        plan=when_slow(default_plan),
+        observe=when_slow(default_observe),
+        reflect=when_slow(default_reflect),
+        save_research=save,
+    )
 
 
 @dataclass
@@ -103,7 +114,9 @@ def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Itera
     app = create_app(config)
     sock = socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="web app")
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="web app"
+    )
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
@@ -111,8 +124,12 @@ def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Itera
             raise RuntimeError("the web app did not start")
         time.sleep(0.01)
     try:
-        yield WebServer(url=f"http://127.0.0.1:{sock.getsockname()[1]}", config=config, app=app,
-                        tokens=dict(tokens or {}))
+        yield WebServer(
+            url=f"http://127.0.0.1:{sock.getsockname()[1]}",
+            config=config,
+            app=app,
+            tokens=dict(tokens or {}),
+        )
     finally:
         server.should_exit = True
         thread.join(10)
@@ -121,24 +138,38 @@ def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Itera
 
 def web_config(worker: WebWorker, tokens: dict[str, str] | None = None, **extra: Any) -> Settings:
     values: dict[str, Any] = dict(
-        temporal_address=worker.address, temporal_task_queue=worker.task_queue,
-        research_db_url=worker.db_url, llm_provider="offline", research_user="local",
-        research_api_tokens=",".join(f"{name}:{token}" for name, token in (tokens or {}).items()) or None,
+        temporal_address=worker.address,
+        temporal_task_queue=worker.task_queue,
+        research_db_url=worker.db_url,
+        llm_provider="offline",
+        research_user="local",
+        research_api_tokens=",".join(f"{name}:{token}" for name, token in (tokens or {}).items())
+        or None,
     )
     values.update(extra)
     return Settings(_env_file=None, **values)
 
 
 @pytest_asyncio.fixture(scope="session")
-async def web_worker(dev_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[WebWorker]:
+async def web_worker(
+    dev_env: WorkflowEnvironment, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[WebWorker]:
     folder = tmp_path_factory.mktemp("web")
     db_url = f"sqlite:///{folder / 'library.sqlite'}"
     task_queue = f"web-{uuid.uuid4().hex[:8]}"
     script = directed_script(db_url)
-    async with Worker(dev_env.client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
-                      activities=script.activities()):
-        yield WebWorker(task_queue=task_queue, script=script, db_url=db_url,
-                        address=dev_env.client.service_client.config.target_host)
+    async with Worker(
+        dev_env.client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=script.activities(),
+    ):
+        yield WebWorker(
+            task_queue=task_queue,
+            script=script,
+            db_url=db_url,
+            address=dev_env.client.service_client.config.target_host,
+        )
 
 
 @pytest.fixture(scope="session")
@@ -163,8 +194,14 @@ class SseEvent:
     id: int | None = None
 
 
-async def read_stream(client: httpx.AsyncClient, path: str, *, headers: dict[str, str] | None = None,
-                      until: Any = None, timeout: float = 60) -> tuple[httpx.Response, list[SseEvent]]:
+async def read_stream(
+    client: httpx.AsyncClient,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    until: Any = None,
+    timeout: float = 60,
+) -> tuple[httpx.Response, list[SseEvent]]:
     """The SSE events of PATH until the stream ends or UNTIL(event) is true (then it is closed)."""
     events: list[SseEvent] = []
 
@@ -180,8 +217,11 @@ async def read_stream(client: httpx.AsyncClient, path: str, *, headers: dict[str
                     fields[name] = value.removeprefix(" ")
                     continue
                 if "event" in fields:
-                    event = SseEvent(fields["event"], json.loads(fields.get("data", "null")),
-                                     int(fields["id"]) if "id" in fields else None)
+                    event = SseEvent(
+                        fields["event"],
+                        json.loads(fields.get("data", "null")),
+                        int(fields["id"]) if "id" in fields else None,
+                    )
                     events.append(event)
                     if until is not None and until(event):
                         return response
@@ -192,7 +232,9 @@ async def read_stream(client: httpx.AsyncClient, path: str, *, headers: dict[str
     return response, events
 
 
-async def wait_for(client: httpx.AsyncClient, path: str, check: Any, timeout: float = 30) -> dict[str, Any]:
+async def wait_for(
+    client: httpx.AsyncClient, path: str, check: Any, timeout: float = 30
+) -> dict[str, Any]:
     """GET PATH until CHECK(json) holds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -222,12 +264,23 @@ def session_cookie(server: WebServer, user: str) -> str:
 
 def csrf_for(server: WebServer, cookie: str = "") -> str:
     """The CSRF token a page of SERVER embeds for the session COOKIE."""
-    return auth.csrf_token(_request_for(server, [(b"cookie", f"{auth.COOKIE}={cookie}".encode())] if cookie else []))
+    return auth.csrf_token(
+        _request_for(server, [(b"cookie", f"{auth.COOKIE}={cookie}".encode())] if cookie else [])
+    )
 
 
 def _request_for(server: WebServer, headers: list[tuple[bytes, bytes]] | None = None) -> Request:
-    return Request({"type": "http", "app": server.app, "scheme": "http", "path": "/", "method": "GET",
-                    "headers": headers or [], "server": ("127.0.0.1", 80)})
+    return Request(
+        {
+            "type": "http",
+            "app": server.app,
+            "scheme": "http",
+            "path": "/",
+            "method": "GET",
+            "headers": headers or [],
+            "server": ("127.0.0.1", 80),
+        }
+    )
 
 
 def one_line_error(response: httpx.Response, status: int) -> str:

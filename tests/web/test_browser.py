@@ -30,7 +30,10 @@ STEP_2 = "What gather returns when one coroutine fails"
 
 
 def log_seqs(page: Any) -> list[int]:
-    return [int(n) for n in page.locator("#log li").evaluate_all("items => items.map(i => i.dataset.seq)")]
+    return [
+        int(n)
+        for n in page.locator("#log li").evaluate_all("items => items.map(i => i.dataset.seq)")
+    ]
 
 
 def sign_in(page: Any, server: WebServer, user: str = "alice") -> None:
@@ -44,7 +47,9 @@ def sign_in(page: Any, server: WebServer, user: str = "alice") -> None:
 def ask(page: Any, question: str, review_plan: bool = True, depth: str = "light") -> str:
     page.get_by_role("textbox", name="Question").fill(question)
     page.get_by_role("combobox", name="Depth").select_option(depth)
-    page.get_by_role("checkbox", name="Review the plan before research starts").set_checked(review_plan)
+    page.get_by_role("checkbox", name="Review the plan before research starts").set_checked(
+        review_plan
+    )
     page.get_by_role("button", name="Start research").click()
     page.wait_for_url(re.compile(r"/research/[^/]+$"))
     return page.url.rsplit("/", 1)[1]
@@ -91,7 +96,9 @@ def read_report(page: Any) -> dict[str, Any]:
 
 def follow_up_and_find(page: Any, server: WebServer, folder: Path) -> dict[str, Any]:
     first = page.url
-    page.get_by_role("textbox", name="Ask a follow-up").fill("And how does asyncio.TaskGroup differ?")
+    page.get_by_role("textbox", name="Ask a follow-up").fill(
+        "And how does asyncio.TaskGroup differ?"
+    )
     page.get_by_role("button", name="Ask").click()
     page.wait_for_url(lambda url: url != first)
     follow_up = page.get_by_role("heading", level=1).inner_text()
@@ -144,7 +151,10 @@ async def test_the_whole_journey_in_the_browser(open_web_server: WebServer, tmp_
     assert "Evidence quoted from it" in got["hovered"] or "Claims citing it" in got["hovered"]
     assert "local" in got["hovered"]
     files = got["files"]
-    assert files["Download Markdown"][0].startswith("text/markdown") and b"[1]" in files["Download Markdown"][1]
+    assert (
+        files["Download Markdown"][0].startswith("text/markdown")
+        and b"[1]" in files["Download Markdown"][1]
+    )
     assert files["Download HTML"][0].startswith("text/html")
     assert files["Download Word"][1][:2] == b"PK" and files["Download PDF"][1][:5] == b"%PDF-"
     assert got["api"]["outcome"] == "completed"
@@ -179,25 +189,42 @@ def interrupted(server: WebServer, proxy: Proxy) -> dict[str, Any]:
         page.get_by_role("button", name="Approve plan").click()
         page.get_by_role("region", name="Report").wait_for(timeout=60_000)
         page.locator("#log li.kind-done").wait_for()
-        return {"before": before, "reloaded": reloaded, "after": log_seqs(page), "dropped": dropped,
-                "resumed": [(r.url, r.header_value("last-event-id")) for r in resumed[streams:]],
-                "problems": [p for p in seen.problems() if "net::ERR_" not in p]}  # the drop's own
+        return {
+            "before": before,
+            "reloaded": reloaded,
+            "after": log_seqs(page),
+            "dropped": dropped,
+            "resumed": [(r.url, r.header_value("last-event-id")) for r in resumed[streams:]],
+            "problems": [p for p in seen.problems() if "net::ERR_" not in p],
+        }  # the drop's own
 
     return scenario
 
 
-async def test_a_reload_and_a_dropped_stream_mid_research_show_every_event_once(open_web_server: WebServer) -> None:
+async def test_a_reload_and_a_dropped_stream_mid_research_show_every_event_once(
+    open_web_server: WebServer,
+) -> None:
     proxy = Proxy(int(urlparse(open_web_server.url).port or 0)).start()
     try:
         got = await in_browser(interrupted(open_web_server, proxy))
     finally:
         proxy.stop()
 
-    assert got["reloaded"][: len(got["before"])] == got["before"] == list(range(1, len(got["before"]) + 1))
-    assert got["after"] == list(range(1, len(got["after"]) + 1)) and len(got["after"]) > len(got["reloaded"])
+    assert (
+        got["reloaded"][: len(got["before"])]
+        == got["before"]
+        == list(range(1, len(got["before"]) + 1))
+    )
+    assert got["after"] == list(range(1, len(got["after"]) + 1)) and len(got["after"]) > len(
+        got["reloaded"]
+    )
     assert got["dropped"] >= 2  # the stream's connection (both ends) at least
-    url, last_event_id = got["resumed"][0]  # the browser reconnected by itself, after the last event it had
-    assert last_event_id == str(got["reloaded"][-1]) or url.endswith(f"since={got['reloaded'][-1]}"), got["resumed"]
+    url, last_event_id = got["resumed"][
+        0
+    ]  # the browser reconnected by itself, after the last event it had
+    assert last_event_id == str(got["reloaded"][-1]) or url.endswith(
+        f"since={got['reloaded'][-1]}"
+    ), got["resumed"]
     assert got["problems"] == []
 
 
@@ -217,21 +244,28 @@ def hostile(server: WebServer, research_id: str) -> dict[str, Any]:
         page.goto(f"{server.url}/library?q=Aqueducts")
         page.goto(f"{server.url}/")
         page.wait_for_timeout(300)
-        return {"pwned": page.evaluate(f"typeof window.{PWNED}"), "shown": shown, "problems": seen.problems(),
-                "requests": seen.requests}
+        return {
+            "pwned": page.evaluate(f"typeof window.{PWNED}"),
+            "shown": shown,
+            "problems": seen.problems(),
+            "requests": seen.requests,
+        }
 
     return scenario
 
 
 async def test_hostile_pages_quoted_in_a_report_run_nothing_and_load_nothing(
-    open_web_server: WebServer, web_worker: WebWorker,
+    open_web_server: WebServer,
+    web_worker: WebWorker,
 ) -> None:
     with HostileWeb() as web:
         research_id = store_research(web_worker.db_url, hostile_result(web.base_url), "hostile")
         got = await in_browser(hostile(open_web_server, research_id))
         hits = web.paths()
 
-    assert hits == []  # nothing of the hostile origin was asked for: no image, frame, style, refresh
+    assert (
+        hits == []
+    )  # nothing of the hostile origin was asked for: no image, frame, style, refresh
     assert got["pwned"] == "undefined"
     assert got["problems"] == []  # no dialog, no error, not even a refused inline script
     assert all(url.startswith(open_web_server.url) for url in got["requests"]), got["requests"]
@@ -249,24 +283,39 @@ def review_report(server: WebServer, research_id: str, folder: Path) -> dict[str
         page.get_by_role("textbox", name="Feedback").fill("Good enough for me.")
         page.locator(".draft > *").first.wait_for()
         shoot(page, "report-review", folder)
-        got = {"panel": page.locator("#waiting").text_content(), "axe": serious(page),
-               "revise": page.get_by_role("button", name="Revise report").is_enabled()}
+        got = {
+            "panel": page.locator("#waiting").text_content(),
+            "axe": serious(page),
+            "revise": page.get_by_role("button", name="Revise report").is_enabled(),
+        }
         approve.click()
         page.get_by_role("region", name="Report").wait_for(timeout=30_000)
         page.locator("#log li.kind-done").wait_for()
-        return {**got, "log": page.locator("#log li.kind-review").all_text_contents(), "problems": seen.problems()}
+        return {
+            **got,
+            "log": page.locator("#log li.kind-review").all_text_contents(),
+            "problems": seen.problems(),
+        }
 
     return scenario
 
 
-async def test_a_report_review_is_answered_in_the_page(open_web_server: WebServer, tmp_path: Path) -> None:
+async def test_a_report_review_is_answered_in_the_page(
+    open_web_server: WebServer, tmp_path: Path
+) -> None:
     async with open_web_server.client(None) as client:
         research_id = await start(client, review_report="always")
     got = await in_browser(review_report(open_web_server, research_id, tmp_path))
 
-    assert "Review the report" in got["panel"] and "The critic's issues" in got["panel"] and got["revise"]
+    assert (
+        "Review the report" in got["panel"]
+        and "The critic's issues" in got["panel"]
+        and got["revise"]
+    )
     assert got["axe"] == [] and got["problems"] == []
-    assert any("report review: approve Good enough for me." in line for line in got["log"]), got["log"]
+    assert any("report review: approve Good enough for me." in line for line in got["log"]), got[
+        "log"
+    ]
 
 
 # --- signing in, and a page's POST under a session ------------------------------------------------------
@@ -284,20 +333,28 @@ def signed_in(server: WebServer, folder: Path) -> dict[str, Any]:
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(server.url + "/library")
         page.goto(server.url + "/")
-        research_id = ask(page, "A slow look at how asyncio.gather runs coroutines")  # a POST with the CSRF token
+        research_id = ask(
+            page, "A slow look at how asyncio.gather runs coroutines"
+        )  # a POST with the CSRF token
         page.get_by_role("textbox", name="Step 1 title").wait_for()
         page.get_by_role("button", name="Cancel research").click()
         page.get_by_role("region", name="Report").wait_for(timeout=30_000)
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_url(re.compile(r"/signin"))
         page.goto(f"{server.url}/research/{research_id}")
-        return {"signin_url": signin_url, "refused": refused, "after_signout": page.url,
-                "problems": [p for p in seen.problems() if "401" not in p]}
+        return {
+            "signin_url": signin_url,
+            "refused": refused,
+            "after_signout": page.url,
+            "problems": [p for p in seen.problems() if "401" not in p],
+        }
 
     return scenario
 
 
-async def test_pages_ask_for_a_token_once_and_post_with_the_session(web_server: WebServer, tmp_path: Path) -> None:
+async def test_pages_ask_for_a_token_once_and_post_with_the_session(
+    web_server: WebServer, tmp_path: Path
+) -> None:
     got = await in_browser(signed_in(web_server, tmp_path))
 
     assert urlparse(got["signin_url"]).path == "/signin" and "next=%2Flibrary" in got["signin_url"]
@@ -314,8 +371,11 @@ def serious(page: Any) -> list[str]:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(page).response["violations"]
-    return [f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
-            for v in found if v["impact"] in ("serious", "critical")]
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def axe_scan(server: WebServer, showcase_id: str, folder: Path) -> dict[str, list[str]]:
@@ -351,7 +411,9 @@ def axe_scan(server: WebServer, showcase_id: str, folder: Path) -> dict[str, lis
 
 
 async def test_no_page_has_a_serious_or_critical_accessibility_violation(
-    open_web_server: WebServer, web_worker: WebWorker, tmp_path: Path,
+    open_web_server: WebServer,
+    web_worker: WebWorker,
+    tmp_path: Path,
 ) -> None:
     showcase_id = store_research(web_worker.db_url, showcase_result(), "showcase")
     found = await in_browser(axe_scan(open_web_server, showcase_id, tmp_path))

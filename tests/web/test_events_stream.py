@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -51,13 +51,23 @@ async def test_a_stream_gives_every_event_once_in_order_then_end(web_server: Web
         response, stream = await read_stream(client, f"/api/research/{research_id}/events")
         done = (await client.get(f"/api/research/{research_id}")).json()
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert response.headers["cache-control"] == "no-cache" and response.headers["x-accel-buffering"] == "no"
+    assert (
+        response.headers["cache-control"] == "no-cache"
+        and response.headers["x-accel-buffering"] == "no"
+    )
     assert "default-src 'self'" in response.headers["content-security-policy"]
     got = seqs(stream)
     assert got == list(range(1, len(got) + 1)) and len(got) >= 10
-    assert stream[-1].event == "end" and stream[-1].data == {"status": "completed", "outcome": "completed"}
+    assert stream[-1].event == "end" and stream[-1].data == {
+        "status": "completed",
+        "outcome": "completed",
+    }
     for event in research_events(stream):
-        assert event.event == event.data["kind"] and event.data["seq"] == event.id and event.data["text"]
+        assert (
+            event.event == event.data["kind"]
+            and event.data["seq"] == event.id
+            and event.data["text"]
+        )
     assert research_events(stream)[-1].event == "done" and done["status"] == "completed"
 
 
@@ -85,9 +95,12 @@ async def test_a_dropped_stream_resumes_with_nothing_missing_and_nothing_twice(
 async def test_last_event_id_wins_over_the_since_of_the_url(web_server: WebServer) -> None:
     async with web_server.client() as client:
         research_id = await start(client)
-        await wait_for(client, f"/api/research/{research_id}", lambda body: body["status"] != "running")
-        _, stream = await read_stream(client, f"/api/research/{research_id}/events?since=1",
-                                      headers={"Last-Event-ID": "3"})
+        await wait_for(
+            client, f"/api/research/{research_id}", lambda body: body["status"] != "running"
+        )
+        _, stream = await read_stream(
+            client, f"/api/research/{research_id}/events?since=1", headers={"Last-Event-ID": "3"}
+        )
     assert seqs(stream)[0] == 4 and stream[-1].event == "end"
 
 
@@ -97,9 +110,15 @@ async def test_a_waiting_research_sends_heartbeats_with_data(
     monkeypatch.setattr(events, "HEARTBEAT_S", 0.3)
     async with web_server.client() as client:
         research_id = await start(client, review_plan=True)
-        await wait_for(client, f"/api/research/{research_id}", lambda body: body.get("pending_review"))
-        _, stream = await read_stream(client, f"/api/research/{research_id}/events",
-                                      until=lambda event: event.event == "heartbeat", timeout=10)
+        await wait_for(
+            client, f"/api/research/{research_id}", lambda body: body.get("pending_review")
+        )
+        _, stream = await read_stream(
+            client,
+            f"/api/research/{research_id}/events",
+            until=lambda event: event.event == "heartbeat",
+            timeout=10,
+        )
         await client.post(f"/api/research/{research_id}/cancel")
     assert stream[-1].event == "heartbeat" and stream[-1].id is None
     assert set(stream[-1].data) == {"at"}
@@ -107,14 +126,18 @@ async def test_a_waiting_research_sends_heartbeats_with_data(
 
 
 async def test_streams_of_one_research_share_one_poller_and_closing_them_leaves_it_running(
-    web_server: WebServer
+    web_server: WebServer,
 ) -> None:
     async with web_server.client() as client:
         research_id = await start(client, review_plan=True)
-        await wait_for(client, f"/api/research/{research_id}", lambda body: body.get("pending_review"))
+        await wait_for(
+            client, f"/api/research/{research_id}", lambda body: body.get("pending_review")
+        )
         path = f"/api/research/{research_id}/events"
-        tabs = [asyncio.create_task(read_stream(client, path, until=lambda event: False, timeout=120))
-                for _ in range(3)]
+        tabs = [
+            asyncio.create_task(read_stream(client, path, until=lambda event: False, timeout=120))
+            for _ in range(3)
+        ]
         for _ in range(100):
             poller = pollers(web_server).get(research_id)
             if poller is not None and len(poller.subscribers) == 3:
@@ -131,12 +154,18 @@ async def test_streams_of_one_research_share_one_poller_and_closing_them_leaves_
         assert research_id not in pollers(web_server)
         still = (await client.get(f"/api/research/{research_id}")).json()
         assert still["status"] == "running" and still["pending_review"] == "plan"
-        assert (await client.post(f"/api/research/{research_id}/review", json={"decision": "approve"})).status_code == 200
-        done = await wait_for(client, f"/api/research/{research_id}", lambda body: body["status"] != "running")
+        assert (
+            await client.post(f"/api/research/{research_id}/review", json={"decision": "approve"})
+        ).status_code == 200
+        done = await wait_for(
+            client, f"/api/research/{research_id}", lambda body: body["status"] != "running"
+        )
     assert done["outcome"] == "completed"
 
 
-async def test_a_stream_joining_late_gets_its_backlog_from_the_shared_poller(web_server: WebServer) -> None:
+async def test_a_stream_joining_late_gets_its_backlog_from_the_shared_poller(
+    web_server: WebServer,
+) -> None:
     async with web_server.client() as client:
         research_id = await start(client, question=SLOW_QUESTION)
         path = f"/api/research/{research_id}/events"
@@ -166,7 +195,9 @@ async def test_while_no_worker_answers_the_stream_says_so_and_ends_when_the_rese
     with running_app(config, TOKENS) as server:
         async with server.client() as client:
             research_id = await start(client)
-            reading = asyncio.create_task(read_stream(client, f"/api/research/{research_id}/events", timeout=60))
+            reading = asyncio.create_task(
+                read_stream(client, f"/api/research/{research_id}/events", timeout=60)
+            )
             await asyncio.sleep(7)
             await dev_client.get_workflow_handle(research_id).terminate("test: no worker")
             _, stream = await reading
@@ -182,11 +213,21 @@ async def test_a_research_only_the_library_keeps_is_still_read_streamed_and_down
 ) -> None:
     async with open_web_server.client(user=None) as client:
         finished = await start(client)
-        result = await wait_for(client, f"/api/research/{finished}", lambda body: body["status"] != "running")
+        result = await wait_for(
+            client, f"/api/research/{finished}", lambda body: body["status"] != "running"
+        )
         kept = f"forgotten-{uuid.uuid4().hex[:8]}"  # Temporal never heard of it
-        now = datetime.now(timezone.utc)
-        store.write(SaveResearchInput(workflow_id=kept, run_id="r1", started_at=now, finished_at=now,
-                                      result=ResearchResult.model_validate(result)), web_worker.db_url)
+        now = datetime.now(UTC)
+        store.write(
+            SaveResearchInput(
+                workflow_id=kept,
+                run_id="r1",
+                started_at=now,
+                finished_at=now,
+                result=ResearchResult.model_validate(result),
+            ),
+            web_worker.db_url,
+        )
         shown = (await client.get(f"/api/research/{kept}")).json()
         _, stream = await read_stream(client, f"/api/research/{kept}/events")
         download = await client.get(f"/api/research/{kept}/report?format=md")

@@ -10,24 +10,49 @@ from workflows.clarified import meant_question
 
 MEANT = [
     # question, the answer to the clarification question, the question as meant
-    ("Tell me more about it", "asyncio task cancellation", "Tell me more about asyncio task cancellation"),
+    (
+        "Tell me more about it",
+        "asyncio task cancellation",
+        "Tell me more about asyncio task cancellation",
+    ),
     ("What are its limitations?", "asyncio.gather", "What are asyncio.gather's limitations?"),
     ("Where should I put them?", "integration tests", "Where should I put integration tests?"),
-    ("Use the approach from the paper", "I meant the DAIL-SQL approach", "Use the DAIL-SQL approach from the paper"),
+    (
+        "Use the approach from the paper",
+        "I meant the DAIL-SQL approach",
+        "Use the DAIL-SQL approach from the paper",
+    ),
     ("And what about the other one?", "const versus static", "And what about const versus static?"),
     ("Which one is better?", "match or if let", "Which one is better, match or if let?"),
     ("How many are there?", "unsafe superpowers", "How many unsafe superpowers are there?"),
-    ("What's the most important trait?", "for async code", "What's the most important trait for async code?"),
-    ("How many examples are enough?", "for 90% accuracy on sentiment classification",
-     "How many examples are enough for 90% accuracy on sentiment classification?"),
-    ("Which one is better?", "Which is faster, loops or iterators?", "Which is faster, loops or iterators?"),
-    ("Explain Python decorators", "class decorators", "Explain Python decorators: class decorators"),
+    (
+        "What's the most important trait?",
+        "for async code",
+        "What's the most important trait for async code?",
+    ),
+    (
+        "How many examples are enough?",
+        "for 90% accuracy on sentiment classification",
+        "How many examples are enough for 90% accuracy on sentiment classification?",
+    ),
+    (
+        "Which one is better?",
+        "Which is faster, loops or iterators?",
+        "Which is faster, loops or iterators?",
+    ),
+    (
+        "Explain Python decorators",
+        "class decorators",
+        "Explain Python decorators: class decorators",
+    ),
     ("Tell me more about it", "   ", "Tell me more about it"),
 ]
 
 
 @pytest.mark.parametrize(("question", "answer", "meant"), MEANT)
-def test_the_answer_fills_in_what_the_question_was_missing(question: str, answer: str, meant: str) -> None:
+def test_the_answer_fills_in_what_the_question_was_missing(
+    question: str, answer: str, meant: str
+) -> None:
     assert meant_question(question, [answer]) == meant
 
 
@@ -43,7 +68,9 @@ def test_answers_apply_in_turn() -> None:
 
 
 def test_the_topic_shows_the_question_as_meant_and_as_asked() -> None:
-    about = AboutQuestion(query="Tell me more about it", clarifications=["asyncio task cancellation"])
+    about = AboutQuestion(
+        query="Tell me more about it", clarifications=["asyncio task cancellation"]
+    )
     assert about.meant() == "Tell me more about asyncio task cancellation"
     assert about.topic_text() == (
         'Tell me more about asyncio task cancellation (asked as: "Tell me more about it") '

@@ -5,18 +5,28 @@ from __future__ import annotations
 from workflows.evidence import EVIDENCE_CHARS, merge, supporting_evidence
 from workflows.models import Passage
 
-AQUEDUCTS = Passage(source_id=1, title="Aqueducts", url="https://example.org/a", text=(
-    "Rome had eleven aqueducts by the third century.\n\n"
-    "Settling tanks let sand fall out of the flow before the water reached the city.\n\n"
-    "The arcades on postcards were the exception; most channels ran underground."
-))
-TIDES = Passage(source_id=2, title="Tide pools", url="https://example.org/t", text=(
-    "Rock pools are small enough to survey in an afternoon.\n\nStorms reset them."
-))
+AQUEDUCTS = Passage(
+    source_id=1,
+    title="Aqueducts",
+    url="https://example.org/a",
+    text=(
+        "Rome had eleven aqueducts by the third century.\n\n"
+        "Settling tanks let sand fall out of the flow before the water reached the city.\n\n"
+        "The arcades on postcards were the exception; most channels ran underground."
+    ),
+)
+TIDES = Passage(
+    source_id=2,
+    title="Tide pools",
+    url="https://example.org/t",
+    text=("Rock pools are small enough to survey in an afternoon.\n\nStorms reset them."),
+)
 
 
 def test_the_paragraphs_that_share_the_observations_words_are_kept_with_their_position() -> None:
-    pool = supporting_evidence("Settling tanks removed sand from the water [1].", [1], [AQUEDUCTS, TIDES])
+    pool = supporting_evidence(
+        "Settling tanks removed sand from the water [1].", [1], [AQUEDUCTS, TIDES]
+    )
 
     assert pool[0].source_id == 1 and pool[0].position == 1
     assert pool[0].text.startswith("Settling tanks")
@@ -52,7 +62,12 @@ def test_each_cited_sentence_keeps_the_paragraph_it_came_from() -> None:
 
 def test_a_long_paragraph_is_cut_around_the_finding_not_at_its_start() -> None:
     filler = " ".join(f"Filler sentence number {i} says nothing." for i in range(40))
-    passage = Passage(source_id=4, title="Long", url="u", text=f"{filler} The gauge of the channel was one foot. {filler}")
+    passage = Passage(
+        source_id=4,
+        title="Long",
+        url="u",
+        text=f"{filler} The gauge of the channel was one foot. {filler}",
+    )
     pool = supporting_evidence("The channel gauge was one foot [4].", [4], [passage])
 
     assert len(pool) == 1 and len(pool[0].text) <= EVIDENCE_CHARS

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import pytest
-
 from temporalio.testing import WorkflowEnvironment
 
 from activities.engine import method
 from activities.offline_engine import OfflineEngine
 from activities.offline_engine.questions import point_subject
 from activities.offline_engine.reporting import write_report
-from tests.support.doubles import Script
-from tests.workflow.test_workflow import run_research
-from workflows.roles import ROLES
 from starter.followup import REPORT_CHARS, conversation
 from tests.activities.test_library import rich_result
+from tests.support.doubles import Script
+from tests.workflow.test_workflow import run_research
+from workflows.activity_models import SynthesizeInput
 from workflows.followup import context, referent
 from workflows.models import (
     Clarification,
@@ -24,7 +23,7 @@ from workflows.models import (
     Source,
     Speaker,
 )
-from workflows.activity_models import SynthesizeInput
+from workflows.roles import ROLES
 
 REPORT = """# Retrieval for RAG
 
@@ -47,15 +46,21 @@ Sparse and dense retrieval both work [1].
 - [1] Okapi — https://example.org/bm25
 - [2] Index — https://example.org/index
 """
-HISTORY = [Message(role=Speaker.USER, content="How does retrieval for RAG work?"),
-           Message(role=Speaker.ASSISTANT, content=REPORT)]
+HISTORY = [
+    Message(role=Speaker.USER, content="How does retrieval for RAG work?"),
+    Message(role=Speaker.ASSISTANT, content=REPORT),
+]
 
 
 def test_an_ordinal_or_numbered_reference_names_the_point_of_the_previous_answer() -> None:
-    assert referent("Tell me more about the second point", HISTORY) == "Inverted indexes make it fast."
+    assert (
+        referent("Tell me more about the second point", HISTORY) == "Inverted indexes make it fast."
+    )
     assert referent("Expand on item 3", HISTORY) == "Embeddings capture meaning."
     assert referent("And the last bullet?", HISTORY) == "Vector indexes find neighbours."
-    assert referent("Go deeper into the second section", HISTORY) == "Dense methods"  # not Summary, not Sources
+    assert (
+        referent("Go deeper into the second section", HISTORY) == "Dense methods"
+    )  # not Summary, not Sources
     assert referent("Tell me more about the ninth point", HISTORY) == ""  # there is no ninth
     assert referent("What are its limits?", HISTORY) == ""
 
@@ -63,29 +68,45 @@ def test_an_ordinal_or_numbered_reference_names_the_point_of_the_previous_answer
 def test_a_research_begun_now_also_reads_one_idea_and_example_as_a_point() -> None:
     """`pointer_nouns` 2, set when a research begins (patch follow-up-nouns); a research that
     began before keeps 1, so what its activities were given does not change on replay."""
-    assert referent("Tell me more about the second one", HISTORY, 2) == "Inverted indexes make it fast."
+    assert (
+        referent("Tell me more about the second one", HISTORY, 2)
+        == "Inverted indexes make it fast."
+    )
     assert referent("And the last idea?", HISTORY, 2) == "Vector indexes find neighbours."
     assert referent("Give me example 1 in detail", HISTORY, 2) == "BM25 ranks by term frequency."
     assert referent("Is it one of the fastest?", HISTORY, 2) == ""
     assert referent("Tell me more about the second one", HISTORY) == ""
-    assert context("Tell me more about the second one", HISTORY) == "How does retrieval for RAG work?"
+    assert (
+        context("Tell me more about the second one", HISTORY) == "How does retrieval for RAG work?"
+    )
 
 
 def test_the_context_is_the_named_point_else_the_earlier_question() -> None:
-    assert context("Tell me more about the second point", HISTORY) == "Inverted indexes make it fast."
+    assert (
+        context("Tell me more about the second point", HISTORY) == "Inverted indexes make it fast."
+    )
     assert context("What are its limits?", HISTORY) == "How does retrieval for RAG work?"
     assert context("What are its limits?", []) == ""
 
 
-def test_the_offline_report_is_titled_by_the_question_as_meant_and_says_what_it_follows_up() -> None:
-    report = write_report(SynthesizeInput(
-        query="What are its limits?", follows_up="How does retrieval for RAG work?", clarifications=["BM25"],
-        plan=None, sources=[Source(id=1, url="u", title="t")],
-    ))
+def test_the_offline_report_is_titled_by_the_question_as_meant_and_says_what_it_follows_up() -> (
+    None
+):
+    report = write_report(
+        SynthesizeInput(
+            query="What are its limits?",
+            follows_up="How does retrieval for RAG work?",
+            clarifications=["BM25"],
+            plan=None,
+            sources=[Source(id=1, url="u", title="t")],
+        )
+    )
     lines = report.markdown.splitlines()
     assert lines[0] == "# What are BM25's limits?"
     assert "*Asked: What are its limits?*" in lines
-    assert "*Follow-up to: How does retrieval for RAG work?*" in lines and "*Clarified: BM25*" in lines
+    assert (
+        "*Follow-up to: How does retrieval for RAG work?*" in lines and "*Clarified: BM25*" in lines
+    )
 
 
 def test_the_earlier_research_becomes_the_last_ten_messages_with_its_report_last() -> None:
@@ -118,38 +139,48 @@ Tasks run coroutines concurrently [1].
 
 - [1] Python module `asyncio.tasks` — file:///docs/tasks.py (local)
 """
-DEMO_HISTORY = [Message(role=Speaker.USER, content="How do asyncio tasks run coroutines concurrently?"),
-                Message(role=Speaker.ASSISTANT, content=DEMO_REPORT)]
+DEMO_HISTORY = [
+    Message(role=Speaker.USER, content="How do asyncio tasks run coroutines concurrently?"),
+    Message(role=Speaker.ASSISTANT, content=DEMO_REPORT),
+]
 
 
 def test_a_point_is_about_the_name_it_opens_with_or_the_words_before_its_verb() -> None:
-    assert point_subject("`async asyncio.tasks.wait_for(fut, timeout)` — Wait for the single Future.") == (
-        "asyncio.tasks.wait_for")
+    assert point_subject(
+        "`async asyncio.tasks.wait_for(fut, timeout)` — Wait for the single Future."
+    ) == ("asyncio.tasks.wait_for")
     assert point_subject("BM25 ranks by term frequency.") == "BM25"
     assert point_subject("Inverted indexes make it fast.") == "Inverted indexes"
     assert point_subject("Dense methods") == "Dense methods"  # a section heading stands as it is
 
 
-@pytest.mark.parametrize("query", [
-    "Tell me more about the second point",
-    "Tell me more about point 2",
-    "Can you expand on the second item?",
-    "What about that 2nd bullet?",
-    "Tell me more about the second one",  # patch follow-up-nouns: "one", "idea", "example", ...
-    "Can you go deeper into the second idea?",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Tell me more about the second point",
+        "Tell me more about point 2",
+        "Can you expand on the second item?",
+        "What about that 2nd bullet?",
+        "Tell me more about the second one",  # patch follow-up-nouns: "one", "idea", "example", ...
+        "Can you go deeper into the second idea?",
+    ],
+)
 async def test_a_follow_up_on_the_second_point_researches_that_points_subject(
     time_skipping_env: WorkflowEnvironment, query: str
 ) -> None:
     engine = OfflineEngine()
     script = Script(**{role.name: method(engine, role) for role in ROLES if role.llm})
-    request = ResearchRequest(query=query, history=DEMO_HISTORY, follow_up_of="demo-1", depth=Depth.LIGHT)
+    request = ResearchRequest(
+        query=query, history=DEMO_HISTORY, follow_up_of="demo-1", depth=Depth.LIGHT
+    )
     result, _ = await run_research(time_skipping_env.client, script, request)
 
     assert "clarify" not in script.calls  # the point resolved: not asked back
     searched = [s.query for s in script.calls["search"]]
     assert searched and all("wait_for" in q for q in searched[:2]), searched
-    assert not any(word in q.lower() for q in searched for word in ("second", "point", "bullet", "item")), searched
+    assert not any(
+        word in q.lower() for q in searched for word in ("second", "point", "bullet", "item")
+    ), searched
     assert result.report_markdown.splitlines()[0].endswith("asyncio.tasks.wait_for") or (
         "asyncio.tasks.wait_for" in result.report_markdown.splitlines()[0]
     )

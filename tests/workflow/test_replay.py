@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHistory
-from config import data_converter
 from temporalio import workflow
+from temporalio.client import WorkflowHistory
 from temporalio.worker import (
     ExecuteWorkflowInput,
     Interceptor,
@@ -23,6 +22,7 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
+from config import data_converter
 from workflows.research import DeepResearchWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -44,15 +44,21 @@ class _KeepEvents(Interceptor):
 
     kept: list[tuple[list[dict], list[str]]] = []
 
-    def workflow_interceptor_class(self, input: WorkflowInterceptorClassInput) -> type[WorkflowInboundInterceptor]:
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor]:
         kept = self.kept
 
         class Inbound(WorkflowInboundInterceptor):
             async def execute_workflow(self, input: ExecuteWorkflowInput) -> object:
                 result = await super().execute_workflow(input)
                 state = workflow.instance().state
-                kept.append(([e.model_dump(mode="json") for e in state.events.items],
-                             [s.value for s in state.stage_history]))
+                kept.append(
+                    (
+                        [e.model_dump(mode="json") for e in state.events.items],
+                        [s.value for s in state.stage_history],
+                    )
+                )
                 return result
 
         return Inbound
@@ -65,13 +71,20 @@ async def test_a_replayed_research_rebuilds_its_events(name: str) -> None:
     path = Path(__file__).parent / "histories" / f"{name}.json"
     history = WorkflowHistory.from_json(path.stem, json.loads(path.read_text()))
     _KeepEvents.kept.clear()
-    replayer = Replayer(workflows=[DeepResearchWorkflow], data_converter=data_converter(),
-                        interceptors=[_KeepEvents()])
+    replayer = Replayer(
+        workflows=[DeepResearchWorkflow],
+        data_converter=data_converter(),
+        interceptors=[_KeepEvents()],
+    )
     await replayer.replay_workflow(history)
     [(events, stages)] = _KeepEvents.kept
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert [e["data"]["stage"] for e in events if e["kind"] == "stage"] == stages
     assert events[-1]["kind"] == "done" and events[-1]["data"]["outcome"] == "completed"
     if name == "followed-clarified-reviewed":
-        order = [e["kind"] for e in events if e["kind"] in ("question", "answer", "review_requested", "review")]
+        order = [
+            e["kind"]
+            for e in events
+            if e["kind"] in ("question", "answer", "review_requested", "review")
+        ]
         assert order == ["question", "answer", "review_requested", "review"]

@@ -33,10 +33,12 @@ async def wait_for_review(handle: WorkflowHandle[Any, Any], round_: int = 1) -> 
 
 def answers(*payloads: Any) -> Any:
     """A `during` that answers each review round with the next payload, by signal."""
+
     async def during(handle: WorkflowHandle[Any, Any]) -> None:
         for round_, payload in enumerate(payloads, start=1):
             await wait_for_review(handle, round_)
             await handle.signal(DeepResearchWorkflow.plan_review, payload)
+
     return during
 
 
@@ -50,50 +52,76 @@ async def test_an_approval_three_days_later_runs_the_plan_and_the_budget_did_not
         await time_skipping_env.sleep(3 * DAY)
         await handle.signal(DeepResearchWorkflow.plan_review, {"decision": "approve"})
 
-    result, _ = await run_research(time_skipping_env.client, Script(), reviewed(review_timeout_s=7 * DAY),
-                                   during=approve_later)
+    result, _ = await run_research(
+        time_skipping_env.client, Script(), reviewed(review_timeout_s=7 * DAY), during=approve_later
+    )
     assert result.outcome is Stage.COMPLETED
     assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "person")]
     assert Stage.AWAITING_PLAN_REVIEW in result.stage_history
     assert not any("time budget" in n for n in result.notes)  # three days of waiting cost no budget
-    assert result.plan is not None and all(s.status is StepStatus.COMPLETED for s in result.plan.steps)
+    assert result.plan is not None and all(
+        s.status is StepStatus.COMPLETED for s in result.plan.steps
+    )
 
 
 async def test_revise_replans_with_the_persons_feedback_then_the_approved_plan_runs(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script()
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(), during=answers(
-        {"decision": "revise", "feedback": "Cover lifetime elision too"}, {"decision": "approve"}))
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        reviewed(),
+        during=answers(
+            {"decision": "revise", "feedback": "Cover lifetime elision too"},
+            {"decision": "approve"},
+        ),
+    )
     assert [p.feedback for p in script.calls["plan"]] == [[], ["Cover lifetime elision too"]]
     assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE, ReviewDecision.APPROVE]
     assert result.reviews[0].feedback == "Cover lifetime elision too"
 
 
-async def test_a_persons_own_steps_replace_the_planned_ones(time_skipping_env: WorkflowEnvironment) -> None:
-    steps = [{"title": "Lifetime elision rules", "description": "the three rules"}, {"title": "'static"}]
+async def test_a_persons_own_steps_replace_the_planned_ones(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    steps = [
+        {"title": "Lifetime elision rules", "description": "the three rules"},
+        {"title": "'static"},
+    ]
     script = Script()
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
-                                   during=answers({"decision": "approve", "steps": steps}))
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        reviewed(),
+        during=answers({"decision": "approve", "steps": steps}),
+    )
     assert result.plan is not None
     assert [s.title for s in result.plan.steps] == ["Lifetime elision rules", "'static"]
     assert {s.origin for s in result.plan.steps} == {"reviewer"}
     assert [c.step.title for c in script.calls["observe"]] == ["Lifetime elision rules", "'static"]
 
 
-@pytest.mark.parametrize("bad", [
-    {"decision": "approve please"},
-    {"decision": "APPROVE"},
-    {"decision": "no, approve it"},
-    "approve",
-    {},
-    {"decision": "approve", "verdict": "extra field"},
-    {"decision": "revise"},  # revise needs feedback
-    {"decision": "approve", "steps": [{"title": "  "}]},
-    {"decision": "approve", "steps": [{"title": f"step {i}"} for i in range(4)]},  # light depth: at most 3
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"decision": "approve please"},
+        {"decision": "APPROVE"},
+        {"decision": "no, approve it"},
+        "approve",
+        {},
+        {"decision": "approve", "verdict": "extra field"},
+        {"decision": "revise"},  # revise needs feedback
+        {"decision": "approve", "steps": [{"title": "  "}]},
+        {
+            "decision": "approve",
+            "steps": [{"title": f"step {i}"} for i in range(4)],
+        },  # light depth: at most 3
+    ],
+)
 async def test_an_invalid_review_is_refused_and_recorded_never_taken_as_approval(
-    time_skipping_env: WorkflowEnvironment, bad: Any,
+    time_skipping_env: WorkflowEnvironment,
+    bad: Any,
 ) -> None:
     async def bad_then_nothing(handle: WorkflowHandle[Any, Any]) -> None:
         await wait_for_review(handle)
@@ -103,8 +131,9 @@ async def test_an_invalid_review_is_refused_and_recorded_never_taken_as_approval
         current = await status(handle)
         assert current.pending_review is not None and current.ignored_signals_count == 1
 
-    result, final = await run_research(time_skipping_env.client, Script(), reviewed(review_timeout_s=600),
-                                       during=bad_then_nothing)
+    result, final = await run_research(
+        time_skipping_env.client, Script(), reviewed(review_timeout_s=600), during=bad_then_nothing
+    )
     assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "timeout")]
     assert any("ran as proposed" in n for n in result.notes)
     assert final.ignored_signals[0].startswith("plan_review ignored:")
@@ -115,8 +144,9 @@ async def test_after_three_revisions_the_last_plan_runs_and_the_notes_say_so(
 ) -> None:
     revise = {"decision": "revise", "feedback": "again"}
     script = Script()
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
-                                   during=answers(revise, revise, revise))
+    result, _ = await run_research(
+        time_skipping_env.client, script, reviewed(), during=answers(revise, revise, revise)
+    )
     assert len(script.calls["plan"]) == 4
     assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE] * 3
     assert any("revised 3 times" in n for n in result.notes)
@@ -127,8 +157,9 @@ async def test_cancel_at_the_plan_ends_the_research_as_cancelled_with_a_report(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script()
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
-                                   during=answers({"decision": "cancel"}))
+    result, _ = await run_research(
+        time_skipping_env.client, script, reviewed(), during=answers({"decision": "cancel"})
+    )
     assert result.outcome is Stage.CANCELLED
     assert not script.calls["observe"] and result.report_markdown
     assert result.reviews[0].decision is ReviewDecision.CANCEL
@@ -139,19 +170,28 @@ async def test_an_answer_meant_for_an_earlier_plan_is_refused_not_taken_for_the_
 ) -> None:
     """A person and an agent review together: both revise plan 1; the second answer arrives when
     plan 2 waits, and approving or revising a plan its sender never saw is refused."""
+
     async def two_reviewers(handle: WorkflowHandle[Any, Any]) -> None:
         await wait_for_review(handle)
-        await handle.execute_update(DeepResearchWorkflow.review,
-                                    {"decision": "revise", "feedback": "Cover elision", "round": 1})
+        await handle.execute_update(
+            DeepResearchWorkflow.review,
+            {"decision": "revise", "feedback": "Cover elision", "round": 1},
+        )
         await wait_for_review(handle, 2)
         with pytest.raises(WorkflowUpdateFailedError) as refused:
-            await handle.execute_update(DeepResearchWorkflow.review,
-                                        {"decision": "revise", "feedback": "Cover 'static", "round": 1})
+            await handle.execute_update(
+                DeepResearchWorkflow.review,
+                {"decision": "revise", "feedback": "Cover 'static", "round": 1},
+            )
         assert "this answers plan 1, but plan 2 is pending now" in str(refused.value.cause)
-        await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve", "round": 2})
+        await handle.execute_update(
+            DeepResearchWorkflow.review, {"decision": "approve", "round": 2}
+        )
 
     script = Script()
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(), during=two_reviewers)
+    result, _ = await run_research(
+        time_skipping_env.client, script, reviewed(), during=two_reviewers
+    )
     assert [r.decision for r in result.reviews] == [ReviewDecision.REVISE, ReviewDecision.APPROVE]
     assert [p.feedback for p in script.calls["plan"]] == [[], ["Cover elision"]]
 
@@ -161,7 +201,10 @@ async def test_the_update_answers_a_pending_review_and_refuses_when_none_is(
 ) -> None:
     async def by_update(handle: WorkflowHandle[Any, Any]) -> None:
         await wait_for_review(handle)
-        assert await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve"}) == "approve accepted"
+        assert (
+            await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve"})
+            == "approve accepted"
+        )
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update(DeepResearchWorkflow.review, {"decision": "approve"})
         assert "no review is pending" in str(refused.value.cause)
@@ -171,7 +214,9 @@ async def test_the_update_answers_a_pending_review_and_refuses_when_none_is(
 
 
 async def test_without_review_plan_nothing_waits(time_skipping_env: WorkflowEnvironment) -> None:
-    result, _ = await run_research(time_skipping_env.client, Script(), ResearchRequest(query=QUESTION))
+    result, _ = await run_research(
+        time_skipping_env.client, Script(), ResearchRequest(query=QUESTION)
+    )
     assert result.reviews == [] and Stage.AWAITING_PLAN_REVIEW not in result.stage_history
 
 
@@ -186,14 +231,26 @@ def critic(*verdicts: dict[str, Any]) -> Any:
 
     def critique(inp: Any) -> CritiqueOutput:
         verdict = answers_.pop(0) if len(answers_) > 1 else answers_[0]
-        return CritiqueOutput(quality=0.5, quality_reason="q", hallucination_risk=0.2, hallucination_reason="r",
-                              **verdict)
+        return CritiqueOutput(
+            quality=0.5,
+            quality_reason="q",
+            hallucination_risk=0.2,
+            hallucination_reason="r",
+            **verdict,
+        )
+
     return critique
 
 
-UNCOVERED = {"is_acceptable": False, "issues": [{"severity": "high", "text": "uncovered question terms: elision"}]}
-VAGUE = {"is_acceptable": False, "issues": [{"severity": "medium", "text": "the summary is vague"}],
-         "rewrite_suggestion": "Be concrete."}
+UNCOVERED = {
+    "is_acceptable": False,
+    "issues": [{"severity": "high", "text": "uncovered question terms: elision"}],
+}
+VAGUE = {
+    "is_acceptable": False,
+    "issues": [{"severity": "medium", "text": "the summary is vague"}],
+    "rewrite_suggestion": "Be concrete.",
+}
 FINE: dict[str, Any] = {"is_acceptable": True}
 
 
@@ -201,8 +258,9 @@ async def test_a_report_the_critic_rejects_for_coverage_is_researched_further(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script(critique=critic(UNCOVERED, FINE))
-    result, _ = await run_research(time_skipping_env.client, script,
-                                   ResearchRequest(query=QUESTION, depth=Depth.MEDIUM))
+    result, _ = await run_research(
+        time_skipping_env.client, script, ResearchRequest(query=QUESTION, depth=Depth.MEDIUM)
+    )
     assert [(r.round, r.action) for r in result.refinements] == [(1, "research")]
     assert script.calls["plan"][-1].feedback == ["uncovered question terms: elision"]
     assert Stage.REFINING in result.stage_history and result.outcome is Stage.COMPLETED
@@ -214,7 +272,9 @@ async def test_refinement_is_bounded_and_what_is_still_wrong_is_listed_in_the_re
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script(critique=critic(VAGUE))
-    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    result, _ = await run_research(
+        time_skipping_env.client, script, ResearchRequest(query=QUESTION)
+    )
     assert [(r.round, r.action) for r in result.refinements] == [(1, "rewrite"), (2, "rewrite")]
     assert len(script.calls["synthesize"]) == 3
     assert script.calls["synthesize"][1].feedback == ["the summary is vague", "Be concrete."]
@@ -222,13 +282,19 @@ async def test_refinement_is_bounded_and_what_is_still_wrong_is_listed_in_the_re
     assert "(medium) the summary is vague" in result.report_markdown
 
 
-@pytest.mark.parametrize(("payload", "outcome", "syntheses"), [
-    ({"decision": "approve"}, Stage.COMPLETED, 1),
-    ({"decision": "revise", "feedback": "Add an example"}, Stage.COMPLETED, 2),
-    ({"decision": "cancel"}, Stage.CANCELLED, 1),
-])
+@pytest.mark.parametrize(
+    ("payload", "outcome", "syntheses"),
+    [
+        ({"decision": "approve"}, Stage.COMPLETED, 1),
+        ({"decision": "revise", "feedback": "Add an example"}, Stage.COMPLETED, 2),
+        ({"decision": "cancel"}, Stage.CANCELLED, 1),
+    ],
+)
 async def test_a_report_review_approves_revises_or_cancels(
-    time_skipping_env: WorkflowEnvironment, payload: dict[str, Any], outcome: Stage, syntheses: int,
+    time_skipping_env: WorkflowEnvironment,
+    payload: dict[str, Any],
+    outcome: Stage,
+    syntheses: int,
 ) -> None:
     async def review_report(handle: WorkflowHandle[Any, Any]) -> None:
         await wait_for_review(handle)
@@ -239,11 +305,17 @@ async def test_a_report_review_approves_revises_or_cancels(
         await handle.signal(DeepResearchWorkflow.report_review, payload)
 
     script = Script(critique=critic(FINE))
-    result, _ = await run_research(time_skipping_env.client, script,
-                                   ResearchRequest(query=QUESTION, review_report="always"), during=review_report)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query=QUESTION, review_report="always"),
+        during=review_report,
+    )
     assert result.outcome is outcome
     assert len(script.calls["synthesize"]) == syntheses
-    assert [(r.target.value, r.decision.value) for r in result.reviews] == [("report", payload["decision"])]
+    assert [(r.target.value, r.decision.value) for r in result.reviews] == [
+        ("report", payload["decision"])
+    ]
     assert result.owner == "local"
     if payload["decision"] == "revise":
         assert script.calls["synthesize"][1].feedback == ["Add an example"]
@@ -254,14 +326,19 @@ async def test_the_critic_asking_for_a_person_makes_an_attended_report_wait_unti
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
-    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION, attended=True))
+    result, _ = await run_research(
+        time_skipping_env.client, script, ResearchRequest(query=QUESTION, attended=True)
+    )
     assert [(r.target.value, r.by) for r in result.reviews] == [("report", "timeout")]
-    assert Stage.AWAITING_REPORT_REVIEW in result.stage_history and result.outcome is Stage.COMPLETED
+    assert (
+        Stage.AWAITING_REPORT_REVIEW in result.stage_history and result.outcome is Stage.COMPLETED
+    )
     assert any("stands as written" in n for n in result.notes)
 
     never = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
-    unattended, _ = await run_research(time_skipping_env.client, never,
-                                       ResearchRequest(query=QUESTION, review_report="never"))
+    unattended, _ = await run_research(
+        time_skipping_env.client, never, ResearchRequest(query=QUESTION, review_report="never")
+    )
     assert unattended.reviews == []
 
 
@@ -272,9 +349,15 @@ async def test_the_steps_a_person_approved_all_run_even_if_the_reflector_would_s
     from workflows.models import ReflectionDecision
 
     steps = [{"title": "Lifetime elision"}, {"title": "'static bounds"}, {"title": "Variance"}]
-    script = Script(reflect=lambda inp: ReflectOutput(decision=ReflectionDecision.COMPLETE, reasoning="covered"))
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(),
-                                   during=answers({"decision": "approve", "steps": steps}))
+    script = Script(
+        reflect=lambda inp: ReflectOutput(decision=ReflectionDecision.COMPLETE, reasoning="covered")
+    )
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        reviewed(),
+        during=answers({"decision": "approve", "steps": steps}),
+    )
     assert result.plan is not None
     assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED] * 3
 
@@ -292,29 +375,52 @@ async def test_what_a_refinement_researches_goes_through_the_wave_loop_and_may_c
     script = Script(critique=critic(UNCOVERED, FINE))
     request = ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, steps_per_run=1)
     client, task_queue = time_skipping_env.client, f"tq-{uuid.uuid4()}"
-    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow], activities=script.activities()):
-        handle = await client.start_workflow(DeepResearchWorkflow.run, request, id=f"wf-{uuid.uuid4()}",
-                                             task_queue=task_queue)
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=script.activities(),
+    ):
+        handle = await client.start_workflow(
+            DeepResearchWorkflow.run, request, id=f"wf-{uuid.uuid4()}", task_queue=task_queue
+        )
         result = await handle.result()
         last = await handle.fetch_history()
         started = last.events[0].workflow_execution_started_event_attributes
-        before = await client.get_workflow_handle(handle.id, run_id=started.continued_execution_run_id).fetch_history()
+        before = await client.get_workflow_handle(
+            handle.id, run_id=started.continued_execution_run_id
+        ).fetch_history()
 
     assert [(r.round, r.action) for r in result.refinements] == [(1, "research")]
-    after = result.stage_history[result.stage_history.index(Stage.REFINING):]
-    assert after == [Stage.REFINING, Stage.PLANNING, Stage.RESEARCHING, Stage.REFLECTING, Stage.SYNTHESIZING,
-                     Stage.VERIFYING, Stage.COMPLETED]
+    after = result.stage_history[result.stage_history.index(Stage.REFINING) :]
+    assert after == [
+        Stage.REFINING,
+        Stage.PLANNING,
+        Stage.RESEARCHING,
+        Stage.REFLECTING,
+        Stage.SYNTHESIZING,
+        Stage.VERIFYING,
+        Stage.COMPLETED,
+    ]
     steps = result.plan.steps if result.plan else []
     assert len(steps) == 4 and all(s.status is StepStatus.COMPLETED for s in steps)
     assert len(result.reflections) == len(steps)  # the refinement's step was reflected on too
+
     # The run before the last criticised the first report and continued as new in the refinement.
     def activities(history: Any) -> list[str]:
-        return [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
-                if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+        return [
+            e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        ]
+
     assert "critique" in activities(before) and "plan" in activities(before)
     assert before.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
-    assert "observe" in activities(last) and "reflect" in activities(last) and "plan" not in activities(last)
-
+    assert (
+        "observe" in activities(last)
+        and "reflect" in activities(last)
+        and "plan" not in activities(last)
+    )
 
 
 async def test_nobody_attending_means_the_critics_call_for_a_person_is_noted_not_waited_for(
@@ -323,14 +429,19 @@ async def test_nobody_attending_means_the_critics_call_for_a_person_is_noted_not
     """A detached or scripted start (`attended` false) is not kept an hour waiting for nobody;
     `always` still waits, because the person asked for it."""
     script = Script(critique=critic({"is_acceptable": True, "requires_human_input": True}))
-    result, _ = await run_research(time_skipping_env.client, script, ResearchRequest(query=QUESTION))
+    result, _ = await run_research(
+        time_skipping_env.client, script, ResearchRequest(query=QUESTION)
+    )
     assert result.reviews == [] and Stage.AWAITING_REPORT_REVIEW not in result.stage_history
     assert result.outcome is Stage.COMPLETED
     assert any("nobody attending it" in n for n in result.notes)
 
     asked = Script(critique=critic(FINE))
-    always, _ = await run_research(time_skipping_env.client, asked,
-                                   ResearchRequest(query=QUESTION, review_report="always", review_timeout_s=60))
+    always, _ = await run_research(
+        time_skipping_env.client,
+        asked,
+        ResearchRequest(query=QUESTION, review_report="always", review_timeout_s=60),
+    )
     assert [(r.target.value, r.by) for r in always.reviews] == [("report", "timeout")]
 
 
@@ -342,13 +453,18 @@ def adjust_once() -> Any:
 
     def reflect(inp: Any) -> ReflectOutput:
         decision = decisions.pop(0) if decisions else ReflectionDecision.CONTINUE
-        return ReflectOutput(decision=decision, reasoning="adjust the rest", suggested_changes=["look at variance"])
+        return ReflectOutput(
+            decision=decision, reasoning="adjust the rest", suggested_changes=["look at variance"]
+        )
+
     return reflect
 
 
 @pytest.mark.parametrize(("replans", "reviews"), [(False, 1), (True, 2)])
 async def test_a_reflector_replan_asks_for_review_again_only_when_the_person_asked_for_that(
-    time_skipping_env: WorkflowEnvironment, replans: bool, reviews: int,
+    time_skipping_env: WorkflowEnvironment,
+    replans: bool,
+    reviews: int,
 ) -> None:
     async def approve_each(handle: WorkflowHandle[Any, Any]) -> None:
         for plan in range(1, reviews + 1):
@@ -360,17 +476,21 @@ async def test_a_reflector_replan_asks_for_review_again_only_when_the_person_ask
             await handle.signal(DeepResearchWorkflow.plan_review, {"decision": "approve"})
 
     script = Script(reflect=adjust_once())
-    result, _ = await run_research(time_skipping_env.client, script, reviewed(review_replans=replans),
-                                   during=approve_each)
+    result, _ = await run_research(
+        time_skipping_env.client, script, reviewed(review_replans=replans), during=approve_each
+    )
     assert result.plan_iterations == 2 and len(script.calls["plan"]) == 2
-    assert [(r.decision, r.by) for r in result.reviews] == [(ReviewDecision.APPROVE, "person")] * reviews
+    assert [(r.decision, r.by) for r in result.reviews] == [
+        (ReviewDecision.APPROVE, "person")
+    ] * reviews
     assert result.stage_history.count(Stage.AWAITING_PLAN_REVIEW) == reviews
     assert result.outcome is Stage.COMPLETED
 
 
 @pytest.mark.parametrize("rewrite_changes", [False, True])
 async def test_a_report_revised_after_review_says_so_and_whether_the_rewrite_could_act_on_it(
-    time_skipping_env: WorkflowEnvironment, rewrite_changes: bool,
+    time_skipping_env: WorkflowEnvironment,
+    rewrite_changes: bool,
 ) -> None:
     from tests.support.doubles import default_synthesize
 
@@ -382,11 +502,17 @@ async def test_a_report_revised_after_review_says_so_and_whether_the_rewrite_cou
 
     async def revise(handle: WorkflowHandle[Any, Any]) -> None:
         await wait_for_review(handle)
-        await handle.signal(DeepResearchWorkflow.report_review, {"decision": "revise", "feedback": "Add an example"})
+        await handle.signal(
+            DeepResearchWorkflow.report_review, {"decision": "revise", "feedback": "Add an example"}
+        )
 
     script = Script(critique=critic(FINE), synthesize=synthesize)
-    result, _ = await run_research(time_skipping_env.client, script,
-                                   ResearchRequest(query=QUESTION, review_report="always"), during=revise)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query=QUESTION, review_report="always"),
+        during=revise,
+    )
     assert "> **Revised after review:** “Add an example”." in result.report_markdown
     could_not = "could not act on the feedback" in result.report_markdown
     assert could_not is not rewrite_changes

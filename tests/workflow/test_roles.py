@@ -40,7 +40,9 @@ def test_names_are_unique_and_every_role_says_what_happens_when_its_retries_are_
 @pytest.mark.parametrize("role", LLM_ROLES, ids=lambda r: r.name)
 def test_every_llm_role_has_its_prompt_files(role: roles.Role) -> None:
     for prompt in role.asks:
-        assert (PROMPTS_DIR / f"{prompt.file}.md").is_file(), f"{role.name}: add activities/prompts/{prompt.file}.md"
+        assert (PROMPTS_DIR / f"{prompt.file}.md").is_file(), (
+            f"{role.name}: add activities/prompts/{prompt.file}.md"
+        )
         assert load_prompt(prompt.file).variables
         assert 0 < prompt.max_tokens and 0 < prompt.request_timeout_s < role.timeout.total_seconds()
 
@@ -65,8 +67,11 @@ def test_the_engine_check_names_what_is_missing() -> None:
 
     found = missing(Partial)
 
-    assert found[:3] == ["Partial.route is not (RouteInput) -> RouteOutput", "Partial has no async method clarify",
-                         "Partial has no async method coordinate"]
+    assert found[:3] == [
+        "Partial.route is not (RouteInput) -> RouteOutput",
+        "Partial has no async method clarify",
+        "Partial has no async method coordinate",
+    ]
     assert len(found) == len(LLM_ROLES)
 
 
@@ -74,7 +79,7 @@ def test_the_worker_registers_each_row_under_its_name_with_its_models() -> None:
     built = [definition(fn) for fn in [*LLM_ACTIVITIES, search, read_page, save_research]]
 
     assert [d.name for d in built] == NAMES
-    for found, role in zip(built, ROLES):
+    for found, role in zip(built, ROLES, strict=False):
         assert (found.arg_types, found.ret_type) == ([role.input], role.output), role.name
         assert found.is_async
 
@@ -83,7 +88,9 @@ def test_the_doubles_stand_in_for_every_row() -> None:
     built = [definition(fn) for fn in Script().activities()]
 
     assert list(DEFAULTS) == NAMES
-    assert [(d.name, d.arg_types, d.ret_type) for d in built] == [(r.name, [r.input], r.output) for r in ROLES]
+    assert [(d.name, d.arg_types, d.ret_type) for d in built] == [
+        (r.name, [r.input], r.output) for r in ROLES
+    ]
 
 
 def test_the_openai_engine_reads_each_llm_roles_reply_with_a_model_of_its_own() -> None:

@@ -30,26 +30,48 @@ from workflows.research import DeepResearchWorkflow
 def mixed_hits(req: m.SearchInput) -> m.SearchOutput:
     """One document of the local corpus and one web page per query."""
     slug = abs(hash(req.query)) % 10_000
-    return m.SearchOutput(hits=[
-        m.SearchHit(url=f"file:///docs/{slug}.md", title=f"Doc on {req.query}", snippet="snippet", provider="local"),
-        m.SearchHit(url=f"https://example.org/{slug}", title=f"Page on {req.query}", snippet="snippet", provider="web"),
-    ])
+    return m.SearchOutput(
+        hits=[
+            m.SearchHit(
+                url=f"file:///docs/{slug}.md",
+                title=f"Doc on {req.query}",
+                snippet="snippet",
+                provider="local",
+            ),
+            m.SearchHit(
+                url=f"https://example.org/{slug}",
+                title=f"Page on {req.query}",
+                snippet="snippet",
+                provider="web",
+            ),
+        ]
+    )
 
 
 async def run(env: WorkflowEnvironment, script: Script) -> tuple[ResearchResult, Any]:
     task_queue = f"tq-{uuid.uuid4()}"
-    async with Worker(env.client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
-                      activities=script.activities()):
+    async with Worker(
+        env.client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=script.activities(),
+    ):
         handle = await env.client.start_workflow(
-            DeepResearchWorkflow.run, ResearchRequest(query="How do tide pools form?", depth=Depth.LIGHT),
-            id=f"wf-{uuid.uuid4()}", task_queue=task_queue)
+            DeepResearchWorkflow.run,
+            ResearchRequest(query="How do tide pools form?", depth=Depth.LIGHT),
+            id=f"wf-{uuid.uuid4()}",
+            task_queue=task_queue,
+        )
         result = await handle.result()
         return result, await handle.fetch_history()
 
 
 def scheduled(history: Any) -> Counter[str]:
-    return Counter(e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
-                   if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    return Counter(
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    )
 
 
 def markers(history: Any) -> int:
@@ -70,7 +92,9 @@ async def test_corpus_searches_and_reads_are_markers_and_web_pages_stay_activiti
     assert kinds["read_page"] == len(web_reads)  # only the web pages went through the task queue
     assert markers(history) >= len(script.calls["search"]) + len(read) - len(web_reads)
     cited = {source.url for source in result.sources}
-    assert any(url.startswith("file://") for url in cited) and any(url.startswith("https://") for url in cited)
+    assert any(url.startswith("file://") for url in cited) and any(
+        url.startswith("https://") for url in cited
+    )
 
 
 async def test_a_local_search_is_retried_and_then_falls_back_like_any_activity(
@@ -89,7 +113,9 @@ async def test_a_local_search_is_retried_and_then_falls_back_like_any_activity(
     script = Script(search=flaky)
     result, _ = await run(time_skipping_env, script)
 
-    assert attempts and all(n >= 2 for n in attempts.values())  # each query retried after its failure
+    assert attempts and all(
+        n >= 2 for n in attempts.values()
+    )  # each query retried after its failure
     assert result.sources  # ...and then answered
     assert not any("search failed" in note for note in result.notes)
 
@@ -116,7 +142,9 @@ def order(history: Any) -> list[str]:
     return seen
 
 
-async def test_a_clear_question_is_classified_while_it_is_routed(time_skipping_env: WorkflowEnvironment) -> None:
+async def test_a_clear_question_is_classified_while_it_is_routed(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
     script = Script()
     result, history = await run(time_skipping_env, script)
 
@@ -125,17 +153,26 @@ async def test_a_clear_question_is_classified_while_it_is_routed(time_skipping_e
     assert len(script.calls["coordinate"]) == 1 and result.report_markdown
 
 
-async def test_a_vague_question_is_classified_again_once_it_is_clarified(time_skipping_env: WorkflowEnvironment) -> None:
+async def test_a_vague_question_is_classified_again_once_it_is_clarified(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
     from workflows.models import RoutingDecision
 
     routes = iter([RoutingDecision.CLARIFICATION, RoutingDecision.RESEARCH])
     script = Script(route=lambda inp: m.RouteOutput(decision=next(routes), reasoning="scripted"))
     task_queue = f"tq-{uuid.uuid4()}"
-    async with Worker(time_skipping_env.client, task_queue=task_queue, workflows=[DeepResearchWorkflow],
-                      activities=script.activities()):
+    async with Worker(
+        time_skipping_env.client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=script.activities(),
+    ):
         handle = await time_skipping_env.client.start_workflow(
-            DeepResearchWorkflow.run, ResearchRequest(query="Is it better?", depth=Depth.LIGHT, reply_shortcut=False),
-            id=f"wf-{uuid.uuid4()}", task_queue=task_queue)
+            DeepResearchWorkflow.run,
+            ResearchRequest(query="Is it better?", depth=Depth.LIGHT, reply_shortcut=False),
+            id=f"wf-{uuid.uuid4()}",
+            task_queue=task_queue,
+        )
         while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
             pass
         await handle.signal("clarification_answer", "tide pools on rocky shores")
@@ -154,7 +191,10 @@ def patch_markers(history: Any) -> list[str]:
 
     ids = []
     for e in history.events:
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED and e.marker_recorded_event_attributes.marker_name == "core_patch":
+        if (
+            e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+            and e.marker_recorded_event_attributes.marker_name == "core_patch"
+        ):
             [payload] = e.marker_recorded_event_attributes.details["patch-data"].payloads
             ids.append(json.loads(payload.data)["id"])
     return ids
@@ -167,5 +207,8 @@ async def test_a_new_research_records_one_patch_marker_for_every_patch_of_its_co
 
     _, history = await run(time_skipping_env, Script(search=mixed_hits))
     assert patch_markers(history) == [patches.ALL_OF_2026_11_24]
-    upserts = sum(e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES for e in history.events)
+    upserts = sum(
+        e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
+        for e in history.events
+    )
     assert upserts == 1  # Temporal's TemporalChangeVersion, once

@@ -45,19 +45,45 @@ C, A, X = ReflectionDecision.CONTINUE, ReflectionDecision.ADJUST, ReflectionDeci
     ],
 )
 def test_the_reflector_is_held_to_the_depths_limits(
-    proposed: ReflectionDecision, done: int, min_steps: int, pending: bool, plans: int, decided: ReflectionDecision
+    proposed: ReflectionDecision,
+    done: int,
+    min_steps: int,
+    pending: bool,
+    plans: int,
+    decided: ReflectionDecision,
 ) -> None:
-    reflection = guard(Reflection(decision=proposed, reasoning="proposed"), done=done, min_steps=min_steps,
-                       pending=pending, plan_iterations=plans, depth="medium")
+    reflection = guard(
+        Reflection(decision=proposed, reasoning="proposed"),
+        done=done,
+        min_steps=min_steps,
+        pending=pending,
+        plan_iterations=plans,
+        depth="medium",
+    )
     assert reflection.decision is decided
     assert reflection.reasoning.endswith("proposed")
 
 
 def test_steps_a_person_approved_run_whatever_the_reflector_says() -> None:
     proposed = Reflection(decision=X, reasoning="covered")
-    assert guard(proposed, done=1, min_steps=1, pending=True, plan_iterations=1, depth="light",
-                 approved_pending=True).decision is C
-    assert guard(proposed, done=1, min_steps=1, pending=True, plan_iterations=1, depth="light").decision is X
+    assert (
+        guard(
+            proposed,
+            done=1,
+            min_steps=1,
+            pending=True,
+            plan_iterations=1,
+            depth="light",
+            approved_pending=True,
+        ).decision
+        is C
+    )
+    assert (
+        guard(
+            proposed, done=1, min_steps=1, pending=True, plan_iterations=1, depth="light"
+        ).decision
+        is X
+    )
 
 
 def _plan(*titles: str) -> Plan:
@@ -71,7 +97,13 @@ def _plan(*titles: str) -> Plan:
         ("coder", "write a benchmark", _plan("a"), 3, "unknown agent 'coder'; known: researcher"),
         ("", "x", _plan("a"), 3, "unknown agent '(none)'; known: researcher"),
         ("researcher", "", _plan("a"), 3, "no query was suggested"),
-        ("researcher", "more", _plan("a", "b", "c"), 3, "the plan already has the medium depth's maximum of 3 steps"),
+        (
+            "researcher",
+            "more",
+            _plan("a", "b", "c"),
+            3,
+            "the plan already has the medium depth's maximum of 3 steps",
+        ),
         ("researcher", "A", _plan("a"), 3, "a step with that query is already in the plan"),
     ],
 )
@@ -98,13 +130,17 @@ def test_a_loop_back_request_must_serve_the_research(query: str, accepted: bool)
 
 def test_a_replan_keeps_completed_steps_drops_repeats_and_respects_the_maximum() -> None:
     done = [PlanStep(title="Ownership basics", status=StepStatus.COMPLETED, observation="o")]
-    draft = PlanOutput(title="Plan 2", thought="t", steps=[
-        StepDraft(title="ownership BASICS", description="again"),
-        StepDraft(title="  Borrowing  ", description=" rules "),
-        StepDraft(title="", description="empty"),
-        StepDraft(title="Lifetimes", description="d"),
-        StepDraft(title="Beyond the maximum", description="d"),
-    ])
+    draft = PlanOutput(
+        title="Plan 2",
+        thought="t",
+        steps=[
+            StepDraft(title="ownership BASICS", description="again"),
+            StepDraft(title="  Borrowing  ", description=" rules "),
+            StepDraft(title="", description="empty"),
+            StepDraft(title="Lifetimes", description="d"),
+            StepDraft(title="Beyond the maximum", description="d"),
+        ],
+    )
     plan = merge_plan("How does ownership work?", draft, done, max_steps=3, iteration=2)
     assert [s.title for s in plan.steps] == ["Ownership basics", "Borrowing", "Lifetimes"]
     assert plan.steps[0].status is StepStatus.COMPLETED and plan.steps[1].description == "rules"
@@ -119,16 +155,22 @@ def test_without_a_planner_the_question_itself_is_the_one_step() -> None:
 
 def test_the_readme_shows_the_diagram_the_stage_table_draws() -> None:
     readme = (REPO / "README.md").read_text()
-    assert f"```mermaid\n{mermaid()}\n```" in readme, "run `python -m workflows.stages` and paste it into README.md"
+    assert f"```mermaid\n{mermaid()}\n```" in readme, (
+        "run `python -m workflows.stages` and paste it into README.md"
+    )
 
 
 def test_the_workflow_package_imports_no_activity_code() -> None:
     for path in sorted((REPO / "workflows").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
-                assert not node.module.startswith(("activities", "starter")), f"{path.name} imports {node.module}"
+                assert not node.module.startswith(("activities", "starter")), (
+                    f"{path.name} imports {node.module}"
+                )
             if isinstance(node, ast.Import):
-                assert not any(a.name.startswith(("activities", "starter")) for a in node.names), path.name
+                assert not any(a.name.startswith(("activities", "starter")) for a in node.names), (
+                    path.name
+                )
 
 
 def test_importing_the_workflow_loads_no_heavy_library() -> None:
@@ -137,5 +179,7 @@ def test_importing_the_workflow_loads_no_heavy_library() -> None:
         "import sys, workflows.research\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
     assert out.stdout.strip() == "[]"

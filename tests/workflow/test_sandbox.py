@@ -18,15 +18,43 @@ CORE = sorted((REPO / "workflows").glob("*.py"))
 
 #: What the core may import: deterministic standard-library modules, temporalio, pydantic, itself.
 ALLOWED_IMPORTS = {
-    "__future__", "asyncio", "collections", "dataclasses", "datetime", "enum", "functools", "itertools",
-    "math", "re", "string", "typing", "unicodedata", "json", "textwrap", "html", "urllib", "bisect", "heapq",
-    "operator", "pydantic", "temporalio", "workflows",
+    "__future__",
+    "asyncio",
+    "collections",
+    "dataclasses",
+    "datetime",
+    "enum",
+    "functools",
+    "itertools",
+    "math",
+    "re",
+    "string",
+    "typing",
+    "unicodedata",
+    "json",
+    "textwrap",
+    "html",
+    "urllib",
+    "bisect",
+    "heapq",
+    "operator",
+    "pydantic",
+    "temporalio",
+    "workflows",
 }
 #: Calls that differ from one run (or replay) to the next; the workflow has its own (workflow.now()).
 FORBIDDEN_CALLS = {
-    ("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today"),
-    ("time", "time"), ("time", "monotonic"), ("time", "perf_counter"), ("time", "sleep"),
-    ("asyncio", "sleep"), ("uuid", "uuid4"), ("uuid", "uuid1"),
+    ("datetime", "now"),
+    ("datetime", "utcnow"),
+    ("datetime", "today"),
+    ("date", "today"),
+    ("time", "time"),
+    ("time", "monotonic"),
+    ("time", "perf_counter"),
+    ("time", "sleep"),
+    ("asyncio", "sleep"),
+    ("uuid", "uuid4"),
+    ("uuid", "uuid1"),
 }
 
 
@@ -64,9 +92,15 @@ def test_the_core_never_reads_the_clock_or_sleeps_outside_temporal(path: Path) -
     calls = [
         (node.func.value.id, node.func.attr)
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
     ]
     used = {call for call in calls if call in FORBIDDEN_CALLS}
-    assert not used, f"{path.name} calls {sorted('.'.join(c) for c in used)}; use workflow.now() / workflow.sleep()"
-    names = {node.id for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Name)}
+    assert not used, (
+        f"{path.name} calls {sorted('.'.join(c) for c in used)}; use workflow.now() / workflow.sleep()"
+    )
+    names = {
+        node.id for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Name)
+    }
     assert "open" not in names, f"{path.name} opens files"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
-from config import data_converter
 
+from config import data_converter
 from workflows.models import ResearchResult, ResearchStatus, ReviewTarget, Stage
 from workflows.state import ResearchState
 
@@ -51,7 +51,9 @@ def test_the_recorded_state_is_flat() -> None:
 def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
     flat, state = _decoded()
     dumped = state.model_dump(mode="json")
-    where = {name: part for part, model in ResearchState.parts().items() for name in model.model_fields}
+    where = {
+        name: part for part, model in ResearchState.parts().items() for name in model.model_fields
+    }
     unknown = flat.keys() - where.keys() - ResearchState.model_fields.keys()
     assert not unknown, f"fields of the old state kept nowhere: {sorted(unknown)}"
     for key, value in flat.items():
@@ -98,17 +100,27 @@ def test_the_result_and_status_show_what_the_flat_state_held_under_the_same_name
     assert result.query == status.query == flat["request"]["query"].strip()
     assert result.mode.value == status.mode.value == flat["request"]["mode"]
     assert result.outcome is Stage(flat["stage"]) and result.report_markdown == "# report"
-    assert status.sources_count == len(flat["sources"]) and status.clarification_count == len(flat["clarifications"])
-    assert status.last_event_seq == state.events.last_seq and status.first_event_seq == state.events.dropped + 1
+    assert status.sources_count == len(flat["sources"]) and status.clarification_count == len(
+        flat["clarifications"]
+    )
+    assert (
+        status.last_event_seq == state.events.last_seq
+        and status.first_event_seq == state.events.dropped + 1
+    )
 
 
-@pytest.mark.parametrize("pending, shown", [(None, False), (ReviewTarget.PLAN, False), (ReviewTarget.REPORT, True)])
-def test_the_status_shows_the_critique_only_while_the_report_awaits_review(pending: ReviewTarget | None,
-                                                                           shown: bool) -> None:
+@pytest.mark.parametrize(
+    "pending, shown", [(None, False), (ReviewTarget.PLAN, False), (ReviewTarget.REPORT, True)]
+)
+def test_the_status_shows_the_critique_only_while_the_report_awaits_review(
+    pending: ReviewTarget | None, shown: bool
+) -> None:
     from workflows.models import Critique
 
     state = ResearchState()
-    state.writeup.critique = Critique(quality=0.5, quality_reason="q", hallucination_risk=0.1, hallucination_reason="h")
+    state.writeup.critique = Critique(
+        quality=0.5, quality_reason="q", hallucination_risk=0.1, hallucination_reason="h"
+    )
     state.oversight.pending_review = pending
     assert (state.status().critique is not None) is shown
 
@@ -118,6 +130,10 @@ def test_every_field_of_both_views_is_computed_or_kept() -> None:
     in a running research."""
     state = ResearchState()
     assert isinstance(state.status(), ResearchStatus)
-    assert isinstance(state.result("", [], datetime(2026, 1, 1), datetime(2026, 1, 1)), ResearchResult)
-    with pytest.raises(TypeError, match="ResearchStatus.clarification_count is neither given nor kept"):
+    assert isinstance(
+        state.result("", [], datetime(2026, 1, 1), datetime(2026, 1, 1)), ResearchResult
+    )
+    with pytest.raises(
+        TypeError, match="ResearchStatus.clarification_count is neither given nor kept"
+    ):
         state.view(ResearchStatus)

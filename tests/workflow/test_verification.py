@@ -81,36 +81,52 @@ Lifetimes name how long a reference stays valid.[2] They are usually inferred [2
 Nothing here is a claim either [3].
 """
 
-UNRELATED = ["Knead the dough for ten minutes, then let the bread rise overnight in a warm kitchen before baking."]
-OWNERSHIP = ["The Rust compiler enforces ownership and borrowing rules, which rules out data races in safe code."]
-SCHEDULER = ["Tokio's scheduler uses work stealing between worker threads.\n\n"
-             + "Each worker owns a local queue with room for 256 tasks."]
+UNRELATED = [
+    "Knead the dough for ten minutes, then let the bread rise overnight in a warm kitchen before baking."
+]
+OWNERSHIP = [
+    "The Rust compiler enforces ownership and borrowing rules, which rules out data races in safe code."
+]
+SCHEDULER = [
+    "Tokio's scheduler uses work stealing between worker threads.\n\n"
+    + "Each worker owns a local queue with room for 256 tasks."
+]
 
 
 # --- lexical_check: the pre-check before the judge ------------------------------------------------
 
 
 def test_a_claim_citing_an_unrelated_source_is_caught_before_the_judge() -> None:
-    check = lexical_check("Rust's ownership rules let the compiler prevent data races between threads.", UNRELATED)
+    check = lexical_check(
+        "Rust's ownership rules let the compiler prevent data races between threads.", UNRELATED
+    )
 
     assert check.verdict is Verdict.UNSUPPORTED
     assert check.coverage < verification.UNRELATED_COVERAGE
-    assert "shares 1 of 9 content words (11%)" in check.reason and "unrelated source" in check.reason
+    assert (
+        "shares 1 of 9 content words (11%)" in check.reason and "unrelated source" in check.reason
+    )
 
 
 def test_a_paraphrase_of_the_evidence_is_left_to_the_judge() -> None:
-    check = lexical_check("Because of its ownership rules, Rust's compiler stops data races in threaded programs.", OWNERSHIP)
+    check = lexical_check(
+        "Because of its ownership rules, Rust's compiler stops data races in threaded programs.",
+        OWNERSHIP,
+    )
 
     assert check.verdict is None
     assert 0.5 < check.coverage < 1.0
     assert "content words" in check.reason
 
 
-def test_a_claim_without_evidence_is_unsupported_and_one_without_content_words_is_not_decided() -> None:
+def test_a_claim_without_evidence_is_unsupported_and_one_without_content_words_is_not_decided() -> (
+    None
+):
     empty = lexical_check("Tokio was released in 2016.", [])
     assert empty.verdict is Verdict.UNSUPPORTED and empty.missing_numbers == ("2016",)
     assert lexical_check("It is so.", OWNERSHIP) == verification.LexicalCheck(
-        1.0, (), None, "shares 0 of 0 content words (100%) with the cited evidence")
+        1.0, (), None, "shares 0 of 0 content words (100%) with the cited evidence"
+    )
 
 
 # --- lexical_verdict: the offline engine's whole method -------------------------------------------
@@ -124,7 +140,9 @@ def test_a_verbatim_quote_is_supported() -> None:
 
 
 def test_a_half_overlapping_claim_is_partly_supported() -> None:
-    check = lexical_verdict("Each worker owns a local queue of tasks and a private memory arena.", SCHEDULER)
+    check = lexical_verdict(
+        "Each worker owns a local queue of tasks and a private memory arena.", SCHEDULER
+    )
 
     assert check.verdict is Verdict.PARTIAL
     assert check.reason == "the cited evidence holds 5 of 8 content words (62%)"
@@ -132,12 +150,16 @@ def test_a_half_overlapping_claim_is_partly_supported() -> None:
 
 def test_a_claim_whose_number_differs_from_the_evidence_is_not_supported() -> None:
     evidence = ["Tokio was first released in 2015 as an asynchronous runtime for Rust."]
-    check = lexical_verdict("Tokio was first released in 2019 as an asynchronous runtime for Rust.", evidence)
+    check = lexical_verdict(
+        "Tokio was first released in 2019 as an asynchronous runtime for Rust.", evidence
+    )
 
     assert check.verdict is Verdict.PARTIAL  # every word is there, the year is not
     assert check.missing_numbers == ("2019",)
     assert check.reason.endswith("but not 2019")
-    assert lexical_verdict("Tokio was first released in 2015.", evidence).verdict is Verdict.SUPPORTED
+    assert (
+        lexical_verdict("Tokio was first released in 2015.", evidence).verdict is Verdict.SUPPORTED
+    )
 
 
 def test_a_claim_stitched_from_words_of_two_paragraphs_is_not_supported() -> None:
@@ -151,12 +173,21 @@ def test_a_claim_stitched_from_words_of_two_paragraphs_is_not_supported() -> Non
 
 
 def test_inflections_numbers_and_unrelated_evidence() -> None:
-    evidence = ["The runtime scheduled tasks on four threads, and 40 percent of them yielded early."]
-    assert lexical_verdict("Scheduling tasks on 4 thread keeps 40% of them yielding early.", evidence).verdict \
+    evidence = [
+        "The runtime scheduled tasks on four threads, and 40 percent of them yielded early."
+    ]
+    assert (
+        lexical_verdict(
+            "Scheduling tasks on 4 thread keeps 40% of them yielding early.", evidence
+        ).verdict
         is Verdict.SUPPORTED
-    assert lexical_verdict("Ownership prevents data races.", UNRELATED).verdict is Verdict.UNSUPPORTED
+    )
+    assert (
+        lexical_verdict("Ownership prevents data races.", UNRELATED).verdict is Verdict.UNSUPPORTED
+    )
     assert lexical_verdict("Ownership prevents data races.", UNRELATED).reason.startswith(
-        "the cited evidence holds only 0 of 4")
+        "the cited evidence holds only 0 of 4"
+    )
 
 
 # --- cited_sentences ------------------------------------------------------------------------------
@@ -192,16 +223,24 @@ def test_an_llm_reports_cited_sentences_skip_code_quotes_escapes_and_the_referen
 
 
 def test_the_sources_list_ends_at_the_next_heading_of_its_level_and_lists_are_unmarked() -> None:
-    markdown = ("## Sources\n\n[1] A - https://a\n\n### Notes\n\nStill sources [1].\n\n"
-                "## Appendix\n\n1. Caching  halves   latency [1][2]. duplicates ok [2].\n* caching halves latency [2].\n")
+    markdown = (
+        "## Sources\n\n[1] A - https://a\n\n### Notes\n\nStill sources [1].\n\n"
+        "## Appendix\n\n1. Caching  halves   latency [1][2]. duplicates ok [2].\n* caching halves latency [2].\n"
+    )
     found = cited_sentences(markdown)
 
     assert [(s.text, s.claim, s.source_ids) for s in found] == [
-        ("Caching  halves   latency [1][2]. duplicates ok [2].", "Caching halves latency. duplicates ok.", (1, 2)),
+        (
+            "Caching  halves   latency [1][2]. duplicates ok [2].",
+            "Caching halves latency. duplicates ok.",
+            (1, 2),
+        ),
         ("caching halves latency [2].", "caching halves latency.", (2,)),
     ]
     # a lowercase start is not a new sentence (split_sentences's rule); the same claim counts once
-    assert [s.claim for s in cited_sentences("A is B [1]. A is B [2].\n\n**Sources:**\n[1] x\n")] == ["A is B."]
+    assert [
+        s.claim for s in cited_sentences("A is B [1]. A is B [2].\n\n**Sources:**\n[1] x\n")
+    ] == ["A is B."]
 
 
 # --- editing the report ---------------------------------------------------------------------------
@@ -218,8 +257,12 @@ def test_removing_a_finding_drops_its_bullet_line_and_its_summary_sentence() -> 
 
 
 def test_removing_a_sentence_mid_paragraph_or_at_its_ends_leaves_clean_prose() -> None:
-    middle = remove_sentence(LLM_REPORT, "The borrow checker rejects two mutable references to one value [2, 3].")
-    assert middle == LLM_REPORT.replace(" The borrow checker rejects two mutable references to one value [2, 3].", "")
+    middle = remove_sentence(
+        LLM_REPORT, "The borrow checker rejects two mutable references to one value [2, 3]."
+    )
+    assert middle == LLM_REPORT.replace(
+        " The borrow checker rejects two mutable references to one value [2, 3].", ""
+    )
     last = remove_sentence(LLM_REPORT, "Each value has exactly one owner [1, 3].")
     assert last == LLM_REPORT.replace(" Each value has exactly one owner [1, 3].", "")
     first = remove_sentence(LLM_REPORT, "Lifetimes name how long a reference stays valid.[2]")
@@ -229,17 +272,26 @@ def test_removing_a_sentence_mid_paragraph_or_at_its_ends_leaves_clean_prose() -
 def test_removing_a_sections_only_paragraph_keeps_its_heading_and_one_blank_line() -> None:
     markdown = "# T\n\nIntro [1].\n\n## A\n\nOnly claim [2].\n\n## B\n\nOther [3].\n"
 
-    assert remove_sentence(markdown, "Only claim [2].") == "# T\n\nIntro [1].\n\n## A\n\n## B\n\nOther [3].\n"
+    assert (
+        remove_sentence(markdown, "Only claim [2].")
+        == "# T\n\nIntro [1].\n\n## A\n\n## B\n\nOther [3].\n"
+    )
     # a sentence is matched whole, never inside a longer one, and never in the sources list
     assert remove_sentence("Big A is B [1]. A is B [1].\n", "A is B [1].") == "Big A is B [1].\n"
-    assert remove_sentence("## Sources\n\nA is B [1].\n", "A is B [1].") == "## Sources\n\nA is B [1].\n"
+    assert (
+        remove_sentence("## Sources\n\nA is B [1].\n", "A is B [1].")
+        == "## Sources\n\nA is B [1].\n"
+    )
 
 
 def test_marking_a_partly_supported_sentence_changes_nothing_else() -> None:
     sentence = "Tasks get a budget of 128 operations before they must yield [2, 3]."
     marked = mark_partial(OFFLINE_REPORT, sentence)
 
-    assert marked == OFFLINE_REPORT.replace(sentence, f"Tasks get a budget of 128 operations before they must yield [2, 3]{PARTIAL_MARK}.")
+    assert marked == OFFLINE_REPORT.replace(
+        sentence,
+        f"Tasks get a budget of 128 operations before they must yield [2, 3]{PARTIAL_MARK}.",
+    )
     assert mark_partial(marked, sentence) == marked
     again = [s for s in cited_sentences(marked) if s.source_ids == (2, 3)]
     assert again[0].claim == "Tasks get a budget of 128 operations before they must yield."
@@ -248,28 +300,36 @@ def test_marking_a_partly_supported_sentence_changes_nothing_else() -> None:
     marked = mark_partial(LLM_REPORT, trailing)
     assert marked == LLM_REPORT.replace(trailing, trailing + PARTIAL_MARK)
     assert mark_partial(marked, trailing) == marked
-    assert [s.claim for s in cited_sentences(marked)] == [s.claim for s in cited_sentences(LLM_REPORT)]
+    assert [s.claim for s in cited_sentences(marked)] == [
+        s.claim for s in cited_sentences(LLM_REPORT)
+    ]
 
 
 def test_replacing_a_sentence_rewrites_every_occurrence_and_nothing_else() -> None:
-    old, new = "Idle workers steal tasks from busy ones [1].", "Idle workers take tasks from busy workers' queues [1]."
+    old, new = (
+        "Idle workers steal tasks from busy ones [1].",
+        "Idle workers take tasks from busy workers' queues [1].",
+    )
 
     assert replace_sentence(OFFLINE_REPORT, old, new) == OFFLINE_REPORT.replace(old, new)
     assert replace_sentence(OFFLINE_REPORT, old, "  ") == remove_sentence(OFFLINE_REPORT, old)
     # the workflow later removes or marks a rewrite by the text the reviser returned, unnormalized
     rewrite = "Idle workers  take tasks\nfrom busy workers [1]."
     rewritten = replace_sentence(OFFLINE_REPORT, old, rewrite)
-    assert rewritten == OFFLINE_REPORT.replace(old, "Idle workers take tasks from busy workers [1].")
+    assert rewritten == OFFLINE_REPORT.replace(
+        old, "Idle workers take tasks from busy workers [1]."
+    )
     assert remove_sentence(rewritten, rewrite) == remove_sentence(OFFLINE_REPORT, old)
     assert mark_partial(rewritten, rewrite).count(f"busy workers [1]{PARTIAL_MARK}.") == 2
 
 
 def test_the_sources_list_keeps_only_sources_still_cited() -> None:
     assert drop_unused_sources(OFFLINE_REPORT, {1, 3}) == OFFLINE_REPORT.replace(
-        "- [2] Scheduler notes — https://example.org/scheduler\n", "")
+        "- [2] Scheduler notes — https://example.org/scheduler\n", ""
+    )
     assert drop_unused_sources(LLM_REPORT, [2]) == LLM_REPORT.replace(
-        "1. [1] The Rust Book - https://example.org/book\n", "").replace(
-        "[3] Borrowing explained - https://example.org/borrow\n", "")
+        "1. [1] The Rust Book - https://example.org/book\n", ""
+    ).replace("[3] Borrowing explained - https://example.org/borrow\n", "")
     emptied = drop_unused_sources(OFFLINE_REPORT, set())
     assert "## Sources\n\n---\n" in emptied and emptied.endswith("cite.*\n")
 
@@ -288,52 +348,98 @@ def test_the_summary_counts_final_verdicts() -> None:
     summary = summarize(claims, method="lexical+judge")
 
     assert summary == VerificationSummary(
-        enabled=True, method="lexical+judge", claims=7, supported=4, partial=1, unsupported=1, unverified=1,
-        revised=2, removed=1, share_supported=0.5714)
+        enabled=True,
+        method="lexical+judge",
+        claims=7,
+        supported=4,
+        partial=1,
+        unsupported=1,
+        unverified=1,
+        revised=2,
+        removed=1,
+        share_supported=0.5714,
+    )
     assert summarize([], method="lexical").share_supported == 0.0
 
 
 def test_the_verification_note_says_what_the_reader_can_trust() -> None:
-    summary = VerificationSummary(method="lexical+judge", claims=14, supported=12, partial=1, unsupported=1, removed=1)
+    summary = VerificationSummary(
+        method="lexical+judge", claims=14, supported=12, partial=1, unsupported=1, removed=1
+    )
     assert verification_note(summary) == (
         '*Verification: 12 of 14 claims are supported by their cited sources; 1 partly (marked "partly supported"); '
-        "1 removed as unsupported.*")
+        "1 removed as unsupported.*"
+    )
     assert verification_note(VerificationSummary(method="lexical", claims=1, supported=1)) == (
-        "*Verification: 1 of 1 claim is supported by their cited sources.*")
-    assert verification_note(summarize([], method="lexical")) == "*Verification: the report makes no cited claims.*"
+        "*Verification: 1 of 1 claim is supported by their cited sources.*"
+    )
+    assert (
+        verification_note(summarize([], method="lexical"))
+        == "*Verification: the report makes no cited claims.*"
+    )
     assert verification_note(summarize([], method="lexical", enabled=False)) == (
-        "*Claims were not verified (verification was turned off).*")
+        "*Claims were not verified (verification was turned off).*"
+    )
 
 
 def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
     tree = ast.parse(Path(verification.__file__).read_text())
-    imported = {n.module if isinstance(n, ast.ImportFrom) else a.name
-                for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
-                for a in (n.names if isinstance(n, ast.Import) else [n])}
-    assert imported <= {"__future__", "re", "collections.abc", "dataclasses", "workflows.text", "workflows.models"}
+    imported = {
+        n.module if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import | ast.ImportFrom)
+        for a in (n.names if isinstance(n, ast.Import) else [n])
+    }
+    assert imported <= {
+        "__future__",
+        "re",
+        "collections.abc",
+        "dataclasses",
+        "workflows.text",
+        "workflows.models",
+    }
 
 
 def test_the_offline_engines_own_claims_are_the_reports_cited_sentences() -> None:
     from activities.offline_engine.reporting import write_report
+    from workflows.activity_models import SynthesizeInput
     from workflows.models import (
         Plan,
         PlanStep,
         Source,
         StepStatus,
     )
-    from workflows.activity_models import SynthesizeInput
 
     steps = [
-        PlanStep(title="Kilns", status=StepStatus.COMPLETED, source_ids=[1, 2], observation=(
-            "Wood-fired kilns reach 1300 degrees after a day of stoking [1]. Ash settles on the pots "
-            "and melts into a glaze [2].")),
-        PlanStep(title="Glazes [4]", status=StepStatus.COMPLETED, source_ids=[2], observation=(
-            "Ash settles on the pots and melts into a glaze [2]. Celadon glazes owe their green to iron [2].")),
+        PlanStep(
+            title="Kilns",
+            status=StepStatus.COMPLETED,
+            source_ids=[1, 2],
+            observation=(
+                "Wood-fired kilns reach 1300 degrees after a day of stoking [1]. Ash settles on the pots "
+                "and melts into a glaze [2]."
+            ),
+        ),
+        PlanStep(
+            title="Glazes [4]",
+            status=StepStatus.COMPLETED,
+            source_ids=[2],
+            observation=(
+                "Ash settles on the pots and melts into a glaze [2]. Celadon glazes owe their green to iron [2]."
+            ),
+        ),
     ]
-    sources = [Source(id=1, url="https://example.org/kiln", title="Kiln notes"),
-               Source(id=2, url="https://example.org/ash", title="Ash glazes [draft]")]
-    report = write_report(SynthesizeInput(query="How do wood-fired kilns glaze pots?",
-                                          plan=Plan(title="Kilns", steps=steps), sources=sources))
+    sources = [
+        Source(id=1, url="https://example.org/kiln", title="Kiln notes"),
+        Source(id=2, url="https://example.org/ash", title="Ash glazes [draft]"),
+    ]
+    report = write_report(
+        SynthesizeInput(
+            query="How do wood-fired kilns glaze pots?",
+            plan=Plan(title="Kilns", steps=steps),
+            sources=sources,
+        )
+    )
     found = cited_sentences(report.markdown)
 
     assert {s.claim for s in found} == {c.text for c in report.claims}
@@ -343,12 +449,19 @@ def test_the_offline_engines_own_claims_are_the_reports_cited_sentences() -> Non
 def test_the_workflows_edits_compose_on_one_report() -> None:
     """The order workflows/research.py applies them: remove the unsupported, mark the partial,
     then drop sources no sentence cites any more."""
-    evidence = {1: ["Rust checks ownership rules at compile time."], 2: UNRELATED,
-                3: ["Each value in Rust has exactly one owner.\n\nThe borrow checker rejects mutable references.",
-                    "References borrow a value without taking ownership."]}
+    evidence = {
+        1: ["Rust checks ownership rules at compile time."],
+        2: UNRELATED,
+        3: [
+            "Each value in Rust has exactly one owner.\n\nThe borrow checker rejects mutable references.",
+            "References borrow a value without taking ownership.",
+        ],
+    }
     report = LLM_REPORT
     for sentence in cited_sentences(LLM_REPORT):
-        check = lexical_verdict(sentence.claim, [t for n in sentence.source_ids for t in evidence[n]])
+        check = lexical_verdict(
+            sentence.claim, [t for n in sentence.source_ids for t in evidence[n]]
+        )
         if check.verdict is Verdict.UNSUPPORTED:
             report = remove_sentence(report, sentence.text)
         elif check.verdict is Verdict.PARTIAL:
@@ -356,9 +469,11 @@ def test_the_workflows_edits_compose_on_one_report() -> None:
     still = {n for s in cited_sentences(report) for n in s.source_ids}
     report = drop_unused_sources(report, still)
 
-    assert report.startswith("# Rust ownership\n\nRust checks ownership rules at compile time [1]. "
-                             "Each value has exactly one owner [1, 3].\n\n## Borrowing\n\n"
-                             "References borrow a value without taking ownership [3]. The borrow checker rejects "
-                             f"two mutable references to one value [2, 3]{PARTIAL_MARK}. The book has more")
+    assert report.startswith(
+        "# Rust ownership\n\nRust checks ownership rules at compile time [1]. "
+        "Each value has exactly one owner [1, 3].\n\n## Borrowing\n\n"
+        "References borrow a value without taking ownership [3]. The borrow checker rejects "
+        f"two mutable references to one value [2, 3]{PARTIAL_MARK}. The book has more"
+    )
     assert "### Lifetimes\n\n## References\n\n1. [1] The Rust Book" in report
     assert still == {1, 2, 3} and "Rustonomicon" in report

@@ -13,15 +13,6 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.support.doubles import Script
 from tests.workflow.test_workflow import offline_router_script, run_research
-from workflows.citations import cited_ids
-from workflows.models import (
-    Depth,
-    Message,
-    ResearchRequest,
-    Speaker,
-    Stage,
-    Verdict,
-)
 from workflows.activity_models import (
     ClaimRewrite,
     ClaimVerdict,
@@ -34,6 +25,15 @@ from workflows.activity_models import (
     SynthesizeOutput,
     VerifyClaimsInput,
     VerifyClaimsOutput,
+)
+from workflows.citations import cited_ids
+from workflows.models import (
+    Depth,
+    Message,
+    ResearchRequest,
+    Speaker,
+    Stage,
+    Verdict,
 )
 
 PAGE = (
@@ -59,20 +59,27 @@ def judge(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
             verdict = JudgeVerdict.UNSUPPORTED
         else:
             verdict = JudgeVerdict.SUPPORTED
-        verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason=f"judged {verdict.value}"))
+        verdicts.append(
+            ClaimVerdict(index=claim.index, verdict=verdict, reason=f"judged {verdict.value}")
+        )
     return VerifyClaimsOutput(verdicts=verdicts)
 
 
 def reviser(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
-    return ReviseClaimsOutput(rewrites=[
-        ClaimRewrite(index=c.index, text=NARROWED_REWRITE if "limestone" in c.text else "") for c in inp.claims
-    ])
+    return ReviseClaimsOutput(
+        rewrites=[
+            ClaimRewrite(index=c.index, text=NARROWED_REWRITE if "limestone" in c.text else "")
+            for c in inp.claims
+        ]
+    )
 
 
 def aqueduct_script(**overrides: Any) -> Script:
     behaviour: dict[str, Any] = {
         "read_page": lambda req: ReadPageOutput(url=req.url, title="A page", text=PAGE),
-        "observe": lambda inp: ObserveOutput(observation=f"{SUPPORTED} Most channels ran underground [1].", source_ids=[1]),
+        "observe": lambda inp: ObserveOutput(
+            observation=f"{SUPPORTED} Most channels ran underground [1].", source_ids=[1]
+        ),
         "synthesize": lambda inp: SynthesizeOutput(markdown=REPORT, engine="double"),
         "verify_claims": judge,
         "revise_claims": reviser,
@@ -80,7 +87,9 @@ def aqueduct_script(**overrides: Any) -> Script:
     return Script(**(behaviour | overrides))
 
 
-QUESTION = ResearchRequest(query="How did Roman aqueducts keep their water clean?", depth=Depth.LIGHT)
+QUESTION = ResearchRequest(
+    query="How did Roman aqueducts keep their water clean?", depth=Depth.LIGHT
+)
 
 
 async def test_each_claim_is_verified_and_what_the_evidence_does_not_support_leaves_the_report(
@@ -93,17 +102,27 @@ async def test_each_claim_is_verified_and_what_the_evidence_does_not_support_lea
 
     # The cheap lexical check caught the citation pointing at an unrelated source: no judge call for it.
     tokio = claims[UNRELATED.removesuffix(" [1].") + "."]
-    assert (tokio.verdict, tokio.checked_by, tokio.removed) == (Verdict.UNSUPPORTED, "lexical", True)
+    assert (tokio.verdict, tokio.checked_by, tokio.removed) == (
+        Verdict.UNSUPPORTED,
+        "lexical",
+        True,
+    )
     assert "content words" in tokio.reason
     judged = [c.text for call in script.calls["verify_claims"] for c in call.claims]
     assert not any("Tokio" in text for text in judged)
     # The judge's unsupported verdict, not rescued by a rewrite: removed from the report, kept in claims.
     carthage = claims[INVENTED.removesuffix(" [1].") + "."]
-    assert (carthage.verdict, carthage.checked_by, carthage.removed) == (Verdict.UNSUPPORTED, "judge", True)
+    assert (carthage.verdict, carthage.checked_by, carthage.removed) == (
+        Verdict.UNSUPPORTED,
+        "judge",
+        True,
+    )
     assert "Carthage" not in report and "Tokio" not in report
     # Rewritten once, then re-verified: the narrowed sentence stands in the report.
     narrowed = claims[NARROWED.removesuffix(" [1].") + "."]
-    assert narrowed.text == "Most channels ran underground." and narrowed.verdict is Verdict.SUPPORTED
+    assert (
+        narrowed.text == "Most channels ran underground." and narrowed.verdict is Verdict.SUPPORTED
+    )
     assert NARROWED_REWRITE in report and "limestone" not in report
     # Partly supported: kept, and marked as such.
     assert "*(partly supported)*" in report and "largest" in report
@@ -122,12 +141,17 @@ async def test_the_revision_is_bounded_a_rewrite_is_checked_once_and_never_rewri
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     def harsh(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
-        return VerifyClaimsOutput(verdicts=[
-            ClaimVerdict(index=c.index, verdict=JudgeVerdict.UNSUPPORTED, reason="no") for c in inp.claims
-        ])
+        return VerifyClaimsOutput(
+            verdicts=[
+                ClaimVerdict(index=c.index, verdict=JudgeVerdict.UNSUPPORTED, reason="no")
+                for c in inp.claims
+            ]
+        )
 
     def stubborn(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
-        return ReviseClaimsOutput(rewrites=[ClaimRewrite(index=c.index, text=NARROWED_REWRITE) for c in inp.claims])
+        return ReviseClaimsOutput(
+            rewrites=[ClaimRewrite(index=c.index, text=NARROWED_REWRITE) for c in inp.claims]
+        )
 
     script = aqueduct_script(verify_claims=harsh, revise_claims=stubborn)
     result, _ = await run_research(time_skipping_env.client, script, QUESTION)
@@ -138,9 +162,13 @@ async def test_the_revision_is_bounded_a_rewrite_is_checked_once_and_never_rewri
     assert "[1]" not in result.report_markdown.split("## Sources")[0]
 
 
-async def test_verification_can_be_turned_off_for_speed(time_skipping_env: WorkflowEnvironment) -> None:
+async def test_verification_can_be_turned_off_for_speed(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
     script = aqueduct_script()
-    result, _ = await run_research(time_skipping_env.client, script, QUESTION.model_copy(update={"verify": False}))
+    result, _ = await run_research(
+        time_skipping_env.client, script, QUESTION.model_copy(update={"verify": False})
+    )
 
     assert "verify_claims" not in script.calls and "critique" not in script.calls
     assert "Carthage" in result.report_markdown
@@ -149,7 +177,9 @@ async def test_verification_can_be_turned_off_for_speed(time_skipping_env: Workf
     assert "Claims were not verified (verification was turned off)" in result.report_markdown
 
 
-async def test_the_finished_research_is_saved_once_with_its_result(time_skipping_env: WorkflowEnvironment) -> None:
+async def test_the_finished_research_is_saved_once_with_its_result(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
     script = aqueduct_script()
     result, _ = await run_research(time_skipping_env.client, script, QUESTION)
 
@@ -163,15 +193,21 @@ async def test_a_library_that_cannot_be_written_costs_the_stored_copy_not_the_re
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     def broken(record: SaveResearchInput) -> Any:
-        raise ApplicationError("unknown database dialect", type="LibraryConfigError", non_retryable=True)
+        raise ApplicationError(
+            "unknown database dialect", type="LibraryConfigError", non_retryable=True
+        )
 
-    result, _ = await run_research(time_skipping_env.client, aqueduct_script(save_research=broken), QUESTION)
+    result, _ = await run_research(
+        time_skipping_env.client, aqueduct_script(save_research=broken), QUESTION
+    )
 
     assert result.outcome is Stage.COMPLETED
     assert any("could not be saved to the research library" in note for note in result.notes)
 
 
-EARLIER_REPORT = "# Rust lifetimes\n\n## Summary\n\nLifetimes name how long references are valid [1].\n"
+EARLIER_REPORT = (
+    "# Rust lifetimes\n\n## Summary\n\nLifetimes name how long references are valid [1].\n"
+)
 FOLLOW_UP_HISTORY = [
     Message(role=Speaker.USER, content="How do lifetimes work in Rust?"),
     Message(role=Speaker.ASSISTANT, content=EARLIER_REPORT),
@@ -182,7 +218,9 @@ async def test_a_follow_up_pronoun_is_resolved_by_the_earlier_research_not_asked
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
     script = offline_router_script()
-    follow_up = ResearchRequest(query="What are its limitations?", history=FOLLOW_UP_HISTORY, follow_up_of="research-1")
+    follow_up = ResearchRequest(
+        query="What are its limitations?", history=FOLLOW_UP_HISTORY, follow_up_of="research-1"
+    )
     result, _ = await run_research(time_skipping_env.client, script, follow_up)
 
     assert Stage.CLARIFYING not in result.stage_history
@@ -194,7 +232,8 @@ async def test_a_follow_up_pronoun_is_resolved_by_the_earlier_research_not_asked
 
     alone = offline_router_script()
     asked, _ = await run_research(
-        time_skipping_env.client, alone,
+        time_skipping_env.client,
+        alone,
         ResearchRequest(query="What are its limitations?", clarification_timeout_s=60),
     )
     assert Stage.CLARIFYING in asked.stage_history

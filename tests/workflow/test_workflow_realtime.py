@@ -14,6 +14,12 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from tests.support.doubles import Script, default_plan, default_read
+from workflows.activity_models import (
+    PlanOutput,
+    ReadPageInput,
+    RouteOutput,
+    StepDraft,
+)
 from workflows.models import (
     BudgetKind,
     Depth,
@@ -23,18 +29,16 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.activity_models import (
-    PlanOutput,
-    ReadPageInput,
-    RouteOutput,
-    StepDraft,
-)
 from workflows.research import DeepResearchWorkflow
 
 
 def three_steps(inp: Any) -> PlanOutput:
     steps = [StepDraft(title=f"Aspect {i}", description="look it up") for i in (1, 2, 3)]
-    return PlanOutput(title="three aspects", thought="", steps=steps) if not inp.completed_steps else default_plan(inp)
+    return (
+        PlanOutput(title="three aspects", thought="", steps=steps)
+        if not inp.completed_steps
+        else default_plan(inp)
+    )
 
 
 async def slow_after_first_step(req: ReadPageInput) -> Any:
@@ -43,9 +47,16 @@ async def slow_after_first_step(req: ReadPageInput) -> Any:
     return default_read(req)
 
 
-async def run(client: Client, script: Script, request: ResearchRequest, cancel_when: Any = None) -> ResearchResult:
+async def run(
+    client: Client, script: Script, request: ResearchRequest, cancel_when: Any = None
+) -> ResearchResult:
     task_queue = f"tq-{uuid.uuid4()}"
-    async with Worker(client, task_queue=task_queue, workflows=[DeepResearchWorkflow], activities=script.activities()):
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[DeepResearchWorkflow],
+        activities=script.activities(),
+    ):
         handle = await client.start_workflow(
             DeepResearchWorkflow.run, request, id=f"wf-{uuid.uuid4()}", task_queue=task_queue
         )
@@ -60,24 +71,43 @@ async def run(client: Client, script: Script, request: ResearchRequest, cancel_w
 
 async def test_a_spent_time_budget_goes_to_synthesis_with_what_it_has(dev_client: Client) -> None:
     script = Script(plan=three_steps, read_page=slow_after_first_step)
-    result = await run(dev_client, script, ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT, time_budget_s=2))
+    result = await run(
+        dev_client,
+        script,
+        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT, time_budget_s=2),
+    )
     assert result.outcome is Stage.COMPLETED
     assert any("time budget of 2 s ran out" in note for note in result.notes)
     # The time budget is a budget like the token and cost ones (workflows/budget.py).
     assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
-    assert result.report_markdown.startswith("> Partial report: the time budget of 2 s ran out after 1 of 3 steps.")
+    assert result.report_markdown.startswith(
+        "> Partial report: the time budget of 2 s ran out after 1 of 3 steps."
+    )
     assert result.plan is not None
-    assert [s.status for s in result.plan.steps] == [StepStatus.COMPLETED, StepStatus.SKIPPED, StepStatus.SKIPPED]
+    assert [s.status for s in result.plan.steps] == [
+        StepStatus.COMPLETED,
+        StepStatus.SKIPPED,
+        StepStatus.SKIPPED,
+    ]
     assert "Found facts for Aspect 1" in result.report_markdown
-    assert result.stage_history[-4:] == [Stage.RESEARCHING, Stage.SYNTHESIZING, Stage.VERIFYING, Stage.COMPLETED]
+    assert result.stage_history[-4:] == [
+        Stage.RESEARCHING,
+        Stage.SYNTHESIZING,
+        Stage.VERIFYING,
+        Stage.COMPLETED,
+    ]
     assert 2 <= result.stats.duration_s < 15
 
 
 async def test_a_cancelled_research_still_returns_what_it_had(dev_client: Client) -> None:
     script = Script(plan=three_steps, read_page=slow_after_first_step)
     result = await run(
-        dev_client, script, ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
-        cancel_when=lambda status: status.current_step_index == 1 and status.stage is Stage.RESEARCHING,
+        dev_client,
+        script,
+        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
+        cancel_when=lambda status: (
+            status.current_step_index == 1 and status.stage is Stage.RESEARCHING
+        ),
     )
     assert result.outcome is Stage.CANCELLED
     assert "Found facts for Aspect 1" in result.report_markdown
@@ -86,9 +116,13 @@ async def test_a_cancelled_research_still_returns_what_it_had(dev_client: Client
 
 
 async def test_cancelling_while_waiting_for_an_answer_ends_at_once(dev_client: Client) -> None:
-    script = Script(route=lambda inp: RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning="vague"))
+    script = Script(
+        route=lambda inp: RouteOutput(decision=RoutingDecision.CLARIFICATION, reasoning="vague")
+    )
     result = await run(
-        dev_client, script, ResearchRequest(query="The best approach"),
+        dev_client,
+        script,
+        ResearchRequest(query="The best approach"),
         cancel_when=lambda status: status.pending_question is not None,
     )
     assert result.outcome is Stage.CANCELLED

@@ -16,7 +16,9 @@ router = APIRouter(tags=["health"])
 async def health(app: Annotated[Backend, Depends(backend)]) -> dict[str, bool]:
     try:
         client = await app.temporal()
-        await within(client.workflow_service.get_system_info(GetSystemInfoRequest(), timeout=RPC_TIMEOUT))
+        await within(
+            client.workflow_service.get_system_info(GetSystemInfoRequest(), timeout=RPC_TIMEOUT)
+        )
         reachable = True
     except Exception:  # noqa: BLE001 - any failure (a 503 included) means "not reachable" here
         reachable = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
@@ -28,7 +28,14 @@ from starter.commands import new_id, ready, summary_line
 from starter.requests import RequestError, build_request
 from starter.reviews import send_review
 from starter.session import Session
-from starter.temporal import WORKFLOW_TYPE, CliError, Refused, query_status, root_message, send_answer
+from starter.temporal import (
+    WORKFLOW_TYPE,
+    CliError,
+    Refused,
+    query_status,
+    root_message,
+    send_answer,
+)
 from starter.web.api.library import stored_page
 from starter.web.deps import (
     RPC_TIMEOUT,
@@ -96,20 +103,31 @@ async def start(body: Annotated[dict[str, Any], Body()], user: User, app: App) -
     except (RequestError, CliError) as err:
         raise ApiError(422, str(err)) from None
     research_id = new_id()
-    await within(client.start_workflow(
-        WORKFLOW_TYPE, request.model_copy(update={"owner": user, "attended": attended}), id=research_id,
-        task_queue=app.cfg.temporal_task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.FAIL, static_summary=summary_line(request),
-        memo={"owner": user, "question": request.query},  # owner: read back by owned_research
-        rpc_timeout=RPC_TIMEOUT))
-    return JSONResponse({"id": research_id}, status_code=201, headers={"Location": f"/api/research/{research_id}"})
+    await within(
+        client.start_workflow(
+            WORKFLOW_TYPE,
+            request.model_copy(update={"owner": user, "attended": attended}),
+            id=research_id,
+            task_queue=app.cfg.temporal_task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            static_summary=summary_line(request),
+            memo={"owner": user, "question": request.query},  # owner: read back by owned_research
+            rpc_timeout=RPC_TIMEOUT,
+        )
+    )
+    return JSONResponse(
+        {"id": research_id}, status_code=201, headers={"Location": f"/api/research/{research_id}"}
+    )
 
 
 @router.get("/research")
 async def list_research(
-    user: User, app: App,
+    user: User,
+    app: App,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 20,
-    before: Annotated[str | None, Query(description="the started_at of the last research of the previous page")] = None,
+    before: Annotated[
+        str | None, Query(description="the started_at of the last research of the previous page")
+    ] = None,
 ) -> list[dict[str, Any]]:
     """Running and stored research merged by id, newest started first."""
     cursor = _cursor(before)
@@ -122,7 +140,10 @@ async def list_research(
         rows[row["id"]] = row
     page = sorted(rows.values(), key=lambda row: row["started_at"], reverse=True)[:limit]
     await within(_fill_questions(client, page))
-    return [{**row, "started_at": _time(row["started_at"]), "closed_at": _time(row["closed_at"])} for row in page]
+    return [
+        {**row, "started_at": _time(row["started_at"]), "closed_at": _time(row["closed_at"])}
+        for row in page
+    ]
 
 
 @router.get("/research/{id}")
@@ -160,21 +181,26 @@ async def cancel(research: Owned, app: App) -> dict[str, Any]:
 
 
 @router.get("/research/{id}/report")
-async def report(research: Owned, app: App,
-                 format: Literal["md", "html", "docx", "pdf"] = "md") -> Response:  # noqa: A002 - the API's name
+async def report(
+    research: Owned, app: App, format: Literal["md", "html", "docx", "pdf"] = "md"
+) -> Response:  # noqa: A002 - the API's name
     if research.running:
         raise ApiError(409, f"research {research.id} is still running: its report is not ready yet")
     result, failure = await closed_result(research, app)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
     body, content_type, name = await asyncio.to_thread(_export, result, format)
-    return Response(body, media_type=content_type, headers={"Content-Disposition": _attachment(name)})
+    return Response(
+        body, media_type=content_type, headers={"Content-Disposition": _attachment(name)}
+    )
 
 
 # --- reading ---------------------------------------------------------------------------------------
 
 
-async def closed_result(research: Research, app: Backend) -> tuple[ResearchResult | None, str | None]:
+async def closed_result(
+    research: Research, app: Backend
+) -> tuple[ResearchResult | None, str | None]:
     """The result of a closed research: the library's copy, else Temporal's; or why there is none."""
     if research.stored is not None:
         return research.stored.result, None
@@ -191,11 +217,12 @@ async def closed_result(research: Research, app: Backend) -> tuple[ResearchResul
         return None, f"the research failed: {root_message(err)}"
 
 
-async def _temporal_page(client: Client, user: str, cfg: Settings, before: datetime | None,
-                         limit: int) -> list[dict[str, Any]]:
+async def _temporal_page(
+    client: Client, user: str, cfg: Settings, before: datetime | None, limit: int
+) -> list[dict[str, Any]]:
     query = f"WorkflowType = '{WORKFLOW_TYPE}'"
     if before is not None:
-        query += f" AND StartTime < '{before.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}'"
+        query += f" AND StartTime < '{before.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}'"
     rows: list[dict[str, Any]] = []
     scanned = 0
     async for wf in client.list_workflows(query, page_size=200, rpc_timeout=RPC_TIMEOUT):
@@ -203,13 +230,22 @@ async def _temporal_page(client: Client, user: str, cfg: Settings, before: datet
         if scanned > MAX_SCAN or len(rows) >= limit:
             break
         # owner: the memo, filtered here; a search attribute would let the query filter instead.
-        if wf.status is WorkflowExecutionStatus.CONTINUED_AS_NEW or \
-                str(await wf.memo_value("owner", cfg.research_user)) != user:
+        if (
+            wf.status is WorkflowExecutionStatus.CONTINUED_AS_NEW
+            or str(await wf.memo_value("owner", cfg.research_user)) != user
+        ):
             continue
-        rows.append({"id": wf.id, "question": await wf.memo_value("question", None),
-                     "stage": await wf.memo_value("stage", None),
-                     "status": wf.status.name.lower() if wf.status else "unknown", "owner": user,
-                     "started_at": wf.start_time, "closed_at": wf.close_time})
+        rows.append(
+            {
+                "id": wf.id,
+                "question": await wf.memo_value("question", None),
+                "stage": await wf.memo_value("stage", None),
+                "status": wf.status.name.lower() if wf.status else "unknown",
+                "owner": user,
+                "started_at": wf.start_time,
+                "closed_at": wf.close_time,
+            }
+        )
     return rows
 
 
@@ -217,7 +253,9 @@ async def _fill_questions(client: Client, rows: list[dict[str, Any]]) -> None:
     """Research started elsewhere (the CLI) has no question in its memo: its summary has it."""
 
     async def fill(row: dict[str, Any]) -> None:
-        summary = await (await client.get_workflow_handle(row["id"]).describe(rpc_timeout=RPC_TIMEOUT)).static_summary()
+        summary = await (
+            await client.get_workflow_handle(row["id"]).describe(rpc_timeout=RPC_TIMEOUT)
+        ).static_summary()
         row["question"] = re.sub(r"^Research: |\s\(\w+, \w+\)$", "", summary or "")
 
     await asyncio.gather(*(fill(row) for row in rows if not row["question"]))
@@ -229,13 +267,15 @@ def _cursor(before: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(before.strip().replace(" ", "+"))
     except ValueError:
-        raise ApiError(422, "invalid before: use the started_at of the last research listed") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        raise ApiError(
+            422, "invalid before: use the started_at of the last research listed"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _time(moment: datetime | None) -> str | None:
     """UTC with a `Z`: usable as `before=` in a URL as it is (no `+` to escape)."""
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if moment else None
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None
 
 
 # --- steering --------------------------------------------------------------------------------------
@@ -243,7 +283,9 @@ def _time(moment: datetime | None) -> str | None:
 
 def _running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult]:
     if not research.running or research.handle is None:
-        raise ApiError(409, f"research {research.id} is already {research.state}: nothing to {what}")
+        raise ApiError(
+            409, f"research {research.id} is already {research.state}: nothing to {what}"
+        )
     return research.handle
 
 
@@ -253,10 +295,15 @@ async def _deliver(what: str, sending: Any) -> str:
         return await within(sending, UPDATE_S)
     except Refused as refused:
         reason = str(refused)
-        raise ApiError(409 if reason in NOTHING_PENDING else 422, f"{what} refused: {reason}") from None
+        raise ApiError(
+            409 if reason in NOTHING_PENDING else 422, f"{what} refused: {reason}"
+        ) from None
     except (TimeoutError, CliError):
-        raise ApiError(503, f"no worker took the {what} within {UPDATE_S:.0f}s: is a worker running? "
-                            f"(the {what} was not confirmed)") from None
+        raise ApiError(
+            503,
+            f"no worker took the {what} within {UPDATE_S:.0f}s: is a worker running? "
+            f"(the {what} was not confirmed)",
+        ) from None
 
 
 async def _after(research: Research, app: Backend, reply: str) -> dict[str, Any]:
@@ -295,7 +342,11 @@ def _plain_export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
         raise ApiError(422, f"format {fmt} not available")
     text = to_html(result) if fmt == "html" else to_markdown(result)
     name = re.sub(r"[^\w-]+", "-", result.query.lower()).strip("-")[:60] or "report"
-    return text.encode(), "text/html; charset=utf-8" if fmt == "html" else "text/markdown; charset=utf-8", f"{name}.{fmt}"
+    return (
+        text.encode(),
+        "text/html; charset=utf-8" if fmt == "html" else "text/markdown; charset=utf-8",
+        f"{name}.{fmt}",
+    )
 
 
 def _attachment(name: str) -> str:

@@ -53,11 +53,17 @@ Store trimmed text, not raw pages, and keep activity inputs and outputs small.
 }
 
 SCENARIOS = [
-    "deep-medium", "clarified-by-signal", "simple-mode", "cancelled-mid-research",
+    "deep-medium",
+    "clarified-by-signal",
+    "simple-mode",
+    "cancelled-mid-research",
     # Recorded after claim verification and the research library (their workflow.patched markers).
-    "verified-follow-up", "verification-off",
+    "verified-follow-up",
+    "verification-off",
     # Recorded with the plan review, the refining loop and the report review (issue 11).
-    "plan-reviewed", "report-revised", "report-escalated",
+    "plan-reviewed",
+    "report-revised",
+    "report-escalated",
     # Recorded with budgets, the report's language and the report written in sections (issue 12).
     "sectioned-report",
     # Recorded with the event stream (issue 15): a clarification answered, then a plan approved.
@@ -72,7 +78,8 @@ SCENARIOS = [
     "refined-by-research-in-loop",
     # Recorded with reviews only when asked (issue 23, patch reviews-when-asked): the critic asks
     # for a person but nobody attends, so the report stands; a revised report says so.
-    "report-unattended", "report-revised-noted",
+    "report-unattended",
+    "report-revised-noted",
     # Recorded with budgets spent by what calls cost (issue 23, patch budget-from-served): a
     # medium research under a tight token budget, its independent steps one wave at a time.
     "budget-from-served",
@@ -87,12 +94,20 @@ SCENARIOS = [
 
 async def record(out_dir: Path, names: list[str]) -> None:
     from temporalio.client import WorkflowHandle
-    from config import data_converter
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
+    from config import data_converter
     from worker import ACTIVITIES
-    from workflows.models import Depth, Message, QueryMode, ReportReview, ResearchRequest, Speaker, Stage
+    from workflows.models import (
+        Depth,
+        Message,
+        QueryMode,
+        ReportReview,
+        ResearchRequest,
+        Speaker,
+        Stage,
+    )
     from workflows.research import DeepResearchWorkflow
 
     env = await WorkflowEnvironment.start_local(
@@ -107,34 +122,67 @@ async def record(out_dir: Path, names: list[str]) -> None:
         "clarified-by-signal": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT),
         "simple-mode": ResearchRequest(query="What is a durable timer?", mode=QueryMode.SIMPLE),
         "cancelled-mid-research": ResearchRequest(
-            query="How do signals, queries and updates reach a running workflow?", depth=Depth.EXTENDED
+            query="How do signals, queries and updates reach a running workflow?",
+            depth=Depth.EXTENDED,
         ),
         "verified-follow-up": ResearchRequest(
-            query="What are its limits?", depth=Depth.LIGHT, follow_up_of="earlier-research",
-            history=[Message(role=Speaker.USER, content="How does the event history of a workflow grow?"),
-                     Message(role=Speaker.ASSISTANT, content="# Event history\n\n- Every step is recorded [1].")],
+            query="What are its limits?",
+            depth=Depth.LIGHT,
+            follow_up_of="earlier-research",
+            history=[
+                Message(
+                    role=Speaker.USER, content="How does the event history of a workflow grow?"
+                ),
+                Message(
+                    role=Speaker.ASSISTANT,
+                    content="# Event history\n\n- Every step is recorded [1].",
+                ),
+            ],
         ),
-        "verification-off": ResearchRequest(query="How do workers share a task queue?", depth=Depth.LIGHT, verify=False),
-        "plan-reviewed": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT, review_plan=True),
-        "report-revised": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
-                                          review_report=ReportReview.ALWAYS),
-        "report-escalated": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
+        "verification-off": ResearchRequest(
+            query="How do workers share a task queue?", depth=Depth.LIGHT, verify=False
+        ),
+        "plan-reviewed": ResearchRequest(
+            query="How do durable timers fire?", depth=Depth.LIGHT, review_plan=True
+        ),
+        "report-revised": ResearchRequest(
+            query="How do workers stop gracefully?",
+            depth=Depth.LIGHT,
+            review_report=ReportReview.ALWAYS,
+        ),
+        "report-escalated": ResearchRequest(
+            query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT
+        ),
         "sectioned-report": ResearchRequest(
-            query="How do durable workflows use timers, signals and retries?", depth=Depth.MEDIUM,
-            language="de", max_tokens=500_000,
+            query="How do durable workflows use timers, signals and retries?",
+            depth=Depth.MEDIUM,
+            language="de",
+            max_tokens=500_000,
         ),
         "continued-as-new": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
-            depth=Depth.EXTENDED, steps_per_run=1,  # extended: more steps than one wave holds
+            depth=Depth.EXTENDED,
+            steps_per_run=1,  # extended: more steps than one wave holds
         ),
         "refined-by-research": ResearchRequest(
-            query="How do durable timers fire?", depth=Depth.LIGHT,
+            query="How do durable timers fire?",
+            depth=Depth.LIGHT,
         ),
-        "refined-by-research-in-loop": ResearchRequest(query="How do durable timers fire?", depth=Depth.LIGHT),
-        "followed-clarified-reviewed": ResearchRequest(query="Tell me more about it", depth=Depth.LIGHT, review_plan=True),
-        "report-unattended": ResearchRequest(query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT),
-        "report-revised-noted": ResearchRequest(query="How do workers stop gracefully?", depth=Depth.LIGHT,
-                                                review_report=ReportReview.ALWAYS, attended=True),
+        "refined-by-research-in-loop": ResearchRequest(
+            query="How do durable timers fire?", depth=Depth.LIGHT
+        ),
+        "followed-clarified-reviewed": ResearchRequest(
+            query="Tell me more about it", depth=Depth.LIGHT, review_plan=True
+        ),
+        "report-unattended": ResearchRequest(
+            query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT
+        ),
+        "report-revised-noted": ResearchRequest(
+            query="How do workers stop gracefully?",
+            depth=Depth.LIGHT,
+            review_report=ReportReview.ALWAYS,
+            attended=True,
+        ),
         "fewer-round-trips": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM,
@@ -144,27 +192,41 @@ async def record(out_dir: Path, names: list[str]) -> None:
             depth=Depth.MEDIUM,
         ),
         "follow-up-second-one": ResearchRequest(
-            query="Tell me more about the second one", depth=Depth.LIGHT, follow_up_of="earlier-research",
-            history=[Message(role=Speaker.USER, content="How do durable workflows survive crashes?"),
-                     Message(role=Speaker.ASSISTANT, content="# Durable workflows\n\n"
-                             "- Every step is recorded in the event history [1].\n"
-                             "- Retries follow the activity's retry policy [2].\n"
-                             "- Durable timers fire even when every worker was down [3].")],
+            query="Tell me more about the second one",
+            depth=Depth.LIGHT,
+            follow_up_of="earlier-research",
+            history=[
+                Message(role=Speaker.USER, content="How do durable workflows survive crashes?"),
+                Message(
+                    role=Speaker.ASSISTANT,
+                    content="# Durable workflows\n\n"
+                    "- Every step is recorded in the event history [1].\n"
+                    "- Retries follow the activity's retry policy [2].\n"
+                    "- Durable timers fire even when every worker was down [3].",
+                ),
+            ],
         ),
         "budget-from-served": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
-            depth=Depth.MEDIUM, max_tokens=10_000,
+            depth=Depth.MEDIUM,
+            max_tokens=10_000,
         ),
     }
-    async with env, Worker(
-        env.client,
-        task_queue="record",
-        workflows=[DeepResearchWorkflow],
-        activities=_with_short_first_critique(ACTIVITIES),
+    async with (
+        env,
+        Worker(
+            env.client,
+            task_queue="record",
+            workflows=[DeepResearchWorkflow],
+            activities=_with_short_first_critique(ACTIVITIES),
+        ),
     ):
         for name in names:
             handle: WorkflowHandle[Any, Any] = await env.client.start_workflow(
-                DeepResearchWorkflow.run, requests[name], id=f"{name}-{uuid.uuid4().hex[:6]}", task_queue="record"
+                DeepResearchWorkflow.run,
+                requests[name],
+                id=f"{name}-{uuid.uuid4().hex[:6]}",
+                task_queue="record",
             )
             if name in ("clarified-by-signal", "followed-clarified-reviewed"):
                 while not (await handle.query(DeepResearchWorkflow.status)).pending_question:
@@ -175,10 +237,20 @@ async def record(out_dir: Path, names: list[str]) -> None:
                 events = await handle.query(DeepResearchWorkflow.events, 0)
                 assert [e.seq for e in events] == list(range(1, len(events) + 1)), events
             if name == "plan-reviewed":
-                await _review(handle, 1, "plan_review", {"decision": "revise", "feedback": "Cover retries too"})
+                await _review(
+                    handle,
+                    1,
+                    "plan_review",
+                    {"decision": "revise", "feedback": "Cover retries too"},
+                )
                 await _review(handle, 2, "plan_review", {"decision": "approve"})
             if name in ("report-revised", "report-escalated", "report-revised-noted"):
-                await _review(handle, 1, "report_review", {"decision": "revise", "feedback": "Say what is missing"})
+                await _review(
+                    handle,
+                    1,
+                    "report_review",
+                    {"decision": "revise", "feedback": "Say what is missing"},
+                )
             if name == "cancelled-mid-research":
                 while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
                     await asyncio.sleep(0.01)
@@ -187,13 +259,16 @@ async def record(out_dir: Path, names: list[str]) -> None:
             assert result.outcome in (Stage.COMPLETED, Stage.CANCELLED), result.outcome
             if name == "continued-as-new":  # the first run, ended by continuing as new
                 first = await env.client.get_workflow_handle(
-                    handle.id, run_id=handle.first_execution_run_id).fetch_history()
+                    handle.id, run_id=handle.first_execution_run_id
+                ).fetch_history()
                 (out_dir / f"{name}-first-run.json").write_text(first.to_json())
                 handle = env.client.get_workflow_handle(handle.id)  # and the last run
             history = await handle.fetch_history()
             path = out_dir / f"{name}.json"
             path.write_text(history.to_json())
-            print(f"{path.name}: {len(history.events)} events, {path.stat().st_size} bytes, outcome {result.outcome.value}")
+            print(
+                f"{path.name}: {len(history.events)} events, {path.stat().st_size} bytes, outcome {result.outcome.value}"
+            )
 
 
 def _with_short_first_critique(activities: list[Any]) -> list[Any]:
@@ -214,8 +289,10 @@ def _with_short_first_critique(activities: list[Any]) -> list[Any]:
         run = activity.info().workflow_id
         if run.startswith("refined-by-research") and run not in criticised:
             criticised.add(run)
-            issue = CritiqueIssue(severity=IssueSeverity.HIGH,
-                                  text="uncovered question terms: the report never says how earthquakes are timed")
+            issue = CritiqueIssue(
+                severity=IssueSeverity.HIGH,
+                text="uncovered question terms: the report never says how earthquakes are timed",
+            )
             out = out.model_copy(update={"is_acceptable": False, "issues": [issue, *out.issues]})
         return out
 
@@ -241,8 +318,10 @@ def main() -> None:
         for name, text in NOTES.items():
             (corpus / name).write_text(text)
         os.environ.update(
-            LLM_PROVIDER="offline", SEARCH_PROVIDER="local",
-            RESEARCH_CORPUS_DIR=str(corpus), RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
+            LLM_PROVIDER="offline",
+            SEARCH_PROVIDER="local",
+            RESEARCH_CORPUS_DIR=str(corpus),
+            RESEARCH_INDEX_DIR=str(Path(tmp) / "index"),
             RESEARCH_DB_URL=f"sqlite:///{Path(tmp) / 'library.sqlite'}",
         )
         names = sys.argv[1:] or SCENARIOS

@@ -18,7 +18,12 @@ depends_on = None
 def _child(name: str, *columns: sa.Column) -> None:
     op.create_table(
         name,
-        sa.Column("research_id", sa.Integer, sa.ForeignKey("research.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column(
+            "research_id",
+            sa.Integer,
+            sa.ForeignKey("research.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
         sa.Column("position", sa.Integer, primary_key=True),
         *columns,
     )
@@ -49,33 +54,49 @@ def upgrade() -> None:
         sa.Column("notes", sa.JSON, nullable=False),
         sa.UniqueConstraint("workflow_id", "run_id", name="uq_research_run"),
     )
-    _child("research_source",
-           sa.Column("source_id", sa.Integer, nullable=False),
-           sa.Column("url", sa.Text, nullable=False, index=True),
-           sa.Column("title", sa.Text, nullable=False),
-           sa.Column("provider", sa.String(64), nullable=False))
-    _child("research_claim",
-           sa.Column("text", sa.Text, nullable=False),
-           sa.Column("source_ids", sa.JSON, nullable=False),
-           sa.Column("verdict", sa.String(16), nullable=False, index=True),
-           sa.Column("reason", sa.Text, nullable=False),
-           sa.Column("checked_by", sa.String(16), nullable=False),
-           sa.Column("original", sa.Text),
-           sa.Column("removed", sa.Boolean, nullable=False))
-    _child("research_evidence",
-           sa.Column("source_id", sa.Integer, nullable=False),
-           sa.Column("passage_position", sa.Integer, nullable=False),
-           sa.Column("text", sa.Text, nullable=False))
-    _child("research_clarification",
-           sa.Column("question", sa.Text, nullable=False),
-           sa.Column("answer", sa.Text))
-    _child("research_reflection",
-           sa.Column("decision", sa.String(16), nullable=False),
-           sa.Column("reasoning", sa.Text, nullable=False),
-           sa.Column("suggested_changes", sa.JSON, nullable=False))
+    _child(
+        "research_source",
+        sa.Column("source_id", sa.Integer, nullable=False),
+        sa.Column("url", sa.Text, nullable=False, index=True),
+        sa.Column("title", sa.Text, nullable=False),
+        sa.Column("provider", sa.String(64), nullable=False),
+    )
+    _child(
+        "research_claim",
+        sa.Column("text", sa.Text, nullable=False),
+        sa.Column("source_ids", sa.JSON, nullable=False),
+        sa.Column("verdict", sa.String(16), nullable=False, index=True),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("checked_by", sa.String(16), nullable=False),
+        sa.Column("original", sa.Text),
+        sa.Column("removed", sa.Boolean, nullable=False),
+    )
+    _child(
+        "research_evidence",
+        sa.Column("source_id", sa.Integer, nullable=False),
+        sa.Column("passage_position", sa.Integer, nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+    )
+    _child(
+        "research_clarification",
+        sa.Column("question", sa.Text, nullable=False),
+        sa.Column("answer", sa.Text),
+    )
+    _child(
+        "research_reflection",
+        sa.Column("decision", sa.String(16), nullable=False),
+        sa.Column("reasoning", sa.Text, nullable=False),
+        sa.Column("suggested_changes", sa.JSON, nullable=False),
+    )
 
 
 def downgrade() -> None:
-    for table in ("research_reflection", "research_clarification", "research_evidence", "research_claim",
-                  "research_source", "research"):
+    for table in (
+        "research_reflection",
+        "research_clarification",
+        "research_evidence",
+        "research_claim",
+        "research_source",
+        "research",
+    ):
         op.drop_table(table)
