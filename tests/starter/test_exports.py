@@ -13,7 +13,7 @@ import pytest
 from docx.oxml.ns import qn
 
 from starter.exports import CONTENT_TYPES, FORMATS, export, file_name
-from starter.library import to_html, to_markdown
+from starter.exports.markup import to_html, to_markdown
 from workflows.models import (
     Depth,
     Plan,

@@ -336,7 +336,7 @@ def _export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
 
 def _plain_export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
     """Until starter/exports exists: the library's own md and html."""
-    from starter.library import to_html, to_markdown
+    from starter.exports.markup import to_html, to_markdown
 
     if fmt not in ("md", "html"):
         raise ApiError(422, f"format {fmt} not available")
