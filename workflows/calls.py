@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget, patches
+from workflows import budget, model_use, patches
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.parts import Ledger
@@ -93,6 +93,8 @@ async def _run(
         message = redact(
             cause.message if isinstance(cause, ApplicationError) else str(cause or err)
         )
+        if role.llm:
+            _unanswered(state, role, cause, message)
         if (
             isinstance(cause, ApplicationError)
             and cause.non_retryable
@@ -115,7 +117,23 @@ async def _run(
             succeeded=True,
             given_tokens=charge.input_tokens,
         )
+        model_use.answered(state.ledger.stats)
     return result
+
+
+def _unanswered(
+    state: ResearchState, role: Role, cause: BaseException | None, message: str
+) -> None:
+    """Count a call the model left unanswered; a model that has answered nothing yet, failing
+    for lack of any answer, ends the research in one line (workflows/model_use.py)."""
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
+    if (
+        no_answer
+        and model_use.never_answered(state.ledger.stats)
+        and patches.applied(patches.MODEL_ANSWERS)
+    ):
+        raise model_use.failure(message.splitlines()[0][:400])
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:

@@ -28,6 +28,8 @@ from typing import Any
 
 import openai
 
+from activities.offline_engine import OfflineEngine
+from activities.openai_engine import grounding
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
     NONE,
@@ -74,6 +76,8 @@ class OpenAIEngine:
         langfuse: Any | None = None,
     ) -> None:
         self._chat = Chat(settings, client, langfuse)
+        #: Writes extractively what a model's text failed to ground (grounding.py).
+        self._extractive = OfflineEngine()
 
     # --- roles -------------------------------------------------------------------------------------------
 
@@ -172,6 +176,10 @@ class OpenAIEngine:
         source_ids = [
             n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known
         ]
+        if not grounding.grounded_observation(observation, inp.passages):
+            chosen = [p for p in inp.passages if p.source_id in source_ids] or inp.passages
+            quoted = await self._extractive.observe(inp.model_copy(update={"passages": chosen}))
+            observation, source_ids = quoted.observation, quoted.source_ids
         return m.ObserveOutput(
             observation=observation,
             source_ids=source_ids,
@@ -227,9 +235,12 @@ class OpenAIEngine:
         claims = [
             Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()
         ]
-        return m.SynthesizeOutput(
+        written = m.SynthesizeOutput(
             markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage
         )
+        if inp.evidence and not grounding.enough(claims, inp.evidence):
+            return grounding.composed(written, await self._extractive.synthesize(inp))
+        return written
 
     async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
         """The long report's title and sections, each with the steps whose findings it uses."""
@@ -277,11 +288,14 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        return m.SectionOutput(
+        written = m.SectionOutput(
             markdown=_only_known_citations(reply.markdown.strip(), known),
             claims=_cited_claims(reply.claims, known),
             usage=usage,
         )
+        if inp.evidence and not grounding.enough(written.claims, inp.evidence):
+            return grounding.composed(written, await self._extractive.write_section(inp))
+        return written
 
     async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
         known = {s.id for s in inp.sources}
@@ -319,7 +333,19 @@ class OpenAIEngine:
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
-        return m.VerifyClaimsOutput(verdicts=list(verdicts.values()), usage=usage)
+        for claim in inp.claims:  # a quote of the cited evidence is supported, whatever the judge
+            judged = verdicts.get(claim.index)
+            if grounding.verbatim(claim.text, claim.source_ids, inp.evidence) and (
+                judged is None or judged.verdict is not m.JudgeVerdict.SUPPORTED
+            ):
+                verdicts[claim.index] = m.ClaimVerdict(
+                    index=claim.index,
+                    verdict=m.JudgeVerdict.SUPPORTED,
+                    reason="its words stand, in order, in the evidence it cites",
+                )
+        return m.VerifyClaimsOutput(
+            verdicts=sorted(verdicts.values(), key=lambda v: v.index), usage=usage
+        )
 
     async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
         """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""

@@ -21,8 +21,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine import OpenAIEngine
-from activities.openai_engine.client import _UNSUPPORTED
 from activities.openai_engine.replies import REPLIES, parse_reply
+from activities.openai_engine.servers import forget_servers
 from activities.retry_after import retry_after
 from config import Settings
 from tests.support.http_doubles import local_server, send_json
@@ -114,6 +114,9 @@ class FakeLLM:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    send_json(self, 404, {"error": {"message": "not found"}})  # as OpenAI
+                    return
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 fake.requests.append({"path": self.path, "headers": headers, "json": body})
                 reply = (
@@ -144,7 +147,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
         if name.startswith(("OPENAI_", "LLM_")):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-    _UNSUPPORTED.clear()
+    forget_servers()
 
 
 @pytest.fixture
