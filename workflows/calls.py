@@ -133,7 +133,7 @@ def _unanswered(
         and model_use.never_answered(state.ledger.stats)
         and patches.applied(patches.MODEL_ANSWERS)
     ):
-        raise model_use.failure(message.splitlines()[0][:400])
+        raise model_use.failure(message.splitlines()[0][:400]) from None
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
