@@ -19,6 +19,8 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
+from starter.exports import FORMATS
+from starter.exports import export as export_report
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, shown
@@ -29,8 +31,6 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 #: `export --format`: those of starter.exports (not imported here: python-docx and reportlab load
 #: only for an export).
-EXPORT_FORMATS = ("md", "html", "docx", "pdf")
-BINARY_FORMATS = ("docx", "pdf")
 #: `--out -`: standard output.
 STDOUT = "-"
 
@@ -75,16 +75,14 @@ async def export(args: argparse.Namespace, session: Session) -> int:
     """The report in ARGS.format, written to --out, else to the file name the export suggests
     (from the title) here; `--out -` writes it to stdout, but never a binary format to a terminal."""
     to_stdout = args.out == STDOUT
-    if to_stdout and args.format in BINARY_FORMATS and sys.stdout.isatty():
+    if to_stdout and FORMATS[args.format].binary and sys.stdout.isatty():
         raise CliError(
             f"{args.format} is binary: not written to a terminal (give --out FILE, "
             "or redirect stdout to a file)",
             EXIT_USAGE,
         )
     stored = stored_research(session, args.id)
-    from starter.exports import export as exported
-
-    body, _, suggested = await asyncio.to_thread(exported, stored.result, args.format)
+    body, _, suggested = await asyncio.to_thread(export_report, stored.result, args.format)
     if to_stdout:
         sys.stdout.flush()
         sys.stdout.buffer.write(body)

@@ -40,8 +40,8 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.service import RPCError
 
 from activities.storage import store
-from starter import library, reviews
-from starter.commands import new_id, ready, start_research
+from starter import library, research_client
+from starter.exports.markup import to_markdown
 from starter.requests import (
     OPTIONS,
     QUESTION,
@@ -58,10 +58,7 @@ from starter.temporal import (
     deliver,
     is_not_found,
     one_line,
-    query_status,
-    result_handle,
     root_message,
-    send_answer,
     shown,
 )
 from starter.terminal import clean
@@ -140,10 +137,11 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = (await ready(build_request(values), session)).model_copy(
-                update={"attended": attended}
+            request = await research_client.ready(build_request(values), session)
+            run = research_client.StartResearch(
+                request=request, owner=research_client.local_owner(session.cfg), attended=attended
             )
-            handle = await start_research(await session.connect(), session.cfg, request, new_id())
+            handle = await research_client.start(await session.connect(), session.cfg, run)
             if not wait:
                 return {
                     "id": handle.id,
@@ -187,8 +185,8 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
             handle = (await session.connect()).get_workflow_handle(research_id(id))
-            status = await query_status(handle)
-            events = await EventStream(handle, since).poll(tolerant=False)
+            status = await research_client.status(handle)
+            events = await research_client.events(handle, since)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
 
     @server.tool()
@@ -198,7 +196,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Answer the clarification question research ID is waiting for; wait=true then waits as
         `research` does."""
         return await _answer(
-            session, id, "answer", lambda handle: send_answer(handle, answer), ctx, wait
+            session, id, "answer", lambda handle: research_client.answer(handle, answer), ctx, wait
         )
 
     @server.tool()
@@ -216,7 +214,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         if steps is not None:
             payload["steps"] = steps
         return await _answer(
-            session, id, "review", lambda handle: reviews.send_review(handle, payload), ctx, wait
+            session, id, "review", lambda handle: research_client.review(handle, payload), ctx, wait
         )
 
 
@@ -233,12 +231,12 @@ async def _answer(
     seen: list[int] = []
 
     async def marked(handle: WorkflowHandle) -> str:
-        seen.append((await query_status(handle)).last_event_seq)
+        seen.append((await research_client.status(handle)).last_event_seq)
         return await send(handle)
 
     async with one_line_errors():
         workflow_id = research_id(workflow_id)
-        handle = result_handle(await session.connect(), workflow_id)
+        handle = research_client.handle(await session.connect(), workflow_id)
         accepted = await deliver(handle, what, marked)
         return (
             await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
@@ -258,7 +256,9 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             )
             if stored is not None:
                 return _report(wanted, stored.result)
-            return _report(wanted, await _finished(result_handle(await session.connect(), wanted)))
+            return _report(
+                wanted, await _finished(research_client.handle(await session.connect(), wanted))
+            )
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -293,7 +293,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(library.to_markdown(stored.result))
+        return clean(to_markdown(stored.result))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
@@ -307,7 +307,7 @@ async def _finished(handle: WorkflowHandle) -> ResearchResult:
             ) from err
         raise
     if described.status is WorkflowExecutionStatus.RUNNING:
-        status = await query_status(handle)
+        status = await research_client.status(handle)
         raise CliError(
             f"research {shown(handle.id)} is still running ({status.stage.value}); "
             "wait with research_status, or research's wait"
@@ -326,12 +326,12 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
             for event in await stream.poll():
                 await ctx.report_progress(event.seq, None, event.text)
             if stream.pending is not None:
-                status = await query_status(handle)
+                status = await research_client.status(handle)
                 if status.pending_question or status.pending_review:
                     return _status(handle.id, status)
             if asyncio.get_running_loop().time() > deadline:
                 return {
-                    **_status(handle.id, await query_status(handle)),
+                    **_status(handle.id, await research_client.status(handle)),
                     "next": f"still running after {MAX_WAIT_S:.0f}s: research_status(id) or get_report(id)",
                 }
             await stream.pause(result_task)

@@ -15,20 +15,69 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from starter.exports import document, pdf, word
+from starter.exports import document
 from starter.exports.markup import to_html, to_markdown
 from workflows.models import ResearchResult
 from workflows.text import without_controls
 
-FORMATS = ("md", "html", "docx", "pdf")
-CONTENT_TYPES = {
-    "md": "text/markdown; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "pdf": "application/pdf",
+
+@dataclass(frozen=True)
+class Format:
+    """One download: its name (`--format`, `?format=`), the page's link text, its content type,
+    whether it is binary (never written to a terminal), and how it is written."""
+
+    name: str
+    label: str
+    content_type: str
+    binary: bool
+    write: Callable[[ResearchResult, document.Report], bytes]
+
+
+def _word(report: document.Report) -> bytes:
+    from starter.exports import word  # python-docx: loaded when a Word file is asked for
+
+    return word.write(report)
+
+
+def _pdf(report: document.Report) -> bytes:
+    from starter.exports import pdf  # reportlab: loaded when a PDF is asked for
+
+    return pdf.write(report)
+
+
+#: The one table of export formats: the CLI's `export --format` choices, the API's `format`, the
+#: page's download links and `export` all read it. A new format: its row here and its writer module.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format(
+            "md",
+            "Download Markdown",
+            "text/markdown; charset=utf-8",
+            False,
+            lambda result, report: to_markdown(result).encode("utf-8"),
+        ),
+        Format(
+            "html",
+            "Download HTML",
+            "text/html; charset=utf-8",
+            False,
+            lambda result, report: to_html(result).encode("utf-8"),
+        ),
+        Format(
+            "docx",
+            "Download Word",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            True,
+            lambda result, report: _word(report),
+        ),
+        Format("pdf", "Download PDF", "application/pdf", True, lambda result, report: _pdf(report)),
+    )
 }
+CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
 #: Beyond what `without_controls` removes (controls, bidi overrides): lone surrogates and the two
 #: non-characters XML refuses, which a Word file cannot hold.
 _NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
@@ -41,13 +90,7 @@ def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
         raise ValueError(f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}")
     safe = clean_result(result)
     report = document.read(safe)
-    writers: dict[str, Callable[[], bytes]] = {
-        "md": lambda: to_markdown(safe).encode("utf-8"),
-        "html": lambda: to_html(safe).encode("utf-8"),
-        "docx": lambda: word.write(report),
-        "pdf": lambda: pdf.write(report),
-    }
-    return writers[fmt](), CONTENT_TYPES[fmt], file_name(report.title, fmt)
+    return FORMATS[fmt].write(safe, report), FORMATS[fmt].content_type, file_name(report.title, fmt)
 
 
 def file_name(title: str, fmt: str) -> str:

@@ -195,3 +195,10 @@ def stored_owner(stored: Any, cfg: Settings) -> str:
         getattr(stored, "result", None), "owner", None
     )
     return str(owner or cfg.research_user)
+
+
+#: The dependencies as the routers name them (the FastAPI template's `api/deps.py` aliases).
+User = Annotated[str, Depends(current_user)]
+App = Annotated[Backend, Depends(backend)]
+Temporal = Annotated[Client, Depends(temporal)]
+Owned = Annotated[Research, Depends(owned_research)]
