@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from temporalio.exceptions import ApplicationError
 
+from workflows import patches
 from workflows.record import Stats
 
 #: Failures that mean the model gave no usable answer: the endpoint's errors (errors.py) and
@@ -83,3 +84,17 @@ def partial_line(stats: Stats) -> str | None:
         f"The model answered {stats.llm_answered} of {total} calls; {what} fell back to the "
         "engine's rules (the notes say why)."
     )
+
+
+def settled(stats: Stats, notes: list[str], report: str) -> str:
+    """The finished report, as the model's share of it allows: a research its model never
+    answered fails here (the calls that failed only with cut-off or refused replies never ended
+    it early); one where some roles fell back says so at the top and in `notes`."""
+    if never_answered(stats) and patches.applied(patches.MODEL_ANSWERS):
+        roles = ", ".join(stats.llm_unanswered_by_role)
+        raise failure(f"every call failed or went unanswered ({roles}); see the notes")
+    line = partial_line(stats)
+    if line is None:
+        return report
+    notes.append(line)
+    return f"_{line}_\n\n{report}"

@@ -103,24 +103,9 @@ class DeepResearchWorkflow:
         partial = budget.partial_line(state.ledger.budget, state.ledger.spending)
         if partial:
             report = f"{partial}\n\n{report}"
-        report = self._model_truth(report)
+        report = model_use.settled(state.ledger.stats, state.writeup.notes, report)
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
         return await self._finish(report, claims)
-
-    def _model_truth(self, report: str) -> str:
-        """Fail a research its model never answered; say at the top of the report which roles
-        fell back when only some did (workflows/model_use.py)."""
-        stats = self.state.ledger.stats
-        if model_use.never_answered(stats) and patches.applied(patches.MODEL_ANSWERS):
-            roles = ", ".join(stats.llm_unanswered_by_role)
-            raise model_use.failure(
-                f"every call failed or went unanswered ({roles}); see the notes"
-            )
-        line = model_use.partial_line(stats)
-        if line is None:
-            return report
-        self.state.writeup.notes.append(line)
-        return f"_{line}_\n\n{report}"
 
     async def _research(self) -> None:
         """Classify, look around, plan (and have the plan reviewed), then the steps; a resumed

