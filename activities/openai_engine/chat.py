@@ -147,7 +147,7 @@ class Chat:
             needed = fitting.estimate(content, facts)
             if room is None or needed <= room:
                 return template, content, options
-            excess = int((needed - room) * facts.chars_per_token * 1.1) + 200
+            excess = int((needed - room) * facts.chars_per_token) + 100
             smaller = fitting.trimmed(fitted, excess)
             if smaller is None:
                 break

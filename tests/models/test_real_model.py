@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import uuid
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +36,15 @@ ARTIFACTS = Path(os.environ["MODEL_ARTIFACTS"]) if os.environ.get("MODEL_ARTIFAC
 async def research(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
     run = await starter("research", *args, "--json", env=env, timeout=RESEARCH_TIMEOUT_S)
     result = json.loads(run.out) if run.out.strip().startswith("{") else {}
+    return run.code, kept(result, args[0]), run.err
+
+
+def kept(result: dict[str, Any], name: str) -> dict[str, Any]:
+    """The result, also written to MODEL_ARTIFACTS for a person to read."""
     if ARTIFACTS:
-        (ARTIFACTS / f"{result.get('query', 'none')[:40]}.json").write_text(run.out)
-    return run.code, result, run.err
+        slug = re.sub(r"\W+", "-", name)[:40]
+        (ARTIFACTS / f"{slug}.json").write_text(json.dumps(result, indent=1))
+    return result
 
 
 def supported_cited(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -110,6 +116,6 @@ async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research
     answered = await starter("answer", rid, "Ownership and moves of values in Rust", env=model_env)
     assert answered.code == 0, answered.err
     done = await starter("result", rid, "--json", env=model_env, timeout=RESEARCH_TIMEOUT_S)
-    result = json.loads(done.out)
+    result = kept(json.loads(done.out), rid)
     assert result["clarifications"][0]["answer"] == "Ownership and moves of values in Rust"
     assert_a_report_a_person_can_use(result)
