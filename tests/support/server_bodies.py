@@ -28,8 +28,8 @@ LLAMA_CPP_PYTHON_JSON_SCHEMA_500 = {
 #: HTTP 400 for a prompt longer than `--n_ctx` (here 2048 tokens).
 LLAMA_CPP_PYTHON_OVERFLOW_400 = {
     "error": {
-        "message": "This model's maximum context length is 2048 tokens. However, you requested 3198 "
-        "tokens (2198 in the messages, 1000 in the completion). Please reduce the length of the "
+        "message": "This model's maximum context length is 2048 tokens. However, you requested 3231 "
+        "tokens (2231 in the messages, 1000 in the completion). Please reduce the length of the "
         "messages or completion.",
         "type": "invalid_request_error",
         "param": "messages",
@@ -37,7 +37,8 @@ LLAMA_CPP_PYTHON_OVERFLOW_400 = {
     }
 }
 
-#: GET /v1/models: no context window anywhere (llama-cpp-python states none).
+#: GET /v1/models: no context window anywhere (llama-cpp-python states none; /props,
+#: /api/show and /api/v0/models/... answer 404 {"detail": "Not Found"}).
 LLAMA_CPP_PYTHON_MODELS = {
     "object": "list",
     "data": [
