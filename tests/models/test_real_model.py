@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_end_to_end import Workers
+from tests.models.llama import free_port
 from tests.starter.test_starter import starter
 
 pytestmark = [pytest.mark.models, pytest.mark.e2e]
@@ -119,3 +120,84 @@ async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research
     result = kept(json.loads(done.out), rid)
     assert result["clarifications"][0]["answer"] == "Ownership and moves of values in Rust"
     assert_a_report_a_person_can_use(result)
+
+
+async def test_a_plan_review_is_answered_and_the_approved_plan_is_researched(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    rid = f"review-{uuid.uuid4().hex[:6]}"
+    run = await starter(
+        "research",
+        QUESTION,
+        "--depth",
+        "light",
+        "--max-clarifications",
+        "0",
+        "--review-plan",
+        "--detach",
+        "--id",
+        rid,
+        env=model_env,
+    )
+    assert run.code == 0, run.err
+    status = await waiting(model_env, rid)
+    assert status.get("pending_review") == "plan", status
+    planned = [s["title"] for s in status["plan"]["steps"]]
+    assert planned and all(title.strip() for title in planned)
+    approved = await starter("review", rid, "--approve", env=model_env)
+    assert approved.code == 0, approved.err
+    done = await starter("result", rid, "--json", env=model_env, timeout=RESEARCH_TIMEOUT_S)
+    result = kept(json.loads(done.out), rid)
+    assert [s["title"] for s in result["plan"]["steps"]][: len(planned)] == planned
+    assert_a_report_a_person_can_use(result)
+
+
+async def test_a_follow_up_researches_on_from_the_earlier_report(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    first_id = f"first-{uuid.uuid4().hex[:6]}"
+    code, first, err = await research(
+        model_env, QUESTION, "--depth", "light", "--max-clarifications", "0", "--id", first_id
+    )
+    assert code == 0, err
+    code, follow, err = await research(
+        model_env,
+        "What happens to borrowing when a value is moved into a thread?",
+        "--depth",
+        "light",
+        "--max-clarifications",
+        "0",
+        "--follow-up",
+        first_id,
+    )
+    assert code == 0, err
+    assert follow["follow_up_of"] == first_id
+    assert_a_report_a_person_can_use(follow)
+
+
+async def test_a_model_that_answers_nothing_fails_the_research_in_one_line(
+    model_env: dict[str, str],
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    env = {**model_env, "OPENAI_BASE_URL": closed}
+    workers = Workers(env)
+    workers.start()
+    try:
+        run = await starter(
+            "research",
+            QUESTION,
+            "--depth",
+            "light",
+            "--max-clarifications",
+            "0",
+            env=env,
+            timeout=RESEARCH_TIMEOUT_S,
+        )
+    finally:
+        workers.stop_all()
+    assert run.code != 0
+    lines = [line for line in (run.out + run.err).splitlines() if "answered none" in line]
+    assert len(lines) == 1 and closed in lines[0], run.out + run.err
+    assert "Traceback" not in run.err
