@@ -51,7 +51,9 @@ async def bench(folder: Path) -> None:
                 for depth, question in QUESTIONS.items():
                     handle = await client.start_workflow(
                         DeepResearchWorkflow.run,
-                        ResearchRequest(query=question, depth=depth, max_clarifications=0),
+                        ResearchRequest(
+                            query=question, depth=depth, max_clarifications=0, time_budget_s=3600
+                        ),
                         id=f"bench-model-{depth.value}-{uuid.uuid4().hex[:6]}",
                         task_queue=env["TEMPORAL_TASK_QUEUE"],
                     )

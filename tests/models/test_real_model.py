@@ -28,7 +28,11 @@ pytestmark = [pytest.mark.models, pytest.mark.e2e]
 
 QUESTION = "How does ownership work in Rust and what happens when a value is moved?"
 #: A light research on 2 cores with a 135M model: about two minutes; room for a loaded machine.
-RESEARCH_TIMEOUT_S = 900
+RESEARCH_TIMEOUT_S = 1800
+#: A light research as the journeys start it: no question back unless a test wants one, and time
+#: enough for a CPU model on a shared machine (the default light budget is 5 minutes).
+LIGHT = ("--depth", "light", "--time-budget", "1500")
+PLAIN = (*LIGHT, "--max-clarifications", "0")
 ENDED = {"completed", "failed", "cancelled"}
 #: Where each research's JSON result is kept for a person to read (MODEL_ARTIFACTS), if set.
 ARTIFACTS = Path(os.environ["MODEL_ARTIFACTS"]) if os.environ.get("MODEL_ARTIFACTS") else None
@@ -78,9 +82,7 @@ async def test_a_light_research_with_a_small_model_writes_a_cited_verified_repor
     model_env: dict[str, str], model_workers: Workers
 ) -> None:
     model_workers.start()
-    code, result, err = await research(
-        model_env, QUESTION, "--depth", "light", "--max-clarifications", "0"
-    )
+    code, result, err = await research(model_env, QUESTION, *PLAIN)
     assert code == 0, err
     assert_a_report_a_person_can_use(result)
     assert result["engine"].startswith("openai:")
@@ -108,7 +110,9 @@ async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research
 ) -> None:
     model_workers.start()
     rid = f"clarify-{uuid.uuid4().hex[:6]}"
-    run = await starter("research", "Tell me more about it", "--detach", "--id", rid, env=model_env)
+    run = await starter(
+        "research", "Tell me more about it", *LIGHT, "--detach", "--id", rid, env=model_env
+    )
     assert run.code == 0, run.err
     status = await waiting(model_env, rid)
     question = status["pending_question"]
@@ -130,10 +134,7 @@ async def test_a_plan_review_is_answered_and_the_approved_plan_is_researched(
     run = await starter(
         "research",
         QUESTION,
-        "--depth",
-        "light",
-        "--max-clarifications",
-        "0",
+        *PLAIN,
         "--review-plan",
         "--detach",
         "--id",
@@ -158,17 +159,12 @@ async def test_a_follow_up_researches_on_from_the_earlier_report(
 ) -> None:
     model_workers.start()
     first_id = f"first-{uuid.uuid4().hex[:6]}"
-    code, first, err = await research(
-        model_env, QUESTION, "--depth", "light", "--max-clarifications", "0", "--id", first_id
-    )
+    code, first, err = await research(model_env, QUESTION, *PLAIN, "--id", first_id)
     assert code == 0, err
     code, follow, err = await research(
         model_env,
         "What happens to borrowing when a value is moved into a thread?",
-        "--depth",
-        "light",
-        "--max-clarifications",
-        "0",
+        *PLAIN,
         "--follow-up",
         first_id,
     )
@@ -188,10 +184,7 @@ async def test_a_model_that_answers_nothing_fails_the_research_in_one_line(
         run = await starter(
             "research",
             QUESTION,
-            "--depth",
-            "light",
-            "--max-clarifications",
-            "0",
+            *PLAIN,
             env=env,
             timeout=RESEARCH_TIMEOUT_S,
         )
