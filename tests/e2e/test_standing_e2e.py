@@ -215,6 +215,17 @@ async def _journey(
     assert runs[second_id]["changed"] is True and runs[first_id]["changed"] is False
     assert shown["last_research_id"] == second_id
 
+    # the pages: the list with its last run and changes, the run's changes beside the previous report
+    page = await alice.get("/standing")
+    assert page.status_code == 200 and QUESTION.replace("'", "&#39;") in page.text
+    assert "Create standing research" in page.text and second_id in page.text
+    assert "changed" in page.text
+    run_page = (await alice.get(f"/research/{second_id}")).text
+    assert "What changed since the previous run" in run_page
+    assert "The previous run&#39;s report" in run_page or "previous run's report" in run_page
+    assert "Research again on a schedule" in (await alice.get(f"/research/{first_id}")).text
+    assert standing_id not in (await bob.get("/standing")).text
+
     # a research waiting for its plan review is announced with its page
     waiting = await alice.post(
         "/api/research", json={"question": QUESTION, "depth": "light", "review_plan": True}
