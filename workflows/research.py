@@ -20,8 +20,10 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.exceptions import FailureError
 
-from workflows import budget, intake, language, model_use, patches, refining
+from workflows import budget, intake, language, model_use, notices, patches, refining
 from workflows.activity_models import CoordinateOutput
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
@@ -41,6 +43,7 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
+from workflows.notify import NoticeKind
 from workflows.planning import classifies, classify, coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import finished, save, synthesize
@@ -72,6 +75,8 @@ class DeepResearchWorkflow:
         self.waves = 0
         #: The coordinator's classification, made alongside the first routing call (1-tuple).
         self.classified: tuple[CoordinateOutput | None] | None = None
+        #: Announces waits for a person; None in histories recorded before notifications.
+        self.watcher: notices.Watcher | None = None
 
     # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
 
@@ -83,6 +88,18 @@ class DeepResearchWorkflow:
         `resume` is the state a previous run of this research handed over when it continued as
         new (a long research keeps its history short; see `_continue_as_new`)."""
         state = self._begin(request, resume)
+        if patches.applied(patches.STANDING_AND_NOTICES):
+            self.watcher = notices.Watcher(state)
+            asyncio.create_task(self.watcher.run())  # noqa: RUF006 - ends with the research
+        try:
+            return await self._research_to_the_end(state)
+        except FailureError as err:
+            if self.watcher is not None and not isinstance(err, TemporalCancelledError):
+                await notices.send(state, NoticeKind.FAILED, error=notices.failure_text(err))
+            raise
+
+    async def _research_to_the_end(self, state: ResearchState) -> ResearchResult:
+        """The research, from routing to its result (`run` adds the failure's notice)."""
         cancelled = False
         try:
             if not self.resumed:
@@ -248,12 +265,26 @@ class DeepResearchWorkflow:
 
     async def _finish(self, report: str, claims: list[Claim]) -> ResearchResult:
         state = self.state
+        if self.watcher is not None:
+            report = await notices.compare_with_previous(state, report, claims)
         started = state.started_at or workflow.now()
         result = state.result(report, claims, started, workflow.now())
         if patches.applied(patches.LIBRARY):
             await save(state, result, started)
         finished(state, result)
+        if self.watcher is not None:
+            await self._announce_end(result)
         return result
+
+    async def _announce_end(self, result: ResearchResult) -> None:
+        """research.completed, and standing.changed when a standing research's run found changes."""
+        state, watcher = self.state, self.watcher
+        assert watcher is not None
+        await watcher.idle()
+        if result.outcome is Stage.COMPLETED:
+            await notices.send(state, NoticeKind.COMPLETED, outcome=result.outcome.value)
+        if state.changes is not None and state.changes.changed:
+            await notices.send(state, NoticeKind.CHANGED, changes=state.changes)
 
     def _time_to_continue_as_new(self) -> bool:
         """At a step boundary: when Temporal suggests it (the history grew long), or after the
