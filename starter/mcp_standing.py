@@ -12,9 +12,17 @@ from starter.session import Session
 
 
 def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> None:
+    """Create, list and show; `_add_steering_tools` runs, pauses, resumes and deletes."""
+
     def owner() -> str:
         return research_client.local_owner(session.cfg)
 
+    _add_creation_tool(server, session, one_line_errors, owner)
+    _add_reading_tools(server, session, one_line_errors, owner)
+    _add_steering_tools(server, session, one_line_errors, owner)
+
+
+def _add_creation_tool(server: Any, session: Session, one_line_errors: Any, owner: Any) -> None:
     @server.tool()
     async def standing_create(
         question: str,
@@ -55,6 +63,8 @@ def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> N
             )
             return {"id": standing_id}
 
+
+def _add_reading_tools(server: Any, session: Session, one_line_errors: Any, owner: Any) -> None:
     @server.tool()
     async def standing_list() -> list[dict[str, Any]]:
         """Your standing research: question, schedule, paused, next run, last run."""
@@ -77,6 +87,8 @@ def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> N
                 "runs": [r.model_dump(mode="json") for r in runs],
             }
 
+
+def _add_steering_tools(server: Any, session: Session, one_line_errors: Any, owner: Any) -> None:
     @server.tool()
     async def standing_run(id: str) -> dict[str, Any]:
         """Run a standing research now; the run's research id (follow it with research_status)."""
