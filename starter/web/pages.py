@@ -33,6 +33,7 @@ from starter.web import auth, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
+from workflows import citations
 from workflows.events import EventKind
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult, StepStatus
 
@@ -292,9 +293,20 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "id": research_id,
         "report": render_report(result),
         "outcome": result.outcome.value,
-        "notes": result.notes,
+        "notes": unsaid_notes(result),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
+
+
+def unsaid_notes(result: ResearchResult) -> list[str]:
+    """The result's notes the report does not already say: the page shows each one once."""
+    said = " ".join(result.report_markdown.split())
+    return [
+        note
+        for note in result.notes
+        if " ".join(note.split()) not in said
+        and " ".join(citations.escape(note).split()) not in said
+    ]
 
 
 def _page(
