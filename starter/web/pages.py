@@ -57,7 +57,8 @@ STEP_WORDS = {
     StepStatus.COMPLETED.value: "done",
     StepStatus.SKIPPED.value: "skipped",
 }
-DONE = (StepStatus.COMPLETED.value, StepStatus.SKIPPED.value)
+#: A skipped step (the research was cancelled, a budget ran out) is not done: the bar says so.
+DONE = (StepStatus.COMPLETED.value,)
 #: A sign-in form is a token and a path: anything longer is not one.
 FORM_LIMIT = 8192
 RECENT = 10
@@ -108,6 +109,8 @@ async def research(request: Request, research_id: str) -> Response:
         return _error(request, user, err)
     found = view.live or view.result
     steps = found.plan.steps if found is not None and found.plan else []
+    live = view.live
+    waits = live.pending_review.value if live is not None and live.pending_review else None
     context: dict[str, Any] = {
         "id": research_id,
         "question": view.question,
@@ -122,7 +125,15 @@ async def research(request: Request, research_id: str) -> Response:
         "step_done": DONE,
         "planned": len(steps),
         "done": sum(1 for step in steps if step.status in DONE),
+        "skipped": sum(1 for step in steps if step.status == StepStatus.SKIPPED.value),
         "event_kinds": [k.value for k in EventKind],
+        "running": live is not None,
+        "pending_question": live.pending_question if live is not None else None,
+        "pending_review": waits,
+        "draft": render_markdown(live.draft_report_markdown or "")
+        if live is not None and waits == "report"
+        else None,
+        "critique": live.critique if live is not None and waits == "report" else None,
     }
     if view.result is not None:
         context.update(_report_context(research_id, view.result))
@@ -294,6 +305,9 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "report": render_report(result),
         "outcome": result.outcome.value,
         "notes": unsaid_notes(result),
+        "revised": any(
+            r.target.value == "report" and r.decision.value == "revise" for r in result.reviews
+        ),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
 

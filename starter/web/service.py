@@ -36,7 +36,7 @@ from starter.web.models import (
     ResearchView,
     Steered,
 )
-from workflows.models import ResearchResult
+from workflows.models import ResearchResult, Stage
 
 #: How long an answer or a review may wait for a worker to take it.
 UPDATE_S = 10.0
@@ -75,6 +75,8 @@ async def view(research: Research, app: Backend) -> ResearchView:
     if research.running and research.handle is not None:
         return ResearchView(**head, live=await within(research_client.status(research.handle)))
     result, failure = await closed_result(research, app)
+    if result is not None and result.outcome is Stage.CANCELLED:
+        head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
     return ResearchView(**head, result=result, failure=failure)
 
 

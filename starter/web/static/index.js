@@ -11,6 +11,7 @@ form.addEventListener("submit", async (event) => {
     question: form.elements.question.value,
     depth: form.elements.depth.value,
     review_plan: form.elements.review_plan.checked,
+    review_report: form.elements.review_report.value,
   };
   await busy(button, errors, async () => {
     const created = await postJson("/api/research", body);

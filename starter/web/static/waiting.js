@@ -74,7 +74,10 @@ function reportReviewForm(section, id, changed) {
   const errors = element("p", { class: "error", role: "alert", hidden: "" });
   const actions = element("div", { class: "actions" });
   actions.append(approve, revise);
-  form.append(wrap, actions, errors);
+  const final = element("p", { class: "help", id: "revise-help" },
+    "Revise report rewrites it once with your feedback; that revision is final: you are not asked again.");
+  revise.setAttribute("aria-describedby", "revise-help");
+  form.append(wrap, actions, final, errors);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     send(id, approve, errors, { decision: "approve", feedback: feedback.value }, changed);
