@@ -1,8 +1,10 @@
 // The home page: "Start research" posts the question and opens the research's page.
 import { busy, postJson } from "./api.js";
+import { submitOnCtrlEnter } from "./keys.js";
 
 const form = document.getElementById("ask");
 const errors = document.getElementById("ask-error");
+submitOnCtrlEnter(form);
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();

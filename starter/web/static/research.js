@@ -6,6 +6,7 @@ import { openLog } from "./log.js";
 import { renderPlan, renderProgress } from "./plan.js";
 import { showReport } from "./report.js";
 import { renderWaiting } from "./waiting.js";
+import { submitOnCtrlEnter } from "./keys.js";
 
 const REFRESH_ON = new Set(["stage", "plan", "step_started", "step_done", "question", "answer",
   "review_requested", "review", "refinement", "verification", "done"]);
@@ -44,7 +45,10 @@ async function update(status) {
     refreshSoon(300);
     return;
   }
-  if (done) await showReport(part("report-area"), id);
+  if (done) {
+    await showReport(part("report-area"), id);
+    main.classList.add("research-done");
+  }
   showStage(stage);
   renderPlan(part("plan-steps"), status.plan);
   renderProgress(part("progress"), status.plan);
@@ -74,6 +78,7 @@ function stopControl(status, done) {
 
 // A finished research's page comes with its report: its popovers work before anything is fetched.
 if (part("report-area").querySelector("[data-report]")) showReport(part("report-area"), id);
+submitOnCtrlEnter(main);
 openLog(id, part("log"), part("log-state"), {
   onEvent(event) {
     const stage = event.kind === "stage" && event.data && event.data.stage;
