@@ -104,12 +104,20 @@ def point_subject(point: str) -> str:
         ):
             break
         head.append(word)
+    named = head
     while head and (head[0].lower() in STOPWORDS or head[0].lower() in PRONOUNS):
         head = head[1:]
+    if len(head) == 1 and len(named) > 2 and named[-2].lower() not in _DETERMINERS:
+        # "The with statement is ...": not "statement" alone, the word that names it stays
+        head = [named[0].lower(), *named[1:]] if named[0].lower() in _DETERMINERS else named[-2:]
     head = head[:6]
     if [t for t in _specific_terms(" ".join(head)) if t not in REFERENTIAL]:
         return " ".join(head)
     return " ".join(_specific_terms(point)[:4])
+
+
+#: The words that only point at a subject ("the", "this"): never what names it.
+_DETERMINERS = frozenset("the a an this that these those its their our your my his her".split())
 
 
 def _third_person(word: str, after: str) -> bool:
