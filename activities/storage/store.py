@@ -43,7 +43,7 @@ from activities.storage.database import (
     safe,
 )
 from activities.storage.rows import StoredResearch, aware, research_row, stored_research
-from activities.storage.schema import ResearchRow
+from activities.storage.schema import ClarificationRow, ResearchRow
 from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 
 __all__ = [
@@ -134,8 +134,8 @@ def _strip_nul(value: Any) -> Any:
 def list_research(
     url: str, *, contains: str | None = None, limit: int = 20, owner: str | None = None
 ) -> list[LibraryEntry]:
-    """Finished research, newest first; `contains` filters on the question (case-insensitive in
-    every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
+    """Finished research, newest first; `contains` filters on the question, its clarification and
+    its report (case-insensitive in every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
     db = database_url(url)
     with failures_classified(db), Session(engine_for(db)) as session:
         newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
@@ -179,22 +179,34 @@ def _matching(
     order: tuple[UnaryExpression[Any], ...],
     owner: str | None = None,
 ) -> list[int]:
-    """The ids of the newest `limit` research whose question contains `text`, compared casefolded
-    and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" + combining
-    diaeresis finds "ü"). Compared in Python, the same on every database: SQLite's LIKE folds ASCII
-    only, and PostgreSQL's lower() depends on the database's locale and never turns ß into ss.
-    The questions are read newest first, in batches, until `limit` have matched."""
+    """The ids of the newest `limit` research that `text` finds: in its question, or, as a phrase
+    or word by word, in what it was about (the answers to its clarification questions) and its
+    report ("lighthouse" finds "Tell me more about it" clarified as "lighthouse keepers"). Compared
+    casefolded and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" +
+    combining diaeresis finds "ü"), in Python, the same on every database: SQLite's LIKE folds
+    ASCII only, and PostgreSQL's lower() depends on the database's locale and never turns ß into
+    ss. The research is read newest first, in batches, until `limit` have matched."""
     needle = _folded(text)
+    words = needle.split()
     ids: list[int] = []
-    questions = select(ResearchRow.id, ResearchRow.query).order_by(*order)
+    answers: dict[int, list[str]] = {}
+    for research_id, asked, answer in session.execute(
+        select(ClarificationRow.research_id, ClarificationRow.question, ClarificationRow.answer)
+    ):
+        answers.setdefault(research_id, []).extend((asked, answer or ""))
+    found = select(ResearchRow.id, ResearchRow.query, ResearchRow.report_markdown).order_by(*order)
     if owner is not None:
-        questions = questions.where(ResearchRow.owner == owner)
-    rows = session.execute(questions.execution_options(yield_per=500))
+        found = found.where(ResearchRow.owner == owner)
+    rows = session.execute(found.execution_options(yield_per=500))
     with closing(rows):
-        for research_id, question in rows:
+        for research_id, question, report in rows:
             if len(ids) >= limit:
                 break
             if needle in _folded(question):
+                ids.append(research_id)
+                continue
+            about = _folded(" ".join([question, *answers.get(research_id, []), report or ""]))
+            if needle in about or (words and all(word in about for word in words)):
                 ids.append(research_id)
     return ids
 

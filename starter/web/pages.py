@@ -86,6 +86,16 @@ async def home(request: Request) -> Response:
         recent = [_listed(item.model_dump()) for item in listed]
     except PageError as err:
         problem = f"Your research could not be listed: {err.message}"
+        if err.status == 503:  # Temporal is away: the library still knows what finished
+            try:
+                found = await _read(service.search_library(user, _backend(request), "", RECENT))
+                recent = [_listed(item.model_dump()) for item in found]
+                problem = (
+                    f"Running research cannot be listed now ({err.message}); "
+                    "your finished research from the library:"
+                )
+            except PageError:
+                pass
     return _page(
         request,
         "index.html",
