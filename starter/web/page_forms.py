@@ -37,6 +37,8 @@ async def start(request: Request) -> Response:
         "depth": form.get("depth") or None,
         "review_plan": "review_plan" in form,
         "review_report": form.get("review_report") or None,
+        "mode": form.get("mode") or None,
+        "language": form.get("language") or None,
     }
     return await _do(
         request,

@@ -11,6 +11,7 @@ the owner check and the 404 for someone else's research are one function for bot
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
@@ -62,6 +63,21 @@ DONE = (StepStatus.COMPLETED.value,)
 #: A sign-in form is a token and a path: anything longer is not one.
 FORM_LIMIT = 8192
 RECENT = 10
+#: The report languages the home form offers (the API takes any ISO 639 code).
+LANGUAGES = [
+    ("auto", "the question's language"),
+    ("en", "English"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("pt", "Portuguese"),
+    ("nl", "Dutch"),
+    ("pl", "Polish"),
+    ("ja", "Japanese"),
+    ("zh", "Chinese"),
+    ("vi", "Vietnamese"),
+]
 
 
 class PageError(Exception):
@@ -104,13 +120,14 @@ async def home(request: Request) -> Response:
         recent=recent,
         recent_error=problem,
         depths=[d.value for d in Depth],
+        languages=LANGUAGES,
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )
 
 
 @router.get("/research/{research_id}", response_class=HTMLResponse)
-async def research(request: Request, research_id: str) -> Response:
+async def research(request: Request, research_id: str, ask: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     try:
@@ -147,6 +164,9 @@ async def research(request: Request, research_id: str) -> Response:
     }
     if view.result is not None:
         context.update(_report_context(research_id, view.result))
+        context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
+    if context["follow_up_of"]:
+        context["earlier"] = await _earlier_question(request, user, context["follow_up_of"])
     return _page(request, "research.html", user, failure=view.failure, **context)
 
 
@@ -315,11 +335,44 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "report": render_report(result),
         "outcome": result.outcome.value,
         "notes": unsaid_notes(result),
+        "suggestions": suggested_questions(result),
         "revised": any(
             r.target.value == "report" and r.decision.value == "revise" for r in result.reviews
         ),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
+
+
+#: Headings that say where a report is, not what it is about: never a suggested next question.
+_NOT_A_TOPIC = re.compile(
+    r"^(summary|sources|references|notes?|conclusions?|introduction|overview|what changed\b)",
+    re.I,
+)
+
+
+def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
+    """Next questions a reader may ask: one per section the report has (its headings), as a
+    follow-up would put it."""
+    asked: list[str] = []
+    for line in result.report_markdown.splitlines():
+        heading = re.fullmatch(r"#{2,3}[ \t]+(.+?)[ \t#]*", line.strip())
+        if heading is None:
+            continue
+        topic = " ".join(heading.group(1).replace("\\[", "[").replace("\\]", "]").split())
+        topic = topic.rstrip("?.:")
+        if topic and not _NOT_A_TOPIC.match(topic) and len(asked) < most:
+            question = f"Tell me more about {topic[0].lower() + topic[1:] if topic[1:2].islower() else topic}"
+            if question not in asked:
+                asked.append(question)
+    return asked
+
+
+async def _earlier_question(request: Request, user: str, research_id: str) -> str | None:
+    """The question of the research this one follows up, when the user may see it."""
+    try:
+        return (await _view(request, user, research_id)).question
+    except PageError:
+        return None
 
 
 def unsaid_notes(result: ResearchResult) -> list[str]:

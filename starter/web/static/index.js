@@ -14,6 +14,8 @@ form.addEventListener("submit", async (event) => {
     depth: form.elements.depth.value,
     review_plan: form.elements.review_plan.checked,
     review_report: form.elements.review_report.value,
+    mode: form.elements.mode.value,
+    language: form.elements.language.value,
   };
   await busy(button, errors, async () => {
     const created = await postJson("/api/research", body);

@@ -41,6 +41,12 @@ async function load(area, id) {
 function followUp(area, id) {
   const form = area.querySelector("#follow-up");
   if (!form) return;
+  // A suggested next question fills the box, to edit and ask (without JavaScript: a reload does).
+  area.querySelectorAll("a.suggestion").forEach((link) => link.addEventListener("click", (event) => {
+    event.preventDefault();
+    form.elements.question.value = link.textContent;
+    form.elements.question.focus();
+  }));
   const errors = form.querySelector(".error");
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
