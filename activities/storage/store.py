@@ -215,6 +215,22 @@ def _folded(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
+def delete_research(url: str, research_id: str, owner: str) -> int:
+    """Remove OWNER's stored research RESEARCH_ID (every run of it, with its child rows) from
+    the library; how many runs went (0: none of OWNER's has that id)."""
+    research_id = research_id.replace("\x00", "")
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session, session.begin():
+        rows = session.scalars(
+            select(ResearchRow).where(
+                ResearchRow.workflow_id == research_id, ResearchRow.owner == owner
+            )
+        ).all()
+        for row in rows:
+            session.delete(row)
+        return len(rows)
+
+
 def load_research(url: str, research_id: str) -> StoredResearch | None:
     """One research by workflow id (its newest run) or by run id; None when it is not stored.
     NUL bytes in the id are ignored, as they were when the research was written."""

@@ -99,8 +99,21 @@ async def follow_up(request: Request, research_id: str) -> Response:
     return await _do(request, form, research_id, lambda user, app: service.start(body, user, app))
 
 
+@router.post("/library/{research_id}/delete")
+async def delete_from_library(request: Request, research_id: str) -> Response:
+    form = await _form(request)
+
+    async def remove(user: str, app: Backend) -> str:
+        await service.delete_stored(user, app, research_id)
+        q = form.get("q", "").strip()
+        return f"/library?q={quote(q)}&deleted=1" if q else "/library?deleted=1"
+
+    return await _do(request, form, None, remove)
+
+
 async def _do(request: Request, form: dict[str, str], back: str | None, work: Any) -> Response:
-    """WORK(user, app) for the signed-in user, then the research's page; or an error page."""
+    """WORK(user, app) for the signed-in user, then the research's page (or the path WORK
+    answers); or an error page."""
     from starter.web import pages  # the pages' helpers; they import this module's router
 
     user = auth.user_from_request(request)
@@ -116,7 +129,11 @@ async def _do(request: Request, form: dict[str, str], back: str | None, work: An
         return _error(request, user, err.status, err.message, here)
     except RequestError as err:
         return _error(request, user, 422, str(err), here)
-    return RedirectResponse(f"/research/{quote(research_id, safe='')}", status_code=303)
+    # WORK's answer: a research id (its page), or a path of this site
+    target = (
+        research_id if research_id.startswith("/") else f"/research/{quote(research_id, safe='')}"
+    )
+    return RedirectResponse(target, status_code=303)
 
 
 def _cross_site(request: Request, form: dict[str, str]) -> str | None:

@@ -210,7 +210,7 @@ async def _fragment_source(request: Request, research_id: str) -> ResearchView |
 
 
 @router.get("/library", response_class=HTMLResponse)
-async def library(request: Request, q: str = "") -> Response:
+async def library(request: Request, q: str = "", deleted: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     q = q.strip()[:200]
@@ -220,7 +220,16 @@ async def library(request: Request, q: str = "") -> Response:
         entries = [_listed(item.model_dump()) for item in found]
     except PageError as err:
         problem = f"The library could not be searched: {err.message}"
-    return _page(request, "library.html", user, here="library", q=q, entries=entries, error=problem)
+    return _page(
+        request,
+        "library.html",
+        user,
+        here="library",
+        q=q,
+        entries=entries,
+        error=problem,
+        deleted=bool(deleted),
+    )
 
 
 # --- signing in ---------------------------------------------------------------------------------------

@@ -167,6 +167,13 @@ async def search_library(user: str, app: Backend, text: str, limit: int) -> list
     ]
 
 
+async def delete_stored(user: str, app: Backend, research_id: str) -> None:
+    """Remove USER's research from the library; 404 when none of USER's has that id."""
+    gone = await app.library(lambda url: store.delete_research(url, research_id, user))
+    if not gone:
+        raise ApiError(404, f"no research with id {research_id} in your library")
+
+
 def utc(moment: datetime | None) -> str | None:
     """UTC with a `Z`: usable as `before=` in a URL as it is (no `+` to escape)."""
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None

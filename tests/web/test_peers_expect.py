@@ -56,7 +56,9 @@ def dark(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:
         filled = page.get_by_role("textbox", name="Ask a follow-up").input_value()
         shoot(page, "report-dark-1300", folder)
         return {
-            "background": page.evaluate("getComputedStyle(document.documentElement).backgroundColor"),
+            "background": page.evaluate(
+                "getComputedStyle(document.documentElement).backgroundColor"
+            ),
             "filled": filled,
             "focused": page.evaluate("document.activeElement.id"),
             "problems": seen.problems(),
