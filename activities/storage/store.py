@@ -132,10 +132,17 @@ def _strip_nul(value: Any) -> Any:
 
 
 def list_research(
-    url: str, *, contains: str | None = None, limit: int = 20, owner: str | None = None
+    url: str,
+    *,
+    contains: str | None = None,
+    limit: int = 20,
+    owner: str | None = None,
+    about: bool = False,
 ) -> list[LibraryEntry]:
-    """Finished research, newest first; `contains` filters on the question, its clarification and
-    its report (case-insensitive in every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
+    """Finished research, newest first; `contains` filters on the question (case-insensitive in
+    every script, see `_matching`), and with `about` also on what the research was about: the
+    answers to its clarification questions and its report; `owner` on who it belongs to (None:
+    everyone's)."""
     db = database_url(url)
     with failures_classified(db), Session(engine_for(db)) as session:
         newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
@@ -150,7 +157,9 @@ def list_research(
             query = query.where(ResearchRow.owner == owner)
         if contains:
             query = query.where(
-                ResearchRow.id.in_(_matching(session, contains, limit, newest_first, owner))
+                ResearchRow.id.in_(
+                    _matching(session, contains, limit, newest_first, owner, about=about)
+                )
             )
         else:
             query = query.limit(limit)
@@ -178,10 +187,12 @@ def _matching(
     limit: int,
     order: tuple[UnaryExpression[Any], ...],
     owner: str | None = None,
+    about: bool = False,
 ) -> list[int]:
-    """The ids of the newest `limit` research that `text` finds: in its question, or, as a phrase
-    or word by word, in what it was about (the answers to its clarification questions) and its
-    report ("lighthouse" finds "Tell me more about it" clarified as "lighthouse keepers"). Compared
+    """The ids of the newest `limit` research that `text` finds: in its question, or (`about`)
+    word by word in its question and the answers to its clarification questions ("lighthouse"
+    finds "Tell me more about it" clarified as "lighthouse keepers"), or as a phrase in its
+    report. Compared
     casefolded and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" +
     combining diaeresis finds "ü"), in Python, the same on every database: SQLite's LIKE folds
     ASCII only, and PostgreSQL's lower() depends on the database's locale and never turns ß into
@@ -190,10 +201,11 @@ def _matching(
     words = needle.split()
     ids: list[int] = []
     answers: dict[int, list[str]] = {}
-    for research_id, asked, answer in session.execute(
-        select(ClarificationRow.research_id, ClarificationRow.question, ClarificationRow.answer)
-    ):
-        answers.setdefault(research_id, []).extend((asked, answer or ""))
+    if about:
+        for research_id, answer in session.execute(
+            select(ClarificationRow.research_id, ClarificationRow.answer)
+        ):
+            answers.setdefault(research_id, []).append(answer or "")
     found = select(ResearchRow.id, ResearchRow.query, ResearchRow.report_markdown).order_by(*order)
     if owner is not None:
         found = found.where(ResearchRow.owner == owner)
@@ -202,11 +214,14 @@ def _matching(
         for research_id, question, report in rows:
             if len(ids) >= limit:
                 break
-            if needle in _folded(question):
+            asked = _folded(question)
+            if needle in asked:
                 ids.append(research_id)
                 continue
-            about = _folded(" ".join([question, *answers.get(research_id, []), report or ""]))
-            if needle in about or (words and all(word in about for word in words)):
+            if not about:
+                continue
+            topic = _folded(" ".join([asked, *answers.get(research_id, [])]))
+            if all(word in topic for word in words) or needle in _folded(report or ""):
                 ids.append(research_id)
     return ids
 

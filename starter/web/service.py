@@ -149,7 +149,9 @@ async def list_research(
 
 async def search_library(user: str, app: Backend, text: str, limit: int) -> list[LibraryItem]:
     entries = await app.library(
-        lambda url: store.list_research(url, contains=text.strip() or None, limit=limit, owner=user)
+        lambda url: store.list_research(
+            url, contains=text.strip() or None, limit=limit, owner=user, about=True
+        )
     )
     return [
         LibraryItem(

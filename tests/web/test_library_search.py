@@ -32,7 +32,7 @@ async def test_the_library_finds_by_the_clarified_topic_and_the_report_text(
     research_id = store_research(web_worker.db_url, vague_then_clarified(), "keepers")
     async with open_web_server.client(None) as client:
         by_topic = await client.get("/api/library", params={"q": "lighthouse"})
-        by_words = await client.get("/api/library", params={"q": "wicks weather"})
+        by_words = await client.get("/api/library", params={"q": "trimmed the WICKS"})
         page = await client.get("/library", params={"q": "LIGHTHOUSE keepers"})
         nothing = await client.get("/api/library", params={"q": "zebra crossings"})
     assert research_id in [e["id"] for e in by_topic.json()]
