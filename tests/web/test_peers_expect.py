@@ -81,3 +81,32 @@ async def test_a_dark_system_gets_a_dark_page(
     assert max(red, green, blue) < 60, got["background"]
     assert got["filled"] == "Tell me more about distribution"
     assert got["focused"] == "follow-up-question" and got["problems"] == []
+
+
+def library_and_home(server: WebServer, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        got = {}
+        for width in (1300, 400):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{server.url}/")
+            shoot(page, f"home-{width}", folder, full_page=True)
+            page.goto(f"{server.url}/library?q=aqueducts")
+            shoot(page, f"library-{width}", folder)
+            got[width] = page.evaluate(
+                "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+            )
+        deletes = page.get_by_role("button", name=re.compile(r"^Delete “"))
+        return {"fits": got, "deletes": deletes.count(), "problems": seen.problems()}
+
+    return scenario
+
+
+@pytest.mark.e2e
+async def test_the_home_and_library_fit_a_phone_and_a_wide_window(
+    open_web_server: WebServer, web_worker: WebWorker, tmp_path: Path
+) -> None:
+    store_research(web_worker.db_url, showcase_result(), "shots")
+    got = await in_browser(library_and_home(open_web_server, tmp_path))
+
+    assert got["fits"] == {1300: True, 400: True} and got["deletes"] >= 1
+    assert got["problems"] == []
