@@ -29,6 +29,7 @@ from starter.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
+from starter.web.json_body import JsonBody
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -65,6 +66,7 @@ def create_app(config: Settings | None = None) -> FastAPI:
     app.state.backend = backend
     for kind, answer in HANDLERS.items():
         app.add_exception_handler(kind, answer)
+    app.add_middleware(JsonBody)
     app.add_middleware(Guard)
 
     from starter.web.api import router as api
@@ -80,6 +82,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
 
         app.include_router(pages.router)
         app.include_router(standing_pages.router)
+        from starter.web import page_forms
+
+        app.include_router(page_forms.router)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 
