@@ -13,7 +13,8 @@ import re
 from workflows.citations import CITATION
 from workflows.models import Message, Speaker
 
-_ORDINALS = {
+#: Ordinal words and what they count to (-1: the last); the offline engine's routing reads them too.
+ORDINALS = {
     "first": 1,
     "1st": 1,
     "second": 2,
@@ -42,10 +43,10 @@ _NOUNS = r"(point|item|section|step|option|bullet|finding|part)s?"
 _MORE_NOUNS = (
     r"(point|item|section|step|option|bullet|finding|part|idea|thing|aspect|example|reason)s?"
 )
-_ORDINAL_REF = re.compile(rf"\b({'|'.join(_ORDINALS)})\s+{_NOUNS}\b", re.I)
+_ORDINAL_REF = re.compile(rf"\b({'|'.join(ORDINALS)})\s+{_NOUNS}\b", re.I)
 _NUMBERED_REF = re.compile(rf"\b{_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
 _ORDINAL_REF_2 = re.compile(
-    rf"\b({'|'.join(_ORDINALS)})\s+(point|item|section|step|option|bullet|finding|part|idea|"
+    rf"\b({'|'.join(ORDINALS)})\s+(point|item|section|step|option|bullet|finding|part|idea|"
     r"thing|aspect|example|reason|one)s?\b",
     re.I,
 )
@@ -81,7 +82,7 @@ def referent(query: str, history: list[Message], nouns: int = 1) -> str:
     ordinal_ref, numbered_ref = _PATTERNS[nouns]
     found = ordinal_ref.search(query)
     if found:
-        noun, index = found.group(2).lower(), _ORDINALS[found.group(1).lower()]
+        noun, index = found.group(2).lower(), ORDINALS[found.group(1).lower()]
     else:
         numbered = numbered_ref.search(query)
         if numbered is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from workflows.followup import ORDINALS  # one table of ordinals, with the follow-ups' pointers
+
 # --- the cues ------------------------------------------------------------------------
 
 PRONOUN_BASE = {"its": "it", "their": "they", "them": "they", "him": "he", "her": "she"}
@@ -55,29 +57,6 @@ COMPARATIVES = ("better", "worse")
 SUFFICIENCY = ("enough", "sufficient", "adequate", "acceptable")
 TARGETLESS = (*SUFFICIENCY, "good", "fast", "big", "large", "small", "slow")
 
-ORDINALS = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "6th": 6,
-    "seventh": 7,
-    "7th": 7,
-    "eighth": 8,
-    "8th": 8,
-    "ninth": 9,
-    "9th": 9,
-    "tenth": 10,
-    "10th": 10,
-    "last": -1,
-}
 ORDINAL_NOUNS = (
     r"(?:point|item|section|step|option|bullet|idea|one|part|answer|approach|example|paragraph|reason"
     r"|suggestion|entry|result|heading)s?"
