@@ -29,6 +29,7 @@ from starter.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
+from starter.web.shield import Shield
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -65,7 +66,12 @@ def create_app(config: Settings | None = None) -> FastAPI:
     app.state.backend = backend
     for kind, answer in HANDLERS.items():
         app.add_exception_handler(kind, answer)
-    app.add_middleware(Guard)
+    app.add_middleware(
+        Shield,
+        open_mode=not backend.access.on,
+        allowed_hosts=cfg.research_allowed_hosts.split(","),
+    )
+    app.add_middleware(Guard)  # outermost: its headers and one-line 500s cover Shield's answers
 
     from starter.web.api import router as api
 
