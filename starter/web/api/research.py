@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
@@ -36,6 +36,7 @@ from starter.temporal import (
     root_message,
     send_answer,
 )
+from starter.web import downloads
 from starter.web.api.library import stored_page
 from starter.web.deps import (
     RPC_TIMEOUT,
@@ -182,14 +183,18 @@ async def cancel(research: Owned, app: App) -> dict[str, Any]:
 
 @router.get("/research/{id}/report")
 async def report(
-    research: Owned, app: App, format: Literal["md", "html", "docx", "pdf"] = "md"
-) -> Response:  # noqa: A002 - the API's name
+    request: Request,
+    research: Owned,
+    app: App,
+    format: Literal["md", "html", "docx", "pdf"] = "md",  # noqa: A002 - the API's name
+) -> Response:
     if research.running:
         raise ApiError(409, f"research {research.id} is still running: its report is not ready yet")
     result, failure = await closed_result(research, app)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
-    body, content_type, name = await asyncio.to_thread(_export, result, format)
+    # bounded in size, time and concurrency, in a child process (starter/web/downloads.py)
+    body, content_type, name = await downloads.render(request, result, format, research.owner)
     return Response(
         body, media_type=content_type, headers={"Content-Disposition": _attachment(name)}
     )
