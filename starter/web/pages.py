@@ -22,7 +22,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
+from starlette.exceptions import HTTPException
 
+from starter.exports import clean
+from starter.exports.public import public_result
 from starter.web import auth
 from starter.web.render import render_markdown, render_report
 from workflows.events import EventKind
@@ -143,7 +146,7 @@ async def draft_fragment(request: Request, research_id: str) -> Response:
     draft = shown.get("draft_report_markdown")
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
-    return HTMLResponse(render_markdown(draft))
+    return HTMLResponse(render_markdown(clean(draft)))
 
 
 async def _fragment_source(request: Request, research_id: str) -> dict[str, Any] | Response:
@@ -184,7 +187,15 @@ async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A
 async def signin(request: Request) -> Response:
     form = await _form(request)
     target = _local(form.get("next", "/"))
-    user = auth.check_token(form.get("token", "").strip())
+    refused = auth.cross_site_signin(request)  # login CSRF
+    if refused:
+        return HTMLResponse(refused, status_code=403)
+    try:
+        user = auth.check_token(form.get("token", "").strip())
+        if user is not None:
+            auth.signed_in(user)
+    except HTTPException as err:  # too many attempts
+        return _limited(request, target, err)
     if user is None:
         return _page(
             request,
@@ -212,6 +223,12 @@ async def signout(request: Request) -> Response:
 
 
 # --- helpers ---------------------------------------------------------------------------------------
+
+
+def _limited(request: Request, target: str, err: HTTPException) -> Response:
+    page = _page(request, "signin.html", None, status=429, next=target, error=str(err.detail))
+    page.headers.update(err.headers or {})
+    return page
 
 
 async def _api(request: Request, path: str) -> Any:
@@ -289,7 +306,8 @@ def _closed(shown: dict[str, Any]) -> bool:
 
 
 def _report_context(research_id: str, shown: dict[str, Any]) -> dict[str, Any]:
-    result = ResearchResult.model_validate(shown)
+    # cleaned of bidi and zero-width controls, corpus paths as names (starter/exports/public.py)
+    result = public_result(ResearchResult.model_validate(shown), _corpus_dir())
     return {
         "id": research_id,
         "report": render_report(result),
@@ -297,6 +315,12 @@ def _report_context(research_id: str, shown: dict[str, Any]) -> dict[str, Any]:
         "notes": result.notes,
         "downloads": DOWNLOADS,
     }
+
+
+def _corpus_dir() -> Path | None:
+    request = auth.current_request.get()
+    backend = getattr(request.app.state, "backend", None) if request is not None else None
+    return backend.cfg.research_corpus_dir if backend is not None else None
 
 
 def _page(
