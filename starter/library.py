@@ -19,6 +19,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
+from starter import owners
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, shown
@@ -37,7 +38,10 @@ STDOUT = "-"
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    entries = read_library(lambda: store.list_research(url, contains=args.filter, limit=args.limit))
+    user = owners.reader(session.cfg)  # RESEARCH_USER's research only
+    entries = read_library(
+        lambda: store.list_research(url, contains=args.filter, limit=args.limit, owner=user)
+    )
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
@@ -102,6 +106,8 @@ async def export(args: argparse.Namespace, session: Session) -> int:
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
+    if stored is not None and owners.stored_owner(stored) != owners.reader(session.cfg):
+        stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:
         raise CliError(
             f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE

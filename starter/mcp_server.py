@@ -40,8 +40,9 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.service import RPCError
 
 from activities.storage import store
-from starter import library, reviews
+from starter import library, owners, reviews
 from starter.commands import new_id, ready, start_research
+from starter.exports.markup import to_markdown
 from starter.requests import (
     OPTIONS,
     QUESTION,
@@ -102,7 +103,11 @@ class ResearchServer(MCPServer):
     async def list_resources(self) -> list[Resource]:
         url = self.session.cfg.research_db_url
         try:
-            entries = await asyncio.to_thread(store.list_research, url, limit=LISTED_REPORTS)
+            entries = await asyncio.to_thread(
+                lambda: store.list_research(
+                    url, limit=LISTED_REPORTS, owner=owners.reader(self.session.cfg)
+                )
+            )
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
             entries = []
         return [
@@ -187,6 +192,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
             handle = (await session.connect()).get_workflow_handle(research_id(id))
+            await _own(handle, session)
             status = await query_status(handle)
             events = await EventStream(handle, since).poll(tolerant=False)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
@@ -239,6 +245,7 @@ async def _answer(
     async with one_line_errors():
         workflow_id = research_id(workflow_id)
         handle = result_handle(await session.connect(), workflow_id)
+        await _own(handle, session)
         accepted = await deliver(handle, what, marked)
         return (
             await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
@@ -257,8 +264,12 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                 lambda: store.load_research(session.cfg.research_db_url, wanted),
             )
             if stored is not None:
+                if owners.stored_owner(stored) != owners.reader(session.cfg):
+                    raise ToolError(f"no research with id {shown(wanted)}")
                 return _report(wanted, stored.result)
-            return _report(wanted, await _finished(result_handle(await session.connect(), wanted)))
+            handle = result_handle(await session.connect(), wanted)
+            await _own(handle, session)
+            return _report(wanted, await _finished(handle))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -271,6 +282,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                     session.cfg.research_db_url,
                     contains=text.strip() or None,
                     limit=max(1, min(limit, 100)),
+                    owner=owners.reader(session.cfg),
                 ),
             )
             return [
@@ -291,9 +303,16 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             )
         except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
-        if stored is None:
+        if stored is None or owners.stored_owner(stored) != owners.reader(session.cfg):
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(library.to_markdown(stored.result))
+        return clean(to_markdown(stored.result))
+
+
+async def _own(handle: WorkflowHandle, session: Session) -> None:
+    """Another user's research is unknown here, like an id that does not exist (RESEARCH_USER is
+    whom this server reads as: starter/owners.py)."""
+    if await owners.owner_of(handle, session.cfg) != owners.reader(session.cfg):
+        raise ToolError(f"no research with id {shown(handle.id)}")
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
