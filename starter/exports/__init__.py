@@ -30,8 +30,10 @@ CONTENT_TYPES = {
     "pdf": "application/pdf",
 }
 #: Beyond what `without_controls` removes (controls, bidi overrides): lone surrogates and the two
-#: non-characters XML refuses, which a Word file cannot hold.
-_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
+#: non-characters XML refuses, which a Word file cannot hold; and the invisible zero-width space,
+#: word joiner, byte-order mark and Mongolian vowel separator, which can hide text or split a
+#: word a reader would search for (the joiners ZWJ and ZWNJ stay: scripts and emoji need them).
+_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff\u200b\u2060\ufeff\u180e]")
 _FILE_NAME_CHARS = 80
 
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 from fastapi import Depends, Path, Request
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
@@ -166,7 +166,8 @@ async def owned_research(
     # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
     # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
     owner = str(await described.memo_value("owner", app.cfg.research_user))
-    if owner != user:
+    if owner != user:  # the same library read an unknown id costs: the 404s take as long
+        await _stored(app, id, "\x00", RPCError("not yours", RPCStatusCode.NOT_FOUND, b""))
         raise unknown(id)
     return Research(id=id, owner=owner, handle=handle, status=described.status)
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from starter.exports.public import public_result
 from starter.web.deps import ApiError
 from workflows.models import ResearchResult
 
@@ -112,6 +113,8 @@ async def render(
     request: Request, result: ResearchResult, fmt: str, user: str
 ) -> tuple[bytes, str, str]:
     """(body, content type, file name) of RESULT's report as FMT, bounded as the module says."""
+    cfg = getattr(getattr(request.app.state, "backend", None), "cfg", None)
+    result = public_result(result, cfg.research_corpus_dir if cfg is not None else None)
     if fmt == "md" and len(result.report_markdown) <= SMALL_MD_CHARS:
         from starter.exports import export
 
