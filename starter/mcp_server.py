@@ -311,7 +311,13 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
 async def _own(handle: WorkflowHandle, session: Session) -> None:
     """Another user's research is unknown here, like an id that does not exist (RESEARCH_USER is
     whom this server reads as: starter/owners.py)."""
-    if await owners.owner_of(handle, session.cfg) != owners.reader(session.cfg):
+    try:
+        owner = await owners.owner_of(handle, session.cfg)
+    except RPCError as err:
+        if is_not_found(err):
+            return  # unknown: the call that follows says so in its own words
+        raise
+    if owner != owners.reader(session.cfg):
         raise ToolError(f"no research with id {shown(handle.id)}")
 
 
