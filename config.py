@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     #: Seconds one LLM request may take before it counts as a failed (retryable) attempt; default
     #: per role (60 s, the report 120 s), never above what the workflow gives the activity.
     llm_request_timeout_s: float | None = Field(default=None, gt=0, le=85)
+    #: The model's context window in tokens, for a server that does not state it (llama-cpp-python,
+    #: a proxy): prompts are fitted to it. Unset: asked of the server (activities/openai_engine/servers.py).
+    llm_context_tokens: int | None = Field(default=None, ge=512, le=10_000_000)
     #: Prices per model, JSON: `{"MODEL": {"input": USD per 1M tokens, "output": USD per 1M}}`,
     #: over the built-in table (activities/pricing.py).
     llm_prices: str | None = None

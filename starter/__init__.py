@@ -9,6 +9,33 @@ workflow: the research library (`history`, `show`, `export`, follow-ups, MCP rep
 a cost budget. It needs no LLM or search API keys (`prompts push` needs Langfuse's).
 
 `stack.py` (`make demo`, `make dev`) runs the dev server and `worker.py` as child processes.
-Requests are built in `requests.py` (the one way for every client), a command's settings and its
-one Temporal client live in `session.py`, the commands and their flags are the table in `cli.py`.
+
+How the client side is built: three clients, one research client underneath.
+- `requests.py` builds a `ResearchRequest` from plain values (the CLI's flags, the MCP tool's
+  arguments, the web API's JSON body): the one validation, the one place the edges' `question`
+  becomes the models' `query`.
+- `research_client.py` is the one way to Temporal (DeerFlow's gateway `services.py`): `ready`,
+  `start` with a `StartResearch` (the only `start_workflow`, the one memo, the one place the owner
+  is written), `answer`, `review`, `cancel`, `status`, `events`, `result`, `list_research`; and
+  whose research is whose (`local_owner`, `owner_of`, `stored_owner`; `check_owner`: the CLI and
+  the MCP server read as RESEARCH_USER, and only that user's research).
+- The clients: the CLI (`cli.py`, the table of commands and flags; `commands.py`, `reviews.py`,
+  `listing.py`, `library.py`; a command's settings and client in `session.py`), the MCP server
+  (`mcp_server.py`), and the web app (`web/`: `models.py` the API's request and response models
+  and `ResearchView`, running or finished; `deps.py` the dependencies and their aliases;
+  `service.py` what the routers and the pages do with research; `api/` one thin router per
+  resource; `pages.py` server-rendered pages that call `service.py`, never the app's own API).
+- `exports/` holds the one table of download formats (`FORMATS`), which the CLI's `export`, the
+  API's `?format=`, the page's download links and the web app's download limits
+  (`web/downloads.py`, which writes them in `exports/child.py`'s process) read.
+
+Recipes (the files to touch):
+- an API endpoint: its request and response models in `web/models.py`, the work in
+  `web/service.py` (through `research_client.py` for Temporal, `activities/storage/store.py` for
+  the library), a thin route with `response_model=` in `web/api/<resource>.py` (using the aliases
+  of `web/deps.py`), and its test in `tests/web/test_api.py`;
+- an export format: its row in `exports/__init__.py`'s `FORMATS` and its writer module in
+  `exports/`;
+- a role (an LLM call): see README.md's "Layout" (its row in `workflows/roles.py`, its models, its
+  prompt, one method per engine, the stage that calls it); nothing in `starter/` changes.
 """

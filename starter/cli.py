@@ -26,6 +26,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
 from starter import commands, extract, index, library, listing, progress, prompts, requests, reviews
+from starter.exports import FORMATS
 from starter.hints import SCRIPT, program
 from starter.progress import say
 from starter.requests import RequestError
@@ -232,9 +233,7 @@ COMMANDS: tuple[Command, ...] = (
         library.export,
         (
             ID,
-            arg(
-                "--format", choices=library.EXPORT_FORMATS, required=True, help="the file's format"
-            ),
+            arg("--format", choices=list(FORMATS), required=True, help="the file's format"),
             arg(
                 "--out",
                 metavar="FILE",

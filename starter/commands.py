@@ -6,38 +6,30 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
-from collections.abc import Mapping
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from config import OFFLINE_NOTICE, Settings
-from starter import followup, library, progress, reviews
+from config import OFFLINE_NOTICE
+from starter import library, progress, research_client, reviews
 from starter.progress import say
-from starter.requests import FLAGS, NAMES, build_request, check_prices
+from starter.requests import FLAGS, NAMES, build_request
 from starter.session import Session
 from starter.stream import EventPrinter, EventStream
 from starter.temporal import (
-    WORKFLOW_TYPE,
     AnswerRefused,
     CliError,
     deliver,
     is_not_found,
     not_found,
     one_line,
-    query_status,
     require_running,
-    result_handle,
     root_message,
-    send_answer,
     shown,
 )
 from workflows.events import EventKind
-from workflows.models import ResearchRequest, ResearchResult, Stage
+from workflows.models import ResearchResult, Stage
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
 
@@ -45,35 +37,19 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
 # --- research -------------------------------------------------------------------------------------
 
 
-async def ready(
-    request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None
-) -> ResearchRequest:
-    """What every client does to a built request before it starts: prices checked for a cost
-    budget, a follow-up's conversation read from the earlier research."""
-    check_prices(request, session.cfg, names)
-    if not request.follow_up_of:
-        return request
-    earlier = await followup.earlier_research(request.follow_up_of, session)
-    return request.model_copy(update={"history": followup.conversation(earlier)})
-
-
-def summary_line(request: ResearchRequest) -> str:
-    query = " ".join(request.query.split())
-    if len(query) > 80:
-        query = query[:79] + "…"
-    return f"Research: {query} ({request.depth.value}, {request.mode.value})"
-
-
 async def research(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    request = await ready(build_request(values, FLAGS), session, FLAGS)
+    request = await research_client.ready(build_request(values, FLAGS), session, FLAGS)
     # Someone can answer a review only at an attached terminal: only then may `auto` ask for one.
     request = request.model_copy(update={"attended": not args.detach and sys.stdin.isatty()})
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
-    workflow_id = args.id or new_id()
-    handle = await start_research(client, session.cfg, request, workflow_id)
+    workflow_id = args.id or research_client.new_id()
+    run = research_client.StartResearch(
+        request=request, owner=research_client.local_owner(session.cfg), id=workflow_id
+    )
+    handle = await research_client.start(client, session.cfg, run)
     session.workflow_id = workflow_id
     if args.detach:
         print(
@@ -91,39 +67,6 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     if result is None:
         return EXIT_PENDING
     return emit_result(result, args)
-
-
-def new_id() -> str:
-    return f"research-{uuid.uuid4().hex[:8]}"
-
-
-def owner(cfg: Settings) -> str:
-    """Who research started from this machine (the CLI, the MCP server) belongs to: RESEARCH_USER."""
-    return (getattr(cfg, "research_user", None) or "").strip() or "local"
-
-
-async def start_research(
-    client: Client, cfg: Settings, request: ResearchRequest, workflow_id: str
-) -> WorkflowHandle[object, ResearchResult]:
-    """Start a `DeepResearchWorkflow` owned by RESEARCH_USER (`owner` in its memo, as the web app
-    reads it); a duplicate running id is bad input (exit 2)."""
-    try:
-        return await client.start_workflow(
-            WORKFLOW_TYPE,
-            request.model_copy(update={"owner": owner(cfg)}),
-            id=workflow_id,
-            task_queue=cfg.temporal_task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=summary_line(request),
-            memo={"owner": owner(cfg)},
-            result_type=ResearchResult,
-        )
-    except WorkflowAlreadyStartedError as err:
-        raise CliError(
-            f"a research with id {shown(workflow_id)} is already running "
-            f"(follow it with `{progress.result_command(workflow_id)}`)",
-            EXIT_USAGE,
-        ) from err
 
 
 async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | None:
@@ -159,7 +102,7 @@ async def _take_up(handle: WorkflowHandle, interactive: bool, result_task: async
     """The research asked (a question or a review): ask the person at the terminal, or print the
     commands that answer it. False when nobody answered here (the research keeps waiting)."""
     try:
-        status = await query_status(handle)
+        status = await research_client.status(handle)
     except CliError:
         return True  # asked again on the next event or poll
     if status.pending_review:
@@ -199,12 +142,12 @@ async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future
             )
             return False
         try:
-            say(f"  {await send_answer(handle, text)}")
+            say(f"  {await research_client.answer(handle, text)}")
             return True
         except AnswerRefused as refused:
             say(f"error: answer refused: {refused}")
         try:
-            still = (await query_status(handle)).pending_question == question
+            still = (await research_client.status(handle)).pending_question == question
         except CliError:
             still = True
         if not still:
@@ -234,7 +177,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
     if args.since < 0:
         raise CliError("--since must be 0 or more", EXIT_USAGE)
     client = await session.connect()
-    handle = result_handle(client, args.id)
+    handle = research_client.handle(client, args.id)
     session.workflow_id = args.id
     stream = EventStream(handle, since=args.since)
     printer = EventPrinter(sys.stdout, as_json=args.json, times=True)
@@ -273,7 +216,9 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
 
 async def answer(args: argparse.Namespace, session: Session) -> int:
     handle = (await session.connect()).get_workflow_handle(args.id)
-    print(await deliver(handle, "answer", lambda running: send_answer(running, args.text)))
+    print(
+        await deliver(handle, "answer", lambda running: research_client.answer(running, args.text))
+    )
     return EXIT_OK
 
 
@@ -281,7 +226,7 @@ async def status(args: argparse.Namespace, session: Session) -> int:
     """The status query; while a report review waits, the text shows the whole draft too (the
     JSON carries it as `draft_report_markdown`)."""
     client = await session.connect()
-    current = await query_status(client.get_workflow_handle(args.id))
+    current = await research_client.status(client.get_workflow_handle(args.id))
     if args.json:
         print(current.model_dump_json(indent=2))
         return EXIT_OK
@@ -295,7 +240,7 @@ async def result(args: argparse.Namespace, session: Session) -> int:
     """Wait for the research's result; meanwhile, whenever it waits for a person, say at once
     what for and the command that answers it (on stderr: stdout stays the report)."""
     client = await session.connect()
-    handle = result_handle(client, args.id)
+    handle = research_client.handle(client, args.id)
     session.workflow_id = args.id
     result_task = asyncio.ensure_future(handle.result())
     try:
@@ -335,7 +280,7 @@ async def _say_what_it_waits_for(handle: WorkflowHandle, result_task: asyncio.Fu
 
 async def _say_waiting(handle: WorkflowHandle) -> None:
     try:
-        current = await query_status(handle)
+        current = await research_client.status(handle)
     except CliError:
         return  # said on the next question or review
     if current.pending_question:
@@ -361,7 +306,9 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
         await require_running(handle, "cancel")
     except CliError:
         try:
-            cancelled = (await result_handle(client, args.id).result()).outcome is Stage.CANCELLED
+            cancelled = (
+                await research_client.handle(client, args.id).result()
+            ).outcome is Stage.CANCELLED
         except Exception:  # failed, or its result unreadable: the first message stands
             cancelled = False
         if cancelled:
@@ -369,7 +316,7 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
                 f"research {shown(args.id)} was already cancelled: nothing to cancel", EXIT_USAGE
             ) from None
         raise
-    await handle.cancel()
+    await research_client.cancel(handle)
     print(
         f"cancellation requested for {args.id}; `{progress.result_command(args.id)}` "
         "shows what it had found"

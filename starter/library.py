@@ -2,7 +2,8 @@
 
 The library is the database every finished research is written to (activities/storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
-only has the database. `export` writes any of the formats of `starter.exports` (the web app's
+only has the database. They read RESEARCH_USER's research only (another user's is unknown, like
+an id that does not exist). `export` writes any of the formats of `starter.exports` (the web app's
 downloads); report files are written without control characters or bidi overrides.
 """
 
@@ -19,7 +20,9 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
-from starter import owners
+from starter import research_client
+from starter.exports import FORMATS
+from starter.exports import export as export_report
 from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, shown
@@ -28,17 +31,13 @@ from starter.terminal import clean
 T = TypeVar("T")
 EXIT_OK = 0
 EXIT_USAGE = 2
-#: `export --format`: those of starter.exports (not imported here: python-docx and reportlab load
-#: only for an export).
-EXPORT_FORMATS = ("md", "html", "docx", "pdf")
-BINARY_FORMATS = ("docx", "pdf")
 #: `--out -`: standard output.
 STDOUT = "-"
 
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    user = owners.reader(session.cfg)  # RESEARCH_USER's research only
+    user = research_client.local_owner(session.cfg)  # RESEARCH_USER's research only
     entries = read_library(
         lambda: store.list_research(url, contains=args.filter, limit=args.limit, owner=user)
     )
@@ -79,16 +78,14 @@ async def export(args: argparse.Namespace, session: Session) -> int:
     """The report in ARGS.format, written to --out, else to the file name the export suggests
     (from the title) here; `--out -` writes it to stdout, but never a binary format to a terminal."""
     to_stdout = args.out == STDOUT
-    if to_stdout and args.format in BINARY_FORMATS and sys.stdout.isatty():
+    if to_stdout and FORMATS[args.format].binary and sys.stdout.isatty():
         raise CliError(
             f"{args.format} is binary: not written to a terminal (give --out FILE, "
             "or redirect stdout to a file)",
             EXIT_USAGE,
         )
     stored = stored_research(session, args.id)
-    from starter.exports import export as exported
-
-    body, _, suggested = await asyncio.to_thread(exported, stored.result, args.format)
+    body, _, suggested = await asyncio.to_thread(export_report, stored.result, args.format)
     if to_stdout:
         sys.stdout.flush()
         sys.stdout.buffer.write(body)
@@ -106,7 +103,8 @@ async def export(args: argparse.Namespace, session: Session) -> int:
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
-    if stored is not None and owners.stored_owner(stored) != owners.reader(session.cfg):
+    mine = research_client.local_owner(session.cfg)
+    if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
         stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:
         raise CliError(

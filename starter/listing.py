@@ -18,10 +18,10 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from starter import research_client
 from starter.hints import program
 from starter.progress import say
 from starter.session import Session
-from starter.temporal import WORKFLOW_TYPE
 from workflows.models import Stage
 
 #: The running research `--pending` looks through, newest first.
@@ -39,10 +39,10 @@ PENDING_HEADER = ("ID", "WAITS FOR", "STARTED", "SUMMARY")
 async def list_research(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     pending = getattr(args, "pending", False)
-    query = f"WorkflowType='{WORKFLOW_TYPE}'" + (
-        " AND ExecutionStatus='Running'" if pending else ""
+    listed = await research_client.list_research(
+        client, session.cfg, limit=PENDING_SCAN if pending else args.limit, running_only=pending
     )
-    rows = await _rows(client, query, PENDING_SCAN if pending else args.limit)
+    rows = [_row(item) for item in listed]
     if pending:
         rows = [
             {**row, "waits_for": WAITS_FOR[row["stage"]]}
@@ -74,20 +74,16 @@ async def list_research(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-async def _rows(client: Client, query: str, limit: int) -> list[dict[str, Any]]:
-    rows = []
-    async for wf in client.list_workflows(query, limit=limit):
-        rows.append(
-            {
-                "id": wf.id,
-                "run_id": wf.run_id,
-                "status": wf.status.name.lower() if wf.status else "unknown",
-                "stage": await _memo_stage(wf),
-                "start_time": wf.start_time.isoformat(),
-                "close_time": wf.close_time.isoformat() if wf.close_time else None,
-            }
-        )
-    return rows
+def _row(item: research_client.ListedResearch) -> dict[str, Any]:
+    """The research client's list row, as `list --json` has always printed it."""
+    return {
+        "id": item.id,
+        "run_id": item.run_id,
+        "status": item.status,
+        "stage": item.stage,
+        "start_time": item.started_at.isoformat(),
+        "close_time": item.closed_at.isoformat() if item.closed_at else None,
+    }
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -118,14 +114,6 @@ def _how_to_answer(rows: list[dict[str, Any]]) -> None:
 
 def _started(row: dict[str, Any]) -> str:
     return datetime.fromisoformat(row["start_time"]).astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-async def _memo_stage(wf: Any) -> str | None:
-    try:
-        value = await wf.memo_value("stage", None)
-    except Exception:  # an undecodable memo must not break the listing
-        return None
-    return str(value.value if isinstance(value, Stage) else value) if value is not None else None
 
 
 async def _summary(client: Client, workflow_id: str, run_id: str) -> str | None:

@@ -12,8 +12,10 @@ event stream, reports come from Temporal or the research library.
   asked returns an MCP tool error (`isError`) whose text is one line saying why, e.g. `answer
   refused: no clarification question is pending`; an id or other input shown back in it is cut to
   a hundred characters, and an id longer than ID_MAX_CHARS is refused.
-- Research started here belongs to RESEARCH_USER, as from the CLI. Questions, answers and reviews
-  are sent, and reports returned, without control characters or bidi overrides.
+- Research started here belongs to RESEARCH_USER, as from the CLI, and only RESEARCH_USER's is
+  read or steered: another user's is unknown, like an id that does not exist (the research
+  client's `check_owner` and `stored_owner`). Questions, answers and reviews are sent, and
+  reports returned, without control characters or bidi overrides.
 - Resources: `research://ID/report`, the stored report (markdown) of every research in the
   library; the newest 50 are listed.
 - `wait: true` follows the research's events and sends each as an MCP progress notification
@@ -40,8 +42,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.service import RPCError
 
 from activities.storage import store
-from starter import library, owners, reviews
-from starter.commands import new_id, ready, start_research
+from starter import library, research_client
 from starter.exports.markup import to_markdown
 from starter.requests import (
     OPTIONS,
@@ -59,10 +60,7 @@ from starter.temporal import (
     deliver,
     is_not_found,
     one_line,
-    query_status,
-    result_handle,
     root_message,
-    send_answer,
     shown,
 )
 from starter.terminal import clean
@@ -105,7 +103,7 @@ class ResearchServer(MCPServer):
         try:
             entries = await asyncio.to_thread(
                 lambda: store.list_research(
-                    url, limit=LISTED_REPORTS, owner=owners.reader(self.session.cfg)
+                    url, limit=LISTED_REPORTS, owner=research_client.local_owner(self.session.cfg)
                 )
             )
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
@@ -145,10 +143,11 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = (await ready(build_request(values), session)).model_copy(
-                update={"attended": attended}
+            request = await research_client.ready(build_request(values), session)
+            run = research_client.StartResearch(
+                request=request, owner=research_client.local_owner(session.cfg), attended=attended
             )
-            handle = await start_research(await session.connect(), session.cfg, request, new_id())
+            handle = await research_client.start(await session.connect(), session.cfg, run)
             if not wait:
                 return {
                     "id": handle.id,
@@ -192,9 +191,9 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
             handle = (await session.connect()).get_workflow_handle(research_id(id))
-            await _own(handle, session)
-            status = await query_status(handle)
-            events = await EventStream(handle, since).poll(tolerant=False)
+            await research_client.check_owner(handle, session.cfg)
+            status = await research_client.status(handle)
+            events = await research_client.events(handle, since)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
 
     @server.tool()
@@ -204,7 +203,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Answer the clarification question research ID is waiting for; wait=true then waits as
         `research` does."""
         return await _answer(
-            session, id, "answer", lambda handle: send_answer(handle, answer), ctx, wait
+            session, id, "answer", lambda handle: research_client.answer(handle, answer), ctx, wait
         )
 
     @server.tool()
@@ -222,7 +221,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         if steps is not None:
             payload["steps"] = steps
         return await _answer(
-            session, id, "review", lambda handle: reviews.send_review(handle, payload), ctx, wait
+            session, id, "review", lambda handle: research_client.review(handle, payload), ctx, wait
         )
 
 
@@ -239,13 +238,13 @@ async def _answer(
     seen: list[int] = []
 
     async def marked(handle: WorkflowHandle) -> str:
-        seen.append((await query_status(handle)).last_event_seq)
+        seen.append((await research_client.status(handle)).last_event_seq)
         return await send(handle)
 
     async with one_line_errors():
         workflow_id = research_id(workflow_id)
-        handle = result_handle(await session.connect(), workflow_id)
-        await _own(handle, session)
+        handle = research_client.handle(await session.connect(), workflow_id)
+        await research_client.check_owner(handle, session.cfg)
         accepted = await deliver(handle, what, marked)
         return (
             await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
@@ -253,6 +252,8 @@ async def _answer(
 
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
+    reader = research_client.local_owner(session.cfg)  # another user's research is unknown here
+
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
         """The report of a finished research, with its sources: from the research library (kept
@@ -264,11 +265,11 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                 lambda: store.load_research(session.cfg.research_db_url, wanted),
             )
             if stored is not None:
-                if owners.stored_owner(stored) != owners.reader(session.cfg):
+                if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
                 return _report(wanted, stored.result)
-            handle = result_handle(await session.connect(), wanted)
-            await _own(handle, session)
+            handle = research_client.handle(await session.connect(), wanted)
+            await research_client.check_owner(handle, session.cfg)
             return _report(wanted, await _finished(handle))
 
     @server.tool()
@@ -282,7 +283,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                     session.cfg.research_db_url,
                     contains=text.strip() or None,
                     limit=max(1, min(limit, 100)),
-                    owner=owners.reader(session.cfg),
+                    owner=reader,
                 ),
             )
             return [
@@ -303,22 +304,9 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             )
         except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
-        if stored is None or owners.stored_owner(stored) != owners.reader(session.cfg):
+        if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
         return clean(to_markdown(stored.result))
-
-
-async def _own(handle: WorkflowHandle, session: Session) -> None:
-    """Another user's research is unknown here, like an id that does not exist (RESEARCH_USER is
-    whom this server reads as: starter/owners.py)."""
-    try:
-        owner = await owners.owner_of(handle, session.cfg)
-    except RPCError as err:
-        if is_not_found(err):
-            return  # unknown: the call that follows says so in its own words
-        raise
-    if owner != owners.reader(session.cfg):
-        raise ToolError(f"no research with id {shown(handle.id)}")
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
@@ -332,7 +320,7 @@ async def _finished(handle: WorkflowHandle) -> ResearchResult:
             ) from err
         raise
     if described.status is WorkflowExecutionStatus.RUNNING:
-        status = await query_status(handle)
+        status = await research_client.status(handle)
         raise CliError(
             f"research {shown(handle.id)} is still running ({status.stage.value}); "
             "wait with research_status, or research's wait"
@@ -351,12 +339,12 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
             for event in await stream.poll():
                 await ctx.report_progress(event.seq, None, event.text)
             if stream.pending is not None:
-                status = await query_status(handle)
+                status = await research_client.status(handle)
                 if status.pending_question or status.pending_review:
                     return _status(handle.id, status)
             if asyncio.get_running_loop().time() > deadline:
                 return {
-                    **_status(handle.id, await query_status(handle)),
+                    **_status(handle.id, await research_client.status(handle)),
                     "next": f"still running after {MAX_WAIT_S:.0f}s: research_status(id) or get_report(id)",
                 }
             await stream.pause(result_task)

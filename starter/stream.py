@@ -18,14 +18,13 @@ import asyncio
 import sys
 from typing import TextIO
 
-from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError
 
 from starter.progress import WIDTH, clip, fit, say
-from starter.temporal import QUERY_TIMEOUT, CliError, is_not_found, not_found, one_line, shown
+from starter.temporal import CliError, is_not_found, query_events
 from workflows.events import Event, EventKind
 
-EVENTS_QUERY = "events"
 #: The poll interval right after new events, and the longest it stretches to while none come.
 FAST_S, SLOW_S = 0.25, 2.0
 BACKOFF = 1.6
@@ -79,28 +78,6 @@ class EventStream:
         if message not in self.complained:
             self.complained.add(message)
             say(message)
-
-
-async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
-    """The `events` query; `CliError` when the research is unknown or no worker answers."""
-    try:
-        return await handle.query(
-            EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=QUERY_TIMEOUT
-        )
-    except RPCError as err:
-        if is_not_found(err):
-            raise not_found(handle.id) from err
-        if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise asyncio.CancelledError() from err
-            raise CliError(
-                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
-                "is a worker running on its task queue? (start one with `python worker.py`)"
-            ) from err
-        raise
-    except WorkflowQueryFailedError as err:
-        raise CliError(f"events query failed: {one_line(str(err))}") from err
 
 
 def line(event: Event) -> str:

@@ -23,10 +23,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
 from starter.terminal import clean, escape
+from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
 
 WORKFLOW_TYPE = "DeepResearchWorkflow"
 STATUS_QUERY = "status"
+EVENTS_QUERY = "events"
 ANSWER_UPDATE = "answer_clarification"
 ANSWER_SIGNAL = "clarification_answer"
 
@@ -116,6 +118,27 @@ async def query_status(handle: WorkflowHandle) -> ResearchStatus:
         raise
     except WorkflowQueryFailedError as err:
         raise CliError(f"status query failed: {one_line(str(err))}") from err
+
+
+async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
+    """The `events` query; `CliError` when the research is unknown or no worker answers."""
+    try:
+        return await handle.query(
+            EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=QUERY_TIMEOUT
+        )
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+            if _interrupted():
+                raise asyncio.CancelledError() from err
+            raise CliError(
+                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
+                "is a worker running on its task queue? (start one with `python worker.py`)"
+            ) from err
+        raise
+    except WorkflowQueryFailedError as err:
+        raise CliError(f"events query failed: {one_line(str(err))}") from err
 
 
 async def send_answer(handle: WorkflowHandle, text: str) -> str:

@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget, patches
+from workflows import budget, model_use, patches
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.parts import Ledger
@@ -59,54 +59,14 @@ async def _run(
     state: ResearchState, role: Role[Req, Rep], arg: Req, charge: budget.Charge
 ) -> Rep | None:
     try:
-        if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
-            result = await workflow.execute_local_activity(
-                role.name,
-                arg,
-                result_type=role.output,
-                start_to_close_timeout=role.timeout,
-                retry_policy=role.retry,
-            )
-        else:
-            result = await workflow.execute_activity(
-                role.name,
-                arg,
-                result_type=role.output,
-                start_to_close_timeout=role.timeout,
-                heartbeat_timeout=HEARTBEAT_TIMEOUT,
-                retry_policy=role.retry,
-            )
+        result = await _execute(role, arg)
     except (ActivityError, ApplicationError, ActivityTimeout) as err:
         # A local activity's failure arrives as its cause itself (ApplicationError, TimeoutError),
         # a regular one's wrapped in an ActivityError: one policy for both.
         if is_cancelled_exception(err):
             raise asyncio.CancelledError() from err
         cause = err.cause if isinstance(err, ActivityError) else err
-        if role.llm:
-            account(
-                state.ledger,
-                role.name,
-                usage_of_failure(cause),
-                succeeded=False,
-                given_tokens=charge.input_tokens,
-            )
-        message = redact(
-            cause.message if isinstance(cause, ApplicationError) else str(cause or err)
-        )
-        if (
-            isinstance(cause, ApplicationError)
-            and cause.non_retryable
-            and not role.isolated
-            and cause.type not in REPLY_PROBLEMS
-        ):
-            raise ApplicationError(
-                f"{role.name}: {message}", type=cause.type, non_retryable=True
-            ) from None
-        if not role.isolated:
-            state.writeup.notes.append(
-                f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used."
-            )
-        return None
+        return _failed(state, role, cause or err, charge)
     if role.llm:
         account(
             state.ledger,
@@ -115,7 +75,73 @@ async def _run(
             succeeded=True,
             given_tokens=charge.input_tokens,
         )
+        model_use.answered(state.ledger.stats)
     return result
+
+
+async def _execute(role: Role[Req, Rep], arg: Req) -> Rep:
+    """The activity, local where the role says so (short, CPU-light work), else regular."""
+    if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
+        return await workflow.execute_local_activity(
+            role.name,
+            arg,
+            result_type=role.output,
+            start_to_close_timeout=role.timeout,
+            retry_policy=role.retry,
+        )
+    return await workflow.execute_activity(
+        role.name,
+        arg,
+        result_type=role.output,
+        start_to_close_timeout=role.timeout,
+        heartbeat_timeout=HEARTBEAT_TIMEOUT,
+        retry_policy=role.retry,
+    )
+
+
+def _failed(state: ResearchState, role: Role, cause: BaseException, charge: budget.Charge) -> None:
+    """A call whose retries are spent: account for it, then end the research (an error no retry
+    fixes, a model that never answered) or note the fallback the caller applies."""
+    if role.llm:
+        account(
+            state.ledger,
+            role.name,
+            usage_of_failure(cause),
+            succeeded=False,
+            given_tokens=charge.input_tokens,
+        )
+    message = redact(cause.message if isinstance(cause, ApplicationError) else str(cause))
+    if role.llm:
+        _unanswered(state, role, cause, message)
+    if (
+        isinstance(cause, ApplicationError)
+        and cause.non_retryable
+        and not role.isolated
+        and cause.type not in REPLY_PROBLEMS
+    ):
+        raise ApplicationError(
+            f"{role.name}: {message}", type=cause.type, non_retryable=True
+        ) from None
+    if not role.isolated:
+        state.writeup.notes.append(
+            f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used."
+        )
+    return None
+
+
+def _unanswered(
+    state: ResearchState, role: Role, cause: BaseException | None, message: str
+) -> None:
+    """Count a call the model left unanswered; a model that has answered nothing yet, failing
+    for lack of any answer, ends the research in one line (workflows/model_use.py)."""
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
+    if (
+        no_answer
+        and model_use.never_answered(state.ledger.stats)
+        and patches.applied(patches.MODEL_ANSWERS)
+    ):
+        raise model_use.failure(message.splitlines()[0][:400]) from None
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:

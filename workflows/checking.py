@@ -25,6 +25,7 @@ from workflows.models import (
     CheckedBy,
     Claim,
     Critique,
+    Evidence,
     Verdict,
     VerificationSummary,
 )
@@ -115,6 +116,22 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     ) + "\n", claims
 
 
+def _judge_input(
+    state: ResearchState, claims: list[Claim], batch: list[int], pool: list[Evidence]
+) -> VerifyClaimsInput:
+    """One batch of claims for the judge, with the evidence and sources they cite."""
+    return VerifyClaimsInput(
+        **state.about(),
+        claims=[
+            ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch
+        ],
+        evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
+        sources=[
+            s for s in state.material.sources if any(s.id in claims[i].source_ids for i in batch)
+        ],
+    )
+
+
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
     """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
     Returns the method, as the summary names it."""
@@ -143,21 +160,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
             call(
                 state,
                 roles.VERIFY_CLAIMS,
-                VerifyClaimsInput(
-                    **state.about(),
-                    claims=[
-                        ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids)
-                        for i in batch
-                    ],
-                    evidence=[
-                        e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)
-                    ],
-                    sources=[
-                        s
-                        for s in state.material.sources
-                        if any(s.id in claims[i].source_ids for i in batch)
-                    ],
-                ),
+                _judge_input(state, claims, batch, pool),
             )
             for batch in batches
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from workflows.citations import CITATION
 from workflows.models import Message, Speaker
 
 _ORDINALS = {
@@ -57,7 +58,7 @@ _PATTERNS = {1: (_ORDINAL_REF, _NUMBERED_REF), 2: (_ORDINAL_REF_2, _NUMBERED_REF
 _ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(\S.*)$")
 _HEADING = re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")
 _NOT_A_POINT = re.compile(r"^(summary|answer|sources|references|bibliography)\b", re.I)
-_CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+_CITATION = re.compile(r"\s*" + CITATION.pattern)  # a citation with the space before it
 CONTEXT_CHARS = 300
 
 

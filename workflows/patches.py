@@ -55,6 +55,10 @@ CLASSIFY_WHILE_ROUTING = "classify-while-routing"
 FOLLOW_UP_NOUNS = "follow-up-nouns"
 #: 2026-11-24 (issue 24): every id above, in one marker, for researches started from then on.
 ALL_OF_2026_11_24 = "all-of-2026-11-24"
+#: 2026-11-26 (issue 28): a research whose model has answered none of its calls fails when a call
+#: runs out of retries for lack of any answer, instead of going on with every role's fallback.
+#: Asked alone, and only at that moment: a research its model answers records no marker.
+MODEL_ANSWERS = "model-answers"
 
 ALL = (
     VERIFICATION,
@@ -71,6 +75,7 @@ ALL = (
     CLASSIFY_WHILE_ROUTING,
     FOLLOW_UP_NOUNS,
     ALL_OF_2026_11_24,
+    MODEL_ANSWERS,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

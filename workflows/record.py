@@ -329,6 +329,12 @@ class Stats(BaseModel):
     #: What the LLM calls cost in USD (prices: LLM_PRICES or the built-in table); None when a
     #: model in use has no known price. The offline engine costs 0.
     cost_usd: float | None = 0.0
+    #: LLM role calls the engine answered, and per role the calls the model left unanswered
+    #: (the endpoint failed, or never gave a usable reply, over all retries): their fallback was
+    #: used. `workflows/model_use.py` tells a research its model never answered from one where
+    #: some roles fell back.
+    llm_answered: int = 0
+    llm_unanswered_by_role: dict[str, int] = Field(default_factory=dict)
 
 
 class BudgetKind(str, Enum):

@@ -1,4 +1,4 @@
-"""The refining loop (seed 001) and the report review: what each pass does, not when it runs.
+"""The refining loop (seed 001): what each pass does, not when it runs.
 
 After synthesis the report is verified (claim by claim) and criticised (`checking.py`). When the
 critic does not accept it, the research refines it, at most MAX_REFINEMENTS times:
@@ -11,9 +11,8 @@ critic does not accept it, the research refines it, at most MAX_REFINEMENTS time
 Each pass is recorded in `refinements`. What is still wrong after the last pass is listed in the
 report's closing lines, never hidden.
 
-Then a person may review the report (`review_report`: `always`, or `auto` when the critic asks
-for a human): `approve` finishes, `revise` with feedback runs one more rewrite with it, `cancel`
-ends the research as cancelled with the report it had; no answer in time and the report stands.
+Then a person may review the report: that is reviews.py (`report_review_wanted`,
+`record_report_review`, `review_report`), the one module of the report review.
 
 `research.py` decides when each of these runs (its `_report`), so its `run()` shows the whole
 diagram; this module says what a pass is.
@@ -22,17 +21,10 @@ diagram; this module says what a pass is.
 from __future__ import annotations
 
 from workflows import budget
-from workflows.conversation import duration
 from workflows.events import EventKind, emit
 from workflows.models import (
-    DecidedBy,
     Refinement,
     RefinementAction,
-    ReportReview,
-    Review,
-    ReviewAnswer,
-    ReviewDecision,
-    ReviewTarget,
     Stage,
 )
 from workflows.planning import make_plan
@@ -126,37 +118,3 @@ def with_open_issues(state: ResearchState, report: str) -> str:
     lines = "\n".join(f"- ({i.severity.value}) {i.text}" for i in critique.issues)
     passes = len(state.oversight.refinements)
     return f"{report.rstrip()}\n\n*Still open after {passes} refinement{'s' * (passes != 1)}:*\n\n{lines}\n"
-
-
-def report_review_wanted(state: ResearchState) -> bool:
-    mode, critique = state.request.review_report, state.writeup.critique
-    return mode is ReportReview.ALWAYS or (
-        mode is ReportReview.AUTO and critique is not None and critique.requires_human_input
-    )
-
-
-def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> ReviewDecision:
-    """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
-    reviews, notes = state.oversight.reviews, state.writeup.notes
-    if answer is None:
-        reviews.append(
-            Review(
-                target=ReviewTarget.REPORT,
-                round=1,
-                decision=ReviewDecision.APPROVE,
-                by=DecidedBy.TIMEOUT,
-            )
-        )
-        notes.append(
-            f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
-            "it stands as written."
-        )
-        return ReviewDecision.APPROVE
-    reviews.append(
-        Review(
-            target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback
-        )
-    )
-    if answer.decision is ReviewDecision.CANCEL:
-        notes.append("The reviewer cancelled the research at the report; it stands as it was.")
-    return answer.decision

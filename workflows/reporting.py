@@ -147,29 +147,13 @@ async def _write_in_sections(
     if not sections:
         return None
     per_section = max(100, (target - SUMMARY_WORDS) // len(sections))
-    headings = [s.heading for s in sections]
     writing = [
         call(
             state,
             roles.WRITE_SECTION,
-            SectionInput(
-                **state.about(),
-                title=outline.title,
-                section=section,
-                steps=[steps[i] for i in section.step_indexes],
-                evidence=[e for e in material.evidence if e.source_id in _cited_by(steps, section)],
-                sources=[s for s in material.sources if s.id in _cited_by(steps, section)],
-                other_headings=[h for h in headings if h != section.heading],
-                told_before=[
-                    steps[i].observation or ""
-                    for earlier in sections[:k]
-                    for i in earlier.step_indexes
-                ],
-                feedback=feedback,
-                target_words=per_section,
-            ),
+            _section_input(state, outline.title, sections, k, feedback, per_section),
         )
-        for k, section in enumerate(sections)
+        for k in range(len(sections))
     ]
     summarizing = call(
         state,
@@ -186,6 +170,36 @@ async def _write_in_sections(
     )
     *bodies, summary = await asyncio.gather(*writing, summarizing)
     return assemble(state, outline, sections, bodies, summary)
+
+
+def _section_input(
+    state: ResearchState,
+    title: str,
+    sections: list[ReportSection],
+    k: int,
+    feedback: list[str],
+    target_words: int,
+) -> SectionInput:
+    """What the writer of section K sees: its steps, their evidence and sources, the other
+    headings, and what the sections before it have already told."""
+    plan, material = state.inquiry.plan, state.material
+    assert plan is not None
+    steps, section = plan.steps, sections[k]
+    cited = _cited_by(steps, section)
+    return SectionInput(
+        **state.about(),
+        title=title,
+        section=section,
+        steps=[steps[i] for i in section.step_indexes],
+        evidence=[e for e in material.evidence if e.source_id in cited],
+        sources=[s for s in material.sources if s.id in cited],
+        other_headings=[s.heading for s in sections if s.heading != section.heading],
+        told_before=[
+            steps[i].observation or "" for earlier in sections[:k] for i in earlier.step_indexes
+        ],
+        feedback=feedback,
+        target_words=target_words,
+    )
 
 
 def plan_sections(proposed: list[ReportSection], steps: list[PlanStep]) -> list[ReportSection]:

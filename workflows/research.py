@@ -18,27 +18,22 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ApplicationError
 
-from workflows import budget, language, patches, refining
+from workflows import budget, intake, language, model_use, patches, refining
 from workflows.activity_models import CoordinateOutput
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse, duration
 from workflows.events import Event
 from workflows.models import (
     MODE_BUDGET_S,
-    QUERY_MAX_CHARS,
-    QUERY_MIN_CHARS,
     BudgetKind,
     Claim,
     Message,
     QueryMode,
     RefinementAction,
     ReflectionDecision,
-    ResearchRequest,
     ResearchResult,
     ResearchStatus,
     ReviewTarget,
@@ -108,6 +103,7 @@ class DeepResearchWorkflow:
         partial = budget.partial_line(state.ledger.budget, state.ledger.spending)
         if partial:
             report = f"{partial}\n\n{report}"
+        report = model_use.settled(state.ledger.stats, state.writeup.notes, report)
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
         return await self._finish(report, claims)
 
@@ -220,7 +216,7 @@ class DeepResearchWorkflow:
     # --- starting, ending, continuing as new -----------------------------------------------------
 
     def _begin(self, raw: RawValue, resume: ResearchState | None) -> ResearchState:
-        request = _valid_request(raw)
+        request = intake.valid_request(raw)
         if resume is not None:
             self.state = resume
             self.resumed = True
@@ -232,12 +228,7 @@ class DeepResearchWorkflow:
         # Temporal's own start time of the research (from its start event, so replay-safe): what its
         # visibility list shows, and so what the library and the web app's list sort and page by.
         state.started_at = workflow.info().workflow_start_time
-        if not QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
-            raise ApplicationError(
-                f"the question must be {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters, got {len(query)}",
-                type="InvalidRequest",
-                non_retryable=True,
-            )
+        intake.check_question(query)
         state.conversation.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
         state.conversation.pointer_nouns = 2 if patches.applied(patches.FOLLOW_UP_NOUNS) else 1
@@ -447,24 +438,6 @@ class DeepResearchWorkflow:
         """The events with `seq > since`, oldest first (gapless; a first seq above `since + 1`
         means the ones between were dropped: the workflow keeps the last 500)."""
         return self.state.events.after(since)
-
-
-def _valid_request(raw: RawValue | ResearchRequest | dict[str, Any]) -> ResearchRequest:
-    if isinstance(raw, ResearchRequest):
-        return raw
-    try:
-        if isinstance(raw, RawValue):
-            return workflow.payload_converter().from_payload(raw.payload, ResearchRequest)
-        return ResearchRequest.model_validate(raw)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "request"
-        problem = f"{where}: {first['msg']}"
-    except Exception as err:  # noqa: BLE001 - any payload that cannot be read is a bad request
-        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
-    raise ApplicationError(
-        f"invalid research request: {problem[:300]}", type="InvalidRequest", non_retryable=True
-    )
 
 
 async def _stop(task: asyncio.Task[None]) -> None:

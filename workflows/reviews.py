@@ -12,10 +12,13 @@ review is pending, is refused (the update) or recorded in `ignored_signals` (the
 taken as approval. The time budget does not run while a person is being waited for
 (`Oversight.waiting_since` / `paused_s`, read by the budget in research.py).
 
-The report review (`review_report`): `always`, or `auto` when the critic asks for a person and
+The report review, all of it here (`report_review_wanted`, `record_report_review`,
+`review_report`): `always`, or `auto` when the critic asks for a person and
 someone is there to answer (`attended`: an attached terminal, the web app, an MCP host that said
 so); a detached or scripted start is not kept an hour waiting for nobody. A revision after review
 says so in the report's closing lines, and says plainly when the rewrite could not change it.
+`approve` finishes, `revise` with feedback runs one more rewrite with it, `cancel` ends the research
+as cancelled with the report it had; no answer in time and the report stands.
 """
 
 from __future__ import annotations
@@ -68,9 +71,11 @@ def plan_review_wanted(state: ResearchState, replan: bool) -> bool:
 def report_review_wanted(state: ResearchState) -> bool:
     """`always`; or `auto` when the critic asks for a person and someone is there to answer. When
     nobody is, the notes say the critic asked (histories recorded before the patch waited anyway)."""
-    if not refining.report_review_wanted(state):
+    request, critique = state.request, state.writeup.critique
+    mode = request.review_report
+    asked = mode is ReportReview.AUTO and critique is not None and critique.requires_human_input
+    if not (mode is ReportReview.ALWAYS or asked):
         return False
-    request = state.request
     if request.review_report is not ReportReview.AUTO or request.attended:
         return True
     if not patches.applied(patches.REVIEWS_WHEN_ASKED):
@@ -82,6 +87,33 @@ def report_review_wanted(state: ResearchState) -> bool:
     return False
 
 
+def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> ReviewDecision:
+    """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
+    reviews, notes = state.oversight.reviews, state.writeup.notes
+    if answer is None:
+        reviews.append(
+            Review(
+                target=ReviewTarget.REPORT,
+                round=1,
+                decision=ReviewDecision.APPROVE,
+                by=DecidedBy.TIMEOUT,
+            )
+        )
+        notes.append(
+            f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
+            "it stands as written."
+        )
+        return ReviewDecision.APPROVE
+    reviews.append(
+        Review(
+            target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback
+        )
+    )
+    if answer.decision is ReviewDecision.CANCEL:
+        notes.append("The reviewer cancelled the research at the report; it stands as it was.")
+    return answer.decision
+
+
 async def review_report(
     state: ResearchState, report: str, claims: list[Claim], verify: Verify
 ) -> tuple[str, list[Claim]]:
@@ -90,7 +122,7 @@ async def review_report(
     state.writeup.draft = report
     answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
     state.writeup.draft = None
-    decision = refining.record_report_review(state, answer)
+    decision = record_report_review(state, answer)
     if decision is ReviewDecision.CANCEL:
         enter(state, Stage.CANCELLED)
     elif decision is ReviewDecision.REVISE and answer is not None:

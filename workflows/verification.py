@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from workflows.citations import CITATION
 from workflows.models import Claim, Verdict, VerificationSummary
 from workflows.text import content_terms, split_paragraphs, stem, tokenize
 
@@ -33,9 +34,8 @@ SUPPORTED_COVERAGE = 0.8
 #: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
 PARTIAL_MARK = " *(partly supported)*"
 
-_CITE = re.compile(
-    r"(?<!\\)\[(\d+(?:\s*,\s*\d+)*)\](?!\()"
-)  # `\[7\]` is escaped text, `[1](url)` a link
+#: The one citation pattern (workflows/citations.py), but not `\[7\]` (escaped text) or `[1](url)` (a link).
+_CITE = re.compile(r"(?<!\\)" + CITATION.pattern + r"(?!\()")
 #: split_sentences's boundary (end punctuation, space, a capital) plus a citation that ends a
 #: sentence ("... B [1]. C", "... B.[1] C"); applied to the raw line so `text` stays a substring.
 _ENDS = re.compile(

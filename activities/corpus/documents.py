@@ -87,7 +87,7 @@ def _windows(paragraphs: list[str], size: int = SECTION_CHARS) -> list[str]:
 Stamp = tuple[int, int]
 
 
-def _stamp(path: Path) -> Stamp | None:
+def stamp_of(path: Path) -> Stamp | None:
     try:
         st = path.stat()
     except OSError:
@@ -134,7 +134,7 @@ def document(url: str, title: str, parts: list[Section]) -> Document:
     """A document from its parts: title, headings and texts cleaned and normalised, the body
     their headings and texts."""
     kept = tuple(
-        Section(" ".join(clean(p.heading).split()), _normalise(clean(p.text))) for p in parts
+        Section(" ".join(clean(p.heading).split()), normalise(clean(p.text))) for p in parts
     )
     kept = tuple(p for p in kept if p.text or p.heading)
     body = "\n\n".join(
@@ -144,7 +144,7 @@ def document(url: str, title: str, parts: list[Section]) -> Document:
     return Document(url=url, title=" ".join(clean(title).split()), body=body, parts=kept)
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
     """Paragraphs with collapsed whitespace, one blank line apart: what read() and snippets use."""
     return "\n\n".join(split_paragraphs(text))
 

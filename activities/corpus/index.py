@@ -48,15 +48,15 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES
-from activities.corpus.documents import Document, Stamp, _stamp
+from activities.corpus.documents import Document, Stamp, stamp_of
 from activities.corpus.ranking import Memo, Ranker
 from activities.corpus.reader import display_name, one_line, read_documents
-from activities.corpus.snippets import MAX_QUERY_TERMS, _snippet, _Terms  # noqa: F401 - MAX_QUERY_TERMS: re-exported
+from activities.corpus.snippets import MAX_QUERY_TERMS, Terms, snippet_of  # noqa: F401 - MAX_QUERY_TERMS: re-exported
 from activities.corpus.stdlib import (
-    _module_documents,
-    _stdlib_sources,
-    _topic_documents,
-    _topics_path,
+    module_documents,
+    stdlib_sources,
+    topic_documents,
+    topics_path,
 )
 from activities.corpus.store import (
     BUSY_TIMEOUT_S,
@@ -135,7 +135,7 @@ class LocalCorpus:
         scored by its best sections (ranking.py says why each). The snippet comes from the
         document's best section.
         """
-        terms = _Terms(content_terms(query or ""))
+        terms = Terms(content_terms(query or ""))
         limit = min(int(limit), MAX_LIMIT)
         if not terms.words or limit <= 0:
             return []
@@ -150,12 +150,12 @@ class LocalCorpus:
                 (body,) = con.execute(
                     "SELECT body FROM sections WHERE id = ?", (doc.best_section,)
                 ).fetchone()
-                snippet = _snippet(body, terms)
+                snippet = snippet_of(body, terms)
                 if not snippet:
                     (whole,) = con.execute(
                         "SELECT body FROM docs WHERE id = ?", (doc.doc_id,)
                     ).fetchone()
-                    snippet = _snippet(whole, terms)
+                    snippet = snippet_of(whole, terms)
                 hits.append(
                     SearchHit(url=doc.url, title=doc.title, snippet=snippet, provider=PROVIDER)
                 )
@@ -304,7 +304,7 @@ class LocalCorpus:
     def _scan(self) -> Iterator[tuple[str, Stamp]]:
         """Every source file of the corpus with its stamp."""
         if self.corpus_dir is None:
-            yield from _stdlib_sources()
+            yield from stdlib_sources()
             return
         if not self.corpus_dir.is_dir():
             raise FileNotFoundError(f"research corpus directory {self.corpus_dir} does not exist")
@@ -319,7 +319,7 @@ class LocalCorpus:
                 ):
                     continue
                 # Whatever it is (a symlink, a FIFO), reader.py decides on what it opens.
-                stamp = _stamp(path)
+                stamp = stamp_of(path)
                 if stamp is not None:
                     yield str(path), stamp
 
@@ -328,9 +328,7 @@ class LocalCorpus:
         search of all the others down with it."""
         try:
             if self.corpus_dir is None:
-                found = (
-                    _topic_documents(path) if path == _topics_path() else _module_documents(path)
-                )
+                found = topic_documents(path) if path == topics_path() else module_documents(path)
                 return found, None
             found = read_documents(self.corpus_dir, path, self.max_file_bytes)
             if not any(d.body.strip() for d in found):

@@ -39,7 +39,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from activities.corpus.snippets import _Terms
+from activities.corpus.snippets import Terms
 from workflows.text import STOPWORDS, content_terms, stem
 
 #: BM25 weights of the title, heading and body columns of a section.
@@ -97,7 +97,7 @@ class Memo:
 class Ranker:
     """One query's ranking over an open index connection (inside the caller's read transaction)."""
 
-    def __init__(self, con: sqlite3.Connection, terms: _Terms, memo: Memo | None = None) -> None:
+    def __init__(self, con: sqlite3.Connection, terms: Terms, memo: Memo | None = None) -> None:
         self.con = con
         self.terms = terms
         self.memo = memo or Memo()

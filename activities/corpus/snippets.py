@@ -1,7 +1,7 @@
 """Snippets for search hits: the prose sentence of a document that best matches the query.
 
 FTS5 finds the documents; this picks what a reader sees of each (`LocalCorpus.search`), and the
-loose matching of query words (`_Terms`) also ranks titles.
+loose matching of query words (`Terms`) also ranks titles.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ MAX_QUERY_TERMS = 32
 _WORDY = re.compile(r"[^\W\d_]|\s")
 
 
-class _Terms:
+class Terms:
     """A query's content words, matched loosely in titles and sentences: `borrowing` matches
     `borrow` and `borrowed`, `references` matches `reference`, and a dotted name such as
     `asyncio.gather` also matches its parts. Only for ranking and snippets; FTS5 does the search."""
@@ -119,7 +119,7 @@ def _prose_paragraphs(body: str) -> Iterator[str]:
                 in_code = not in_code
 
 
-def _snippet(body: str, terms: _Terms) -> str:
+def snippet_of(body: str, terms: Terms) -> str:
     """The prose sentence of `body` that matches most query terms (BM25 breaks ties), continued
     with the sentences after it while they fit: a readable excerpt, not FTS5's marked-up one."""
     candidates: list[tuple[list[str], int]] = []

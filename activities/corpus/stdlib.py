@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-from activities.corpus.documents import Document, Stamp, _normalise, _stamp
+from activities.corpus.documents import Document, Stamp, normalise, stamp_of
 from workflows.text import trim
 
 #: Standard-library folders that are not documentation of the library (tests, tools, vendored or
@@ -48,7 +48,7 @@ def _stdlib_dir() -> Path:
 
 
 @cache
-def _topics_path() -> Path | None:
+def topics_path() -> Path | None:
     """pydoc_data/topics.py, located without running it (find_spec only imports its empty package)."""
     try:
         spec = importlib.util.find_spec("pydoc_data.topics")
@@ -57,10 +57,10 @@ def _topics_path() -> Path | None:
     return Path(spec.origin).resolve() if spec and spec.origin else None
 
 
-def _stdlib_sources() -> Iterator[tuple[str, Stamp]]:
+def stdlib_sources() -> Iterator[tuple[str, Stamp]]:
     """topics.py and every public standard-library module file."""
-    topics = _topics_path()
-    if topics is not None and (stamp := _stamp(topics)):
+    topics = topics_path()
+    if topics is not None and (stamp := stamp_of(topics)):
         yield str(topics), stamp
     root = _stdlib_dir()
     for folder, dirnames, filenames in os.walk(root):
@@ -73,7 +73,7 @@ def _stdlib_sources() -> Iterator[tuple[str, Stamp]]:
             if not name.endswith(".py") or (name.startswith("_") and name != "__init__.py"):
                 continue
             path = Path(folder, name)
-            if (stamp := _stamp(path)) is not None:
+            if (stamp := stamp_of(path)) is not None:
                 yield str(path), stamp
 
 
@@ -87,7 +87,7 @@ def _module_name(path: Path) -> str:
 _UNDERLINE = re.compile(r"^\s*([*=\-~^\"'`#+])\1{2,}\s*$", re.M)
 
 
-def _topic_documents(path: Path) -> list[Document]:
+def topic_documents(path: Path) -> list[Document]:
     """The language reference topics of pydoc_data/topics.py, read as a literal with `ast`."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
     topics: dict[str, str] = {}
@@ -111,13 +111,13 @@ def _topic_documents(path: Path) -> list[Document]:
         body = _UNDERLINE.sub("", text)
         documents.append(
             Document(
-                url=f"{base}#{topic}", title=f"Python reference: {heading}", body=_normalise(body)
+                url=f"{base}#{topic}", title=f"Python reference: {heading}", body=normalise(body)
             )
         )
     return documents
 
 
-def _module_documents(path: Path) -> list[Document]:
+def module_documents(path: Path) -> list[Document]:
     """A module's documentation from its source: docstring, then public classes and functions
     with their signatures and docstrings. Modules that say too little are left out."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
@@ -171,7 +171,7 @@ def _module_documents(path: Path) -> list[Document]:
     body = [module_doc, *sections]
     if undocumented:
         body.append(f"{name} also defines: {', '.join(undocumented)}.")
-    return [Document(url=path.as_uri(), title=trim(title, 200), body=_normalise("\n\n".join(body)))]
+    return [Document(url=path.as_uri(), title=trim(title, 200), body=normalise("\n\n".join(body)))]
 
 
 def _dunder_all(tree: ast.Module) -> set[str] | None:

@@ -21,8 +21,9 @@ choices worth knowing.
 from __future__ import annotations
 
 from activities.offline_engine import checks, reporting
+from activities.offline_engine.coordinating import classify, search_queries
 from activities.offline_engine.observing import observe_step
-from activities.offline_engine.planning import classify, make_plan, search_queries
+from activities.offline_engine.planning import make_plan
 from activities.offline_engine.reflecting import reflect_on
 from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule

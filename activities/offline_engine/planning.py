@@ -1,9 +1,8 @@
-"""Coordinator, query writer and planner: how big a question is, what to search, which steps to take.
+"""The planner: which steps to take (the coordinator and the query writer are coordinating.py).
 
-All three read the question's surface form (questions.py), so their reasoning can name what they
-counted: complexity from the number of aspects, comparisons, questions and content words; search
-queries from the question, or a step's title, plus the question's key terms; a plan of one step per
-aspect, topped up with aspect templates ("Limitations and pitfalls of X") to the depth's minimum.
+It reads the question's surface form (questions.py), so its reasoning can name what it counted:
+a plan of one step per aspect, topped up with aspect templates ("Limitations and pitfalls of X")
+to the depth's minimum.
 
 Planner `min_steps` / `max_steps` count NEW steps: the workflow has already subtracted the
 completed ones (as the OpenAI engine reads them too). A replan therefore adds only new steps, those
@@ -23,15 +22,12 @@ from activities.offline_engine.questions import (
     Decomposition,
     _focus,
     _join,
-    _key_terms,
     _question_and_qualifiers,
     decompose,
-    points_back,
 )
 from activities.offline_engine.words import (
     TEMPLATE_WORDS,
     VAGUE,
-    VERBS,
     _capitalize,
     _clean_clause,
     _end,
@@ -44,103 +40,11 @@ from activities.offline_engine.words import (
 )
 from workflows.activity_models import (
     AboutQuestion,
-    CoordinateOutput,
     PlanInput,
     PlanOutput,
     StepDraft,
 )
-from workflows.models import Complexity, Depth, PlanStep
-from workflows.text import STOPWORDS, content_terms, trim, unique
-
-# --- coordinator ------------------------------------------------------------------------------------
-
-_FACT = re.compile(
-    r"^(?:what(?:'s|\s+is|\s+are|\s+was|\s+were)|what\s+does\s.*\b(?:mean|stand\s+for)|who|when|where|which|define|"
-    r"how\s+(?:many|much|old|long|big))\b",
-    re.I,
-)
-_EXPLANATION = re.compile(
-    r"^(?:how(?!\s+(?:many|much|old|long|big)\b)|why|explain|describe)\b", re.I
-)
-
-DEPTH_FOR = {
-    Complexity.SIMPLE: Depth.LIGHT,
-    Complexity.MODERATE: Depth.MEDIUM,
-    Complexity.COMPLEX: Depth.EXTENDED,
-}
-
-
-def classify(about: AboutQuestion) -> CoordinateOutput:
-    """Complexity from the number of aspects, comparisons, questions and length.
-
-    - simple: one aspect, at most 8 content words, not a how/why explanation;
-    - moderate: two or three aspects, a comparison of two, a how/why explanation, or > 8 words;
-    - complex: four or more aspects, three-way comparisons, three or more questions, > 20 words.
-    `is_simple` (a direct answer, no plan) is for single-fact questions: "What is X?", "Who ...?".
-    """
-    question, _ = _question_and_qualifiers(about)
-    parts = decompose(question)
-    n_words = len(content_terms(question))
-    n_questions = question.count("?")
-    aspects = len(parts.items)
-    comparison = parts.kind == "comparison"
-    explanation = bool(_EXPLANATION.match(question.strip()))
-    fact = bool(_FACT.match(question.strip()))
-    if aspects >= 4 or n_words > 20 or n_questions >= 3 or (comparison and aspects >= 3):
-        complexity = Complexity.COMPLEX
-    elif aspects >= 2 or comparison or explanation or n_words > 8:
-        complexity = Complexity.MODERATE
-    else:
-        complexity = Complexity.SIMPLE
-    is_simple = fact and aspects == 1 and n_words <= 8 and not comparison
-    depth = DEPTH_FOR[complexity]
-    found = f"{aspects} aspect(s) by {parts.kind}" + (
-        f" ({'; '.join(parts.items)})" if aspects > 1 else ""
-    )
-    shape = (
-        "a single-fact question" if is_simple else ("a how/why explanation" if explanation else "")
-    )
-    reasoning = (
-        f"Rule-based: {found}, {n_words} content word(s), {n_questions} question mark(s)"
-        + (f", {shape}" if shape else "")
-        + f" → {complexity.value}, depth {depth.value}"
-        + ("; answered directly from a quick search." if is_simple else ".")
-    )
-    return CoordinateOutput(
-        complexity=complexity, is_simple=is_simple, recommended_depth=depth, reasoning=reasoning
-    )
-
-
-# --- search queries ---------------------------------------------------------------------------------
-
-
-def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int) -> list[str]:
-    """Background: the question itself, then its keywords. A step: its title with the question's
-    subject, then the step's keywords with the question's key terms. Deduplicated, never empty."""
-    limit = max(1, max_queries)
-    question, answers = _question_and_qualifiers(about)
-    key = _key_terms(about)
-    if step is None:
-        candidates = [f"{question} {answers}".strip(), " ".join(key)]
-    else:
-        title = _clean_clause(step.title)
-        missing = [t for t in key[:4] if t not in VERBS and not _Matcher([t]).found(title)][:2]
-        if points_back(about):
-            # "Does a String need the same treatment?": what "the same" means is in the question it follows.
-            earlier = [t for t in _specific_terms(about.follows_up) if t not in VERBS]
-            missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[
-                :6
-            ]
-        step_terms = [
-            t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS
-        ]
-        candidates = [
-            " ".join([title, *missing]),
-            " ".join(unique([*step_terms[:6], *key[:3]])),
-        ]
-    queries = unique(trim(" ".join(c.split()), 300) for c in candidates if c.strip())
-    return queries[:limit] or [trim(_clean_clause(about.topic_text()), 300) or about.topic_text()]
-
+from workflows.text import STOPWORDS, content_terms, unique
 
 # --- planner ----------------------------------------------------------------------------------------
 

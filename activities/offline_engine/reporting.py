@@ -47,7 +47,7 @@ DISCLAIMER = (
     "OpenAI-compatible server such as Ollama or vLLM.*"
 )
 
-_CITED_END = re.compile(r"\[\d+(?:\s*,\s*\d+)*\][.!?]+[\"”')]*(?=\s|$)")
+_CITED_END = re.compile(CITATION.pattern + r"[.!?]+[\"”')]*(?=\s|$)")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from activities.offline_engine.cues import (
+    CHOICE,
+    COMPARATIVES,
+    DEFINITE,
+    LIST_LINE,
+    MOST,
+    NUMBERED_REF,
+    ORDINAL_NOUNS,
+    ORDINAL_REF,
+    ORDINALS,
+    PASTABLE,
+    PRONOUN_BASE,
+    PUBLICATIONS,
+    QUALIFIER_PREPS,
+    SCOPE_PHRASE,
+    SUFFICIENCY,
+    SUPERLATIVES,
+    TARGETLESS,
+)
 from activities.offline_engine.questions import subject_of
 from activities.offline_engine.vagueness import (
     counts_as_option,
@@ -38,96 +57,6 @@ from activities.offline_engine.words import (
 from workflows.activity_models import ClarifyInput, ClarifyOutput, RouteInput, RouteOutput
 from workflows.models import Message, RoutingDecision, Speaker
 from workflows.text import STOPWORDS, tokenize, unique
-
-# --- what the rules look for ------------------------------------------------------------------------
-
-_PRONOUN_BASE = {"its": "it", "their": "they", "them": "they", "him": "he", "her": "she"}
-
-#: Nouns whose referent is best identified by title, authors or link.
-_PUBLICATIONS = frozenset(
-    """paper papers study studies article articles document documents doc docs book report post
-    blog video talk survey tutorial course lecture slides website site page source sources""".split()
-)
-#: Nouns whose referent is best shown by pasting it.
-_PASTABLE = frozenset(
-    """code snippet error errors bug bugs issue issues file script program config configuration data output
-    log logs""".split()
-)
-
-_SUPERLATIVES = (
-    "best",
-    "optimal",
-    "ideal",
-    "worst",
-    "fastest",
-    "slowest",
-    "simplest",
-    "easiest",
-    "cheapest",
-    "safest",
-    "biggest",
-    "smallest",
-    "largest",
-    "highest",
-    "lowest",
-    "strongest",
-    "cleanest",
-    "shortest",
-    "longest",
-)
-#: "the most important", "the least risky": a superlative in two words.
-_MOST = re.compile(r"\b(most|least)\s+([a-z][a-z-]+)", re.I)
-#: A superlative is scoped by a phrase that names what it is measured in: "best for text-to-SQL".
-_SCOPE_PHRASE = re.compile(
-    r"\b(?:for|in|to|when|among|of|with|on|between|within|under)\s+(.+)$", re.I
-)
-#: "Which one is better?", "Which of them should I use?": a choice, with the options not named.
-_CHOICE = re.compile(r"\bwhich\s+(?:one|ones|of\s+(?:them|these|those|the\s+two))\b", re.I)
-_COMPARATIVES = ("better", "worse")
-#: Evaluations that need a target: "enough" for what, "fast" compared to what.
-_SUFFICIENCY = ("enough", "sufficient", "adequate", "acceptable")
-_TARGETLESS = (*_SUFFICIENCY, "good", "fast", "big", "large", "small", "slow")
-
-_ORDINALS = {
-    "first": 1,
-    "1st": 1,
-    "second": 2,
-    "2nd": 2,
-    "third": 3,
-    "3rd": 3,
-    "fourth": 4,
-    "4th": 4,
-    "fifth": 5,
-    "5th": 5,
-    "sixth": 6,
-    "6th": 6,
-    "seventh": 7,
-    "7th": 7,
-    "eighth": 8,
-    "8th": 8,
-    "ninth": 9,
-    "9th": 9,
-    "tenth": 10,
-    "10th": 10,
-    "last": -1,
-}
-_ORDINAL_NOUNS = (
-    r"(?:point|item|section|step|option|bullet|idea|one|part|answer|approach|example|paragraph|reason"
-    r"|suggestion|entry|result|heading)s?"
-)
-_ORDINAL_REF = re.compile(rf"\b(?:the\s+)?({'|'.join(_ORDINALS)})\s+{_ORDINAL_NOUNS}\b", re.I)
-_NUMBERED_REF = re.compile(
-    r"\b(?:point|item|section|step|option|bullet|number|no\.)\s*#?(\d{1,2})\b", re.I
-)
-_LIST_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+\S|^\s{0,3}#{1,6}\s+\S", re.M)
-
-_DEFINITE = re.compile(
-    r"\b(the|that|this|these|those|my|our|your)\s+"
-    r"(?:(?:same|other|previous|above|earlier|last|original|mentioned|aforementioned|two|three|both|new|latest)\s+)?"
-    r"([a-z]+)\b"
-)
-_QUALIFIER_PREPS = frozenset("of in on from by for called named about titled at with".split())
-
 
 # --- the router and the clarifier -------------------------------------------------------------------
 
@@ -213,10 +142,10 @@ def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
     Returns the RESEARCH reasoning (a str) when it resolves. A message with two specific words
     besides the ordinal phrase is self-contained ("the first step to install Rust").
     """
-    match = _ORDINAL_REF.search(text)
-    index = _ORDINALS.get(match.group(1).lower()) if match else None
+    match = ORDINAL_REF.search(text)
+    index = ORDINALS.get(match.group(1).lower()) if match else None
     if match is None:
-        numbered = _NUMBERED_REF.search(text)
+        numbered = NUMBERED_REF.search(text)
         if numbered is None:
             return None
         match, index = numbered, int(numbered.group(1))
@@ -224,12 +153,12 @@ def _ordinal_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
     own = [
         t
         for t in specific
-        if t not in _ORDINALS and not re.fullmatch(_ORDINAL_NOUNS, t) and not t.isdigit()
+        if t not in ORDINALS and not re.fullmatch(ORDINAL_NOUNS, t) and not t.isdigit()
     ]
     if len(own) >= 2:
         return None
     previous = next((m.content for m in reversed(earlier) if m.role is Speaker.ASSISTANT), "")
-    items = len(_LIST_LINE.findall(previous))
+    items = len(LIST_LINE.findall(previous))
     if items and (index == -1 or 1 <= (index or 0) <= items):
         which = "the last" if index == -1 else f"item {index}"
         return (
@@ -271,8 +200,8 @@ def _pronoun_rule(text: str, specific: list[str], earlier: list[Message]) -> Amb
         trigger=pronoun,
         reasoning=f'Pronoun "{pronoun}" has no antecedent in the message, which names no subject of its own.',
         question=(
-            f'What does "{_PRONOUN_BASE.get(pronoun, pronoun) if pronoun in ("its", "their") else pronoun}" refer to, '
-            f"and which aspect of {'them' if _PRONOUN_BASE.get(pronoun, pronoun) == 'they' else 'it'} "
+            f'What does "{PRONOUN_BASE.get(pronoun, pronoun) if pronoun in ("its", "their") else pronoun}" refer to, '
+            f"and which aspect of {'them' if PRONOUN_BASE.get(pronoun, pronoun) == 'they' else 'it'} "
             "would you like to know more about?"
         ),
     )
@@ -302,7 +231,7 @@ def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Am
         return None
     earlier_words = {_stem(t) for m in earlier for t in tokenize(m.content)}
     unresolved: list[str] = []
-    for match in _DEFINITE.finditer(text.lower()):
+    for match in DEFINITE.finditer(text.lower()):
         noun = match.group(2)
         if noun not in REFERENTIAL:
             continue
@@ -312,16 +241,16 @@ def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Am
     if not unresolved:
         return None
     determiner, noun, phrase = unresolved[-1]
-    if determiner in ("my", "our", "your") and noun in _PASTABLE:
+    if determiner in ("my", "our", "your") and noun in PASTABLE:
         question = (
             f"Could you paste {'the' if determiner == 'your' else 'your'} {noun}, with the error message you get "
             "and what you expected it to do?"
         )
     elif noun == "one" and "other" in phrase:
         question = 'Which two things do you mean by "the other one"? Could you name both, or the one you asked about?'
-    elif noun in _PUBLICATIONS:
+    elif noun in PUBLICATIONS:
         question = f"Which {noun} do you mean? Could you give its title, authors or a link?"
-    elif noun in _PASTABLE:
+    elif noun in PASTABLE:
         question = f"Which {noun} do you mean? Could you paste it or say where it occurs?"
     else:
         question = f"Which {noun} do you mean? Could you name it or say where it was described?"
@@ -350,7 +279,7 @@ def _qualified(rest: str) -> bool:
         return False
     if _is_name(words[0]):
         return True
-    if words[0].lower() in _QUALIFIER_PREPS:
+    if words[0].lower() in QUALIFIER_PREPS:
         return any(
             _is_name(w)
             or (
@@ -369,7 +298,7 @@ def _choice_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
     Silent when the options are there: named with "or", "vs" or a list, or two specific words
     ("Which one is faster, Vec or VecDeque?", "Which one of the JSON crates parses fastest?").
     """
-    match = _CHOICE.search(text)
+    match = CHOICE.search(text)
     if match is None:
         return None
     words = tokenize(text)
@@ -401,14 +330,14 @@ def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambig
     a comparison).
     """
     words = tokenize(text)
-    most = _MOST.search(text)
-    superlative = next((w for w in words if w in _SUPERLATIVES), None) or (
+    most = MOST.search(text)
+    superlative = next((w for w in words if w in SUPERLATIVES), None) or (
         most.group(0).lower() if most else None
     )
     if superlative:
         adjective = most.group(2).lower() if most and superlative == most.group(0).lower() else ""
         anchors = [t for t in specific if t not in VERBS and t not in (adjective, superlative)]
-        scope = _SCOPE_PHRASE.search(text[text.lower().find(superlative.split()[-1]) :])
+        scope = SCOPE_PHRASE.search(text[text.lower().find(superlative.split()[-1]) :])
         scoped = bool(scope and _specific_terms(scope.group(1)))
         if not anchors or (len(anchors) == 1 and not scoped):
             thing = f' "the {superlative} {anchors[0]}"' if anchors else ""
@@ -427,7 +356,7 @@ def _scope_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambig
                     f"area, so I know which {anchors[0]} matters most there?"
                 ),
             )
-    comparative = next((w for w in words if w in _COMPARATIVES), None)
+    comparative = next((w for w in words if w in COMPARATIVES), None)
     has_target = any(
         w in ("than", "vs", "versus", "or", "compared", "compare", "between", "over", "for")
         for w in words
@@ -457,12 +386,12 @@ def _target_rule(text: str, specific: list[str], earlier: list[Message]) -> Ambi
     judged = unmeasured_evaluation(text)  # "Is Python safe?", "Is the crate reliable in general?"
     if judged and not judged.comparative:
         words = [judged.word]
-    if not words or words[-1] not in _TARGETLESS and not judged:
+    if not words or words[-1] not in TARGETLESS and not judged:
         return None
     word = words[-1]
     if re.search(r"\b(for|to|than|compared|versus|vs)\s+\S", text.lower()):
         return None
-    if word not in _SUFFICIENCY and len(specific) >= 2 and not judged:
+    if word not in SUFFICIENCY and len(specific) >= 2 and not judged:
         return None
     return Ambiguity(
         rule="evaluation without target",

@@ -1,13 +1,15 @@
-"""The one place that talks to the endpoint: render a role's prompt, ask, read the reply.
+"""The one place that talks to the endpoint: render a role's prompt, fit it, ask, read the reply.
 
 `Chat.ask(role, **values)` renders the prompt of that role's row in workflows/roles.py (from
 Langfuse or the file, prompts/loader.py) with values of the kinds the prompt declares (untrusted
-text only wrapped, prompts/quoting.py) and the data rule stated, asks the model with the prompt's tier, temperature,
-`max_tokens` and timeout, and validates the reply with the role's reply model (replies.py). It
-tries strict structured output first; a server that rejects a feature gets the call again without
-it (remembered per base URL and model, client.py). A reply cut off at `max_tokens` is continued
-once. Everything else becomes a classified `ApplicationError` (errors.py); each request is one
-Langfuse generation.
+text only wrapped, prompts/quoting.py) and the data rule stated; fits it into the model's context
+window by trimming quoted text (fitting.py, with the window the server states, servers.py); asks
+with the prompt's tier, temperature, `max_tokens` and timeout; and validates the reply with the
+role's reply model (replies.py). It tries strict structured output first; a server that refuses a
+feature, in whatever words and status, gets the call again without it (client.py), and one that
+overflows its window gets it again fitted. A reply cut off at `max_tokens` is continued once.
+Everything else becomes a classified `ApplicationError` (errors.py); each request is one Langfuse
+generation.
 """
 
 from __future__ import annotations
@@ -22,15 +24,22 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from activities import pricing, tracing
+from activities.openai_engine import fitting
 from activities.openai_engine.client import (
-    _UNSUPPORTED,
-    _features,
-    _rejected_feature,
-    _request,
+    build_request,
     connect,
+    features_sent,
+    refused_features,
+    server_text,
 )
 from activities.openai_engine.errors import classify_error
 from activities.openai_engine.replies import REPLIES, read_reply, read_text
+from activities.openai_engine.servers import (
+    ServerFacts,
+    context_from_error,
+    facts_for,
+    probe_context,
+)
 from activities.prompts.loader import PromptBook, checked, stated
 from activities.usage import served
 from config import Settings
@@ -84,11 +93,9 @@ class Chat:
         file, reply = _prompt_of(role, prompt), REPLIES[role]
         model = self.model_for(role, file)
         checked(file, values)  # page text only wrapped: every value of the kind its prompt declares
-        template, rendered = await self._prompts.get(file, values)
-        rendered = stated(template, rendered)
-        unsupported = _UNSUPPORTED.setdefault((self._base_url, model), set())
+        facts = await self._facts(model)
         while True:
-            content, options = _request(file, rendered, reply, unsupported)
+            template, content, options = await self._fitted(file, reply, values, facts)
             messages = [{"role": "user", "content": content}]
             with tracing.generation(
                 self._langfuse,
@@ -102,18 +109,50 @@ class Chat:
                     **(trace or {}),
                 },
             ) as generation:
-                completion = await self._complete(
-                    file, model, messages, options, generation, unsupported
-                )
+                completion = await self._complete(file, model, messages, options, generation, facts)
                 if completion is None:
-                    continue  # the server rejected a feature: ask again without it
+                    continue  # a refused feature or an overflowed window: ask again, adapted
                 parsed, usage = await self._read(
                     file, model, messages, options, completion, reply, generation
                 )
+                facts.learn_ratio(len(content), usage.prompt_tokens if usage.requests == 1 else 0)
                 generation.succeeded(
                     parsed.model_dump(), usage, describe(parsed) if describe else None
                 )
                 return parsed, usage
+
+    async def _facts(self, model: str) -> ServerFacts:
+        """What this server and model are known to take; the window asked once per process."""
+        facts = facts_for(self._base_url, model)
+        if not facts.probed:
+            facts.probed = True
+            facts.context_tokens = self._settings.llm_context_tokens or await probe_context(
+                self._base_url, model, self._secret
+            )
+        return facts
+
+    async def _fitted(
+        self, file: str, reply: type[BaseModel], values: dict[str, Any], facts: ServerFacts
+    ) -> tuple[Any, str, dict[str, Any]]:
+        """The prompt (template, text, request fields) fitted to the window: quoted values are
+        cut until the text leaves room for the reply (fitting.py)."""
+        cap = fitting.reply_cap(PROMPTS[file].max_tokens, facts)
+        room = fitting.prompt_room(cap, facts)
+        fitted = values
+        for _ in range(4):
+            template, rendered = await self._prompts.get(file, fitted)
+            content, options = build_request(
+                file, stated(template, rendered), reply, facts.unsupported, cap
+            )
+            needed = fitting.estimate(content, facts)
+            if room is None or needed <= room:
+                return template, content, options
+            excess = int((needed - room) * facts.chars_per_token * 1.1) + 200
+            smaller = fitting.trimmed(fitted, excess)
+            if smaller is None:
+                break
+            fitted = smaller
+        raise fitting.too_long(file, needed, facts)
 
     async def _complete(
         self,
@@ -122,9 +161,10 @@ class Chat:
         messages: list[dict[str, str]],
         options: dict[str, Any],
         generation: tracing.Generation,
-        unsupported: set[str],
+        facts: ServerFacts,
     ) -> Any | None:
-        """One request; None when the server rejected an optional feature (added to `unsupported`)."""
+        """One request; None when the server refused an optional feature (now in
+        `facts.unsupported`) or overflowed a window it had not stated (now `facts.context_tokens`)."""
         try:
             # What `chat.completions.create` sends, without its pass that converts typed params
             # (ours are plain JSON already): a tenth of the worker's CPU per call (issue 24).
@@ -135,20 +175,42 @@ class Chat:
                 options={"timeout": self._timeout(file)},
             )
         except openai.APIStatusError as err:
-            feature = _rejected_feature(err, _features(options))
-            if feature is None:
-                raise self._failed(generation, err, model) from None
-            generation.failed(f"the server rejected {feature}; asking again without it")
-            log.warning(
-                "%s (model %s) rejected %s: asking without it from now on",
-                redact(self._base_url),
-                model,
-                feature,
-            )
-            unsupported.add(feature)
-            return None
+            if self._adapted(err, options, facts, model):
+                generation.failed("the server refused the request as sent; asking again adapted")
+                return None
+            raise self._failed(generation, err, model) from None
         except openai.OpenAIError as err:
             raise self._failed(generation, err, model) from None
+
+    def _adapted(
+        self, err: openai.APIStatusError, options: dict[str, Any], facts: ServerFacts, model: str
+    ) -> bool:
+        """Learn from a refusal what to leave out, or from an overflow the window; False when the
+        error teaches nothing new (it is then an error like any other)."""
+        refused = refused_features(err, features_sent(options))
+        where = redact(self._base_url)
+        if refused:
+            what = " and ".join(sorted(refused))
+            log.warning(
+                "%s (model %s) refused %s: asking without it from now on", where, model, what
+            )
+            facts.unsupported |= refused
+            return True
+        window = (
+            context_from_error(server_text(err))
+            if err.status_code in (400, 413, 422, 500)
+            else None
+        )
+        if window is not None and window != facts.context_tokens:
+            log.warning(
+                "%s (model %s) has a context of %d tokens: fitting prompts to it",
+                where,
+                model,
+                window,
+            )
+            facts.context_tokens = window
+            return True
+        return False
 
     async def _read(
         self,
@@ -172,7 +234,12 @@ class Chat:
         except ApplicationError as failure:
             text = completion.choices[0].message.content if completion.choices else None
             generation.failed(failure.message, output=text, usage=usage)
-            raise
+            if failure.type != "InvalidLLMReply":
+                raise
+            raise ApplicationError(  # which endpoint's model: the research may fail on it
+                f"the LLM endpoint {redact(self._base_url)}: {failure.message}",
+                type=failure.type,
+            ) from None
 
     async def _continued(
         self,
@@ -195,11 +262,11 @@ class Chat:
         ]
         plain = {k: v for k, v in options.items() if k != "response_format"}
         try:
-            more = await self._client.chat.completions.create(
-                model=model,
-                messages=more_messages,
-                timeout=self._timeout(file),
-                **plain,  # type: ignore[arg-type]
+            more = await self._client.post(
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body={"model": model, "messages": more_messages, **plain},
+                options={"timeout": self._timeout(file)},
             )
         except openai.OpenAIError as err:
             raise self._error(err, model) from None

@@ -1,11 +1,21 @@
-"""The endpoint's client, what one request carries, and what each server turned out not to support.
+"""The endpoint's client, what one request carries, and what each server turned out not to take.
 
-The engine asks for strict structured output (`response_format` `json_schema`) with the prompt's
-temperature (its row in `workflows/roles.py`). Some servers reject `json_schema`, `json_object` or
-`temperature` (HTTP 400/422 naming it); the rejected feature is remembered per (base URL, model)
-for the life of the process (`_UNSUPPORTED`), and later requests leave it out: JSON mode with the
-schema written into the prompt, then the prompt alone, so a local server works without
-configuration. The client itself (`connect`) leaves retries to Temporal: `max_retries=0`.
+One request path for every OpenAI-compatible server (README, "Local models"). The engine first
+asks for strict structured output (`response_format` `json_schema`) with the prompt's temperature
+and `max_tokens` (its row in `workflows/roles.py`). A server that refuses one of those says so in
+its own words, and not always with a 400: llama-cpp-python answers HTTP 500 with pydantic's
+validation error for `json_schema`, OpenAI's reasoning models a 400 naming `temperature` or
+`max_tokens`. A refusal is recognised from what the server says about a field we sent, whatever
+the status (`refused_feature`), remembered per (base URL, model) for the life of the process
+(`facts_for`, servers.py) and the call is asked again without it. Structured output degrades one
+rung at a time, keeping decoding constrained as long as the server can:
+
+1. `json_schema` (OpenAI, vLLM, Ollama 0.5+, LM Studio, llama-server, LiteLLM passes it on);
+2. `json_object` with the schema beside it (`response_format.schema`: llama.cpp's servers turn it
+   into a grammar, so even a 135M model cannot answer outside the schema);
+3. `json_object` alone; 4. no `response_format`. From rung 2 on the schema is also in the prompt.
+
+The client itself (`connect`) leaves retries to Temporal: `max_retries=0`.
 """
 
 from __future__ import annotations
@@ -24,10 +34,14 @@ from workflows.roles import PROMPTS
 #: Key used for servers that need none (Ollama, vLLM, LM Studio) when only OPENAI_BASE_URL is set.
 NO_KEY = "not-needed"
 
-#: Features a server rejected, per (base_url, model), for the life of the process. One of
-#: "json_schema" (use JSON mode), "json_object" (no response_format at all), "temperature",
-#: "max_tokens" (newer OpenAI models want `max_completion_tokens`), "max_completion_tokens".
-_UNSUPPORTED: dict[tuple[str, str], set[str]] = {}
+#: The rungs of structured output, strongest first (module docstring). Each is also the name a
+#: refusal of it is remembered by.
+JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT = "json_schema", "json_object+schema", "json_object"
+RUNGS = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT)
+#: Sampling and length fields a server may refuse (reasoning models: `temperature`, `max_tokens`).
+KNOBS = ("temperature", "max_tokens", "max_completion_tokens")
+#: Statuses that say who the caller is or how fast it may ask, never which field was wrong.
+NOT_ABOUT_FIELDS = frozenset({401, 403, 429})
 
 
 def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
@@ -49,32 +63,52 @@ def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
     )
 
 
-def _rejected_feature(err: openai.APIStatusError, sent: set[str]) -> str | None:
-    """Which of the optional features we sent a 400/422 complains about, if any."""
-    if err.status_code not in (400, 422):
-        return None
-    text = f"{err.message} {err.param or ''}".lower()
-    if "json_schema" in sent and ("json_schema" in text or "response_format" in text):
-        return "json_schema"
-    if "json_object" in sent and ("json_object" in text or "response_format" in text):
-        return "json_object"
-    if "temperature" in sent and "temperature" in text:
-        return "temperature"
-    if "max_completion_tokens" in sent and "max_completion_tokens" in text:
-        return "max_completion_tokens"
-    if "max_tokens" in sent and "max_tokens" in text:
-        return "max_tokens"
-    return None
+def server_text(err: openai.APIStatusError) -> str:
+    """Everything the server said about the failure, in one lower-case string: its message,
+    the `param` it named and the raw body (a framework's own error page, a validation list)."""
+    body = err.body
+    try:
+        raw = json.dumps(body) if not isinstance(body, str) else body
+    except (TypeError, ValueError):
+        raw = str(body)
+    return f"{err.message} {err.param or ''} {raw}".lower()
 
 
-def _request(
-    role: str, prompt: str, reply: type[BaseModel], unsupported: set[str]
+def refused_features(err: openai.APIStatusError, sent: set[str]) -> set[str]:
+    """Which optional features we sent the server's error is about, whatever its status (a 500
+    from llama-cpp-python is a refusal of `json_schema`); empty when it names none of them. A
+    refusal of JSON mode while its schema rung was sent refuses both JSON-mode rungs."""
+    if err.status_code in NOT_ABOUT_FIELDS:
+        return set()
+    text = server_text(err)
+    param = (err.param or "").lower()
+    for knob in KNOBS:  # a named param is the surest sign; max_completion_tokens before max_tokens
+        if knob in sent and param.startswith(knob):
+            return {knob}
+    rung = next((r for r in RUNGS if r in sent), None)
+    if rung == JSON_SCHEMA and ("response_format" in text or "json_schema" in text):
+        return {rung}
+    if rung in (JSON_OBJECT_SCHEMA, JSON_OBJECT) and "json_object" in text:
+        return {JSON_OBJECT_SCHEMA, JSON_OBJECT}
+    if rung is not None and (
+        "response_format" in text or (rung == JSON_OBJECT_SCHEMA and "schema" in text)
+    ):
+        return {rung}
+    for knob in ("temperature", "max_completion_tokens", "max_tokens"):
+        if knob in sent and knob in text:
+            return {knob}
+    return set()
+
+
+def build_request(
+    role: str, prompt: str, reply: type[BaseModel], unsupported: set[str], max_tokens: int
 ) -> tuple[str, dict[str, Any]]:
-    """The message text and the optional request fields, minus what this server rejected:
-    strict `json_schema`; else `json_object` with the schema in the prompt; else the prompt alone."""
+    """The message text and the optional request fields, minus what this server refused: the
+    strongest rung of structured output it takes, the prompt's temperature and the reply's cap."""
     schema = strict_schema(reply)
     content, options = prompt, {}
-    if "json_schema" not in unsupported:
+    rung = next((r for r in RUNGS if r not in unsupported), None)
+    if rung == JSON_SCHEMA:
         options["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": reply.__name__, "schema": schema, "strict": True},
@@ -84,18 +118,25 @@ def _request(
             "\n\nReply with one JSON object only, no other text. It must match this JSON schema:\n"
             + json.dumps(schema)
         )
-        if "json_object" not in unsupported:
+        if rung == JSON_OBJECT_SCHEMA:
+            options["response_format"] = {"type": "json_object", "schema": schema}
+        elif rung == JSON_OBJECT:
             options["response_format"] = {"type": "json_object"}
     if "temperature" not in unsupported:
         options["temperature"] = PROMPTS[role].temperature
     # The reply's length cap is what bounds a call's cost before it is made (workflows/budget.py).
     if "max_tokens" not in unsupported:
-        options["max_tokens"] = PROMPTS[role].max_tokens
+        options["max_tokens"] = max_tokens
     elif "max_completion_tokens" not in unsupported:
-        options["max_completion_tokens"] = PROMPTS[role].max_tokens
+        options["max_completion_tokens"] = max_tokens
     return content, options
 
 
-def _features(options: dict[str, Any]) -> set[str]:
-    sent = {options["response_format"]["type"]} if "response_format" in options else set()
-    return sent | ({"temperature", "max_tokens", "max_completion_tokens"} & options.keys())
+def features_sent(options: dict[str, Any]) -> set[str]:
+    """The optional features a request carries, by the names refusals are remembered by."""
+    sent = set(KNOBS) & options.keys()
+    format_ = options.get("response_format")
+    if format_ is not None:
+        kind = format_.get("type")
+        sent.add(JSON_OBJECT_SCHEMA if kind == "json_object" and "schema" in format_ else kind)
+    return sent

@@ -28,6 +28,8 @@ from typing import Any
 
 import openai
 
+from activities.offline_engine import OfflineEngine
+from activities.openai_engine import grounding
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
     NONE,
@@ -53,7 +55,7 @@ from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
 from workflows.citations import origin
-from workflows.models import OBSERVATION_LIMIT, Claim, RoutingDecision, StepStatus
+from workflows.models import OBSERVATION_LIMIT, Claim, Message, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {
@@ -74,6 +76,8 @@ class OpenAIEngine:
         langfuse: Any | None = None,
     ) -> None:
         self._chat = Chat(settings, client, langfuse)
+        #: Writes extractively what a model's text failed to ground (grounding.py).
+        self._extractive = OfflineEngine()
 
     # --- roles -------------------------------------------------------------------------------------------
 
@@ -91,7 +95,11 @@ class OpenAIEngine:
             },
             describe=lambda r: {"next_agent": NEXT_AGENT[r.decision]},
         )
-        return m.RouteOutput(**dict(reply), usage=usage)
+        decided = m.RouteOutput(**dict(reply), usage=usage)
+        rules = await self._extractive.route(inp)
+        if grounding.overruled(decided, rules):
+            return rules.model_copy(update={"usage": usage})
+        return decided
 
     async def clarify(self, inp: m.ClarifyInput) -> m.ClarifyOutput:
         reply, usage = await self._chat.ask(
@@ -99,7 +107,10 @@ class OpenAIEngine:
             conversation_history=_conversation(inp.messages),
             language=language(inp.language),
         )
-        return m.ClarifyOutput(question=reply.question.strip(), usage=usage)
+        question = reply.question.strip()
+        if not grounding.asks_about(question, _said(inp.messages)):
+            question = (await self._extractive.clarify(inp)).question
+        return m.ClarifyOutput(question=question, usage=usage)
 
     async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
         reply, usage = await self._chat.ask(
@@ -124,8 +135,12 @@ class OpenAIEngine:
                 step=_step(inp.step),
                 max_queries=limit,
             )
+        subjects = [inp.question_line(), *([inp.step.title] if inp.step else [])]
         queries: list[str] = []
-        for query in reply.queries:
+        offered = grounding.on_topic_queries(reply.queries, *subjects)
+        if not offered:  # nothing about the question: the engine's own queries
+            offered = (await self._extractive.write_queries(inp)).queries
+        for query in offered:
             query = " ".join(query.split()).strip("\"'")
             if query and query.lower() not in {q.lower() for q in queries}:
                 queries.append(query)
@@ -147,9 +162,15 @@ class OpenAIEngine:
             min_steps=least,
             max_steps=most,
         )
-        steps = [s for s in reply.steps if s.title.strip()]
+        question = inp.question_line()
+        steps = grounding.on_topic_steps([s for s in reply.steps if s.title.strip()], question)
+        title = reply.title
+        if len(steps) < least or not grounding.about(title, question):
+            drafted = await self._extractive.plan(inp)
+            steps += drafted.steps[: max(0, least - len(steps))]
+            title = title if grounding.about(title, question) else drafted.title
         return m.PlanOutput(
-            title=reply.title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
+            title=title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
         )
 
     async def observe(self, inp: m.ObserveInput) -> m.ObserveOutput:
@@ -172,6 +193,10 @@ class OpenAIEngine:
         source_ids = [
             n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known
         ]
+        if not grounding.grounded_observation(observation, inp.passages):
+            chosen = [p for p in inp.passages if p.source_id in source_ids] or inp.passages
+            quoted = await self._extractive.observe(inp.model_copy(update={"passages": chosen}))
+            observation, source_ids = quoted.observation, quoted.source_ids
         return m.ObserveOutput(
             observation=observation,
             source_ids=source_ids,
@@ -227,9 +252,12 @@ class OpenAIEngine:
         claims = [
             Claim(text=c.text, source_ids=c.source_ids) for c in reply.claims if c.text.strip()
         ]
-        return m.SynthesizeOutput(
+        written = m.SynthesizeOutput(
             markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage
         )
+        if inp.evidence and not grounding.enough(claims, inp.evidence):
+            return grounding.composed(written, await self._extractive.synthesize(inp))
+        return written
 
     async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
         """The long report's title and sections, each with the steps whose findings it uses."""
@@ -277,11 +305,14 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        return m.SectionOutput(
+        written = m.SectionOutput(
             markdown=_only_known_citations(reply.markdown.strip(), known),
             claims=_cited_claims(reply.claims, known),
             usage=usage,
         )
+        if inp.evidence and not grounding.enough(written.claims, inp.evidence):
+            return grounding.composed(written, await self._extractive.write_section(inp))
+        return written
 
     async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
         known = {s.id for s in inp.sources}
@@ -319,7 +350,19 @@ class OpenAIEngine:
             evidence=_evidence(inp.evidence),
         )
         verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
-        return m.VerifyClaimsOutput(verdicts=list(verdicts.values()), usage=usage)
+        for claim in inp.claims:  # a quote of the cited evidence is supported, whatever the judge
+            judged = verdicts.get(claim.index)
+            if grounding.verbatim(claim.text, claim.source_ids, inp.evidence) and (
+                judged is None or judged.verdict is not m.JudgeVerdict.SUPPORTED
+            ):
+                verdicts[claim.index] = m.ClaimVerdict(
+                    index=claim.index,
+                    verdict=m.JudgeVerdict.SUPPORTED,
+                    reason="its words stand, in order, in the evidence it cites",
+                )
+        return m.VerifyClaimsOutput(
+            verdicts=sorted(verdicts.values(), key=lambda v: v.index), usage=usage
+        )
 
     async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
         """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
@@ -359,6 +402,11 @@ class OpenAIEngine:
             steps=trusted(f"{inp.steps_completed} of {inp.steps_planned} planned steps researched"),
         )
         return m.CritiqueOutput(**dict(reply), usage=usage)
+
+
+def _said(messages: list[Message]) -> str:
+    """The conversation's words: what a question back must be about."""
+    return "\n".join(x.content for x in messages)
 
 
 def _cited_claims(claims: list[Any], known: set[int]) -> list[Claim]:

@@ -67,14 +67,35 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+#: Reasoning a model writes into its reply (DeepSeek-R1, Qwen3, QwQ through Ollama or a proxy that
+#: does not split it into `reasoning_content`): a whole block, or one cut off before it closed.
+_THINK = re.compile(
+    r"<(think|thinking|reasoning|thought)>.*?(?:</\1>|\Z)|^.*?</(?:think|thinking|reasoning)>",
+    re.S | re.I,
+)
+
+
+def without_reasoning(text: str) -> str:
+    """`text` without the model's reasoning blocks (also one whose opening tag the server ate)."""
+    return _THINK.sub("", text) if "<" in text else text
+
+
+def _cleaned(value: Any) -> Any:
+    """Every string of a parsed reply without reasoning blocks: none reaches a report."""
+    if isinstance(value, str):
+        return without_reasoning(value).strip() if "<" in value else value
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cleaned(v) for k, v in value.items()}
+    return value
 
 
 def parse_reply(text: str | None, model: type[T]) -> T:
     """Validate a reply that should be one JSON object, tolerating what models wrap around it:
     `<think>` blocks, ```json fences, prose before or after, enum values in the wrong case.
     Raises ValueError (pydantic's ValidationError is one) when no valid object is found."""
-    cleaned = _THINK.sub("", text or "").strip()
+    cleaned = without_reasoning(text or "").strip()
     fenced = _FENCE.search(cleaned)
     if fenced:
         cleaned = fenced.group(1).strip()
@@ -84,6 +105,7 @@ def parse_reply(text: str | None, model: type[T]) -> T:
     data = json.loads(cleaned[start : end + 1])
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
+    data = _cleaned(data)
     for name, field in model.model_fields.items():
         kind, value = field.annotation, data.get(name)
         if isinstance(kind, type) and issubclass(kind, Enum) and isinstance(value, str):

@@ -192,3 +192,39 @@ def _invisible_control(c: str) -> bool:
 def _attribute(value: object) -> str:
     """An attribute value the code chose (an id, a kind), kept to one line with no quote or bracket."""
     return re.sub(r"[\"<>\s]+", " ", str(value)).strip()
+
+
+# --- fitting quoted text into a context window ----------------------------------------------------
+
+_BLOCK = re.compile(rf"<({'|'.join(TAGS)})((?: [a-z_]+=\"[^\"]*\")*)>\n(.*?)\n</\1>", re.S)
+#: What a shortened block ends with, so the model (and a reader of the trace) sees the cut.
+CUT_MARK = " […]"
+
+
+def shrink(text: Quoted, limit: int) -> Quoted:
+    """Quoted text cut to about `limit` characters inside its wrappers: every block keeps its tag
+    and the start of its text, each block cut in proportion to its length (the longest lose
+    most), and blocks past what even a short start would fit are dropped. The result is wrapped
+    as before: cutting defused text cannot make a tag, and each cut is defused again."""
+    if len(text) <= limit or text == NONE:
+        return text
+    blocks = list(_BLOCK.finditer(text))
+    if not blocks:
+        return NONE if limit < 40 else Quoted(text[: max(0, limit - len(CUT_MARK))] + CUT_MARK)
+    inner = sum(len(b.group(3)) for b in blocks)
+    overhead = len(text) - inner
+    keep = max(0, limit - overhead)
+    share = keep / inner if inner else 0.0
+    parts: list[str] = []
+    for block in blocks:
+        body = block.group(3)
+        room = int(len(body) * share)
+        if len(body) <= 80:
+            room = len(body)  # a line or two: kept whole
+        elif room < 60:
+            continue  # a block cut to a few words says nothing: drop it
+        if room < len(body):
+            cut = body[: max(0, room - len(CUT_MARK))]
+            body = defuse(cut.rsplit(" ", 1)[0] if " " in cut[-40:] else cut) + CUT_MARK
+        parts.append(f"<{block.group(1)}{block.group(2)}>\n{body}\n</{block.group(1)}>")
+    return Quoted("\n\n".join(parts)) if parts else NONE

@@ -53,6 +53,15 @@ from activities.web.robots import (
     RobotsRules,
     robots_rules,
 )
+from activities.web.urls import (
+    next_hop,
+    port_of,
+    redirect_location,
+    shown,
+    size_text,
+    take_location,
+    usable,
+)
 from config import Settings, settings
 
 __all__ = [
@@ -73,7 +82,6 @@ T = TypeVar("T")
 
 MAX_REDIRECTS = 5
 ACCEPT = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True)
@@ -110,9 +118,9 @@ class Crawler:
     async def fetch(self, url: str) -> FetchedPage:
         """The page at `url` (after redirects), or CrawlError saying why not."""
         try:
-            target = _usable(httpx.URL(url))
+            target = usable(httpx.URL(url))
         except (httpx.InvalidURL, UnicodeError, TypeError) as exc:
-            raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
+            raise CrawlError(f"not a valid URL ({shown(str(exc))})") from None
         return await _shared(self._pending_pages, str(target), lambda: self._fetch(target))
 
     async def aclose(self) -> None:
@@ -138,7 +146,7 @@ class Crawler:
                     "Accept": ACCEPT,
                     "Accept-Encoding": "gzip, deflate",
                 },
-                event_hooks={"response": [_take_location]},
+                event_hooks={"response": [take_location]},
             )
         return self._client
 
@@ -168,20 +176,20 @@ class Crawler:
                 httpx.InvalidURL,
                 UnicodeError,
             ) as exc:  # a URL httpx or IDNA cannot use, however it came
-                raise CrawlError(f"not a valid URL ({_shown(str(exc))})") from None
+                raise CrawlError(f"not a valid URL ({shown(str(exc))})") from None
 
     async def _follow(self, url: httpx.URL) -> FetchedPage:
         seen = {str(url)}
         for _ in range(MAX_REDIRECTS + 1):
             await self._admit(url)
             async with self._request(url) as response:
-                location = _redirect_location(response)
+                location = redirect_location(response)
                 if location is None:
                     return await self._read(url, response)
             try:
-                url = _next_hop(url, location)
+                url = next_hop(url, location)
             except (httpx.InvalidURL, UnicodeError):  # e.g. `Location: http:\\host\path`
-                raise CrawlError(f"redirect to an invalid URL ({_shown(location)})") from None
+                raise CrawlError(f"redirect to an invalid URL ({shown(location)})") from None
             if str(url) in seen:
                 raise CrawlError(f"redirect loop (back to {url})")
             seen.add(str(url))
@@ -191,7 +199,7 @@ class Crawler:
         """Refuse before sending anything: scheme, credentials, address, then robots.txt."""
         check_url(url)
         try:
-            await self.guard.addresses(url.raw_host.decode("ascii"), _port(url))
+            await self.guard.addresses(url.raw_host.decode("ascii"), port_of(url))
         except socket.gaierror as exc:
             raise CrawlError(
                 f"could not resolve {url.host} ({exc.strerror})",
@@ -236,7 +244,7 @@ class Crawler:
             raise CrawlError(f"HTTP {status}", retryable=status >= 500 or status in (408, 425, 429))
         declared, charset = parse_content_type(response.headers.get("content-type"))
         cap = self.config.crawl_max_bytes
-        too_large = CrawlError(f"larger than {_size(cap)}")
+        too_large = CrawlError(f"larger than {size_text(cap)}")
         length = response.headers.get("content-length", "")
         if declared == PDF and length.isdigit() and int(length) > cap:
             raise too_large
@@ -263,7 +271,7 @@ class Crawler:
 
     async def _robots_for(self, url: httpx.URL) -> RobotsRules:
         """The robots.txt of the URL's origin (scheme, host, port), read once and remembered."""
-        origin = f"{url.scheme}://{url.raw_host.decode('ascii')}:{_port(url)}"
+        origin = f"{url.scheme}://{url.raw_host.decode('ascii')}:{port_of(url)}"
         cached = self._robots.get(origin, asyncio.get_running_loop().time())
         if cached is not None:
             return cached
@@ -284,10 +292,10 @@ class Crawler:
                 for _ in range(MAX_REDIRECTS + 1):
                     check_url(url)
                     async with self._request(url) as response:
-                        location = _redirect_location(response)
+                        location = redirect_location(response)
                         if location is None:
                             return await robots_rules(response), ROBOTS_TTL_S
-                    url = _next_hop(url, location)
+                    url = next_hop(url, location)
         except (
             Refused,
             CrawlError,
@@ -367,68 +375,6 @@ async def _shared(
 
         task.add_done_callback(forget)
     return await asyncio.shield(task)
-
-
-async def _take_location(response: httpx.Response) -> None:
-    r"""Move a redirect's Location out of httpx's sight, into `response.extensions`.
-
-    Redirects are followed by `_follow`, each hop checked; but httpx builds the next request of
-    every redirect even when it does not follow it, and raises a bare InvalidURL for a Location it
-    cannot rebuild (`http:\\host\path`), losing the page with no reason. The crawler reads the
-    Location itself (`_redirect_location`) and refuses a malformed one as a CrawlError.
-    """
-    if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
-        response.extensions["crawler_location"] = response.headers["location"]
-        del response.headers["location"]
-
-
-def _redirect_location(response: httpx.Response) -> str | None:
-    if response.status_code in REDIRECT_STATUSES:
-        return (
-            response.extensions.get("crawler_location") or response.headers.get("location") or None
-        )
-    return None
-
-
-def _next_hop(url: httpx.URL, location: str) -> httpx.URL:
-    r"""Where a redirect from `url` to `location` leads, or InvalidURL/UnicodeError for a malformed
-    Location: backslashes or control characters (browsers read `http:\\host\path` as another host,
-    URL joining as a path on this one: no reading is safe), or http(s) without a host."""
-    if "\\" in location or any(ord(c) < 0x20 or ord(c) == 0x7F for c in location):
-        raise httpx.InvalidURL("backslash or control character in the Location")
-    target = httpx.URL(location)
-    if target.scheme in ("http", "https") and not target.raw_host:
-        raise httpx.InvalidURL("a scheme but no host in the Location")
-    return _usable(url.join(target))
-
-
-def _usable(url: httpx.URL) -> httpx.URL:
-    r"""`url` without its fragment, or InvalidURL/UnicodeError now rather than later: httpx accepts
-    some URLs it cannot rebuild (`http:\\host\path` joined to a page has a path without its
-    leading slash), and an A-label that is not Punycode (`xn--`) fails only when the host is read."""
-    url = url.copy_with(fragment=None)
-    url.copy_with(raw_path=b"/robots.txt")  # what _robots_for builds from it
-    _ = url.host
-    if len(url.raw_host) > 253 or any(len(label) > 63 for label in url.raw_host.split(b".")):
-        raise httpx.InvalidURL(
-            "host name too long"
-        )  # DNS limits; IDNA would fail later, at the lookup
-    return url
-
-
-def _shown(text: str, limit: int = 100) -> str:
-    """A server's or a URL's text, fit for a one-line reason: cut, control characters replaced."""
-    return "".join(c if c.isprintable() else "?" for c in text[:limit])
-
-
-def _port(url: httpx.URL) -> int:
-    return url.port or (443 if url.scheme == "https" else 80)
-
-
-def _size(n: int) -> str:
-    if n >= 1 << 20:
-        return f"{n / (1 << 20):.3g} MiB"
-    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
 
 
 # --- the worker's crawler -----------------------------------------------------------------------

@@ -15,20 +15,92 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from starter.exports import document, pdf, word
+from starter.exports import document
 from starter.exports.markup import to_html, to_markdown
 from workflows.models import ResearchResult
 from workflows.text import without_controls
 
-FORMATS = ("md", "html", "docx", "pdf")
-CONTENT_TYPES = {
-    "md": "text/markdown; charset=utf-8",
-    "html": "text/html; charset=utf-8",
-    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    "pdf": "application/pdf",
+
+@dataclass(frozen=True)
+class Format:
+    """One download: its name (`--format`, `?format=`), what a person calls it (`title`: the page's
+    link text, the web app's one-line refusals), its content type, whether it is binary (never
+    written to a terminal), how it is written, and the largest report it is written for in time
+    (`max_chars` of markdown, `max_blocks` paragraphs; None: no limit, the text is copied): the web
+    app's downloads refuse a larger one (starter/web/downloads.py)."""
+
+    name: str
+    title: str
+    content_type: str
+    binary: bool
+    write: Callable[[ResearchResult, document.Report], bytes]
+    max_chars: int | None = None
+    max_blocks: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"Download {self.title}"
+
+
+def _word(report: document.Report) -> bytes:
+    from starter.exports import word  # python-docx: loaded when a Word file is asked for
+
+    return word.write(report)
+
+
+def _pdf(report: document.Report) -> bytes:
+    from starter.exports import pdf  # reportlab: loaded when a PDF is asked for
+
+    return pdf.write(report)
+
+
+#: The one table of export formats: the CLI's `export --format` choices, the API's `format`, the
+#: page's download links, the web app's download limits and `export` all read it. A new format:
+#: its row here and its writer module. The limits were measured: 30,000 paragraphs or a 1 MB word
+#: take 6-10 s alone on one core; several at once on a loaded machine, many times that.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format(
+            "md",
+            "Markdown",
+            "text/markdown; charset=utf-8",
+            False,
+            lambda result, report: to_markdown(result).encode("utf-8"),
+        ),
+        Format(
+            "html",
+            "HTML",
+            "text/html; charset=utf-8",
+            False,
+            lambda result, report: to_html(result).encode("utf-8"),
+            max_chars=2_000_000,
+            max_blocks=50_000,
+        ),
+        Format(
+            "docx",
+            "Word",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            True,
+            lambda result, report: _word(report),
+            max_chars=1_000_000,
+            max_blocks=20_000,
+        ),
+        Format(
+            "pdf",
+            "PDF",
+            "application/pdf",
+            True,
+            lambda result, report: _pdf(report),
+            max_chars=1_000_000,
+            max_blocks=20_000,
+        ),
+    )
 }
+CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
 #: Beyond what `without_controls` removes (controls, bidi overrides): lone surrogates and the two
 #: non-characters XML refuses, which a Word file cannot hold; and the invisible zero-width space,
 #: word joiner, byte-order mark and Mongolian vowel separator, which can hide text or split a
@@ -43,13 +115,7 @@ def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
         raise ValueError(f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}")
     safe = clean_result(result)
     report = document.read(safe)
-    writers: dict[str, Callable[[], bytes]] = {
-        "md": lambda: to_markdown(safe).encode("utf-8"),
-        "html": lambda: to_html(safe).encode("utf-8"),
-        "docx": lambda: word.write(report),
-        "pdf": lambda: pdf.write(report),
-    }
-    return writers[fmt](), CONTENT_TYPES[fmt], file_name(report.title, fmt)
+    return FORMATS[fmt].write(safe, report), FORMATS[fmt].content_type, file_name(report.title, fmt)
 
 
 def file_name(title: str, fmt: str) -> str:

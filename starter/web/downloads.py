@@ -4,16 +4,16 @@ Word, PDF and HTML are written in a child process of their own (`python -m start
 at a lower priority, its memory capped), never on the thread pool that serves pages, the API and
 library reads. Each download is bounded:
 
-- in size: a report beyond what its format renders in time (MAX_REPORT_CHARS characters of
-  markdown, MAX_BLOCKS paragraphs, MAX_RESULT_CHARS in all) is refused at once (413, one line
-  that says to download the Markdown instead);
+- in size: a report beyond what its format renders in time (its row of `starter.exports.FORMATS`:
+  `max_chars` characters of markdown, `max_blocks` paragraphs; MAX_RESULT_CHARS in all) is
+  refused at once (413, one line that says to download the Markdown instead);
 - in concurrency: at most MAX_PER_USER at a time for one user (429 beyond), MAX_RENDERS at a time
   in all (a download waits up to QUEUE_WAIT_S for a free slot, then 503 with Retry-After);
 - in time: a child still writing after RENDER_TIMEOUT_S is killed (503);
 - by the client: when the person who asked disconnects, the child is killed at once.
 
-Markdown is a copy of the stored text: a small one is written in a thread, a large one in a
-child like the others.
+Markdown (a format with no limits: a copy of the stored text) is written in a thread when small,
+in a child like the others when large.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from starter.exports import FORMATS, export
 from starter.exports.public import public_result
 from starter.web.deps import ApiError
 from workflows.models import ResearchResult
@@ -37,14 +38,12 @@ MAX_PER_USER = 1
 #: How long a download waits for a free slot, and how long its rendering may take.
 QUEUE_WAIT_S = 10.0
 RENDER_TIMEOUT_S = 60.0
-#: The largest report each format is written for (measured: 30,000 paragraphs or a 1 MB word take
-#: 6-10 s alone on one core; several at once on a loaded machine, many times that).
-MAX_REPORT_CHARS = {"html": 2_000_000, "docx": 1_000_000, "pdf": 1_000_000}
-MAX_BLOCKS = {"html": 50_000, "docx": 20_000, "pdf": 20_000}
+#: The largest research (as JSON) any format is written for; each format's own limits are in its
+#: row of `starter.exports.FORMATS`.
 MAX_RESULT_CHARS = 8_000_000
-#: Markdown up to this size is written in a thread (a copy of the text); larger, in a child too.
-SMALL_MD_CHARS = 200_000
-NAMES = {"html": "HTML", "docx": "Word", "pdf": "PDF", "md": "Markdown"}
+#: A format with no limits (Markdown, a copy of the text) up to this size is written in a thread;
+#: larger, in a child too.
+SMALL_TEXT_CHARS = 200_000
 
 
 class Downloads:
@@ -89,20 +88,19 @@ def downloads_of(request: Request) -> Downloads:
 
 def refusal(result: ResearchResult, fmt: str, payload: str) -> str | None:
     """Why RESULT is too large to be written as FMT in time, or None."""
-    if fmt not in MAX_REPORT_CHARS:
-        return None
-    name = NAMES[fmt]
+    form = FORMATS[fmt]
+    name = form.title
     chars = len(result.report_markdown)
-    if chars > MAX_REPORT_CHARS[fmt]:
+    if form.max_chars is not None and chars > form.max_chars:
         return (
             f"this report is too large to download as {name} ({chars:,} characters, at most "
-            f"{MAX_REPORT_CHARS[fmt]:,}): download it as Markdown"
+            f"{form.max_chars:,}): download it as Markdown"
         )
     blocks = result.report_markdown.count("\n\n") + 1
-    if blocks > MAX_BLOCKS[fmt]:
+    if form.max_blocks is not None and blocks > form.max_blocks:
         return (
             f"this report has too many paragraphs to download as {name} ({blocks:,}, at most "
-            f"{MAX_BLOCKS[fmt]:,}): download it as Markdown"
+            f"{form.max_blocks:,}): download it as Markdown"
         )
     if len(payload) > MAX_RESULT_CHARS:
         return f"this research is too large to download as {name}: download it as Markdown"
@@ -115,9 +113,12 @@ async def render(
     """(body, content type, file name) of RESULT's report as FMT, bounded as the module says."""
     cfg = getattr(getattr(request.app.state, "backend", None), "cfg", None)
     result = public_result(result, cfg.research_corpus_dir if cfg is not None else None)
-    if fmt == "md" and len(result.report_markdown) <= SMALL_MD_CHARS:
-        from starter.exports import export
-
+    if fmt not in FORMATS:
+        raise ApiError(
+            422, f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}"
+        )
+    unlimited = FORMATS[fmt].max_chars is None and FORMATS[fmt].max_blocks is None
+    if unlimited and len(result.report_markdown) <= SMALL_TEXT_CHARS:
         return await asyncio.to_thread(export, result, fmt)
     payload = result.model_dump_json()
     problem = refusal(result, fmt, payload)
@@ -156,7 +157,7 @@ async def _in_child(request: Request, payload: bytes, fmt: str) -> tuple[bytes, 
             raise ApiError(499, "the download was cancelled: the client left")
         raise ApiError(
             503,
-            f"the {NAMES[fmt]} file could not be written within {RENDER_TIMEOUT_S:.0f} s: "
+            f"the {FORMATS[fmt].title} file could not be written within {RENDER_TIMEOUT_S:.0f} s: "
             "download the report as Markdown",
         )
     out, err = work.result()

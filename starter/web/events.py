@@ -29,24 +29,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from starter.stream import EVENTS_QUERY
+from starter import research_client
 from starter.temporal import is_not_found, one_line, root_message
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
+    App,
     Backend,
+    Owned,
     Research,
-    backend,
-    owned_research,
     within,
 )
-from workflows.events import Event, EventKind
+from workflows.events import EventKind
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["events"])
@@ -125,11 +125,7 @@ class Poller:
         since = min(s.last for s in self.subscribers)
         self.behind = False
         try:
-            batch = await within(
-                self.handle.query(
-                    EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=RPC_TIMEOUT
-                )
-            )
+            batch = await within(research_client.events_as_sent(self.handle, since, RPC_TIMEOUT))
         except (RPCError, WorkflowQueryFailedError, TimeoutError) as err:
             if isinstance(err, RPCError) and is_not_found(err):
                 self.closed = True  # gone from Temporal: nothing more will come
@@ -247,10 +243,19 @@ class EventHub:
 # --- the endpoint --------------------------------------------------------------------------------
 
 
-@router.get("/research/{id}/events")
+@router.get(
+    "/research/{id}/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "one SSE event per research event",
+        }
+    },
+)
 async def research_events(
-    research: Annotated[Research, Depends(owned_research)],
-    app: Annotated[Backend, Depends(backend)],
+    research: Owned,
+    app: App,
     since: Annotated[int, Query(ge=0, description="resume after this seq")] = 0,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:

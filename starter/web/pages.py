@@ -2,34 +2,41 @@
 library (`/library`) and signing in (`/signin`).
 
 Server-rendered HTML (Jinja2, autoescaped) with small JavaScript modules from /static for what
-is live: the event log, the waiting panels, the citation popovers. The pages read research only
-through the app's own JSON API, called in-process with the reader's own credentials, so a page
-can never show what the API would refuse that person: the owner check, the 404 for someone
-else's research and the 503 when Temporal is away are the API's, in one place.
+is live: the event log, the waiting panels, the citation popovers. The pages read research through
+the same service as the JSON API (`starter.web.service`, with `deps.owned_research`), as the
+person who asked for the page, so a page can never show what the API would refuse that person:
+the owner check and the 404 for someone else's research are one function for both.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, quote
 
-import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 from starlette.exceptions import HTTPException
+from temporalio.client import WorkflowQueryFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
 
-from starter.exports import clean
+from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
-from starter.web import auth
+from starter.requests import RequestError
+from starter.temporal import CliError, one_line
+from starter.web import auth, service
+from starter.web.deps import ApiError, Backend, owned_research
+from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
 from workflows.events import EventKind
-from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult
+from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult, StepStatus
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(
@@ -41,20 +48,17 @@ templates = Jinja2Templates(
     )
 )
 router = APIRouter(include_in_schema=False)
+T = TypeVar("T")
 
-DOWNLOADS = (
-    ("md", "Download Markdown"),
-    ("html", "Download HTML"),
-    ("docx", "Download Word"),
-    ("pdf", "Download PDF"),
-)
+#: The one source of the words a step's status is shown with: the page renders them, and hands
+#: them (and which statuses count as done) to static/plan.js in the plan list's data attributes.
 STEP_WORDS = {
-    "pending": "to do",
-    "in_progress": "in progress",
-    "completed": "done",
-    "skipped": "skipped",
+    StepStatus.PENDING.value: "to do",
+    StepStatus.IN_PROGRESS.value: "in progress",
+    StepStatus.COMPLETED.value: "done",
+    StepStatus.SKIPPED.value: "skipped",
 }
-FINAL = {"completed", "cancelled", "failed"}
+DONE = (StepStatus.COMPLETED.value, StepStatus.SKIPPED.value)
 #: A sign-in form is a token and a path: anything longer is not one.
 FORM_LIMIT = 8192
 RECENT = 10
@@ -78,9 +82,8 @@ async def home(request: Request) -> Response:
         return _to_signin(request)
     recent, problem = [], None
     try:
-        recent = [
-            _listed(item) for item in _items(await _api(request, f"/api/research?limit={RECENT}"))
-        ]
+        listed = await _read(service.list_research(user, _backend(request), None, RECENT))
+        recent = [_listed(item.model_dump()) for item in listed]
     except PageError as err:
         problem = f"Your research could not be listed: {err.message}"
     return _page(
@@ -101,61 +104,67 @@ async def research(request: Request, research_id: str) -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     try:
-        shown = await _api(request, f"/api/research/{quote(research_id, safe='')}")
+        view = await _view(request, user, research_id)
     except PageError as err:
         return _error(request, user, err)
-    plan = shown.get("plan") or {}
-    steps = plan.get("steps") or []
-    closed = _closed(shown)
+    found = view.live or view.result
+    steps = found.plan.steps if found is not None and found.plan else []
     context: dict[str, Any] = {
         "id": research_id,
-        "question": shown.get("query") or shown.get("question") or research_id,
-        "stage": shown.get("outcome") or shown.get("stage") or "",
-        "follow_up_of": shown.get("follow_up_of"),
-        "steps": steps,
+        "question": view.question,
+        "stage": view.result.outcome.value
+        if view.result
+        else view.live.stage.value
+        if view.live
+        else "",
+        "follow_up_of": found.follow_up_of if found is not None else None,
+        "steps": [step.model_dump(mode="json") for step in steps],
         "step_words": STEP_WORDS,
+        "step_done": DONE,
         "planned": len(steps),
-        "done": sum(1 for s in steps if s.get("status") in ("completed", "skipped")),
+        "done": sum(1 for step in steps if step.status in DONE),
         "event_kinds": [k.value for k in EventKind],
     }
-    if closed:
-        context.update(_report_context(research_id, shown))
-    return _page(request, "research.html", user, failure=shown.get("failure"), **context)
+    if view.result is not None:
+        context.update(_report_context(research_id, view.result, _backend(request)))
+    return _page(request, "research.html", user, failure=view.failure, **context)
 
 
 @router.get("/research/{research_id}/report-fragment", response_class=HTMLResponse)
 async def report_fragment(request: Request, research_id: str) -> Response:
     """The finished research's report, sources, verification, downloads and follow-up form, for
     the page to put in place when the research ends while it is open."""
-    shown = await _fragment_source(request, research_id)
-    if isinstance(shown, Response):
-        return shown
-    if shown.get("failure"):
-        return templates.TemplateResponse(request, "failure.html", {"failure": shown["failure"]})
-    if not _closed(shown):
+    view = await _fragment_source(request, research_id)
+    if isinstance(view, Response):
+        return view
+    if view.failure:
+        return templates.TemplateResponse(request, "failure.html", {"failure": view.failure})
+    if view.result is None:
         return _fragment_error(PageError(409, "the research has not finished yet"))
-    return templates.TemplateResponse(request, "report.html", _report_context(research_id, shown))
+    return templates.TemplateResponse(
+        request, "report.html", _report_context(research_id, view.result, _backend(request))
+    )
 
 
 @router.get("/research/{research_id}/draft-fragment", response_class=HTMLResponse)
 async def draft_fragment(request: Request, research_id: str) -> Response:
     """The report a person is asked to approve, rendered and sanitised like the final one."""
-    shown = await _fragment_source(request, research_id)
-    if isinstance(shown, Response):
-        return shown
-    draft = shown.get("draft_report_markdown")
+    view = await _fragment_source(request, research_id)
+    if isinstance(view, Response):
+        return view
+    draft = view.live.draft_report_markdown if view.live else None
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
     return HTMLResponse(render_markdown(clean(draft)))
 
 
-async def _fragment_source(request: Request, research_id: str) -> dict[str, Any] | Response:
-    """What the API shows of the research, or the answer a fragment gives instead (an error as a
+async def _fragment_source(request: Request, research_id: str) -> ResearchView | Response:
+    """The research as the API shows it, or the answer a fragment gives instead (an error as a
     paragraph: the page puts it where the fragment would go)."""
-    if auth.user_from_request(request) is None:
+    if (user := auth.user_from_request(request)) is None:
         return _fragment_error(PageError(401, "sign in again to read this"))
     try:
-        return await _api(request, f"/api/research/{quote(research_id, safe='')}")
+        return await _view(request, user, research_id)
     except PageError as err:
         return _fragment_error(err)
 
@@ -167,9 +176,8 @@ async def library(request: Request, q: str = "") -> Response:
     q = q.strip()[:200]
     entries, problem = [], None
     try:
-        entries = [
-            _listed(item) for item in _items(await _api(request, f"/api/library?q={quote(q)}"))
-        ]
+        found = await _read(service.search_library(user, _backend(request), q, 20))
+        entries = [_listed(item.model_dump()) for item in found]
     except PageError as err:
         problem = f"The library could not be searched: {err.message}"
     return _page(request, "library.html", user, here="library", q=q, entries=entries, error=problem)
@@ -231,37 +239,31 @@ def _limited(request: Request, target: str, err: HTTPException) -> Response:
     return page
 
 
-async def _api(request: Request, path: str) -> Any:
-    """GET the app's own API in-process, as the person who asked for the page."""
-    headers = {
-        name: request.headers[name]
-        for name in ("cookie", "authorization")
-        if name in request.headers
-    }
-    transport = httpx.ASGITransport(app=request.app)
-    async with httpx.AsyncClient(
-        transport=transport, base_url=str(request.base_url), headers=headers
-    ) as client:
-        response = await client.get(path, headers={"accept": "application/json"})
+def _backend(request: Request) -> Backend:
+    return request.app.state.backend
+
+
+async def _read(call: Awaitable[T]) -> T:
+    """What the service answers; what the API would answer instead, as a `PageError`."""
     try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if response.status_code >= 400:
-        message = data.get("error") if isinstance(data, dict) else None
-        raise PageError(response.status_code, message or response.reason_phrase)
-    return data
+        return await call
+    except ApiError as err:
+        raise PageError(err.status, err.message) from None
+    except RequestError as err:
+        raise PageError(422, str(err)) from None
+    except (RPCError, TimeoutError, CliError, WorkflowQueryFailedError, ApplicationError) as err:
+        message = getattr(err, "message", None) or str(err) or "Temporal did not answer"
+        raise PageError(503, one_line(message)) from None
 
 
-def _items(data: Any) -> list[dict[str, Any]]:
-    """A list from the API: the list itself, or the first list in its object."""
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict):
-        for value in data.values():
-            if isinstance(value, list):
-                return value
-    return []
+async def _view(request: Request, user: str, research_id: str) -> ResearchView:
+    """The research USER may see (404 for another user's, as the API), running or finished."""
+    app = _backend(request)
+    return await _read(_owned_view(research_id, user, app))
+
+
+async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView:
+    return await service.view(await owned_research(research_id, user, app), app)
 
 
 @dataclass(frozen=True)
@@ -301,26 +303,16 @@ def _when(value: Any) -> datetime | None:
         return None
 
 
-def _closed(shown: dict[str, Any]) -> bool:
-    return "outcome" in shown or shown.get("stage") in FINAL and "report_markdown" in shown
-
-
-def _report_context(research_id: str, shown: dict[str, Any]) -> dict[str, Any]:
+def _report_context(research_id: str, result: ResearchResult, app: Backend) -> dict[str, Any]:
     # cleaned of bidi and zero-width controls, corpus paths as names (starter/exports/public.py)
-    result = public_result(ResearchResult.model_validate(shown), _corpus_dir())
+    result = public_result(result, app.cfg.research_corpus_dir)
     return {
         "id": research_id,
         "report": render_report(result),
         "outcome": result.outcome.value,
         "notes": result.notes,
-        "downloads": DOWNLOADS,
+        "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
-
-
-def _corpus_dir() -> Path | None:
-    request = auth.current_request.get()
-    backend = getattr(request.app.state, "backend", None) if request is not None else None
-    return backend.cfg.research_corpus_dir if backend is not None else None
 
 
 def _page(

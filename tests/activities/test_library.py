@@ -17,7 +17,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from activities.storage import store
+from activities.storage import database, store
 from tests.conftest import REPO
 from tests.support.doubles import Script
 from tests.support.postgres import postgres_cluster
@@ -192,7 +192,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         ):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
     engine.dispose()
-    store._engines.clear()
+    database.ENGINES.clear()
     return url
 
 
@@ -406,7 +406,7 @@ def test_data_and_integrity_errors_are_classified_as_permanent(
     kind: type[sqlalchemy.exc.DBAPIError],
 ) -> None:
     url = store.database_url("postgresql://user:hunter2@db.example/library")
-    with pytest.raises(ApplicationError) as failed, store._failures_classified(url):
+    with pytest.raises(ApplicationError) as failed, database.failures_classified(url):
         raise kind("INSERT ...", {}, Exception("value refused for password hunter2\nDETAIL: more"))
     assert failed.value.non_retryable and failed.value.type == "LibraryDataError"
     assert "hunter2" not in failed.value.message and "\n" not in failed.value.message

@@ -21,8 +21,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine import OpenAIEngine
-from activities.openai_engine.client import _UNSUPPORTED
 from activities.openai_engine.replies import REPLIES, parse_reply
+from activities.openai_engine.servers import forget_servers
 from activities.retry_after import retry_after
 from config import Settings
 from tests.support.http_doubles import local_server, send_json
@@ -114,6 +114,9 @@ class FakeLLM:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    send_json(self, 404, {"error": {"message": "not found"}})  # as OpenAI
+                    return
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 fake.requests.append({"path": self.path, "headers": headers, "json": body})
                 reply = (
@@ -144,7 +147,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
         if name.startswith(("OPENAI_", "LLM_")):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-    _UNSUPPORTED.clear()
+    forget_servers()
 
 
 @pytest.fixture
@@ -703,8 +706,8 @@ async def test_coordinator_and_clarifier(llm: FakeLLM, engine: OpenAIEngine) -> 
 async def test_the_planner_is_told_the_completed_steps_and_returns_only_new_ones(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
-    steps = [{"title": f"Step {i}", "description": "d"} for i in range(5)]
-    llm.replies = [completion({"title": "Plan", "thought": "t", "steps": steps})]
+    steps = [{"title": f"Ownership step {i}", "description": "d"} for i in range(5)]
+    llm.replies = [completion({"title": "Ownership plan", "thought": "t", "steps": steps})]
     done = PlanStep(
         title="Ownership basics",
         status=StepStatus.COMPLETED,
@@ -723,7 +726,7 @@ async def test_the_planner_is_told_the_completed_steps_and_returns_only_new_ones
         )
     )
 
-    assert [s.title for s in draft.steps] == ["Step 0", "Step 1"]
+    assert [s.title for s in draft.steps] == ["Ownership step 0", "Ownership step 1"]
     prompt = llm.prompts[0]
     assert "Write between 1 and 2 NEW steps" in prompt
     assert "Ownership basics" in prompt and "Values have one owner [1]." in prompt

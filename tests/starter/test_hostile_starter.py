@@ -15,7 +15,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from activities.storage import store
 from config import Settings
-from starter import commands, mcp_server, reviews
+from starter import commands, mcp_server, research_client, reviews
 from starter import temporal as starter_temporal
 from starter.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
 from starter.session import Session
@@ -219,7 +219,7 @@ def handle(monkeypatch: pytest.MonkeyPatch) -> Handle:
 
     monkeypatch.setattr(starter_temporal, "require_running", running)
     monkeypatch.setattr(Session, "connect", connect)
-    monkeypatch.setattr(mcp_server, "query_status", status)
+    monkeypatch.setattr(research_client, "status", status)
     return recorder
 
 
@@ -335,13 +335,17 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
 
     class Client:
         async def start_workflow(self, *args: Any, **kw: Any) -> Any:
-            started.update(kw)
+            started.update(kw, args=args)
             return SimpleNamespace(id=kw["id"])
 
     cfg = Settings(llm_provider="offline", **({} if user is None else {"research_user": user}))
     request = build_request({QUESTION: "How do herons fish?"})
-    await commands.start_research(Client(), cfg, request, "research-owned")  # type: ignore[arg-type]
-    assert started["memo"] == {"owner": owner}
+    run = research_client.StartResearch(
+        request=request, owner=research_client.local_owner(cfg), id="research-owned"
+    )
+    await research_client.start(Client(), cfg, run)  # type: ignore[arg-type]
+    assert started["memo"] == {"owner": owner, "question": "How do herons fish?"}
+    assert started["args"][1].owner == owner
 
 
 # --- serve --------------------------------------------------------------------------------------

@@ -235,9 +235,11 @@ async def test_show_never_lets_a_source_drive_the_terminal(
 
 
 def test_the_cli_offers_every_export_format() -> None:
-    from starter import exports, library
+    from starter import cli, exports
 
-    assert library.EXPORT_FORMATS == exports.FORMATS
+    parser = cli.build_parser()
+    for fmt in exports.FORMATS:
+        assert parser.parse_args(["export", "x", "--format", fmt]).format == fmt
 
 
 @pytest.mark.parametrize("fmt, magic", [("docx", b"PK\x03\x04"), ("pdf", b"%PDF-")])

@@ -12,7 +12,7 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from config import Settings
-from starter import cli, commands, mcp_server
+from starter import cli, commands, mcp_server, research_client
 from starter.requests import (
     FLAGS,
     NAMES,
@@ -148,15 +148,18 @@ class Started(Exception):
 def captured(monkeypatch: pytest.MonkeyPatch) -> list[ResearchRequest]:
     requests: list[ResearchRequest] = []
 
-    async def start(client: Any, cfg: Settings, request: ResearchRequest, workflow_id: str) -> Any:
-        requests.append(request)
+    async def start(client: Any, cfg: Settings, run: research_client.StartResearch) -> Any:
+        requests.append(
+            run.request.model_copy(update={"attended": run.attended})
+            if run.attended is not None
+            else run.request
+        )
         raise Started()
 
     async def connect(self: Session) -> Any:
         return object()
 
-    monkeypatch.setattr(commands, "start_research", start)
-    monkeypatch.setattr(mcp_server, "start_research", start)
+    monkeypatch.setattr(research_client, "start", start)
     monkeypatch.setattr(Session, "connect", connect)
     return requests
 

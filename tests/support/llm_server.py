@@ -214,6 +214,10 @@ class ScriptedLLM:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # What OpenAI answers for another server's endpoint (Ollama's /api/show).
+                    self._send(404, {"error": {"message": "not found"}}, {})
+                    return
                 asked = (body.get("response_format") or {}).get("json_schema") or {}
                 schema = asked.get("name", "")
                 role = ROLE_OF_SCHEMA.get(schema, "unknown")

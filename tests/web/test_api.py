@@ -17,7 +17,7 @@ import pytest
 from temporalio.client import Client
 
 from config import Settings
-from starter.commands import start_research
+from starter import research_client
 from starter.web import auth
 from starter.web.serve import serve
 from tests.web.conftest import (
@@ -618,9 +618,10 @@ async def test_research_started_from_the_cli_belongs_to_research_user(
 ) -> None:
     research_id = f"cli-{uuid.uuid4().hex[:8]}"
     request = ResearchRequest(query="A question typed in a terminal", review_plan=True)
-    await start_research(
-        dev_client, open_web_server.config, request, research_id
-    )  # as the CLI does: no memo
+    run = research_client.StartResearch(
+        request=request, owner=research_client.local_owner(open_web_server.config), id=research_id
+    )
+    await research_client.start(dev_client, open_web_server.config, run)  # as the CLI does
     async with open_web_server.client(user=None) as local, web_server.client("alice") as alice:
         rows = await wait_for(
             local, "/api/research?limit=100", lambda body: research_id in [r["id"] for r in body]
@@ -638,7 +639,7 @@ async def test_a_bug_is_a_500_in_one_line_with_the_headers(
     def broken(values: Any) -> Any:
         raise RuntimeError("a bug\nwith a second line")
 
-    monkeypatch.setattr("starter.web.api.research.build_request", broken)
+    monkeypatch.setattr("starter.web.service.build_request", broken)
     async with web_server.client() as client:
         response = await client.post("/api/research", json={"question": QUESTION})
     assert one_line_error(response, 500) == "internal error: the server logged the details"

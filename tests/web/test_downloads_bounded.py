@@ -5,6 +5,7 @@ Word and PDF writers linear where they were quadratic."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import socket
 import time
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from starter.exports import export
+from starter.exports import FORMATS, export
 from starter.web import downloads
 from tests.web.conftest import WebServer, WebWorker, one_line_error
 from tests.web.reports import _result, store_research
@@ -117,6 +118,19 @@ async def test_a_report_too_large_for_a_format_is_refused_in_one_line(
             assert "Markdown" in one_line_error(response, 413)
         markdown = await alice.get(f"/api/research/{research_id}/report?format=md")
         assert markdown.status_code == 200
+
+
+def test_download_limits_and_names_come_from_the_one_table_of_formats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = _result("q", "\n\n".join(["para"] * 30), [], [], [])
+    payload = report.model_dump_json()
+    assert all(downloads.refusal(report, fmt, payload) is None for fmt in FORMATS)
+    tight = dataclasses.replace(FORMATS["docx"], title="Tight Word", max_chars=None, max_blocks=5)
+    monkeypatch.setitem(FORMATS, "docx", tight)
+    refused = downloads.refusal(report, "docx", payload)
+    assert refused is not None and "Tight Word" in refused and "(30, at most 5)" in refused
+    assert downloads.refusal(report, "md", payload) is None  # no limits in its row
 
 
 async def test_a_download_longer_than_its_time_is_stopped_in_one_line(

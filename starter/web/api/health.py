@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 
-from starter.web.deps import RPC_TIMEOUT, Backend, backend, within
+from starter.web.deps import RPC_TIMEOUT, App, within
+from starter.web.models import Health
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/health")
-async def health(app: Annotated[Backend, Depends(backend)]) -> dict[str, bool]:
+@router.get("/health", response_model=Health)
+async def health(app: App) -> Health:
     try:
         client = await app.temporal()
         await within(
@@ -22,4 +21,4 @@ async def health(app: Annotated[Backend, Depends(backend)]) -> dict[str, bool]:
         reachable = True
     except Exception:  # noqa: BLE001 - any failure (a 503 included) means "not reachable" here
         reachable = False
-    return {"ok": True, "temporal": reachable}
+    return Health(temporal=reachable)

@@ -1,7 +1,11 @@
 // The plan as a list of steps with their status, and the progress bar (steps done of planned).
 import { element } from "./api.js";
 
-const SAY = { pending: "to do", in_progress: "in progress", completed: "done", skipped: "skipped" };
+// The words for each step status, and which statuses count as done, come from the page (rendered
+// from starter/web/pages.py's STEP_WORDS and DONE, their one source).
+const PLAN = document.getElementById("plan-steps");
+const SAY = PLAN ? JSON.parse(PLAN.dataset.words || "{}") : {};
+const DONE = PLAN ? JSON.parse(PLAN.dataset.done || "[]") : ["completed", "skipped"];
 
 export function renderPlan(list, plan) {
   list.replaceChildren();
@@ -18,7 +22,7 @@ export function renderPlan(list, plan) {
 
 export function renderProgress(bar, plan, finished) {
   const steps = plan ? plan.steps : [];
-  const done = steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
+  const done = steps.filter((s) => DONE.includes(s.status)).length;
   const planned = steps.length;
   bar.setAttribute("aria-valuemax", String(Math.max(planned, 1)));
   bar.setAttribute("aria-valuenow", String(done));

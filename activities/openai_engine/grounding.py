@@ -1,0 +1,142 @@
+"""The verifier's hand on what a model writes: text that the sources do not hold is not kept.
+
+A strong model writes findings and reports from what it read; a small one (SmolLM2-135M behind
+llama.cpp answers in valid JSON, constrained by the schema, with words of its own) writes fluent
+text the sources do not say, or cites nothing. So the writing roles check the model's text with
+the same lexical measure the workflow's verifier uses (`workflows/verification.lexical_verdict`):
+
+- a step's observation needs at least one cited sentence that its cited passages hold; otherwise
+  the engine writes it from those passages, extractively (the offline engine's method), keeping
+  the model's choice of sources and its loop-back request;
+- a report (or a section, or the summary) needs `MIN_GROUNDED` claims its cited evidence holds
+  (or all of them when fewer were possible); otherwise the engine composes it from the evidence,
+  extractively, every sentence quoted and cited, and says so in the report;
+- routing follows the engine's rules where they find a reference no model can resolve ("tell me
+  more about it" with nothing before it), and a question back must be a question about what the
+  person said (else the engine's own question is asked);
+- a judge's verdict never sinks a claim that stands word for word in the evidence it cites;
+- most of a plan's steps, its title, and one of a set of search queries must share a content word
+  with the question (or the step): a small model echoes its schema ("StepDraft", "$defs/Steps"),
+  and a step about nothing searches for nothing. What is left out is made up by the engine's
+  own planner and query writer, so the research still has the steps its depth asks for.
+
+So the model decides what it can decide well at its size (which sources a step rests on, whether
+a step needs more, routing, plans, queries, reflection) and the sentences a reader gets are
+either the model's own, verified, or the sources' own, quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from activities.offline_engine.reporting import DISCLAIMER
+from workflows import activity_models as m
+from workflows.citations import CITATION, cited_ids
+from workflows.models import Claim, Evidence, RoutingDecision, Verdict
+from workflows.text import content_terms, split_sentences
+from workflows.verification import lexical_verdict
+
+#: Supported claims a report must hold to be kept as the model wrote it.
+MIN_GROUNDED = 3
+#: What a composed report says about itself (the reader must know who wrote its sentences).
+COMPOSED_NOTE = (
+    "The model's draft of this text was not borne out by the sources it cited, so the sentences "
+    "above are quoted from those sources, ranked by the engine (extractively), each with its "
+    "citation."
+)
+
+
+def _evidence_of(ids: list[int], evidence: list[Evidence]) -> list[str]:
+    return [e.text for e in evidence if e.source_id in ids]
+
+
+def verdict(text: str, ids: list[int], evidence: list[Evidence]) -> Verdict:
+    """The workflow verifier's lexical verdict on one cited claim: SUPPORTED when its words
+    stand in one cited paragraph, PARTIAL when half of them stand in what it cites (a
+    paraphrase), UNSUPPORTED for words of the model's own."""
+    held = _evidence_of(ids, evidence)
+    if not held:
+        return Verdict.UNSUPPORTED
+    return lexical_verdict(CITATION.sub("", text), held).verdict
+
+
+def borne_out(verdicts: list[Verdict], wanted: int) -> bool:
+    """Text is kept as the model wrote it when one of its cited sentences stands in its sources
+    word for word, `wanted` of them at least paraphrase what they cite, and most do."""
+    plausible = sum(1 for v in verdicts if v is not Verdict.UNSUPPORTED)
+    return (
+        Verdict.SUPPORTED in verdicts
+        and plausible >= max(1, wanted)
+        and plausible * 2 > len(verdicts)
+    )
+
+
+def grounded_observation(observation: str, passages: list[m.Passage]) -> bool:
+    """The observation's cited sentences are borne out by the passages they cite."""
+    pool = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in passages]
+    verdicts = [
+        verdict(sentence, ids, pool)
+        for sentence in split_sentences(observation)
+        if (ids := cited_ids(sentence))
+    ]
+    return borne_out(verdicts, 1)
+
+
+def enough(claims: list[Claim], evidence: list[Evidence]) -> bool:
+    """A written text is kept when its claims are borne out, `MIN_GROUNDED` of them at least
+    (fewer when the evidence has fewer paragraphs to offer)."""
+    verdicts = [verdict(c.text, c.source_ids, evidence) for c in claims]
+    return borne_out(verdicts, min(MIN_GROUNDED, len(evidence)))
+
+
+def verbatim(text: str, ids: list[int], evidence: list[Evidence]) -> bool:
+    """The claim's words, in order, stand in a cited evidence paragraph (case and spacing aside)."""
+    needle = _plain(CITATION.sub("", text))
+    return len(needle) > 20 and any(needle in _plain(t) for t in _evidence_of(ids, evidence))
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def composed(written: Any, extractive: Any, note: str = COMPOSED_NOTE) -> Any:
+    """The extractive text in place of the model's, saying so (usage stays the model's call)."""
+    markdown = extractive.markdown.replace(DISCLAIMER, "").rstrip().removesuffix("---").rstrip()
+    return written.model_copy(
+        update={"markdown": f"{markdown}\n\n_{note}_\n", "claims": extractive.claims}
+    )
+
+
+def about(text: str, *subjects: str) -> bool:
+    """`text` shares a content word with one of `subjects` (the question, a step's title)."""
+    wanted = {t for subject in subjects for t in content_terms(subject)}
+    return bool(wanted & set(content_terms(text)))
+
+
+def on_topic_steps(steps: list[m.StepDraft], question: str) -> list[m.StepDraft]:
+    """The plan's steps, unless most are about nothing the question says: then only those that
+    are (a model that plans sensibly keeps its whole plan, words of its own included)."""
+    kept = [s for s in steps if about(f"{s.title} {s.description}", question)]
+    return steps if len(kept) * 2 >= len(steps) else kept
+
+
+def on_topic_queries(queries: list[str], *subjects: str) -> list[str]:
+    """The queries, unless none is about the question or its step (then none)."""
+    return queries if any(about(q, *subjects) for q in queries) else []
+
+
+def overruled(decided: m.RouteOutput, rules: m.RouteOutput) -> bool:
+    """The engine's routing rules (activities/offline_engine/routing.py) prevail over a model
+    that would research what they find the conversation leaves open, beyond what any model can
+    resolve: a pronoun or an ordinal with nothing before it, a superlative without a scope. A
+    model that asks back where the rules would not is followed (its question is checked)."""
+    return (
+        decided.decision is RoutingDecision.RESEARCH
+        and rules.decision is RoutingDecision.CLARIFICATION
+    )
+
+
+def asks_about(question: str, said: str) -> bool:
+    """A question back is a question, about the conversation it asks about."""
+    return question.rstrip().endswith("?") and "{" not in question and about(question, said)

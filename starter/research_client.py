@@ -1,0 +1,288 @@
+"""The research client: the one way every client (the CLI, the MCP server, the web app) starts,
+steers, reads and lists research.
+
+Shaped like DeerFlow's gateway `services.py` with its `RunCreateRequest`: an entry point builds a
+`ResearchRequest` (`starter.requests.build_request`, the one mapping of the edges' `question` to
+the models' `query`), readies it here (`ready`: prices, a follow-up's conversation), and starts it
+with a `StartResearch` through `start`, the only `start_workflow` in `starter/`. `start` is also the
+one place the owner is written: into the request (which the workflow keeps, and the library stores
+in its `owner` column) and into the one memo (`memo`), which listing and the web app's owner check
+read without a worker. Everything after that is a thin call on a handle: `answer`, `review`,
+`cancel`, `status`, `events`, `result`; `list_research` reads Temporal's visibility into one shape
+of row (`ListedResearch`) for `list` and `GET /api/research` alike.
+
+Failures the person can cause or meet are `starter.temporal.CliError` (one line and an exit code);
+the web app turns them into its status codes in one place (`starter.web.deps.api_error`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from config import Settings
+from starter import followup, progress
+from starter.requests import check_prices
+from starter.reviews import send_review
+from starter.session import Session
+from starter.temporal import (
+    EVENTS_QUERY,
+    WORKFLOW_TYPE,
+    CliError,
+    is_not_found,
+    query_events,
+    query_status,
+    result_handle,
+    send_answer,
+    shown,
+)
+from workflows.events import Event
+from workflows.models import ResearchRequest, ResearchResult, ResearchStatus, Stage
+
+EXIT_USAGE = 2
+#: The longest summary line a research carries in Temporal's Web UI.
+SUMMARY_CHARS = 80
+
+Handle = WorkflowHandle[Any, ResearchResult]
+
+
+def new_id() -> str:
+    return f"research-{uuid.uuid4().hex[:8]}"
+
+
+def local_owner(cfg: Settings) -> str:
+    """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
+    read research as: RESEARCH_USER."""
+    return (getattr(cfg, "research_user", None) or "").strip() or "local"
+
+
+def stored_owner(stored: Any, cfg: Settings) -> str:
+    """The owner of a library entry or stored research (the library's `owner` column; research
+    from before owners is RESEARCH_USER's)."""
+    owner = getattr(stored, "owner", None) or getattr(
+        getattr(stored, "result", None), "owner", None
+    )
+    return str(owner or local_owner(cfg))
+
+
+async def owner_of(research: WorkflowHandle, cfg: Settings) -> str:
+    """The owner of a research Temporal knows: the memo `start` writes (research from before
+    owners is RESEARCH_USER's)."""
+    described = await research.describe()
+    return str(await described.memo_value("owner", local_owner(cfg)))
+
+
+async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
+    """The CLI's and the MCP server's owner check: they read as RESEARCH_USER, and another user's
+    research is unknown to them (`CliError`, the words of an id that does not exist). An id
+    Temporal does not know passes: the call that follows says so in its own words."""
+    try:
+        owner = await owner_of(research, cfg)
+    except RPCError as err:
+        if is_not_found(err):
+            return
+        raise
+    if owner != local_owner(cfg):
+        raise CliError(f"no research with id {shown(research.id)}", EXIT_USAGE)
+
+
+class StartResearch(BaseModel):
+    """What starting one research takes (DeerFlow's `RunCreateRequest`): the request, whose it is,
+    its id, and whether someone is there to answer a review (`attended`; None keeps the request's)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    request: ResearchRequest
+    owner: str = Field(min_length=1, max_length=200)
+    id: str = Field(default_factory=new_id)
+    attended: bool | None = None
+
+
+class ListedResearch(BaseModel):
+    """One research as Temporal's visibility lists it: the one shape of a list row."""
+
+    id: str
+    run_id: str | None = None
+    question: str | None = None
+    stage: str | None = None
+    status: str
+    owner: str
+    started_at: datetime
+    closed_at: datetime | None = None
+
+
+async def ready(
+    request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None
+) -> ResearchRequest:
+    """What every client does to a built request before it starts: prices checked for a cost
+    budget, a follow-up's conversation read from the earlier research (continuing a research)."""
+    check_prices(request, session.cfg, names)
+    if not request.follow_up_of:
+        return request
+    earlier = await followup.earlier_research(request.follow_up_of, session)
+    return request.model_copy(update={"history": followup.conversation(earlier)})
+
+
+def summary_line(request: ResearchRequest) -> str:
+    """The research's line in Temporal's Web UI."""
+    query = " ".join(request.query.split())
+    if len(query) > SUMMARY_CHARS:
+        query = query[: SUMMARY_CHARS - 1] + "…"
+    return f"Research: {query} ({request.depth.value}, {request.mode.value})"
+
+
+def memo(request: ResearchRequest) -> dict[str, str]:
+    """The one memo a research carries: its owner (the web app's owner check, listing) and its
+    question (lists show it with no worker and no parsing)."""
+    return {"owner": request.owner, "question": request.query}
+
+
+async def start(
+    client: Client, cfg: Settings, run: StartResearch, rpc_timeout: timedelta | None = None
+) -> Handle:
+    """Start a `DeepResearchWorkflow`: the one `start_workflow` of the starter, and the one place
+    the owner is written. A duplicate running id is bad input (exit 2)."""
+    update: dict[str, Any] = {"owner": run.owner}
+    if run.attended is not None:
+        update["attended"] = run.attended
+    request = run.request.model_copy(update=update)
+    try:
+        return await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=run.id,
+            task_queue=cfg.temporal_task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            static_summary=summary_line(request),
+            memo=memo(request),
+            result_type=ResearchResult,
+            rpc_timeout=rpc_timeout,
+        )
+    except WorkflowAlreadyStartedError as err:
+        raise CliError(
+            f"a research with id {shown(run.id)} is already running "
+            f"(follow it with `{progress.result_command(run.id)}`)",
+            EXIT_USAGE,
+        ) from err
+
+
+def handle(client: Client, research_id: str) -> Handle:
+    return result_handle(client, research_id)
+
+
+async def status(research: WorkflowHandle) -> ResearchStatus:
+    """The `status` query (`CliError` when unknown or no worker answers)."""
+    return await query_status(research)
+
+
+async def events(research: WorkflowHandle, since: int = 0) -> list[Event]:
+    """The research's events after SINCE, oldest first."""
+    return await query_events(research, since)
+
+
+async def events_as_sent(
+    research: WorkflowHandle, since: int, rpc_timeout: timedelta | None = None
+) -> list[Event]:
+    """The `events` query with Temporal's own errors (the web app's poller tells them apart)."""
+    return await research.query(
+        EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=rpc_timeout
+    )
+
+
+async def answer(research: WorkflowHandle, text: str) -> str:
+    """Answer the pending clarification question (validated by the workflow)."""
+    return await send_answer(research, text)
+
+
+async def review(research: WorkflowHandle, payload: Mapping[str, Any]) -> str:
+    """Answer the pending plan or report review (validated by the workflow)."""
+    return await send_review(research, dict(payload))
+
+
+async def cancel(research: WorkflowHandle, rpc_timeout: timedelta | None = None) -> None:
+    """Cancel the research; it still returns what it had."""
+    await research.cancel(rpc_timeout=rpc_timeout)
+
+
+async def result(research: Handle, rpc_timeout: timedelta | None = None) -> ResearchResult:
+    """Wait for the research's result."""
+    return await research.result(rpc_timeout=rpc_timeout)
+
+
+def visibility_query(running_only: bool = False, before: datetime | None = None) -> str:
+    """The visibility query for research, newest first; BEFORE: started before that moment."""
+    query = f"WorkflowType = '{WORKFLOW_TYPE}'"
+    if running_only:
+        query += " AND ExecutionStatus = 'Running'"
+    if before is not None:
+        query += f" AND StartTime < '{before.astimezone(UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')}'"
+    return query
+
+
+async def list_research(
+    client: Client,
+    cfg: Settings,
+    *,
+    limit: int,
+    owner: str | None = None,
+    running_only: bool = False,
+    before: datetime | None = None,
+    scan: int | None = None,
+    rpc_timeout: timedelta | None = None,
+) -> list[ListedResearch]:
+    """Research from Temporal's visibility, newest first: at most LIMIT rows, OWNER's only when
+    given (read from the memo: at most SCAN rows are looked at to find them); a run that continued
+    as new is listed once, as its latest run."""
+    rows: list[ListedResearch] = []
+    listing = client.list_workflows(
+        visibility_query(running_only, before),
+        page_size=200,
+        limit=None if owner else limit,
+        rpc_timeout=rpc_timeout,
+    )
+    scanned = 0
+    async for wf in listing:
+        scanned += 1
+        if len(rows) >= limit or (scan is not None and scanned > scan):
+            break
+        if owner is not None and wf.status is WorkflowExecutionStatus.CONTINUED_AS_NEW:
+            continue
+        who = str(await _memo(wf, "owner", local_owner(cfg)))
+        if owner is not None and who != owner:
+            continue
+        rows.append(_listed(wf, who, await _memo(wf, "question", None), await _memo_stage(wf)))
+    return rows
+
+
+def _listed(wf: Any, owner: str, question: Any, stage: str | None) -> ListedResearch:
+    return ListedResearch(
+        id=wf.id,
+        run_id=wf.run_id,
+        question=str(question) if question is not None else None,
+        stage=stage,
+        status=wf.status.name.lower() if wf.status else "unknown",
+        owner=owner,
+        started_at=wf.start_time,
+        closed_at=wf.close_time,
+    )
+
+
+async def _memo(wf: Any, key: str, default: Any) -> Any:
+    try:
+        return await wf.memo_value(key, default)
+    except Exception:  # noqa: BLE001 - an undecodable memo must not break the listing
+        return default
+
+
+async def _memo_stage(wf: Any) -> str | None:
+    """The stage `stages.enter` writes into the memo at every transition."""
+    value = await _memo(wf, "stage", None)
+    return str(value.value if isinstance(value, Stage) else value) if value is not None else None

@@ -1,0 +1,176 @@
+"""The JSON API's contract: one request or response model per route (as the FastAPI template's
+`models.py`), and `ResearchView`, the one model that says whether a research is running or
+finished, which the API and the pages both read.
+
+The research's own vocabulary (`ResearchStatus`, `ResearchResult`) comes from `workflows/`: a
+research shown while it runs is its status plus `id`, `owner` and `status` (Temporal's word for the
+execution: `running`, `completed`, `failed`, ...); once finished, its result plus the same three.
+`running` says which of the two it is.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from starter.exports import FORMATS
+from workflows.models import ResearchResult, ResearchStatus
+
+#: `?format=` of a report download: the names in the one table of export formats.
+ExportFormat = StrEnum("ExportFormat", [(name, name) for name in FORMATS])
+
+
+class ResearchCreate(BaseModel):
+    """`POST /api/research`: the request fields of the `research` command (see
+    `starter.requests.OPTIONS`) and `attended`. Validated by `starter.requests.build_request`, the
+    one validation every client shares (same one-line errors as the CLI and the MCP tool), so
+    each field is taken here as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: Any = Field(default=None, description="the research question")
+    attended: Any = Field(
+        default=True,
+        description="true (default): someone will answer a review on the research's page",
+    )
+
+    def values(self) -> dict[str, Any]:
+        """The request's fields as given (for `build_request`), without `attended`."""
+        given = self.model_dump(exclude_unset=True)
+        given.pop("attended", None)
+        return given
+
+
+class ResearchCreated(BaseModel):
+    id: str
+
+
+class ResearchListItem(BaseModel):
+    """One research in the user's list, running or stored (times in UTC, with a `Z`)."""
+
+    id: str
+    question: str | None = None
+    stage: str | None = None
+    status: str
+    owner: str
+    started_at: str | None = None
+    closed_at: str | None = None
+
+
+class RunningResearch(ResearchStatus):
+    """A research that runs: its `status` query, with its id, owner and execution status."""
+
+    id: str
+    status: str = "running"
+    running: Literal[True] = True
+
+
+class FinishedResearch(ResearchResult):
+    """A closed research with a result (from the library, else Temporal)."""
+
+    id: str
+    status: str
+    running: Literal[False] = False
+
+
+class FailedResearch(BaseModel):
+    """A closed research without a result: why there is none."""
+
+    id: str
+    owner: str
+    status: str
+    running: Literal[False] = False
+    failure: str
+
+
+ResearchShown = RunningResearch | FinishedResearch | FailedResearch
+
+
+class ResearchView(BaseModel):
+    """One research as a person may see it: running (`live`, its status query) or finished
+    (`result`, or `failure` when it ended without one)."""
+
+    id: str
+    owner: str
+    status: str
+    live: ResearchStatus | None = None
+    result: ResearchResult | None = None
+    failure: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.live is not None
+
+    @property
+    def question(self) -> str:
+        found = self.live or self.result
+        return found.query if found is not None else self.id
+
+    def shown(self) -> ResearchShown:
+        """The API's answer: one flat object, the status or the result with the head."""
+        head = {"id": self.id, "owner": self.owner, "status": self.status}
+        if self.live is not None:
+            return RunningResearch(**{**self.live.model_dump(), **head})
+        if self.result is not None:
+            return FinishedResearch(**{**self.result.model_dump(), **head})
+        return FailedResearch(**head, failure=self.failure or "no result")
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    description: str = ""
+
+
+class Review(BaseModel):
+    """What the `plan_review` / `report_review` signals take; `steps` replace a plan's pending steps."""
+
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["approve", "revise", "cancel"]
+    feedback: str = ""
+    steps: list[Step] | None = None
+
+
+class Steered(RunningResearch):
+    """An answer or review the research took, with its status after it."""
+
+    accepted: str
+
+
+class Accepted(BaseModel):
+    """An answer or review the research took, when its status could not be read after it."""
+
+    id: str
+    owner: str
+    accepted: str
+
+
+class CancelRequested(BaseModel):
+    id: str
+    cancel_requested: bool = True
+
+
+class LibraryItem(BaseModel):
+    """One stored research matching a library search."""
+
+    id: str
+    run_id: str
+    question: str
+    outcome: str
+    finished_at: str
+    sources: int
+    claims: int
+    supported: int | None
+    owner: str
+
+
+class Health(BaseModel):
+    ok: bool = True
+    temporal: bool

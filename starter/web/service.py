@@ -1,0 +1,213 @@
+"""What the web app does with research, for the API's routers and the pages alike (DeerFlow's
+gateway `services.py`): start one, show one (`view`: running or finished), list a user's, search
+the library, steer one. Everything reaches Temporal through `starter.research_client` and the
+library through `activities.storage.store`; the routers only map this to HTTP, and the pages
+render it, so a page can never show what the API would refuse (the owner check is
+`deps.owned_research`, used by both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from typing import Any
+
+from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from activities.storage import store
+from starter import research_client
+from starter.requests import RequestError, build_request
+from starter.session import Session
+from starter.temporal import CliError, Refused, root_message
+from starter.web.deps import (
+    RPC_TIMEOUT,
+    ApiError,
+    Backend,
+    Research,
+    owned_research,
+    within,
+)
+from starter.web.models import (
+    Accepted,
+    LibraryItem,
+    ResearchCreate,
+    ResearchListItem,
+    ResearchView,
+    Steered,
+)
+from workflows.models import ResearchResult
+
+#: How long an answer or a review may wait for a worker to take it.
+UPDATE_S = 10.0
+#: How long listing may take, and how many of everyone's research it reads to find a user's.
+LIST_S = 8.0
+MAX_SCAN = 2000
+#: What the workflow's validators say when there is nothing to answer or review (409, not 422).
+NOTHING_PENDING = ("no clarification question is pending", "no review is pending")
+
+
+async def start(body: ResearchCreate, user: str, app: Backend) -> str:
+    """Start USER's research from the API's body; its id."""
+    # attended (default true): the research's page shows a review and takes the answer, so `auto`
+    # may ask for one; a script that starts research nobody will review says false.
+    if not isinstance(body.attended, bool):
+        raise ApiError(422, f"invalid attended {body.attended!r}: use true or false")
+    request = build_request(body.values())
+    if request.follow_up_of:
+        await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
+    client = await app.temporal()
+    try:
+        request = await research_client.ready(request, Session(app.cfg, client=client))
+    except (RequestError, CliError) as err:
+        raise ApiError(422, str(err)) from None
+    run = research_client.StartResearch(request=request, owner=user, attended=body.attended)
+    try:
+        await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
+    except CliError as err:
+        raise ApiError(409, str(err)) from None
+    return run.id
+
+
+async def view(research: Research, app: Backend) -> ResearchView:
+    """The research as it is now: its status query while it runs, its result once closed."""
+    head = {"id": research.id, "owner": research.owner, "status": research.state}
+    if research.running and research.handle is not None:
+        return ResearchView(**head, live=await within(research_client.status(research.handle)))
+    result, failure = await closed_result(research, app)
+    return ResearchView(**head, result=result, failure=failure)
+
+
+async def closed_result(
+    research: Research, app: Backend
+) -> tuple[ResearchResult | None, str | None]:
+    """The result of a closed research: the library's copy, else Temporal's; or why there is none."""
+    if research.stored is not None:
+        return research.stored.result, None
+    try:
+        stored = await app.library(lambda url: store.load_research(url, research.id))
+    except ApplicationError:
+        stored = None  # the library is unavailable: Temporal may still have the result
+    if stored is not None:
+        return stored.result, None
+    assert research.handle is not None
+    try:
+        return await within(research_client.result(research.handle, RPC_TIMEOUT)), None
+    except WorkflowFailureError as err:
+        return None, f"the research failed: {root_message(err)}"
+
+
+async def list_research(
+    user: str, app: Backend, before: datetime | None, limit: int
+) -> list[ResearchListItem]:
+    """USER's running and stored research merged by id, newest started first."""
+    client = await app.temporal()
+    live = await within(
+        research_client.list_research(
+            client,
+            app.cfg,
+            limit=limit,
+            owner=user,
+            before=before,
+            scan=MAX_SCAN,
+            rpc_timeout=RPC_TIMEOUT,
+        ),
+        LIST_S,
+    )
+    stored = await app.library(
+        lambda url: store.started_before(url, owner=user, before=before, limit=limit)
+    )
+    rows: dict[str, tuple[datetime, ResearchListItem]] = {
+        s.workflow_id: (
+            s.started_at,
+            ResearchListItem(
+                id=s.workflow_id,
+                question=s.query,
+                stage=s.outcome,
+                status=s.outcome,
+                owner=user,
+                started_at=utc(s.started_at),
+                closed_at=utc(s.finished_at),
+            ),
+        )
+        for s in stored
+    }
+    for row in live:
+        known = rows.get(row.id)
+        item = ResearchListItem(
+            **row.model_dump(include={"id", "stage", "status", "owner"}),
+            question=row.question or (known[1].question if known else None),
+            started_at=utc(row.started_at),
+            closed_at=utc(row.closed_at),
+        )
+        rows[row.id] = (row.started_at, item)
+    newest = sorted(rows.values(), key=lambda pair: pair[0], reverse=True)
+    return [item for _, item in newest[:limit]]
+
+
+async def search_library(user: str, app: Backend, text: str, limit: int) -> list[LibraryItem]:
+    entries = await app.library(
+        lambda url: store.list_research(url, contains=text.strip() or None, limit=limit, owner=user)
+    )
+    return [
+        LibraryItem(
+            id=e.workflow_id,
+            run_id=e.run_id,
+            question=e.query,
+            outcome=e.outcome,
+            finished_at=e.finished_at.isoformat(),
+            sources=e.sources,
+            claims=e.claims,
+            supported=e.supported,
+            owner=e.owner,
+        )
+        for e in entries
+    ]
+
+
+def utc(moment: datetime | None) -> str | None:
+    """UTC with a `Z`: usable as `before=` in a URL as it is (no `+` to escape)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None
+
+
+# --- steering --------------------------------------------------------------------------------------
+
+
+def running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult]:
+    if not research.running or research.handle is None:
+        raise ApiError(
+            409, f"research {research.id} is already {research.state}: nothing to {what}"
+        )
+    return research.handle
+
+
+async def steer(research: Research, app: Backend, what: str, sending: Awaitable[str]) -> Any:
+    """Deliver an answer or a review; the research's status once it was taken (just the reply if
+    that cannot be read). A refusal is 409 (nothing pending) or 422 (invalid), with its reason."""
+    try:
+        reply = await within(sending, UPDATE_S)
+    except Refused as refused:
+        reason = str(refused)
+        raise ApiError(
+            409 if reason in NOTHING_PENDING else 422, f"{what} refused: {reason}"
+        ) from None
+    except (TimeoutError, CliError):
+        raise ApiError(
+            503,
+            f"no worker took the {what} within {UPDATE_S:.0f}s: is a worker running? "
+            f"(the {what} was not confirmed)",
+        ) from None
+    app.hub.nudge(research.id)
+    head = {"id": research.id, "owner": research.owner, "accepted": reply}
+    try:
+        assert research.handle is not None
+        status = await within(research_client.status(research.handle))
+    except Exception:  # noqa: BLE001 - the update was taken; the status is a courtesy
+        return Accepted(**head)
+    return Steered(**{**status.model_dump(), **head})
+
+
+async def cancel(research: Research, app: Backend) -> None:
+    handle = running(research, "cancel")
+    await within(research_client.cancel(handle, RPC_TIMEOUT))
+    app.hub.nudge(research.id)

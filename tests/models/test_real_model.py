@@ -1,0 +1,115 @@
+"""The main journeys with a real model behind a real server (`make test-models`, not `make test`):
+SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server, with no setting but its URL
+and model name, researching the project's own notes through the starter as a person would.
+
+What a person must be able to count on even with a model this small: the research completes
+using the model for nearly every call, the report cites only sources that were read and holds at
+least three claims the verifier marks supported, and a model that answers nothing fails the
+research in one line instead of passing for one that did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_end_to_end import Workers
+from tests.starter.test_starter import starter
+
+pytestmark = [pytest.mark.models, pytest.mark.e2e]
+
+QUESTION = "How does ownership work in Rust and what happens when a value is moved?"
+#: A light research on 2 cores with a 135M model: about two minutes; room for a loaded machine.
+RESEARCH_TIMEOUT_S = 900
+ENDED = {"completed", "failed", "cancelled"}
+#: Where each research's JSON result is kept for a person to read (MODEL_ARTIFACTS), if set.
+ARTIFACTS = Path(os.environ["MODEL_ARTIFACTS"]) if os.environ.get("MODEL_ARTIFACTS") else None
+
+
+async def research(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
+    run = await starter("research", *args, "--json", env=env, timeout=RESEARCH_TIMEOUT_S)
+    result = json.loads(run.out) if run.out.strip().startswith("{") else {}
+    if ARTIFACTS:
+        (ARTIFACTS / f"{result.get('query', 'none')[:40]}.json").write_text(run.out)
+    return run.code, result, run.err
+
+
+def supported_cited(result: dict[str, Any]) -> list[dict[str, Any]]:
+    read = {s["id"] for s in result["sources"]}
+    return [
+        c
+        for c in result["claims"]
+        if c.get("verdict") == "supported" and c["source_ids"] and set(c["source_ids"]) <= read
+    ]
+
+
+def assert_a_report_a_person_can_use(result: dict[str, Any]) -> None:
+    assert result["outcome"] == "completed"
+    report = result["report_markdown"]
+    read = {s["id"] for s in result["sources"]}
+    cited = {
+        int(n) for group in re.findall(r"\[(\d+(?:,\s*\d+)*)\]", report) for n in group.split(",")
+    }
+    assert cited and cited <= read, (
+        f"citations {sorted(cited)} beyond the sources read {sorted(read)}"
+    )
+    assert len(supported_cited(result)) >= 3, result["claims"]
+    assert "<think" not in report and '{"' not in report  # no reasoning, no raw JSON
+    fell_back = result["stats"]["llm_unanswered_by_role"]
+    assert len(fell_back) <= 2, fell_back
+    assert result["stats"]["llm_answered"] >= 5
+
+
+async def test_a_light_research_with_a_small_model_writes_a_cited_verified_report(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    code, result, err = await research(
+        model_env, QUESTION, "--depth", "light", "--max-clarifications", "0"
+    )
+    assert code == 0, err
+    assert_a_report_a_person_can_use(result)
+    assert result["engine"].startswith("openai:")
+
+
+async def status_of(env: dict[str, str], research_id: str) -> dict[str, Any]:
+    run = await starter("status", research_id, "--json", env=env)
+    assert run.code == 0, run.err
+    return json.loads(run.out)
+
+
+async def waiting(env: dict[str, str], research_id: str, timeout_s: float = 600) -> dict[str, Any]:
+    """The research's status once it waits for a person or has ended."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        status = await status_of(env, research_id)
+        if status["pending_question"] or status.get("pending_review") or status["stage"] in ENDED:
+            return status
+        assert asyncio.get_running_loop().time() < deadline, status["stage"]
+        await asyncio.sleep(2)
+
+
+async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    rid = f"clarify-{uuid.uuid4().hex[:6]}"
+    run = await starter("research", "Tell me more about it", "--detach", "--id", rid, env=model_env)
+    assert run.code == 0, run.err
+    status = await waiting(model_env, rid)
+    question = status["pending_question"]
+    assert question and question.strip().endswith("?"), status
+    assert "{" not in question and "<think" not in question
+    answered = await starter("answer", rid, "Ownership and moves of values in Rust", env=model_env)
+    assert answered.code == 0, answered.err
+    done = await starter("result", rid, "--json", env=model_env, timeout=RESEARCH_TIMEOUT_S)
+    result = json.loads(done.out)
+    assert result["clarifications"][0]["answer"] == "Ownership and moves of values in Rust"
+    assert_a_report_a_person_can_use(result)
