@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import uuid
 import re
+import uuid
 from pathlib import Path
 from typing import Any
 
