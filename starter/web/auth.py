@@ -186,16 +186,21 @@ def signed_in(user: str, request: Request | None = None) -> None:
         raise too_many(wait, f"too many sign-ins as {user}")
 
 
+CROSS_SITE_SIGNIN = "cross-site sign-in refused: sign in from this site's own page"
+
+
 def cross_site_signin(request: Request) -> str | None:
     """Why a sign-in form post may not go ahead (it came from another site: login CSRF), or None.
     A browser says where a post comes from (Sec-Fetch-Site, Origin); a script that says nothing
-    passes."""
+    passes. Sec-Fetch-Site decides when it is sent: the pages' `no-referrer` policy makes a
+    browser send `Origin: null` with its own form posts, so Origin is compared only without it
+    (and `null` is then refused: it is no origin of ours)."""
     site = request.headers.get("sec-fetch-site")
     origin = request.headers.get("origin")
-    if site is not None and site not in ("same-origin", "none"):
-        return "cross-site sign-in refused: sign in from this site's own page"
+    if site is not None:
+        return None if site in ("same-origin", "none") else CROSS_SITE_SIGNIN
     if origin is not None and origin != _own_origin(request):
-        return "cross-site sign-in refused: sign in from this site's own page"
+        return CROSS_SITE_SIGNIN
     return None
 
 
