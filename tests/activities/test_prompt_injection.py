@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine import OpenAIEngine
-from activities.openai_engine.client import _UNSUPPORTED
+from activities.openai_engine.servers import forget_servers
 from activities.prompts.loader import Prompt, checked, load_prompt, stated
 from activities.prompts.quoting import (
     DATA_RULE,
@@ -203,7 +203,7 @@ def engine(llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> 
         if name.startswith(("OPENAI_", "LLM_", "LANGFUSE_")):
             monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
-    _UNSUPPORTED.clear()
+    forget_servers()
     return OpenAIEngine(
         Settings(
             _env_file=None,
