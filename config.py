@@ -108,6 +108,24 @@ class Settings(BaseSettings):
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
     research_data_dir: Path = Path(".data")
 
+    #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
+    #: URLs that get every event of every user, comma-separated; the key their bodies are signed
+    #: with (X-Research-Signature); private and loopback receivers only with WEBHOOK_ALLOW_PRIVATE=1.
+    research_webhooks: str = ""
+    research_webhook_secret: SecretStr | None = None
+    webhook_allow_private: bool = False
+    #: Where people open the web app: the links in notifications point under it.
+    research_public_url: str = "http://127.0.0.1:8000"
+    #: Email as a second channel: every event to NOTIFY_EMAIL_TO (comma-separated) through this
+    #: SMTP server (SMTP_STARTTLS: upgrade the connection; SMTP_USER / SMTP_PASSWORD: log in).
+    smtp_host: str | None = None
+    smtp_port: int = Field(default=587, ge=1, le=65535)
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_from: str = "deep-research@localhost"
+    smtp_starttls: bool = True
+    notify_email_to: str = ""
+
     #: Worker concurrency limits (README: Performance). Activities are mostly waiting on an LLM or a
     #: search over HTTP, as coroutines, so a slot costs almost nothing; 20 slots capped a worker at
     #: 20 calls in flight (80 calls/s at 250 ms a call) and pushed activities off eager dispatch,

@@ -23,17 +23,28 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities import pricing, tracing
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
+from activities.notify import deliver_notification, notification_targets
 from activities.pages import read_page
 from activities.pricing import PriceError
 from activities.providers.strategies import check_search_config
 from activities.search import search
+from activities.standing import previous_run
 from activities.web import bounded
 from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
+from workflows.notify import NotifyWorkflow
 from workflows.research import DeepResearchWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
-#: Every activity the research workflow schedules.
-ACTIVITIES = [*LLM_ACTIVITIES, search, read_page, save_research]
+#: Every activity the research workflow schedules, and the notifier's.
+ACTIVITIES = [
+    *LLM_ACTIVITIES,
+    search,
+    read_page,
+    save_research,
+    previous_run,
+    notification_targets,
+    deliver_notification,
+]
 
 #: The sandbox re-imports every module a workflow uses that is not passed through, once per
 #: workflow run: for this package that is ~20 modules and their ~60 pydantic models built again
@@ -62,7 +73,7 @@ def build_worker(client: Client, config: Settings) -> Worker:
     return Worker(
         client,
         task_queue=config.temporal_task_queue,
-        workflows=[DeepResearchWorkflow],
+        workflows=[DeepResearchWorkflow, NotifyWorkflow],
         activities=ACTIVITIES,
         workflow_runner=workflow_runner(config),
         max_concurrent_activities=config.max_concurrent_activities,

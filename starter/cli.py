@@ -25,7 +25,18 @@ from typing import Any
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
-from starter import commands, extract, index, library, listing, progress, prompts, requests, reviews
+from starter import (
+    commands,
+    extract,
+    index,
+    library,
+    listing,
+    progress,
+    prompts,
+    requests,
+    reviews,
+    schedules,
+)
 from starter.exports import FORMATS
 from starter.hints import SCRIPT, program
 from starter.progress import say
@@ -104,6 +115,7 @@ def _serve_web(args: argparse.Namespace, session: Session) -> int:
 
 ID = arg("id", help="the research id (as `research` printed it, or `list` shows it)")
 JSON = arg("--json", action="store_true", help="print JSON instead of text")
+STANDING = arg("id", help="the standing research's id (as `schedule add` printed it)")
 LIMIT = arg(
     "--limit", type=int, default=20, metavar="N", help="show at most N research (default 20)"
 )
@@ -240,6 +252,34 @@ COMMANDS: tuple[Command, ...] = (
                 help="where to write it (default: a file named after the title, here; "
                 "- for stdout, md and html only on a terminal)",
             ),
+        ),
+    ),
+    Command(
+        "schedule",
+        "standing research: a question researched again on a schedule",
+        actions=(
+            Command(
+                "add",
+                "research QUESTION on a schedule; each run says what changed since the last",
+                schedules.add,
+                (
+                    arg("question", help="what to research, in quotes"),
+                    *(request_arg(option) for option in requests.OPTIONS),
+                    arg("--notify", action="append", metavar="URL", help="a webhook of its own"),
+                    arg("--max-runs", type=int, metavar="N", help="stop after N scheduled runs"),
+                    JSON,
+                ),
+                one_of=(
+                    arg("--every", metavar="DURATION", help="e.g. 12h, 1d, 7d"),
+                    arg("--cron", metavar="EXPR", help="e.g. '0 8 * * 1' (UTC)"),
+                ),
+            ),
+            Command("list", "your standing research", schedules.list_, (JSON,)),
+            Command("show", "a standing research with its runs", schedules.show, (STANDING, JSON)),
+            Command("run", "run it now (prints the run's research id)", schedules.run, (STANDING,)),
+            Command("pause", "pause its schedule", schedules.pause, (STANDING,)),
+            Command("resume", "resume its schedule", schedules.resume, (STANDING,)),
+            Command("delete", "stop it for good (its runs stay)", schedules.delete, (STANDING,)),
         ),
     ),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),

@@ -128,6 +128,9 @@ def build_server(session: Session) -> ResearchServer:
     server.tool()(research_tool(session))
     _add_following_tools(server, session)
     _add_library_tools(server, session)
+    from starter.mcp_standing import add_standing_tools  # issue 32
+
+    add_standing_tools(server, session, one_line_errors)
     return server
 
 

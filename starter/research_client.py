@@ -4,7 +4,8 @@ steers, reads and lists research.
 Shaped like DeerFlow's gateway `services.py` with its `RunCreateRequest`: an entry point builds a
 `ResearchRequest` (`starter.requests.build_request`, the one mapping of the edges' `question` to
 the models' `query`), readies it here (`ready`: prices, a follow-up's conversation), and starts it
-with a `StartResearch` through `start`, the only `start_workflow` in `starter/`. `start` is also the
+with a `StartResearch` through `start`, the only `start_workflow` in `starter/` (a standing
+research's schedule starts its runs with `scheduled_start`, built the same way). `start` is also the
 one place the owner is written: into the request (which the workflow keeps, and the library stores
 in its `owner` column) and into the one memo (`memo`), which listing and the web app's owner check
 read without a worker. Everything after that is a thin call on a handle: `answer`, `review`,
@@ -23,7 +24,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    ScheduleActionStartWorkflow,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
@@ -172,6 +178,20 @@ async def start(
             f"(follow it with `{progress.result_command(run.id)}`)",
             EXIT_USAGE,
         ) from err
+
+
+def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWorkflow:
+    """What a standing research's schedule starts (starter/standing.py): the same workflow, request,
+    owner, summary and memo as `start`, each run's id being RUN.id plus the time Temporal appends."""
+    request = run.request.model_copy(update={"owner": run.owner, "attended": False})
+    return ScheduleActionStartWorkflow(
+        WORKFLOW_TYPE,
+        request,
+        id=run.id,
+        task_queue=cfg.temporal_task_queue,
+        static_summary=summary_line(request),
+        memo=memo(request),
+    )
 
 
 def handle(client: Client, research_id: str) -> Handle:

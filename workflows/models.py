@@ -72,6 +72,7 @@ from workflows.request import (  # noqa: F401 (re-exported)
     ResearchRequest,
     Speaker,
 )
+from workflows.standing import Changes
 
 
 class ResearchStatus(BaseModel):
@@ -105,6 +106,8 @@ class ResearchStatus(BaseModel):
     owner: str = "local"
     #: The research this one follows up, if any.
     follow_up_of: str | None = None
+    #: The standing research this research is a run of, if any.
+    standing_id: str | None = None
     #: The oldest event the `events` query still holds and the newest (0 when there are none).
     first_event_seq: int = 0
     last_event_seq: int = 0
@@ -145,3 +148,7 @@ class ResearchResult(BaseModel):
     language: str = "en"
     #: Who the research belongs to; research stored before owners belongs to `local`.
     owner: str = "local"
+    #: The standing research this research is a run of, and what changed since its previous run
+    #: (None for the first run and for research that is no run of a standing research).
+    standing_id: str | None = None
+    changes: Changes | None = None

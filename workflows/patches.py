@@ -59,6 +59,10 @@ ALL_OF_2026_11_24 = "all-of-2026-11-24"
 #: runs out of retries for lack of any answer, instead of going on with every role's fallback.
 #: Asked alone, and only at that moment: a research its model answers records no marker.
 MODEL_ANSWERS = "model-answers"
+#: 2026-11-27 (issue 32): notifications (the research asks which channels are configured and
+#: starts a notifier when it completes, fails or waits for a person) and, for a run of a standing
+#: research, the comparison with its previous run. Asked once, when the research begins.
+STANDING_AND_NOTICES = "standing-and-notices"
 
 ALL = (
     VERIFICATION,
@@ -76,6 +80,7 @@ ALL = (
     FOLLOW_UP_NOUNS,
     ALL_OF_2026_11_24,
     MODEL_ANSWERS,
+    STANDING_AND_NOTICES,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

@@ -140,3 +140,9 @@ class ResearchRequest(BaseModel):
     owner: Entered = Field(default="local", min_length=1, max_length=200)
     #: The report's language: "auto" (the question's) or an ISO 639 code such as "de", "vi" or "pt-BR".
     language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
+    #: The standing research this research is a run of (set by its schedule, never by a person's
+    #: flag): its report then says what changed since the previous run (workflows/standing.py).
+    standing_id: str | None = Field(default=None, max_length=200)
+    #: Webhook URLs of this research's own (a standing research's `notify`), besides
+    #: RESEARCH_WEBHOOKS. Addresses only: the signing secret stays in the worker's settings.
+    notify: list[str] = Field(default_factory=list, max_length=5)

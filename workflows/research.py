@@ -14,21 +14,20 @@ research keeps, in parts), `roles.py` (every activity, its timeout, retry and fa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.exceptions import CancelledError as TemporalCancelledError
+from temporalio.exceptions import FailureError
 
-from workflows import budget, intake, language, model_use, patches, refining
+from workflows import budget, intake, language, model_use, notices, patches, refining
 from workflows.activity_models import CoordinateOutput
 from workflows.checking import check
-from workflows.conversation import answer_problem, converse, duration
+from workflows.conversation import answer_problem, converse
 from workflows.events import Event
 from workflows.models import (
-    MODE_BUDGET_S,
-    BudgetKind,
     Claim,
     Message,
     QueryMode,
@@ -41,6 +40,7 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
+from workflows.notify import NoticeKind
 from workflows.planning import classifies, classify, coordinate, investigate_background, make_plan
 from workflows.reflection import reflect
 from workflows.reporting import finished, save, synthesize
@@ -55,6 +55,7 @@ from workflows.reviews import (
 from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.state import ResearchState
 from workflows.text import without_controls
+from workflows.timekeeping import ResearchClock, time_budget
 
 #: Independent steps researched at the same time, at most (pages read at once: 3 per step).
 MAX_STEPS_AT_ONCE = 4
@@ -66,12 +67,13 @@ class DeepResearchWorkflow:
         self.state = ResearchState()
         #: This run continues a research handed over by continue-as-new.
         self.resumed = False
-        #: When this run's current stretch of research (the time budget's clock) began, and its
-        #: waves of steps.
-        self.research_started: datetime | None = None
+        #: The time budget's clock over this run's stretches of research, and its waves of steps.
+        self.clock = ResearchClock()
         self.waves = 0
         #: The coordinator's classification, made alongside the first routing call (1-tuple).
         self.classified: tuple[CoordinateOutput | None] | None = None
+        #: Announces waits for a person; None in histories recorded before notifications.
+        self.watcher: notices.Watcher | None = None
 
     # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
 
@@ -83,13 +85,27 @@ class DeepResearchWorkflow:
         `resume` is the state a previous run of this research handed over when it continued as
         new (a long research keeps its history short; see `_continue_as_new`)."""
         state = self._begin(request, resume)
+        if patches.applied(patches.STANDING_AND_NOTICES):
+            self.watcher = notices.Watcher(state)
+            asyncio.create_task(self.watcher.run())  # noqa: RUF006 - ends with the research
+        try:
+            return await self._research_to_the_end(state)
+        except FailureError as err:
+            if self.watcher is not None and not isinstance(err, TemporalCancelledError):
+                await notices.send(state, NoticeKind.FAILED, error=notices.failure_text(err))
+            raise
+
+    async def _research_to_the_end(self, state: ResearchState) -> ResearchResult:
+        """The research, from routing to its result (`run` adds the failure's notice)."""
         cancelled = False
         try:
             if not self.resumed:
                 self.classified = await converse(
                     state, self._classify_alongside()
                 )  # routing -> clarifying -> ...
-            await self._guarded(self._research())  # coordinating -> background -> planning -> steps
+            await self.clock.guarded(
+                self.state, self._research()
+            )  # coordinating -> background -> planning -> steps
         except asyncio.CancelledError:
             state.writeup.notes.append(
                 "The research was cancelled; the report covers what was gathered until then."
@@ -196,13 +212,13 @@ class DeepResearchWorkflow:
         state = self.state
         issues, suggestion = refining.critic_issues(state)
         through_loop = patches.applied(patches.REFINE_THROUGH_LOOP)
-        can_research = not through_loop or self._can_research_more()
+        can_research = not through_loop or self.clock.can_research_more(self.state)
         refinement = refining.begin_pass(state, issues, can_research)
         if refinement.action is RefinementAction.REWRITE:
             report, claims = await synthesize(state, feedback=[*issues, *suggestion])
         else:
             if through_loop:
-                await self._guarded(self._research_missing(issues))
+                await self.clock.guarded(self.state, self._research_missing(issues))
             else:
                 await refining.research_serially(state, issues)
             report, claims = await synthesize(state)
@@ -233,7 +249,7 @@ class DeepResearchWorkflow:
         state.language = language.choose(request.language, query)
         state.conversation.pointer_nouns = 2 if patches.applied(patches.FOLLOW_UP_NOUNS) else 1
         state.ledger.budget = budget.limits(
-            request.max_tokens, request.max_cost_usd, self._time_budget()
+            request.max_tokens, request.max_cost_usd, time_budget(self.state)
         )
         begin(state)
         return state
@@ -248,12 +264,26 @@ class DeepResearchWorkflow:
 
     async def _finish(self, report: str, claims: list[Claim]) -> ResearchResult:
         state = self.state
+        if self.watcher is not None:
+            report = await notices.compare_with_previous(state, report, claims)
         started = state.started_at or workflow.now()
         result = state.result(report, claims, started, workflow.now())
         if patches.applied(patches.LIBRARY):
             await save(state, result, started)
         finished(state, result)
+        if self.watcher is not None:
+            await self._announce_end(result)
         return result
+
+    async def _announce_end(self, result: ResearchResult) -> None:
+        """research.completed, and standing.changed when a standing research's run found changes."""
+        state, watcher = self.state, self.watcher
+        assert watcher is not None
+        await watcher.idle()
+        if result.outcome is Stage.COMPLETED:
+            await notices.send(state, NoticeKind.COMPLETED, outcome=result.outcome.value)
+        if state.changes is not None and state.changes.changed:
+            await notices.send(state, NoticeKind.CHANGED, changes=state.changes)
 
     def _time_to_continue_as_new(self) -> bool:
         """At a step boundary: when Temporal suggests it (the history grew long), or after the
@@ -269,7 +299,7 @@ class DeepResearchWorkflow:
         research time spent so far goes with it, so the time budget runs on, not over."""
         state = self.state
         await workflow.wait_condition(workflow.all_handlers_finished)
-        self._count_research_time()
+        self.clock.count(self.state)
         state.runs += 1
         workflow.continue_as_new(args=[state.request, state])
 
@@ -300,74 +330,6 @@ class DeepResearchWorkflow:
             await review_plan(self.state)
 
     # --- budgets: tokens and cost from inside, time from outside ---------------------------------
-
-    def _time_budget(self) -> float | None:
-        return self.state.request.time_budget_s or MODE_BUDGET_S[self.state.request.mode]
-
-    def _can_research_more(self) -> bool:
-        """No budget has run out, and research time is left (a refinement may add steps)."""
-        limit_s = self._time_budget()
-        time_left = limit_s is None or self.state.research_elapsed_s < limit_s
-        return self.state.ledger.budget.exhausted is None and time_left
-
-    def _count_research_time(self) -> None:
-        """Add this stretch of research (less the waits for a person) to the research's time."""
-        state = self.state
-        if self.research_started is not None:
-            stretch = (workflow.now() - self.research_started).total_seconds()
-            state.research_elapsed_s += stretch - state.oversight.paused_s
-            state.oversight.paused_s = 0.0
-            self.research_started = None
-
-    async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run research until it is done or a budget stops it: the token or cost budget from
-        inside (`BudgetSpent`, workflows/budget.py), the time budget from outside with a durable
-        timer. Time spent waiting for a person's review does not count: the timer is re-armed
-        with what is left once the person has answered."""
-        try:
-            await self._within_time(work)
-        except budget.BudgetSpent:
-            pass  # the ledger says which budget, the notes say so; the report is written next
-        self._count_research_time()
-
-    async def _within_time(self, work: Coroutine[Any, Any, None]) -> None:
-        state, oversight = self.state, self.state.oversight
-        limit_s = self._time_budget()
-        research = asyncio.create_task(work)
-        started = self.research_started = workflow.now()
-        try:
-            if limit_s is None:
-                await research
-                return
-            while not research.done():
-                if oversight.waiting_since is not None:
-                    await workflow.wait_condition(
-                        lambda: research.done() or oversight.waiting_since is None
-                    )
-                    continue
-                spent = (
-                    state.research_elapsed_s
-                    + (workflow.now() - started).total_seconds()
-                    - oversight.paused_s
-                )
-                if spent >= limit_s:
-                    break
-                done, _ = await workflow.wait([research], timeout=limit_s - spent)
-                if not done and oversight.waiting_since is None and oversight.paused_s == 0:
-                    break  # the budget ran out with nobody waited for: no re-arming needed
-        except asyncio.CancelledError:
-            await _stop(research)
-            raise
-        if research.done():
-            research.result()
-            return
-        await _stop(research)
-        state.writeup.notes.append(
-            f"The {state.request.mode.value} mode's time budget of {duration(limit_s)} ran out; "
-            "the report covers the steps finished by then."
-        )
-        if budget.record_stop(state, BudgetKind.TIME):
-            budget.announce(state)
 
     # --- the outside world talks to the research ------------------------------------------------
 
@@ -438,11 +400,3 @@ class DeepResearchWorkflow:
         """The events with `seq > since`, oldest first (gapless; a first seq above `since + 1`
         means the ones between were dropped: the workflow keeps the last 500)."""
         return self.state.events.after(since)
-
-
-async def _stop(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass

@@ -35,6 +35,7 @@ from workflows.models import (
     Stage,
 )
 from workflows.parts import Conversation, Inquiry, Ledger, Material, Oversight, Part, Writeup
+from workflows.standing import Changes
 
 View = TypeVar("View", bound=BaseModel)
 
@@ -50,6 +51,8 @@ class ResearchState(BaseModel):
     started_at: datetime | None = None
     research_elapsed_s: float = 0.0
     runs: int = 0
+    #: What changed since the previous run of its standing research (workflows/standing.py).
+    changes: Changes | None = None
     #: What happened, in order, for the `events` query (workflows/events.py).
     events: EventLog = Field(default_factory=EventLog)
     conversation: Conversation = Field(default_factory=Conversation)

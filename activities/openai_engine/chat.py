@@ -147,7 +147,7 @@ class Chat:
             needed = fitting.estimate(content, facts)
             if room is None or needed <= room:
                 return template, content, options
-            excess = int((needed - room) * facts.chars_per_token * 1.1) + 200
+            excess = int((needed - room) * facts.chars_per_token) + 100
             smaller = fitting.trimmed(fitted, excess)
             if smaller is None:
                 break
@@ -275,7 +275,17 @@ class Chat:
         usage = _added(usage, extra)
         if _cut_off(more) or not more.choices:
             return read_reply(more, reply, model, lambda err: self._error(err, model)), usage
-        return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
+        try:
+            return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
+        except ApplicationError as unreadable:
+            # Asked again, the reply would stop at the same length: the role's fallback applies.
+            raise ApplicationError(
+                f"model {model} ran out of its {options.get('max_tokens', options.get('max_completion_tokens'))} "
+                f"reply tokens before its reply was complete, and its continuation did not complete "
+                f"it ({unreadable.message[:200]})",
+                type="LLMReplyTruncated",
+                non_retryable=True,
+            ) from None
 
     def _usage(self, completion: Any, model: str) -> Usage:
         """What one completion cost: its tokens, priced by the model's row (None: no price known)."""

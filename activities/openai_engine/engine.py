@@ -118,7 +118,13 @@ class OpenAIEngine:
             **about(inp),
             conversation_history=_conversation(inp.messages),
         )
-        return m.CoordinateOutput(**dict(reply), usage=usage)
+        decided = m.CoordinateOutput(**dict(reply), usage=usage)
+        if grounding.on_topic_queries(decided.queries, inp.question_line()):
+            return decided
+        about_it = inp.model_dump(include=set(m.AboutQuestion.model_fields))
+        asked = m.WriteQueriesInput(**about_it, max_queries=max(2, len(decided.queries)))
+        queries = (await self._extractive.write_queries(asked)).queries
+        return decided.model_copy(update={"queries": queries})
 
     async def write_queries(self, inp: m.WriteQueriesInput) -> m.WriteQueriesOutput:
         """Background queries (no step) or one step's queries; cleaned, de-duplicated, capped."""
@@ -255,7 +261,8 @@ class OpenAIEngine:
         written = m.SynthesizeOutput(
             markdown=markdown + "\n", claims=claims, engine=f"openai:{model}", usage=usage
         )
-        if inp.evidence and not grounding.enough(claims, inp.evidence):
+        evidence = grounding.evidence_for(inp)
+        if evidence and not grounding.enough(claims, evidence):
             return grounding.composed(written, await self._extractive.synthesize(inp))
         return written
 

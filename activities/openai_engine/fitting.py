@@ -45,12 +45,13 @@ def prompt_room(cap: int, facts: ServerFacts) -> int | None:
 
 def trimmed(values: dict[str, Any], excess_chars: int) -> dict[str, Any] | None:
     """`values` with their quoted text cut by about `excess_chars` in all, each value in
-    proportion to its length; None when all the quoted text there is could not make that room."""
+    proportion to its length (to nothing, `(none)`, when even that is too much); None when
+    there is no quoted text left to cut."""
     quoted = {k: v for k, v in values.items() if isinstance(v, Quoted) and v != NONE}
     total = sum(len(v) for v in quoted.values())
-    if total == 0 or excess_chars >= total * 0.9:
+    if total == 0:
         return None
-    keep = (total - excess_chars) / total
+    keep = max(0.0, (total - excess_chars) / total)
     return {**values, **{k: shrink(v, int(len(v) * keep)) for k, v in quoted.items()}}
 
 

@@ -90,6 +90,16 @@ def enough(claims: list[Claim], evidence: list[Evidence]) -> bool:
     return borne_out(verdicts, min(MIN_GROUNDED, len(evidence)))
 
 
+def evidence_for(inp: m.SynthesizeInput) -> list[Evidence]:
+    """What a report's claims must stand in: the evidence pool, or for a direct answer (no plan)
+    the passages the background search read."""
+    return inp.evidence or [
+        Evidence(source_id=p.source_id, position=0, text=p.text)
+        for p in inp.passages
+        if p.source_id
+    ]
+
+
 def verbatim(text: str, ids: list[int], evidence: list[Evidence]) -> bool:
     """The claim's words, in order, stand in a cited evidence paragraph (case and spacing aside)."""
     needle = _plain(CITATION.sub("", text))

@@ -34,6 +34,7 @@ from workflows.models import (
     Stats,
     VerificationSummary,
 )
+from workflows.standing import Changes
 
 
 class StoredResearch(BaseModel):
@@ -77,6 +78,8 @@ def _columns(record: SaveResearchInput) -> dict[str, Any]:
         budget=r.budget.model_dump(mode="json") if r.budget else None,
         language=r.language,
         owner=r.owner,
+        standing_id=r.standing_id,
+        changes=r.changes.model_dump(mode="json") if r.changes else None,
     )
 
 
@@ -195,6 +198,8 @@ def _fields(row: ResearchRow) -> dict[str, Any]:
         budget=Budget.model_validate(row.budget) if row.budget else None,
         language=row.language or "en",
         owner=row.owner or "local",
+        standing_id=row.standing_id,
+        changes=Changes.model_validate(row.changes) if row.changes else None,
     )
 
 

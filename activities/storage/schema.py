@@ -50,6 +50,9 @@ class ResearchRow(Base):
     language: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # Revision 0004: rows written before it belong to `local`.
     owner: Mapped[str] = mapped_column(String(200), index=True, server_default="local")
+    # Revision 0005: a run of a standing research, and what changed since its previous run.
+    standing_id: Mapped[str | None] = mapped_column(String(200), index=True, nullable=True)
+    changes: Mapped[Any] = mapped_column(JSON, nullable=True)
 
     sources: Mapped[list[SourceRow]] = relationship(
         order_by="SourceRow.position", cascade="all, delete-orphan"

@@ -82,7 +82,10 @@ def create_app(config: Settings | None = None) -> FastAPI:
         if err.name != "starter.web.pages":
             raise
     else:
+        from starter.web import standing_pages
+
         app.include_router(pages.router)
+        app.include_router(standing_pages.router)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 

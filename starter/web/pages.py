@@ -127,6 +127,9 @@ async def research(request: Request, research_id: str) -> Response:
     }
     if view.result is not None:
         context.update(_report_context(research_id, view.result, _backend(request)))
+        from starter.web.standing_pages import research_context  # issue 32
+
+        context.update(await research_context(_backend(request), user, view.result))
     return _page(request, "research.html", user, failure=view.failure, **context)
 
 

@@ -127,6 +127,14 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "review",
             "get_report",
             "search_library",
+            # standing research (issue 32)
+            "standing_create",
+            "standing_list",
+            "standing_show",
+            "standing_run",
+            "standing_pause",
+            "standing_resume",
+            "standing_delete",
         }
 
         asked = await mcp.call_tool(

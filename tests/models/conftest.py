@@ -33,6 +33,8 @@ def model_env(
         "OPENAI_BASE_URL": llama.base_url,
         "LLM_MODEL": MODEL_NAME,
         "RESEARCH_CORPUS_DIR": str(rust_notes),
+        # A 135M model on 2 shared cores: a long prompt may take a minute to read.
+        "LLM_REQUEST_TIMEOUT_S": "85",
     }
 
 

@@ -21,13 +21,18 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_end_to_end import Workers
+from tests.models.llama import free_port
 from tests.starter.test_starter import starter
 
 pytestmark = [pytest.mark.models, pytest.mark.e2e]
 
 QUESTION = "How does ownership work in Rust and what happens when a value is moved?"
 #: A light research on 2 cores with a 135M model: about two minutes; room for a loaded machine.
-RESEARCH_TIMEOUT_S = 900
+RESEARCH_TIMEOUT_S = 1800
+#: A light research as the journeys start it: no question back unless a test wants one, and time
+#: enough for a CPU model on a shared machine (the default light budget is 5 minutes).
+LIGHT = ("--depth", "light", "--time-budget", "1500")
+PLAIN = (*LIGHT, "--max-clarifications", "0")
 ENDED = {"completed", "failed", "cancelled"}
 #: Where each research's JSON result is kept for a person to read (MODEL_ARTIFACTS), if set.
 ARTIFACTS = Path(os.environ["MODEL_ARTIFACTS"]) if os.environ.get("MODEL_ARTIFACTS") else None
@@ -36,9 +41,15 @@ ARTIFACTS = Path(os.environ["MODEL_ARTIFACTS"]) if os.environ.get("MODEL_ARTIFAC
 async def research(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
     run = await starter("research", *args, "--json", env=env, timeout=RESEARCH_TIMEOUT_S)
     result = json.loads(run.out) if run.out.strip().startswith("{") else {}
+    return run.code, kept(result, args[0]), run.err
+
+
+def kept(result: dict[str, Any], name: str) -> dict[str, Any]:
+    """The result, also written to MODEL_ARTIFACTS for a person to read."""
     if ARTIFACTS:
-        (ARTIFACTS / f"{result.get('query', 'none')[:40]}.json").write_text(run.out)
-    return run.code, result, run.err
+        slug = re.sub(r"\W+", "-", name)[:40]
+        (ARTIFACTS / f"{slug}.json").write_text(json.dumps(result, indent=1))
+    return result
 
 
 def supported_cited(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,9 +82,7 @@ async def test_a_light_research_with_a_small_model_writes_a_cited_verified_repor
     model_env: dict[str, str], model_workers: Workers
 ) -> None:
     model_workers.start()
-    code, result, err = await research(
-        model_env, QUESTION, "--depth", "light", "--max-clarifications", "0"
-    )
+    code, result, err = await research(model_env, QUESTION, *PLAIN)
     assert code == 0, err
     assert_a_report_a_person_can_use(result)
     assert result["engine"].startswith("openai:")
@@ -101,7 +110,9 @@ async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research
 ) -> None:
     model_workers.start()
     rid = f"clarify-{uuid.uuid4().hex[:6]}"
-    run = await starter("research", "Tell me more about it", "--detach", "--id", rid, env=model_env)
+    run = await starter(
+        "research", "Tell me more about it", *LIGHT, "--detach", "--id", rid, env=model_env
+    )
     assert run.code == 0, run.err
     status = await waiting(model_env, rid)
     question = status["pending_question"]
@@ -110,6 +121,76 @@ async def test_a_vague_question_is_asked_back_and_the_answer_steers_the_research
     answered = await starter("answer", rid, "Ownership and moves of values in Rust", env=model_env)
     assert answered.code == 0, answered.err
     done = await starter("result", rid, "--json", env=model_env, timeout=RESEARCH_TIMEOUT_S)
-    result = json.loads(done.out)
+    result = kept(json.loads(done.out), rid)
     assert result["clarifications"][0]["answer"] == "Ownership and moves of values in Rust"
     assert_a_report_a_person_can_use(result)
+
+
+async def test_a_plan_review_is_answered_and_the_approved_plan_is_researched(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    rid = f"review-{uuid.uuid4().hex[:6]}"
+    run = await starter(
+        "research",
+        QUESTION,
+        *PLAIN,
+        "--review-plan",
+        "--detach",
+        "--id",
+        rid,
+        env=model_env,
+    )
+    assert run.code == 0, run.err
+    status = await waiting(model_env, rid)
+    assert status.get("pending_review") == "plan", status
+    planned = [s["title"] for s in status["plan"]["steps"]]
+    assert planned and all(title.strip() for title in planned)
+    approved = await starter("review", rid, "--approve", env=model_env)
+    assert approved.code == 0, approved.err
+    done = await starter("result", rid, "--json", env=model_env, timeout=RESEARCH_TIMEOUT_S)
+    result = kept(json.loads(done.out), rid)
+    assert [s["title"] for s in result["plan"]["steps"]][: len(planned)] == planned
+    assert_a_report_a_person_can_use(result)
+
+
+async def test_a_follow_up_researches_on_from_the_earlier_report(
+    model_env: dict[str, str], model_workers: Workers
+) -> None:
+    model_workers.start()
+    first_id = f"first-{uuid.uuid4().hex[:6]}"
+    code, first, err = await research(model_env, QUESTION, *PLAIN, "--id", first_id)
+    assert code == 0, err
+    code, follow, err = await research(
+        model_env,
+        "What happens to borrowing when a value is moved into a thread?",
+        *PLAIN,
+        "--follow-up",
+        first_id,
+    )
+    assert code == 0, err
+    assert follow["follow_up_of"] == first_id
+    assert_a_report_a_person_can_use(follow)
+
+
+async def test_a_model_that_answers_nothing_fails_the_research_in_one_line(
+    model_env: dict[str, str],
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    env = {**model_env, "OPENAI_BASE_URL": closed}
+    workers = Workers(env)
+    workers.start()
+    try:
+        run = await starter(
+            "research",
+            QUESTION,
+            *PLAIN,
+            env=env,
+            timeout=RESEARCH_TIMEOUT_S,
+        )
+    finally:
+        workers.stop_all()
+    assert run.code != 0
+    lines = [line for line in (run.out + run.err).splitlines() if "answered none" in line]
+    assert len(lines) == 1 and closed in lines[0], run.out + run.err
+    assert "Traceback" not in run.err

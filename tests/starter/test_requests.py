@@ -29,7 +29,16 @@ from workflows.models import Depth, QueryMode, ResearchRequest
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"
 #: Fields no client sets: the follow-up's conversation is read from the earlier research, and
 #: `steps_per_run` is an operator's (and the tests') cap.
-SET_BY_THE_STARTER = {"query", "history", "steps_per_run", "owner", "attended"}
+#: `standing_id` and `notify`: set by a standing research's schedule (starter/standing.py), not a flag.
+SET_BY_THE_STARTER = {
+    "query",
+    "history",
+    "steps_per_run",
+    "owner",
+    "attended",
+    "standing_id",
+    "notify",
+}
 
 
 def research_flags() -> set[str]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from activities.engine import method
+from activities.notify import notification_targets
 from activities.offline_engine import OfflineEngine
 from workflows import activity_models as m
 from workflows.models import Complexity, Depth, ReflectionDecision, RoutingDecision
@@ -160,7 +161,8 @@ class Script:
         self.calls: dict[str, list[Any]] = defaultdict(list)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self._make(role) for role in ROLES]
+        # The real `notification_targets`: none configured in tests unless a test sets them.
+        return [*(self._make(role) for role in ROLES), notification_targets]
 
     def _make(self, role: Role[Any, Any]) -> Callable[..., Any]:
         async def run(inp: Any) -> Any:

@@ -206,9 +206,10 @@ async def test_a_new_research_records_one_patch_marker_for_every_patch_of_its_co
     from workflows import patches
 
     _, history = await run(time_skipping_env, Script(search=mixed_hits))
-    assert patch_markers(history) == [patches.ALL_OF_2026_11_24]
+    # the ids of 2026-11-24 in one marker; standing research and notifications (issue 32) alone
+    assert patch_markers(history) == [patches.ALL_OF_2026_11_24, patches.STANDING_AND_NOTICES]
     upserts = sum(
         e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
         for e in history.events
     )
-    assert upserts == 1  # Temporal's TemporalChangeVersion, once
+    assert upserts == 2  # Temporal's TemporalChangeVersion, once per marker

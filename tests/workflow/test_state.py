@@ -64,6 +64,9 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
         if key == "request":  # later fields take their defaults: a research from before belongs to
             # `local`, nobody attends it, and a re-plan is not reviewed again (issue 23)
             value = {"owner": "local", "attended": False, "review_replans": False, **value}
+            value = {"standing_id": None, "notify": [], **value}  # issue 32: no standing research
+        if key == "stats":  # a research from before counted no answers of its model (issue 28)
+            value = {"llm_answered": 0, "llm_unanswered_by_role": {}, **value}
         assert _same(key, now, value), key
     assert state.inquiry.plan is not None and state.inquiry.plan_iterations == 2
     assert state.events.last_seq == len(flat["events"]["items"]) + flat["events"]["dropped"]
@@ -95,7 +98,13 @@ def test_the_result_and_status_show_what_the_flat_state_held_under_the_same_name
     for view in (result, status):
         for name, value in view.model_dump(mode="json").items():
             if name in flat and name != "critique":
-                expected = flat[name] if name != "stats" else {**flat["stats"], "duration_s": 2.5}
+                expected = flat[name]
+                if name == "stats":  # and the model's answers, counted since issue 28
+                    expected = {
+                        **{"llm_answered": 0, "llm_unanswered_by_role": {}},
+                        **flat["stats"],
+                        "duration_s": 2.5,
+                    }
                 assert value == expected, (type(view).__name__, name)
     assert result.query == status.query == flat["request"]["query"].strip()
     assert result.mode.value == status.mode.value == flat["request"]["mode"]

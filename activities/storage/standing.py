@@ -1,0 +1,65 @@
+"""The library's answers about standing research: a run's previous run (what the comparison
+needs: sources and claims) and which runs found changes. Read-only; the rows are written by
+`store.write` with every research."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from activities.storage.database import database_url, engine_for, failures_classified
+from activities.storage.rows import aware
+from activities.storage.schema import ResearchRow
+from workflows.models import Claim
+from workflows.standing import PreviousRun, SourceRef, url_key
+
+
+def previous_run(url: str, standing_id: str, research_id: str) -> PreviousRun | None:
+    """The newest completed run of STANDING_ID other than RESEARCH_ID, or None (a first run)."""
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session:
+        row = session.scalars(
+            select(ResearchRow)
+            .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))
+            .where(
+                ResearchRow.standing_id == standing_id,
+                ResearchRow.workflow_id != research_id,
+                ResearchRow.outcome == "completed",
+            )
+            .order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc())
+        ).first()
+        if row is None:
+            return None
+        return PreviousRun(
+            research_id=row.workflow_id,
+            finished_at=aware(row.finished_at),
+            sources=[SourceRef(url=url_key(s.url), title=s.title) for s in row.sources],
+            claims=[
+                Claim(
+                    text=c.text,
+                    source_ids=c.source_ids,
+                    verdict=c.verdict,
+                    removed=c.removed,
+                )
+                for c in row.claims
+            ],
+        )
+
+
+def changed_runs(url: str, standing_id: str) -> dict[str, bool]:
+    """Each stored run of STANDING_ID: whether it found changes (False for a first run)."""
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session:
+        rows = session.execute(
+            select(ResearchRow.workflow_id, ResearchRow.changes).where(
+                ResearchRow.standing_id == standing_id
+            )
+        ).all()
+    return {wid: _changed(changes) for wid, changes in rows}
+
+
+def _changed(changes: dict | None) -> bool:
+    if not changes:
+        return False
+    keys = ("new_sources", "gone_sources", "new_claims", "dropped_claims", "changed_claims")
+    return any(changes.get(k) for k in keys)

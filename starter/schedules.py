@@ -1,0 +1,115 @@
+"""`python -m starter schedule ...`: standing research from the command line (starter/standing.py
+does the work). Owner: RESEARCH_USER, as for every research started from this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from starter import research_client, standing
+from starter.progress import say
+from starter.requests import FLAGS, NAMES, build_request
+from starter.session import Session
+
+EXIT_OK = 0
+
+
+def _owner(session: Session) -> str:
+    return research_client.local_owner(session.cfg)
+
+
+async def add(args: argparse.Namespace, session: Session) -> int:
+    values = {name: value for name, value in vars(args).items() if name in NAMES}
+    request = await research_client.ready(build_request(values, FLAGS), session, FLAGS)
+    standing.spec_of(args.every, args.cron)  # bad input before any connection
+    client = await session.connect()
+    standing_id = await standing.create(
+        client,
+        session.cfg,
+        request,
+        _owner(session),
+        every=args.every,
+        cron=args.cron,
+        notify=args.notify or [],
+        max_runs=args.max_runs,
+    )
+    if args.json:
+        print(json.dumps({"id": standing_id}))
+    else:
+        print(standing_id)
+    say(
+        f"standing research {standing_id} created; run it now with "
+        f"`python -m starter schedule run {standing_id}`"
+    )
+    return EXIT_OK
+
+
+async def list_(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    views = await standing.list_standing(client, session.cfg, _owner(session))
+    if args.json:
+        print(json.dumps([v.model_dump(mode="json") for v in views]))
+        return EXIT_OK
+    if not views:
+        say("no standing research (create one with `python -m starter schedule add ...`)")
+        return EXIT_OK
+    print("ID                 SCHEDULE   STATE    NEXT RUN              LAST RUN  QUESTION")
+    for v in views:
+        when = f"every {v.every}" if v.every else f"cron {v.cron}"
+        nxt = v.next_run_at.strftime("%Y-%m-%d %H:%M UTC") if v.next_run_at else "-"
+        state = "paused" if v.paused else "active"
+        print(f"{v.id}  {when:<10} {state:<8} {nxt:<21} {v.last_research_id or '-'}  {v.question}")
+    return EXIT_OK
+
+
+async def show(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    described = await standing.owned(client, session.cfg, args.id, _owner(session))
+    from activities.storage import standing as stored  # the library, read only here
+
+    changed = stored.changed_runs(session.cfg.research_db_url, args.id)
+    detail = standing.StandingDetail(
+        **(await standing.view(described)).model_dump(),
+        runs=await standing.runs(client, described, changed),
+    )
+    if args.json:
+        print(json.dumps(detail.model_dump(mode="json")))
+        return EXIT_OK
+    when = f"every {detail.every}" if detail.every else f"cron {detail.cron}"
+    print(f"{detail.id}: {detail.question}")
+    print(
+        f"  {when}, {'paused' if detail.paused else 'active'}, next run {detail.next_run_at or '-'}"
+    )
+    for run in detail.runs:
+        flag = {True: "changed", False: "no changes", None: ""}[run.changed]
+        print(f"  {run.research_id}  {run.status:<10} {run.started_at or '-'}  {flag}")
+    return EXIT_OK
+
+
+async def run(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    research_id = await standing.run_now(client, session.cfg, args.id, _owner(session))
+    print(research_id)
+    say(f"started {research_id}; follow it with `python -m starter result {research_id}`")
+    return EXIT_OK
+
+
+async def pause(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    await standing.pause(client, session.cfg, args.id, _owner(session))
+    say(f"{args.id} paused (resume it with `python -m starter schedule resume {args.id}`)")
+    return EXIT_OK
+
+
+async def resume(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    view = await standing.resume(client, session.cfg, args.id, _owner(session))
+    say(f"{args.id} resumed; next run {view.next_run_at or '-'}")
+    return EXIT_OK
+
+
+async def delete(args: argparse.Namespace, session: Session) -> int:
+    client = await session.connect()
+    await standing.delete(client, session.cfg, args.id, _owner(session))
+    say(f"{args.id} deleted; its runs stay in the library (`python -m starter history`)")
+    return EXIT_OK
