@@ -146,10 +146,9 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = await research_client.ready(build_request(values), session)
-            run = research_client.StartResearch(
-                request=request, owner=research_client.local_owner(session.cfg), attended=attended
-            )
+            owner = research_client.local_owner(session.cfg)
+            request = await research_client.ready(build_request(values), session, owner=owner)
+            run = research_client.StartResearch(request=request, owner=owner, attended=attended)
             handle = await research_client.start(await session.connect(), session.cfg, run)
             if not wait:
                 return {

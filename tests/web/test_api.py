@@ -233,6 +233,13 @@ async def test_two_users_never_see_or_touch_each_others_research(web_server: Web
                 "/api/research", json={"question": QUESTION, "follow_up_of": research_id}
             )
             assert one_line_error(follow, 404) == f"no research with id {research_id}"
+            standing = await other.post(  # nor can a standing research follow it up
+                "/api/standing",
+                json={"question": QUESTION, "every": "1d", "follow_up_of": research_id},
+            )
+            assert one_line_error(standing, 422) == (
+                f"no research with id {research_id} in the library or in Temporal"
+            )
         listed_by_alice = [row["id"] for row in (await alice.get("/api/research?limit=100")).json()]
         listed_by_bob = [row["id"] for row in (await bob.get("/api/research?limit=100")).json()]
         assert mine in listed_by_alice and theirs not in listed_by_alice
