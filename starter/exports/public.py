@@ -6,13 +6,14 @@
 - A source of the local corpus shown by its name inside the corpus (`guides/setup.md`, with a
   `#page=3` kept), never by the server's absolute path (`file:///srv/app/corpus/guides/setup.md`);
   a file outside the corpus folder (or the default corpus's, the interpreter's library) by its
-  file name alone.
+  file name alone; so are the sources a standing research's run lists as new or gone.
 """
 
 from __future__ import annotations
 
 import sysconfig
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from starter.exports import clean_result
@@ -21,17 +22,31 @@ from workflows.models import ResearchResult
 
 def public_result(result: ResearchResult, corpus_dir: Path | None = None) -> ResearchResult:
     safe = clean_result(result)
-    if not any(s.url.startswith("file:") for s in safe.sources):
-        return safe
     roots = [Path(corpus_dir).expanduser().resolve()] if corpus_dir else []
     roots.append(Path(sysconfig.get_paths()["stdlib"]).resolve())
-    sources = [
-        s.model_copy(update={"url": corpus_name(s.url, roots), "provider": s.provider or "local"})
-        if s.url.startswith("file:")
-        else s
-        for s in safe.sources
-    ]
-    return safe.model_copy(update={"sources": sources})
+    update: dict[str, Any] = {}
+    if any(s.url.startswith("file:") for s in safe.sources):
+        update["sources"] = [
+            s.model_copy(
+                update={"url": corpus_name(s.url, roots), "provider": s.provider or "local"}
+            )
+            if s.url.startswith("file:")
+            else s
+            for s in safe.sources
+        ]
+    if safe.changes is not None:  # a standing research's run: the sources new and gone since
+        update["changes"] = safe.changes.model_copy(
+            update={
+                kind: [
+                    s.model_copy(update={"url": corpus_name(s.url, roots)})
+                    if s.url.startswith("file:")
+                    else s
+                    for s in getattr(safe.changes, kind)
+                ]
+                for kind in ("new_sources", "gone_sources")
+            }
+        )
+    return safe.model_copy(update=update) if update else safe
 
 
 def corpus_name(url: str, roots: list[Path]) -> str:

@@ -126,10 +126,11 @@ async def research(request: Request, research_id: str) -> Response:
         "event_kinds": [k.value for k in EventKind],
     }
     if view.result is not None:
-        context.update(_report_context(research_id, view.result, _backend(request)))
+        shown = _public(view.result, _backend(request))
+        context.update(_report_context(research_id, shown))
         from starter.web.standing_pages import research_context  # issue 32
 
-        context.update(await research_context(_backend(request), user, view.result))
+        context.update(await research_context(_backend(request), user, shown))
     return _page(request, "research.html", user, failure=view.failure, **context)
 
 
@@ -145,7 +146,9 @@ async def report_fragment(request: Request, research_id: str) -> Response:
     if view.result is None:
         return _fragment_error(PageError(409, "the research has not finished yet"))
     return templates.TemplateResponse(
-        request, "report.html", _report_context(research_id, view.result, _backend(request))
+        request,
+        "report.html",
+        _report_context(research_id, _public(view.result, _backend(request))),
     )
 
 
@@ -306,9 +309,13 @@ def _when(value: Any) -> datetime | None:
         return None
 
 
-def _report_context(research_id: str, result: ResearchResult, app: Backend) -> dict[str, Any]:
-    # cleaned of bidi and zero-width controls, corpus paths as names (starter/exports/public.py)
-    result = public_result(result, app.cfg.research_corpus_dir)
+def _public(result: ResearchResult, app: Backend) -> ResearchResult:
+    """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
+    (starter/exports/public.py)."""
+    return public_result(result, app.cfg.research_corpus_dir)
+
+
+def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
     return {
         "id": research_id,
         "report": render_report(result),

@@ -1,10 +1,12 @@
 """Issue 30: what pages and downloads show of a report (W11 the HTML download's own CSP and only
 http(s) links, W12 bidi and zero-width controls, W15 corpus paths), Last-Event-ID garbage (W9)
-and the 404 of another user's research (W16)."""
+and the 404 of another user's research (W16); a standing research's run (issue 32) shows its
+changes and the previous report as cleaned as the report."""
 
 from __future__ import annotations
 
 import sysconfig
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,6 +16,7 @@ from starter.web import deps
 from tests.web.conftest import WebServer, WebWorker, one_line_error, start
 from tests.web.reports import _result, store_research
 from workflows.models import Source
+from workflows.standing import Changes, SourceRef
 
 CONTROLS = "\u202e\u2066\u2069\u200b\u2060\ufeff"
 STDLIB = sysconfig.get_paths()["stdlib"]
@@ -87,3 +90,23 @@ async def test_another_users_research_and_an_unknown_one_do_the_same_reads(
             reads.clear()
             assert (await bob.get(f"/api/research/{research_id}")).status_code == 404
             assert reads == [research_id]
+
+
+async def test_a_standing_runs_changes_and_previous_report_have_no_controls_and_no_server_paths(
+    web_server: WebServer, web_worker: WebWorker
+) -> None:
+    previous_id = store_research(web_worker.db_url, report(), "previous")
+    changes = Changes(
+        since_research_id=previous_id,
+        since=datetime.now(UTC),
+        new_sources=[SourceRef(url="file:///srv/secret/corpus/new.md", title="new")],
+        gone_sources=[SourceRef(url=f"file://{STDLIB}/asyncio/tasks.py", title="tasks")],
+        new_claims=[f"A claim that says evil{CONTROLS[0]}lanigiro"],
+    )
+    run = report().model_copy(update={"changes": changes})
+    research_id = store_research(web_worker.db_url, run, "run")
+    async with web_server.client("alice") as alice:
+        page = (await alice.get(f"/research/{research_id}")).text
+    assert "What changed since the previous run" in page and "new.md" in page
+    assert not any(c in page for c in CONTROLS), [c for c in CONTROLS if c in page]
+    assert "/srv/secret" not in page and STDLIB not in page
