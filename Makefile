@@ -27,8 +27,11 @@ browser:
 			|| echo "chromium could not be installed: the browser tests will be skipped"; \
 	else echo "chromium is missing and cannot be installed here (needs root and apt): the browser tests will be skipped"; fi
 
+# ARGS: the stack's flags, e.g. `make demo ARGS="--port 7300 --ui-port 8300"` (see README).
+ARGS ?=
+
 demo: setup
-	$(PY) -m starter.stack demo
+	$(PY) -m starter.stack demo $(ARGS)
 
 # ruff's rules and formatter as configured in pyproject.toml; `make test` runs it first.
 lint: setup
@@ -75,7 +78,7 @@ bench-models: models
 	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m tests.bench.models
 
 dev: setup
-	$(PY) -m starter.stack dev
+	$(PY) -m starter.stack dev $(ARGS)
 
 bench: setup
 	$(PY) -m tests.bench.speed

@@ -323,7 +323,12 @@ def _question(value: Any) -> str:
             f"{QUERY_MAX_CHARS} characters",
             QUESTION,
         )
-    query = clean(value or "").strip()
+    if value is None:
+        raise RequestError(
+            f"{QUESTION} is required: text of {QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters",
+            QUESTION,
+        )
+    query = clean(value).strip()
     if len(query) < QUERY_MIN_CHARS:
         raise RequestError(
             f"the question is empty or too short (at least {QUERY_MIN_CHARS} characters)", QUESTION

@@ -144,7 +144,40 @@ def start_worker(port: int = PORT, engine_notice: bool = True) -> subprocess.Pop
             "local"  # the bundled corpus: works offline, as `make demo` promises
         )
     flags = [] if engine_notice else ["--no-engine-notice"]
-    return subprocess.Popen([sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=env)
+    if not sys.stderr.isatty():
+        env.setdefault("NO_COLOR", "1")  # a log file gets words, not colour codes
+    # Its warnings and log go to standard error: `make demo > report.md` keeps the report alone.
+    return subprocess.Popen(
+        [sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=env, stdout=sys.stderr
+    )
+
+
+def wait_for_worker(port: int, worker: subprocess.Popen[bytes], seconds: float = 90) -> None:
+    """Until the worker polls its task queue (its first start compiles and imports for a while):
+    the research started next is answered at once, never "did not answer within 5s"."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+    from temporalio.client import Client
+
+    cfg = Settings()
+
+    async def polled() -> None:
+        client = await Client.connect(f"127.0.0.1:{port}", namespace=cfg.temporal_namespace)
+        request = DescribeTaskQueueRequest(
+            namespace=cfg.temporal_namespace,
+            task_queue=TaskQueue(name=cfg.temporal_task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and worker.poll() is None:
+            if (await client.workflow_service.describe_task_queue(request)).pollers:
+                return
+            await asyncio.sleep(0.3)
+
+    asyncio.run(polled())
 
 
 def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
@@ -208,13 +241,26 @@ def stop_all(*processes: subprocess.Popen[bytes] | None) -> None:
         stop(process)
 
 
-def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
+def refuse_shared(command: str, port: int) -> int:
+    """Another Temporal server (or anything) on PORT: its workers would take this run's tasks."""
+    print(
+        f"{command}: error: localhost:{port} is already in use, perhaps by another Temporal "
+        "server whose workers would take this run's tasks. Stop it, choose free ports "
+        f"(make {command} ARGS='--port 7300 --ui-port 8300'), or pass --share to use it.",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
     started = time.monotonic()
     server = worker = None
     try:
         if listening(port):
+            if not share:
+                return refuse_shared("demo", port)
             print(
-                f"demo: using the Temporal server already listening on localhost:{port}",
+                f"demo: using the Temporal server already listening on localhost:{port} (--share)",
                 file=sys.stderr,
             )
         else:
@@ -224,8 +270,12 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
             )
             server = start_dev_server(None, REPO / ".data" / "demo-temporal.log", port, ui_port)
         worker = start_worker(port, engine_notice=False)
+        wait_for_worker(port, worker)
         research_id = f"demo-{uuid.uuid4().hex[:8]}"
         env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}
+        owner = token_user()
+        if owner:  # access control is on: the research belongs to a user who can sign in
+            env["RESEARCH_USER"] = owner
 
         code = subprocess.call(
             [
@@ -243,7 +293,8 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
             env=env,
         )
         print(
-            demo_epilogue(time.monotonic() - started, code, ui_port, research_id), file=sys.stderr
+            demo_epilogue(time.monotonic() - started, code, ui_port, research_id, owner),
+            file=sys.stderr,
         )
         if server is not None and sys.stdin.isatty():
             input(
@@ -256,7 +307,23 @@ def demo(port: int = PORT, ui_port: int = UI_PORT) -> int:
         stop_all(worker, server)
 
 
-def demo_epilogue(seconds: float, code: int, ui_port: int, research_id: str) -> str:
+def token_user() -> str | None:
+    """With RESEARCH_API_TOKENS set and no RESEARCH_USER chosen among its names, the first name:
+    research started as `local` would be no signed-in user's, so the web app would answer 404."""
+    cfg = Settings()
+    names = [
+        pair.split(":", 1)[0].strip()
+        for pair in (
+            cfg.research_api_tokens.get_secret_value() if cfg.research_api_tokens else ""
+        ).split(",")
+        if ":" in pair
+    ]
+    return names[0] if names and cfg.research_user not in names else None
+
+
+def demo_epilogue(
+    seconds: float, code: int, ui_port: int, research_id: str, owner: str | None = None
+) -> str:
     """What to do next, at 80 columns: prose wrapped, each command on a line of its own (whole,
     so it runs when pasted into the shell that ran `make demo`)."""
     run, wid = program(), shlex.quote(research_id)
@@ -274,20 +341,31 @@ def demo_epilogue(seconds: float, code: int, ui_port: int, research_id: str) -> 
         f"demo: or read it in the web app at {web_url(WEB_PORT, '/research/' + research_id)} once `make dev` "
         "serves it (this demo does not leave it running; the stored research stays readable there).",
     ]
+    if owner:
+        lines.append(
+            f"demo: access control is on: the research belongs to {owner} (the first name of "
+            f"RESEARCH_API_TOKENS); sign in with {owner}'s token to read it."
+        )
     return "\n".join(
         wrapped for line in lines for wrapped in (fit(line) if line.startswith("demo:") else [line])
     )
 
 
 def dev(
-    port: int = PORT, ui_port: int = UI_PORT, db_file: Path | None = None, web_port: int = WEB_PORT
+    port: int = PORT,
+    ui_port: int = UI_PORT,
+    db_file: Path | None = None,
+    web_port: int = WEB_PORT,
+    share: bool = False,
 ) -> int:
     db_file = db_file or REPO / ".temporal" / "dev.sqlite"
     server = worker = web = None
     try:
         if listening(port):
+            if not share:
+                return refuse_shared("dev", port)
             print(
-                f"dev: using the Temporal server already listening on localhost:{port}",
+                f"dev: using the Temporal server already listening on localhost:{port} (--share)",
                 file=sys.stderr,
             )
         else:
@@ -301,6 +379,13 @@ def dev(
         web_port = free_web_port(web_port)
         web = start_web(port, web_port)
         print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
+        if owner := token_user():
+            print(
+                f"dev: access control is on: research started from the CLI belongs to "
+                f"RESEARCH_USER ({Settings().research_user}), which no token names, so the web app "
+                f"will not show it; run `RESEARCH_USER={owner} {program()} research ...` instead.",
+                file=sys.stderr,
+            )
         print(
             f'dev: worker running; try `{program()} research "your question"`. '
             "Ctrl-C (or SIGTERM, SIGHUP) stops them all.",
@@ -347,11 +432,17 @@ def main() -> int:
         default=None,
         help="dev: the dev server's SQLite file (default .temporal/dev.sqlite)",
     )
+    parser.add_argument(
+        "--share",
+        action="store_true",
+        help="use a Temporal server already listening on --port (its workers may take this "
+        "run's tasks); without it, a port in use is refused",
+    )
     args = parser.parse_args()
     stop_on_signals()
     if args.command == "demo":
-        return demo(args.port, args.ui_port)
-    return dev(args.port, args.ui_port, args.db_file, args.web_port)
+        return demo(args.port, args.ui_port, args.share)
+    return dev(args.port, args.ui_port, args.db_file, args.web_port, args.share)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from activities.offline_engine.words import (
     _QUESTION_WORDS,
     _WORD,
     ASPECT_WORDS,
+    DETERMINERS,
     PRONOUNS,
     REFERENTIAL,
     VAGUE,
@@ -25,6 +26,7 @@ from activities.offline_engine.words import (
     _specific_terms,
     _stem,
     _words,
+    third_person,
 )
 from workflows.activity_models import AboutQuestion
 from workflows.followup import POINTER_PATTERNS
@@ -100,33 +102,20 @@ def point_subject(point: str) -> str:
         if (
             word.lower() in VERBS
             or _CLAUSE_VERB.fullmatch(word)
-            or (head and _third_person(word, after))
+            or (head and third_person(word, after))
         ):
             break
         head.append(word)
+    named = head
     while head and (head[0].lower() in STOPWORDS or head[0].lower() in PRONOUNS):
         head = head[1:]
+    if len(head) == 1 and len(named) > 2 and named[-2].lower() not in DETERMINERS:
+        # "The with statement is ...": not "statement" alone, the word that names it stays
+        head = [named[0].lower(), *named[1:]] if named[0].lower() in DETERMINERS else named[-2:]
     head = head[:6]
     if [t for t in _specific_terms(" ".join(head)) if t not in REFERENTIAL]:
         return " ".join(head)
     return " ".join(_specific_terms(point)[:4])
-
-
-def _third_person(word: str, after: str) -> bool:
-    """ "BM25 *ranks* by ...", "it *wakes* up": a verb after a noun phrase, by its -s and the
-    preposition or article after it ("tasks and tasks" stays a noun phrase)."""
-    low = word.lower()
-    return (
-        low.endswith("s")
-        and not low.endswith(("ss", "us", "is"))
-        and low.isalpha()
-        and after in _AFTER_VERB
-    )
-
-
-_AFTER_VERB = frozenset(
-    "by to in on at from with for up out into over the a an its their all only".split()
-)
 
 
 #: Words by which a follow-up points back at the earlier research ("Can I take *it* back?",

@@ -253,3 +253,22 @@ def _short(text: str, words: int = 12) -> str:
     """At most `words` words: step titles stay short."""
     parts = text.split()
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+#: The words that only point at a subject ("the", "this"): never what names it.
+DETERMINERS = frozenset("the a an this that these those its their our your my his her".split())
+_AFTER_VERB = frozenset(
+    "by to in on at from with for up out into over the a an its their all only".split()
+)
+
+
+def third_person(word: str, after: str) -> bool:
+    """ "BM25 *ranks* by ...", "it *wakes* up": a verb after a noun phrase, by its -s and the
+    preposition or article after it ("tasks and tasks" stays a noun phrase)."""
+    low = word.lower()
+    return (
+        low.endswith("s")
+        and not low.endswith(("ss", "us", "is"))
+        and low.isalpha()
+        and after in _AFTER_VERB
+    )

@@ -43,7 +43,7 @@ from activities.storage.database import (
     safe,
 )
 from activities.storage.rows import StoredResearch, aware, research_row, stored_research
-from activities.storage.schema import ResearchRow
+from activities.storage.schema import ClarificationRow, ResearchRow
 from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 
 __all__ = [
@@ -132,10 +132,17 @@ def _strip_nul(value: Any) -> Any:
 
 
 def list_research(
-    url: str, *, contains: str | None = None, limit: int = 20, owner: str | None = None
+    url: str,
+    *,
+    contains: str | None = None,
+    limit: int = 20,
+    owner: str | None = None,
+    about: bool = False,
 ) -> list[LibraryEntry]:
     """Finished research, newest first; `contains` filters on the question (case-insensitive in
-    every script, see `_matching`), `owner` on who it belongs to (None: everyone's)."""
+    every script, see `_matching`), and with `about` also on what the research was about: the
+    answers to its clarification questions and its report; `owner` on who it belongs to (None:
+    everyone's)."""
     db = database_url(url)
     with failures_classified(db), Session(engine_for(db)) as session:
         newest_first = (ResearchRow.finished_at.desc(), ResearchRow.id.desc())
@@ -150,7 +157,9 @@ def list_research(
             query = query.where(ResearchRow.owner == owner)
         if contains:
             query = query.where(
-                ResearchRow.id.in_(_matching(session, contains, limit, newest_first, owner))
+                ResearchRow.id.in_(
+                    _matching(session, contains, limit, newest_first, owner, about=about)
+                )
             )
         else:
             query = query.limit(limit)
@@ -178,29 +187,63 @@ def _matching(
     limit: int,
     order: tuple[UnaryExpression[Any], ...],
     owner: str | None = None,
+    about: bool = False,
 ) -> list[int]:
-    """The ids of the newest `limit` research whose question contains `text`, compared casefolded
-    and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" + combining
-    diaeresis finds "ü"). Compared in Python, the same on every database: SQLite's LIKE folds ASCII
-    only, and PostgreSQL's lower() depends on the database's locale and never turns ß into ss.
-    The questions are read newest first, in batches, until `limit` have matched."""
+    """The ids of the newest `limit` research that `text` finds: in its question, or (`about`)
+    word by word in its question and the answers to its clarification questions ("lighthouse"
+    finds "Tell me more about it" clarified as "lighthouse keepers"), or as a phrase in its
+    report. Compared
+    casefolded and NFC-normalised ("ÜBER" finds "über", "straße" finds "STRASSE", a typed "u" +
+    combining diaeresis finds "ü"), in Python, the same on every database: SQLite's LIKE folds
+    ASCII only, and PostgreSQL's lower() depends on the database's locale and never turns ß into
+    ss. The research is read newest first, in batches, until `limit` have matched."""
     needle = _folded(text)
+    words = needle.split()
     ids: list[int] = []
-    questions = select(ResearchRow.id, ResearchRow.query).order_by(*order)
+    answers: dict[int, list[str]] = {}
+    if about:
+        for research_id, answer in session.execute(
+            select(ClarificationRow.research_id, ClarificationRow.answer)
+        ):
+            answers.setdefault(research_id, []).append(answer or "")
+    found = select(ResearchRow.id, ResearchRow.query, ResearchRow.report_markdown).order_by(*order)
     if owner is not None:
-        questions = questions.where(ResearchRow.owner == owner)
-    rows = session.execute(questions.execution_options(yield_per=500))
+        found = found.where(ResearchRow.owner == owner)
+    rows = session.execute(found.execution_options(yield_per=500))
     with closing(rows):
-        for research_id, question in rows:
+        for research_id, question, report in rows:
             if len(ids) >= limit:
                 break
-            if needle in _folded(question):
+            asked = _folded(question)
+            if needle in asked:
+                ids.append(research_id)
+                continue
+            if not about:
+                continue
+            topic = _folded(" ".join([asked, *answers.get(research_id, [])]))
+            if all(word in topic for word in words) or needle in _folded(report or ""):
                 ids.append(research_id)
     return ids
 
 
 def _folded(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def delete_research(url: str, research_id: str, owner: str) -> int:
+    """Remove OWNER's stored research RESEARCH_ID (every run of it, with its child rows) from
+    the library; how many runs went (0: none of OWNER's has that id)."""
+    research_id = research_id.replace("\x00", "")
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session, session.begin():
+        rows = session.scalars(
+            select(ResearchRow).where(
+                ResearchRow.workflow_id == research_id, ResearchRow.owner == owner
+            )
+        ).all()
+        for row in rows:
+            session.delete(row)
+        return len(rows)
 
 
 def load_research(url: str, research_id: str) -> StoredResearch | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from starter.exports.names import literal_names
 from workflows import verification
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
@@ -141,7 +142,9 @@ def web_link(url: str) -> str | None:
 
 
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING}).enable("table")
+    md = literal_names(
+        MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING}).enable("table")
+    )
     # Escaped `\[7\]` stays apart from its text, so it is never read as a citation.
     md.disable("text_join")
     md.validateLink = lambda url: bool(WEB_URL.match(url))

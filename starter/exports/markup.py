@@ -14,6 +14,7 @@ import re
 
 from markdown_it import MarkdownIt
 
+from starter.exports.names import literal_names
 from workflows import verification
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
@@ -42,7 +43,7 @@ def to_html(result: ResearchResult) -> str:
     `<script>` must reach the reader as text.
     """
     known = {s.id for s in result.sources}
-    body = _inert_markdown(known).render(_without_sources_section(result.report_markdown))
+    body = _inert_markdown(known).render(without_sources_list(result.report_markdown))
     items = "\n".join(
         f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)} ({html.escape(origin(s))})<br>{_url(s.url)}</li>'
         for s in result.sources
@@ -83,12 +84,20 @@ td, th {{ border: 1px solid #ccc; padding: .3rem .5rem; vertical-align: top; tex
 """
 
 
-def _without_sources_section(markdown: str) -> str:
-    """The report's own sources list goes: the page lists the sources itself, with anchors."""
-    return (
-        verification.drop_unused_sources(markdown, set()).replace("\n## Sources\n", "\n").rstrip()
-        + "\n"
-    )
+#: A "Sources" or "References" heading with nothing left under it (up to the next heading, a
+#: rule or the end) once its `[n]` lines are gone.
+_EMPTY_LIST_HEADING = re.compile(
+    r"(?im)^#{1,6}[ \t]*(?:sources|references)[ \t#]*(?:\n|\Z)(?:[ \t]*\n)*"
+    r"(?=^#{1,6}[ \t]|^(?:-{3,}|\*{3,}|_{3,})[ \t]*$|\Z)"
+)
+
+
+def without_sources_list(markdown: str) -> str:
+    """The report without its own list of sources (the page and the HTML list the sources
+    themselves, with anchors): its `[n]` lines and then its heading go; every other line of the
+    report stays where it was, the engine's notes after the list included."""
+    dropped = verification.drop_unused_sources(markdown, set())
+    return _EMPTY_LIST_HEADING.sub("", dropped).rstrip() + "\n"
 
 
 _LINKABLE = re.compile(r"(?i)^https?://")
@@ -99,7 +108,7 @@ def _inert_markdown(known: set[int]) -> MarkdownIt:
     become links (not `smb:`, `ms-msdt:`, `mailto:`, `//host`: they stay text); an image becomes a
     link to it, never an <img> that loads when the file is opened; `[n]` becomes an anchor only in
     text, never inside an attribute (a link's title, an image's alt)."""
-    md = MarkdownIt("commonmark", {"html": False})
+    md = literal_names(MarkdownIt("commonmark", {"html": False}))
     md.validateLink = lambda url: bool(_LINKABLE.match(url))
 
     def text(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]

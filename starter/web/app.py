@@ -29,6 +29,7 @@ from starter.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
+from starter.web.json_body import JsonBody
 from starter.web.shield import Shield
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ def create_app(config: Settings | None = None) -> FastAPI:
     app.state.backend = backend
     for kind, answer in HANDLERS.items():
         app.add_exception_handler(kind, answer)
+    app.add_middleware(JsonBody)  # rewrites a header only: the body still streams through Shield
     app.add_middleware(
         Shield,
         open_mode=not backend.access.on,
@@ -82,10 +84,14 @@ def create_app(config: Settings | None = None) -> FastAPI:
         if err.name != "starter.web.pages":
             raise
     else:
-        from starter.web import standing_pages
+        from starter.web import signin_pages, standing_pages
 
         app.include_router(pages.router)
+        app.include_router(signin_pages.router)
         app.include_router(standing_pages.router)
+        from starter.web import page_forms
+
+        app.include_router(page_forms.router)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 

@@ -1,5 +1,5 @@
-"""The pages a person uses: ask (`/`), follow and steer one research (`/research/{id}`), the
-library (`/library`) and signing in (`/signin`).
+"""The pages a person uses: ask (`/`), follow and steer one research (`/research/{id}`) and the
+library (`/library`); signing in (`/signin`) is signin_pages.py.
 
 Server-rendered HTML (Jinja2, autoescaped) with small JavaScript modules from /static for what
 is live: the event log, the waiting panels, the citation popovers. The pages read research through
@@ -11,18 +11,18 @@ the owner check and the 404 for someone else's research are one function for bot
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
-from starlette.exceptions import HTTPException
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
@@ -35,6 +35,7 @@ from starter.web import auth, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
+from workflows import citations
 from workflows.events import EventKind
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult, StepStatus
 
@@ -58,10 +59,24 @@ STEP_WORDS = {
     StepStatus.COMPLETED.value: "done",
     StepStatus.SKIPPED.value: "skipped",
 }
-DONE = (StepStatus.COMPLETED.value, StepStatus.SKIPPED.value)
-#: A sign-in form is a token and a path: anything longer is not one.
-FORM_LIMIT = 8192
+#: A skipped step (the research was cancelled, a budget ran out) is not done: the bar says so.
+DONE = (StepStatus.COMPLETED.value,)
 RECENT = 10
+#: The report languages the home form offers (the API takes any ISO 639 code).
+LANGUAGES = [
+    ("auto", "the question's language"),
+    ("en", "English"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("pt", "Portuguese"),
+    ("nl", "Dutch"),
+    ("pl", "Polish"),
+    ("ja", "Japanese"),
+    ("zh", "Chinese"),
+    ("vi", "Vietnamese"),
+]
 
 
 class PageError(Exception):
@@ -86,6 +101,16 @@ async def home(request: Request) -> Response:
         recent = [_listed(item.model_dump()) for item in listed]
     except PageError as err:
         problem = f"Your research could not be listed: {err.message}"
+        if err.status == 503:  # Temporal is away: the library still knows what finished
+            try:
+                found = await _read(service.search_library(user, _backend(request), "", RECENT))
+                recent = [_listed(item.model_dump()) for item in found]
+                problem = (
+                    f"Running research cannot be listed now ({err.message}); "
+                    "your finished research from the library:"
+                )
+            except PageError:
+                pass
     return _page(
         request,
         "index.html",
@@ -94,13 +119,14 @@ async def home(request: Request) -> Response:
         recent=recent,
         recent_error=problem,
         depths=[d.value for d in Depth],
+        languages=LANGUAGES,
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )
 
 
 @router.get("/research/{research_id}", response_class=HTMLResponse)
-async def research(request: Request, research_id: str) -> Response:
+async def research(request: Request, research_id: str, ask: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     try:
@@ -109,6 +135,8 @@ async def research(request: Request, research_id: str) -> Response:
         return _error(request, user, err)
     found = view.live or view.result
     steps = found.plan.steps if found is not None and found.plan else []
+    live = view.live
+    waits = live.pending_review.value if live is not None and live.pending_review else None
     context: dict[str, Any] = {
         "id": research_id,
         "question": view.question,
@@ -123,7 +151,15 @@ async def research(request: Request, research_id: str) -> Response:
         "step_done": DONE,
         "planned": len(steps),
         "done": sum(1 for step in steps if step.status in DONE),
+        "skipped": sum(1 for step in steps if step.status == StepStatus.SKIPPED.value),
         "event_kinds": [k.value for k in EventKind],
+        "running": live is not None,
+        "pending_question": live.pending_question if live is not None else None,
+        "pending_review": waits,
+        "draft": render_markdown(clean(live.draft_report_markdown or ""))
+        if live is not None and waits == "report"
+        else None,
+        "critique": live.critique if live is not None and waits == "report" else None,
     }
     if view.result is not None:
         shown = _public(view.result, _backend(request))
@@ -131,6 +167,9 @@ async def research(request: Request, research_id: str) -> Response:
         from starter.web.standing_pages import research_context  # issue 32
 
         context.update(await research_context(_backend(request), user, shown))
+        context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
+    if context["follow_up_of"]:
+        context["earlier"] = await _earlier_question(request, user, context["follow_up_of"])
     return _page(request, "research.html", user, failure=view.failure, **context)
 
 
@@ -176,7 +215,7 @@ async def _fragment_source(request: Request, research_id: str) -> ResearchView |
 
 
 @router.get("/library", response_class=HTMLResponse)
-async def library(request: Request, q: str = "") -> Response:
+async def library(request: Request, q: str = "", deleted: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     q = q.strip()[:200]
@@ -186,63 +225,19 @@ async def library(request: Request, q: str = "") -> Response:
         entries = [_listed(item.model_dump()) for item in found]
     except PageError as err:
         problem = f"The library could not be searched: {err.message}"
-    return _page(request, "library.html", user, here="library", q=q, entries=entries, error=problem)
-
-
-# --- signing in ---------------------------------------------------------------------------------------
-
-
-@router.get("/signin", response_class=HTMLResponse)
-async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return _page(request, "signin.html", None, next=_local(next), error=None)
-
-
-@router.post("/signin", response_class=HTMLResponse)
-async def signin(request: Request) -> Response:
-    form = await _form(request)
-    target = _local(form.get("next", "/"))
-    refused = auth.cross_site_signin(request)  # login CSRF
-    if refused:
-        return HTMLResponse(refused, status_code=403)
-    try:
-        user = auth.check_token(form.get("token", "").strip())
-        if user is not None:
-            auth.signed_in(user)
-    except HTTPException as err:  # too many attempts
-        return _limited(request, target, err)
-    if user is None:
-        return _page(
-            request,
-            "signin.html",
-            None,
-            status=401,
-            next=target,
-            error="That access token is not valid. Check it and try again.",
-        )
-    response = RedirectResponse(target, status_code=303)
-    auth.start_session(response, user)
-    return response
-
-
-@router.post("/signout")
-async def signout(request: Request) -> Response:
-    form = await _form(request)
-    if auth.user_from_request(request) is not None and form.get("csrf") != auth.csrf_token(request):
-        return HTMLResponse(
-            "Refused: the form did not come from this site's page.", status_code=403
-        )
-    response = RedirectResponse("/signin", status_code=303)
-    auth.end_session(response)
-    return response
+    return _page(
+        request,
+        "library.html",
+        user,
+        here="library",
+        q=q,
+        entries=entries,
+        error=problem,
+        deleted=bool(deleted),
+    )
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-
-def _limited(request: Request, target: str, err: HTTPException) -> Response:
-    page = _page(request, "signin.html", None, status=429, next=target, error=str(err.detail))
-    page.headers.update(err.headers or {})
-    return page
 
 
 def _backend(request: Request) -> Backend:
@@ -320,9 +315,56 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "id": research_id,
         "report": render_report(result),
         "outcome": result.outcome.value,
-        "notes": result.notes,
+        "notes": unsaid_notes(result),
+        "suggestions": suggested_questions(result),
+        "revised": any(
+            r.target.value == "report" and r.decision.value == "revise" for r in result.reviews
+        ),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
+
+
+#: Headings that say where a report is, not what it is about: never a suggested next question.
+_NOT_A_TOPIC = re.compile(
+    r"^(summary|sources|references|notes?|conclusions?|introduction|overview|what changed\b)",
+    re.I,
+)
+
+
+def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
+    """Next questions a reader may ask: one per section the report has (its headings), as a
+    follow-up would put it."""
+    asked: list[str] = []
+    for line in result.report_markdown.splitlines():
+        heading = re.fullmatch(r"#{2,3}[ \t]+(.+?)[ \t#]*", line.strip())
+        if heading is None:
+            continue
+        topic = " ".join(heading.group(1).replace("\\[", "[").replace("\\]", "]").split())
+        topic = topic.rstrip("?.:")
+        if topic and not _NOT_A_TOPIC.match(topic) and len(asked) < most:
+            question = f"Tell me more about {topic[0].lower() + topic[1:] if topic[1:2].islower() else topic}"
+            if question not in asked:
+                asked.append(question)
+    return asked
+
+
+async def _earlier_question(request: Request, user: str, research_id: str) -> str | None:
+    """The question of the research this one follows up, when the user may see it."""
+    try:
+        return (await _view(request, user, research_id)).question
+    except PageError:
+        return None
+
+
+def unsaid_notes(result: ResearchResult) -> list[str]:
+    """The result's notes the report does not already say: the page shows each one once."""
+    said = " ".join(result.report_markdown.split())
+    return [
+        note
+        for note in result.notes
+        if " ".join(note.split()) not in said
+        and " ".join(citations.escape(note).split()) not in said
+    ]
 
 
 def _page(
@@ -358,17 +400,3 @@ def _fragment_error(err: PageError) -> Response:
 def _to_signin(request: Request) -> Response:
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
-
-
-def _local(target: str) -> str:
-    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > FORM_LIMIT:
-        return {}
-    return {
-        k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=10).items()
-    }

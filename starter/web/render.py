@@ -28,6 +28,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from starter.exports.markup import without_sources_list
+from starter.exports.names import literal_names
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult, Source, VerificationSummary
 
@@ -158,23 +160,12 @@ class RenderedReport:
 
 def render_report(result: ResearchResult) -> RenderedReport:
     known = {s.id: s.url for s in result.sources}
-    markdown = without_title(without_sources_section(result.report_markdown), result.query)
+    markdown = without_title(without_sources_list(result.report_markdown), result.query)
     body = render_markdown(markdown, known)
     return RenderedReport(
         body,
         [source_card(result, s) for s in result.sources],
         verification_text(result.verification),
-    )
-
-
-def without_sources_section(markdown: str) -> str:
-    """The report without its own sources list: the page lists the sources itself, marked and
-    anchored (a heading "Sources" or "References" at any level, up to the next heading)."""
-    return (
-        re.sub(
-            r"(?ims)^#{1,6}[ \t]*(sources|references)\b.*?(?=^#{1,6}[ \t]|\Z)", "", markdown
-        ).rstrip()
-        + "\n"
     )
 
 
@@ -238,7 +229,7 @@ def _clip(text: str) -> str:
 
 
 def _markdown(known: Mapping[int, str]) -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md = literal_names(MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"]))
     md.validateLink = lambda url: bool(web_link(url) or _IN_PAGE.match(url))
     md.core.ruler.push("page_headings_and_alignment", _shift_headings_and_align)
 

@@ -36,7 +36,7 @@ from starter.web.models import (
     ResearchView,
     Steered,
 )
-from workflows.models import ResearchResult
+from workflows.models import ResearchResult, Stage
 
 #: How long an answer or a review may wait for a worker to take it.
 UPDATE_S = 10.0
@@ -75,6 +75,8 @@ async def view(research: Research, app: Backend) -> ResearchView:
     if research.running and research.handle is not None:
         return ResearchView(**head, live=await within(research_client.status(research.handle)))
     result, failure = await closed_result(research, app)
+    if result is not None and result.outcome is Stage.CANCELLED:
+        head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
     return ResearchView(**head, result=result, failure=failure)
 
 
@@ -147,7 +149,9 @@ async def list_research(
 
 async def search_library(user: str, app: Backend, text: str, limit: int) -> list[LibraryItem]:
     entries = await app.library(
-        lambda url: store.list_research(url, contains=text.strip() or None, limit=limit, owner=user)
+        lambda url: store.list_research(
+            url, contains=text.strip() or None, limit=limit, owner=user, about=True
+        )
     )
     return [
         LibraryItem(
@@ -163,6 +167,13 @@ async def search_library(user: str, app: Backend, text: str, limit: int) -> list
         )
         for e in entries
     ]
+
+
+async def delete_stored(user: str, app: Backend, research_id: str) -> None:
+    """Remove USER's research from the library; 404 when none of USER's has that id."""
+    gone = await app.library(lambda url: store.delete_research(url, research_id, user))
+    if not gone:
+        raise ApiError(404, f"no research with id {research_id} in your library")
 
 
 def utc(moment: datetime | None) -> str | None:

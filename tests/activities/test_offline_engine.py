@@ -954,3 +954,21 @@ async def test_a_report_asked_in_another_language_says_the_offline_engine_cannot
     assert said in german.markdown and german.markdown.count("German") == 1  # once, near the top
     assert german.markdown.index(said) < german.markdown.index("## Summary")
     assert "cannot translate" not in english.markdown
+
+
+@pytest.mark.parametrize(
+    "point, subject",
+    [
+        # issue 31, item 14: "Tell me more about the second point" was titled "... about statement"
+        ("The with statement is used to wrap the execution of a block [2].", "the with statement"),
+        ("The event loop runs tasks and callbacks [1].", "event loop"),
+        ("BM25 ranks by term frequency [3].", "BM25"),
+    ],
+)
+def test_a_point_is_named_by_the_words_that_name_it(point: str, subject: str) -> None:
+    from activities.offline_engine.questions import _with_point, point_subject
+
+    assert point_subject(point) == subject
+    assert _with_point("Tell me more about the second point", point) == (
+        f"Tell me more about {subject}"
+    )

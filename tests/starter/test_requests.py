@@ -121,7 +121,7 @@ def test_the_messages_show_the_value_as_given() -> None:
 @pytest.mark.parametrize(
     "values, message",
     [
-        ({}, "the question is empty or too short (at least 3 characters)"),
+        ({}, "question is required: text of 3 to 5000 characters"),
         ({QUESTION: " ab "}, "the question is empty or too short (at least 3 characters)"),
         ({QUESTION: "x" * 5001}, "the question is too long (5001 characters, at most 5000)"),
         ({QUESTION: 42}, "invalid question 42: use text of 3 to 5000 characters"),

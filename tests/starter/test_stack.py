@@ -165,3 +165,38 @@ def test_make_dev_takes_the_next_free_port_when_the_web_port_is_in_use() -> None
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     assert free_web_port(free) == free
+
+
+def test_a_port_in_use_is_refused_in_one_line_not_shared() -> None:
+    """Issue 31, item 8: another Temporal server on the port would take this run's tasks."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        for command in ("demo", "dev"):
+            done = subprocess.run(
+                [sys.executable, "-m", "starter.stack", command, "--port", str(port)],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2, done
+            assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1, done.stderr
+            assert "already in use" in done.stderr and "--share" in done.stderr
+
+
+def test_with_tokens_the_demo_research_belongs_to_a_token_user(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 31, item 9: a research of `local` would answer 404 to every signed-in user."""
+    from starter import stack
+
+    monkeypatch.setenv("RESEARCH_API_TOKENS", "alice:alice-token-0123456789abcdef")
+    monkeypatch.delenv("RESEARCH_USER", raising=False)
+    assert stack.token_user() == "alice"
+    assert "belongs to alice" in " ".join(
+        stack.demo_epilogue(3, 0, 8233, "demo-1", "alice").split()
+    )
+    monkeypatch.setenv("RESEARCH_USER", "alice")
+    assert stack.token_user() is None
+    monkeypatch.delenv("RESEARCH_API_TOKENS")
+    assert stack.token_user() is None

@@ -392,7 +392,9 @@ async def test_ctrl_c_leaves_the_research_running_and_says_how_to_reattach(
             assert line, seen.decode()
             seen += line
         proc.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(proc.communicate(), 20)
+        # A bound, not a pace: on a busy 2-core machine the CLI's exit (its RPCs cancelled, the
+        # connection closed) has taken longer than 20 s (issue 31, item 18).
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
         run = checked(Run(proc.returncode or 0, out.decode(), seen.decode() + err.decode()))
         assert run.code == 130
         assert f"research {wid} keeps running; reattach with `{program()} result {wid}`" in run.err

@@ -153,7 +153,7 @@ def browse(scenario: Callable[[Any, Seen], T], **context: Any) -> T:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_context(
-                viewport={"width": 1280, "height": 860}, **context
+                **{"viewport": {"width": 1280, "height": 860}, **context}
             ).new_page()
             page.set_default_timeout(20_000)
             seen = Seen()

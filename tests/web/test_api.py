@@ -61,7 +61,7 @@ def closed(body: dict[str, Any]) -> bool:
 @pytest.mark.parametrize(
     "body, message",
     [
-        ({}, "the question is empty or too short (at least 3 characters)"),
+        ({}, "question is required: text of 3 to 5000 characters"),
         ({"question": "ab"}, "the question is empty or too short (at least 3 characters)"),
         ({"question": "x" * 5001}, "the question is too long (5001 characters, at most 5000)"),
         ({"question": 42}, "invalid question 42: use text of 3 to 5000 characters"),

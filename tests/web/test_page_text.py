@@ -12,10 +12,11 @@ import pytest
 
 from starter.exports import export
 from starter.exports.markup import HTML_CSP
-from starter.web import deps
+from starter.web import deps, pages
+from starter.web.models import ResearchView
 from tests.web.conftest import WebServer, WebWorker, one_line_error, start
 from tests.web.reports import _result, store_research
-from workflows.models import Source
+from workflows.models import Depth, QueryMode, ResearchStatus, ReviewTarget, Source, Stage
 from workflows.standing import Changes, SourceRef
 
 CONTROLS = "\u202e\u2066\u2069\u200b\u2060\ufeff"
@@ -110,3 +111,36 @@ async def test_a_standing_runs_changes_and_previous_report_have_no_controls_and_
     assert "What changed since the previous run" in page and "new.md" in page
     assert not any(c in page for c in CONTROLS), [c for c in CONTROLS if c in page]
     assert "/srv/secret" not in page and STDLIB not in page
+
+
+async def test_the_draft_under_review_is_cleaned_on_the_page_and_in_its_fragment(
+    web_server: WebServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = ResearchStatus(
+        query="What do controls do?",
+        stage=Stage.AWAITING_REPORT_REVIEW,
+        stage_history=[],
+        pending_question=None,
+        clarification_count=0,
+        plan=None,
+        current_step_index=0,
+        plan_iterations=0,
+        reflections=[],
+        sources_count=0,
+        depth=Depth.LIGHT,
+        mode=QueryMode.DEEP,
+        pending_review=ReviewTarget.REPORT,
+        draft_report_markdown=f"# Draft\n\nPay to evil{CONTROLS[0]}lanigiro and gather{CONTROLS[3]}ing.",
+        owner="alice",
+    )
+
+    async def waiting(research_id: str, user: str, app: object) -> ResearchView:
+        return ResearchView(id=research_id, owner=user, status="running", live=live)
+
+    monkeypatch.setattr(pages, "_owned_view", waiting)
+    async with web_server.client("alice") as alice:
+        page = (await alice.get("/research/research-waiting")).text
+        fragment = (await alice.get("/research/research-waiting/draft-fragment")).text
+    for text in (page, fragment):
+        assert "lanigiro" in text
+        assert not any(c in text for c in CONTROLS), [c for c in CONTROLS if c in text]

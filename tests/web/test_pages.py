@@ -237,7 +237,7 @@ async def test_the_home_page_names_its_controls(open_web_server: WebServer) -> N
         if tag in ("textarea", "select", "input") and "id" in attrs
     }
     assert controls <= labels and {"question", "depth", "review-plan"} <= controls
-    assert [o["value"] for o in page.all("option")] == ["auto", "light", "medium", "extended"]
+    assert [o["value"] for o in page.all("option")][:4] == ["auto", "light", "medium", "extended"]
     assert page.all("meta")[2]["name"] == "csrf-token" and page.all("meta")[2]["content"]
 
 

@@ -1,8 +1,10 @@
 // The home page: "Start research" posts the question and opens the research's page.
 import { busy, postJson } from "./api.js";
+import { submitOnCtrlEnter } from "./keys.js";
 
 const form = document.getElementById("ask");
 const errors = document.getElementById("ask-error");
+submitOnCtrlEnter(form);
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
@@ -11,6 +13,9 @@ form.addEventListener("submit", async (event) => {
     question: form.elements.question.value,
     depth: form.elements.depth.value,
     review_plan: form.elements.review_plan.checked,
+    review_report: form.elements.review_report.value,
+    mode: form.elements.mode.value,
+    language: form.elements.language.value,
   };
   await busy(button, errors, async () => {
     const created = await postJson("/api/research", body);

@@ -92,12 +92,18 @@ function unavailable(message) {
   return `The research is not answering${data.reason ? ` (${data.reason})` : ""}: still trying…`;
 }
 
+// A stage's name as words ("awaiting plan review"), as the page's stage line says it.
+function shownText(event) {
+  if (event.kind !== "stage") return event.text;
+  return event.text.replace(/^[a-z_]+/, (name) => name.replace(/_/g, " "));
+}
+
 function append(log, list, event) {
   const at = new Date(event.at);
   const item = element("li", { "data-seq": String(event.seq), class: `event kind-${event.kind}` });
   const time = element("time", { datetime: event.at }, isNaN(at) ? "" : at.toLocaleTimeString());
   item.append(time, " ", element("span", { class: "kind" }, event.kind.replace(/_/g, " ")), " ",
-    element("span", { class: "text" }, event.text));
+    element("span", { class: "text" }, shownText(event)));
   const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
   list.append(item);
   if (atBottom) log.scrollTop = log.scrollHeight;

@@ -20,15 +20,18 @@ export function renderPlan(list, plan) {
   if (!steps.length) list.append(element("li", { class: "step-none" }, "No plan yet."));
 }
 
-export function renderProgress(bar, plan, finished) {
+export function renderProgress(bar, plan) {
   const steps = plan ? plan.steps : [];
   const done = steps.filter((s) => DONE.includes(s.status)).length;
+  const skipped = steps.filter((s) => s.status === "skipped").length;
   const planned = steps.length;
+  // A skipped step (cancelled, out of budget) is not done: a cancelled plan is not a full bar.
+  const text = planned ? `${done} of ${planned} steps done${skipped ? `, ${skipped} skipped` : ""}` : "no plan yet";
   bar.setAttribute("aria-valuemax", String(Math.max(planned, 1)));
   bar.setAttribute("aria-valuenow", String(done));
-  bar.setAttribute("aria-valuetext", planned ? `${done} of ${planned} steps done` : "no plan yet");
-  const share = planned ? done / planned : finished ? 1 : 0;
+  bar.setAttribute("aria-valuetext", text);
+  const share = planned ? done / planned : 0;
   bar.querySelector(".bar").style.width = `${Math.round(share * 100)}%`;
   const label = document.getElementById("progress-text");
-  if (label) label.textContent = planned ? `${done} of ${planned} steps done` : "no plan yet";
+  if (label) label.textContent = text;
 }

@@ -4,6 +4,7 @@
 // it is shown with the native popover API, in the top layer, beside the link.
 
 const HIDE_DELAY_MS = 200;
+const TOUCH = window.matchMedia("(hover: none)");
 
 export function citationPopovers(root) {
   const state = { open: null, timer: null };
@@ -17,6 +18,20 @@ export function citationPopovers(root) {
   root.addEventListener("focusin", (event) => { if (cite(event)) show(state, cite(event)); });
   root.addEventListener("focusout", (event) => { if (cite(event)) hideSoon(state); });
   document.addEventListener("keydown", (event) => { if (event.key === "Escape") hide(state); });
+  // A touch screen has no hover: a tap on a citation shows its card (a second tap on the same
+  // citation goes to the source in the list); a tap anywhere else closes it.
+  root.addEventListener("click", (event) => {
+    const link = cite(event);
+    if (!link || !TOUCH.matches) return;
+    const target = document.getElementById(link.getAttribute("aria-describedby") || "");
+    if (state.open && state.open === target && state.tapped === link) return;
+    event.preventDefault();
+    show(state, link);
+    state.tapped = link;
+  });
+  document.addEventListener("click", (event) => {
+    if (TOUCH.matches && state.open && !cite(event) && !card(event)) hide(state);
+  });
   window.addEventListener("scroll", () => hide(state), { passive: true });
 }
 

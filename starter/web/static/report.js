@@ -5,17 +5,21 @@ import { citationPopovers } from "./popover.js";
 
 const RETRY_MS = [500, 1000, 2000, 4000];
 
-export async function showReport(area, id) {
-  if (area.dataset.loading) return;
-  area.dataset.loading = "yes";
-  if (!area.querySelector("[data-report]") && !(await load(area, id))) {
-    delete area.dataset.loading;
-    return;
+let shown = null;
+
+// The report in place, once: every caller waits for the same load (a failed one may be retried).
+export function showReport(area, id) {
+  if (!shown) {
+    shown = place(area, id).then((ok) => { if (!ok) shown = null; });
   }
-  if (area.dataset.wired) return;
-  area.dataset.wired = "yes";
+  return shown;
+}
+
+async function place(area, id) {
+  if (!area.querySelector("[data-report]") && !(await load(area, id))) return false;
   citationPopovers(area);
   followUp(area, id);
+  return true;
 }
 
 // The report is stored as the research closes: a moment after its last event, it may not be there yet.
@@ -37,6 +41,12 @@ async function load(area, id) {
 function followUp(area, id) {
   const form = area.querySelector("#follow-up");
   if (!form) return;
+  // A suggested next question fills the box, to edit and ask (without JavaScript: a reload does).
+  area.querySelectorAll("a.suggestion").forEach((link) => link.addEventListener("click", (event) => {
+    event.preventDefault();
+    form.elements.question.value = link.textContent;
+    form.elements.question.focus();
+  }));
   const errors = form.querySelector(".error");
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

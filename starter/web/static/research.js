@@ -1,11 +1,12 @@
 // The research page: the stage, the progress bar, the plan, the live log, what the research
 // waits for, and at the end the report. The log is the stream of events; each event that changes
 // the picture asks for the research's status once (several close together: once).
-import { getJson, say } from "./api.js";
+import { busy, getJson, postJson, say } from "./api.js";
 import { openLog } from "./log.js";
 import { renderPlan, renderProgress } from "./plan.js";
 import { showReport } from "./report.js";
 import { renderWaiting } from "./waiting.js";
+import { submitOnCtrlEnter } from "./keys.js";
 
 const REFRESH_ON = new Set(["stage", "plan", "step_started", "step_done", "question", "answer",
   "review_requested", "review", "refinement", "verification", "done"]);
@@ -16,39 +17,72 @@ let timer = null;
 
 async function refresh() {
   try {
-    update(await getJson(`/api/research/${encodeURIComponent(id)}`));
+    await update(await getJson(`/api/research/${encodeURIComponent(id)}`));
     say(part("status-error"), null);
   } catch (error) {
     say(part("status-error"), new Error(`The research's status could not be read: ${error.message}`));
   }
 }
 
-function refreshSoon() {
+function refreshSoon(delay = 150) {
   clearTimeout(timer);
-  timer = setTimeout(refresh, 150);
+  timer = setTimeout(refresh, delay);
 }
 
-function update(status) {
+// The stages a research ends in: while its result is being stored, the status still says it runs.
+const ENDED = new Set(["completed", "cancelled", "failed"]);
+
+async function update(status) {
   const stage = status.outcome || status.stage || "";
   // Closed: the API shows its result (with `outcome`), or says it is no longer running. A stage
   // of "completed" alone is the last moment of a running research, before its result is stored.
   const done = Boolean(status.outcome) || Boolean(status.status && status.status !== "running");
+  stopControl(status, done);
+  renderWaiting(part("waiting"), id, done ? {} : status, refresh);
+  if (!done && ENDED.has(stage)) {
+    // Its last moment: the plan and the stage change together with the report, never before it.
+    showStage("finishing");
+    refreshSoon(300);
+    return;
+  }
+  if (done) {
+    await showReport(part("report-area"), id);
+    main.classList.add("research-done");
+  }
   showStage(stage);
   renderPlan(part("plan-steps"), status.plan);
-  renderProgress(part("progress"), status.plan, done);
-  renderWaiting(part("waiting"), id, done ? {} : status, refresh);
-  if (done) showReport(part("report-area"), id);
+  renderProgress(part("progress"), status.plan);
 }
 
 function showStage(stage) {
   if (stage) part("stage").textContent = stage.replace(/_/g, " ");
 }
 
+// "Cancel research" on any running research; the plan review has its own.
+function stopControl(status, done) {
+  const form = part("stop");
+  if (!form) return;
+  form.hidden = done || status.pending_review === "plan";
+  if (form.dataset.wired) return;
+  form.dataset.wired = "yes";
+  const button = form.querySelector("button");
+  const errors = part("status-error");
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    busy(button, errors, async () => {
+      await postJson(`/api/research/${encodeURIComponent(id)}/cancel`, {});
+      refresh();
+    });
+  });
+}
+
 // A finished research's page comes with its report: its popovers work before anything is fetched.
 if (part("report-area").querySelector("[data-report]")) showReport(part("report-area"), id);
+submitOnCtrlEnter(main);
 openLog(id, part("log"), part("log-state"), {
   onEvent(event) {
-    if (event.kind === "stage" && event.data && event.data.stage) showStage(event.data.stage);
+    const stage = event.kind === "stage" && event.data && event.data.stage;
+    if (stage) showStage(ENDED.has(stage) ? "finishing" : stage);
     if (REFRESH_ON.has(event.kind)) refreshSoon();
   },
   onEnd() {

@@ -14,10 +14,23 @@ export function waitingKey(status) {
 export function renderWaiting(section, id, status, changed) {
   const key = waitingKey(status);
   if (key === (section.dataset.key || "")) return;
+  // Focus nowhere in particular (the page just opened) or in the panel that goes: it moves to
+  // the new panel's first field, or, when nothing waits any more, to the progress log.
+  const active = document.activeElement;
+  const log = document.getElementById("log");
+  const move = !active || active === document.body || section.contains(active)
+    || (active === log && section.dataset.moved === "yes");
+  delete section.dataset.moved;
   section.dataset.key = key;
   section.replaceChildren();
   section.hidden = !key;
-  if (!key) return;
+  if (!key) {
+    if (move) {
+      log.focus();
+      section.dataset.moved = "yes";  // the next question or review takes it back
+    }
+    return;
+  }
   if (status.pending_question) {
     clarification(section, id, status, changed);
   } else if (status.pending_review === "plan") {
@@ -25,12 +38,14 @@ export function renderWaiting(section, id, status, changed) {
   } else {
     reportReview(section, id, status, changed);
   }
+  const first = section.querySelector("input, textarea");
+  if (move && first) first.focus();
 }
 
 function clarification(section, id, status, changed) {
   heading(section, "The research asks you");
   section.append(element("p", { class: "asked" }, status.pending_question));
-  const form = element("form", { class: "answer" });
+  const form = element("form", { class: "answer", "data-ctrl-enter": "" });
   const [wrap, input] = field("clarification-answer", "Your answer");
   input.required = true;
   const button = element("button", { type: "submit" }, "Send answer");
@@ -74,7 +89,10 @@ function reportReviewForm(section, id, changed) {
   const errors = element("p", { class: "error", role: "alert", hidden: "" });
   const actions = element("div", { class: "actions" });
   actions.append(approve, revise);
-  form.append(wrap, actions, errors);
+  const final = element("p", { class: "help", id: "revise-help" },
+    "Revise report rewrites it once with your feedback; that revision is final: you are not asked again.");
+  revise.setAttribute("aria-describedby", "revise-help");
+  form.append(wrap, actions, final, errors);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     send(id, approve, errors, { decision: "approve", feedback: feedback.value }, changed);

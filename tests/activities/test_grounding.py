@@ -1,0 +1,190 @@
+"""The verifier's hand on what a model writes (activities/openai_engine/grounding.py), through the
+real engine against a scripted endpoint: what a small model writes that its sources do not hold
+never reaches a reader, and what a good model writes is kept as it wrote it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from activities.openai_engine import OpenAIEngine
+from tests.activities.test_openai_engine import (  # noqa: F401 - fixtures
+    FakeLLM,
+    clean_env,
+    completion,
+    engine,
+    llm,
+)
+from workflows.activity_models import (
+    ClaimCheck,
+    ObserveInput,
+    PlanInput,
+    SynthesizeInput,
+    VerifyClaimsInput,
+    WriteQueriesInput,
+)
+from workflows.models import Evidence, Passage, Plan, PlanStep, Source
+
+OWNERSHIP = (
+    "Every value in a Rust program has exactly one owner. When the owner goes out of scope, "
+    "the value is dropped and its memory is freed."
+)
+MOVES = "Assigning a String to another variable moves ownership; the first variable can no longer be used."
+PASSAGES = [
+    Passage(source_id=1, title="Ownership", url="file:///notes/ownership.md", text=OWNERSHIP),
+    Passage(source_id=2, title="Moves", url="file:///notes/moves.md", text=MOVES),
+]
+QUESTION = "How does ownership work in Rust?"
+
+
+def observed(text: str, ids: list[int]) -> Any:
+    return completion(
+        {
+            "observation": text,
+            "source_ids": ids,
+            "needs_more": False,
+            "suggested_agent": None,
+            "suggested_query": None,
+        }
+    )
+
+
+async def test_an_observation_the_sources_bear_out_is_kept_as_the_model_wrote_it(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    text = "Each value in Rust has exactly one owner [1]. Assigning a String moves ownership [2]."
+    llm.replies = [observed(text, [1, 2])]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=PlanStep(title="Ownership rules"), passages=PASSAGES)
+    )
+    assert out.observation == text
+
+
+async def test_a_small_models_observation_is_replaced_by_the_sources_own_sentences(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        observed("{2} is a rule that prevents data being borrowed on assignment [1].", [2])
+    ]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=PlanStep(title="Ownership moves"), passages=PASSAGES)
+    )
+    assert "prevents data being borrowed" not in out.observation
+    assert "moves ownership" in out.observation and "[2]" in out.observation  # its chosen source
+    assert out.source_ids == [2]
+
+
+async def test_a_report_of_words_the_sources_do_not_hold_is_quoted_from_them_and_says_so(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion(
+            {
+                "markdown": "# Report\n\nRust is a language of spaceships [1].",
+                "claims": [{"text": "Rust is a language of spaceships.", "source_ids": [1]}],
+            }
+        )
+    ]
+    evidence = [
+        Evidence(source_id=1, position=0, text=OWNERSHIP),
+        Evidence(source_id=2, position=0, text=MOVES),
+    ]
+    sources = [Source(id=p.source_id, url=p.url, title=p.title) for p in PASSAGES]
+    plan_step = PlanStep(
+        title="Ownership rules",
+        observation="Every value in a Rust program has exactly one owner [1].",
+        source_ids=[1],
+        status="completed",
+    )
+
+    out = await engine.synthesize(
+        SynthesizeInput(
+            query=QUESTION,
+            plan=Plan(title="Ownership", steps=[plan_step]),
+            sources=sources,
+            evidence=evidence,
+        )
+    )
+    assert "spaceships" not in out.markdown
+    assert "exactly one owner [1]" in out.markdown
+    assert "quoted from those sources" in out.markdown
+    assert "no LLM" not in out.markdown  # the offline engine's own footer does not apply
+    assert out.claims and all(c.source_ids for c in out.claims)
+
+
+async def test_a_plan_of_schema_words_is_made_up_by_the_engines_planner(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion(
+            {
+                "title": "StepDraft",
+                "thought": "t",
+                "steps": [
+                    {
+                        "title": "StepDraft",
+                        "description": "ownership in Rust",
+                        "queries": ["$defs"],
+                    },
+                    {"title": "Title", "description": "d", "queries": []},
+                ],
+            }
+        )
+    ]
+    plan = await engine.plan(
+        PlanInput(
+            query=QUESTION,
+            background="",
+            completed_steps=[],
+            min_steps=1,
+            max_steps=3,
+            iteration=1,
+        )
+    )
+    titles = [s.title for s in plan.steps]
+    assert plan.title != "StepDraft" and "StepDraft" not in titles and "Title" not in titles
+    assert titles and all("ownership" in t.lower() or "rust" in t.lower() for t in titles)
+
+
+async def test_queries_about_nothing_asked_are_replaced_and_sensible_ones_kept(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion({"queries": ["$defs/Steps", "Title"]}),
+        completion({"queries": ["rust ownership rules", "borrow checker"]}),
+    ]
+    replaced = await engine.write_queries(WriteQueriesInput(query=QUESTION, max_queries=2))
+    kept = await engine.write_queries(WriteQueriesInput(query=QUESTION, max_queries=2))
+    assert "$defs/Steps" not in replaced.queries and replaced.queries
+    assert kept.queries == ["rust ownership rules", "borrow checker"]  # one is on topic: all kept
+
+
+async def test_a_judge_never_sinks_a_claim_that_stands_word_for_word_in_its_source(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion(
+            {
+                "verdicts": [
+                    {"index": 0, "verdict": "unsupported", "reason": "no"},
+                    {"index": 1, "verdict": "unsupported", "reason": "made up"},
+                ]
+            }
+        )
+    ]
+    out = await engine.verify_claims(
+        VerifyClaimsInput(
+            query=QUESTION,
+            claims=[
+                ClaimCheck(
+                    index=0,
+                    text="Every value in a Rust program has exactly one owner.",
+                    source_ids=[1],
+                ),
+                ClaimCheck(index=1, text="Rust values live forever.", source_ids=[1]),
+            ],
+            evidence=[Evidence(source_id=1, position=0, text=OWNERSHIP)],
+            sources=[],
+        )
+    )
+    verdicts = {v.index: v.verdict.value for v in out.verdicts}
+    assert verdicts == {0: "supported", 1: "unsupported"}

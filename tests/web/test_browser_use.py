@@ -1,0 +1,221 @@
+"""The research page as people use it (issue 31), in a real browser: a Stop button on any running
+research (3); the stage, plan and report change together at the end, never a stale plan beside
+"completed" (5); the keyboard: focus lands where the page asks something and after Approve plan,
+Ctrl+Enter sends, stage names are words (15); a phone: one header line, whole steps, a tap on a
+citation shows its card (12, 16); without JavaScript the forms still start and answer (4).
+
+Screenshots of the changed pages at 1300 and 400 px go to docs/screenshots/ (`*-1300.png`,
+`*-400.png`) when SCREENSHOTS_DIR is set, as the README's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser_support import Seen, in_browser, shoot
+from tests.web.conftest import WebServer, WebWorker
+from tests.web.reports import showcase_result, store_research
+
+pytestmark = pytest.mark.e2e
+PHONE = {"viewport": {"width": 400, "height": 860}, "has_touch": True, "is_mobile": True}
+WIDE = {"viewport": {"width": 1300, "height": 900}}
+#: Whenever the stage line changes: what else the page shows at that moment.
+WATCH_STAGE = """
+window.stages = [];
+document.addEventListener("DOMContentLoaded", () => {
+  const stage = document.getElementById("stage");
+  if (!stage) return;
+  new MutationObserver(() => window.stages.push({
+    stage: stage.textContent,
+    report: Boolean(document.querySelector("[data-report]")),
+    inProgress: document.querySelectorAll("#plan-steps .step-in_progress").length,
+    progress: document.getElementById("progress-text").textContent,
+  })).observe(stage, { childList: true, characterData: true, subtree: true });
+});
+"""
+
+
+def ask(page: Any, question: str, review_plan: bool = False) -> str:
+    page.get_by_role("textbox", name="Question").fill(question)
+    page.get_by_role("combobox", name="Depth").select_option("light")
+    page.get_by_role("checkbox", name="Review the plan before research starts").set_checked(
+        review_plan
+    )
+    page.get_by_role("button", name="Start research").click()
+    page.wait_for_url(re.compile(r"/research/[^/]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def stop_and_finish(server: WebServer, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.add_init_script(WATCH_STAGE)
+        page.goto(server.url + "/")
+        ask(page, "A slow look at how lighthouse keepers lived")
+        stop = page.get_by_role("button", name="Cancel research")
+        stop.wait_for()
+        page.locator("#log li.kind-step_started").first.wait_for(timeout=30_000)
+        shoot(page, "running-1300", folder)
+        stop.click()
+        page.get_by_role("region", name="Report").wait_for(timeout=60_000)
+        page.wait_for_function("document.getElementById('stage').textContent === 'cancelled'")
+        got: dict[str, Any] = {
+            "cancelled_stop": stop.is_visible(),
+            "cancelled_progress": page.locator("#progress-text").inner_text(),
+        }
+        page.goto(server.url + "/")
+        ask(page, "A slow look at how lighthouse lamps were lit")
+        page.get_by_role("region", name="Report").wait_for(timeout=60_000)
+        page.wait_for_function("document.getElementById('stage').textContent === 'completed'")
+        got["stages"] = page.evaluate("window.stages")
+        got["stop_after"] = page.get_by_role("button", name="Cancel research").count()
+        got["problems"] = seen.problems()
+        return got
+
+    return scenario
+
+
+async def test_a_running_research_stops_and_a_finished_one_changes_all_at_once(
+    open_web_server: WebServer, tmp_path: Path
+) -> None:
+    got = await in_browser(stop_and_finish(open_web_server, tmp_path), **WIDE)
+
+    assert got["cancelled_stop"] is False
+    assert re.match(r"\d+ of \d+ steps done", got["cancelled_progress"])
+    completed = [s for s in got["stages"] if s["stage"] == "completed"]
+    assert completed, got["stages"]
+    assert all(s["report"] and s["inProgress"] == 0 for s in completed), completed
+    assert got["stop_after"] == 0 and got["problems"] == []
+
+
+def keyboard(server: WebServer) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(server.url + "/")
+        page.get_by_role("checkbox", name="Review the plan before research starts").check()
+        question = page.get_by_role("textbox", name="Question")
+        question.focus()
+        page.keyboard.type("Clarify first: how did lighthouse keepers live?")
+        page.keyboard.press("Control+Enter")
+        page.wait_for_url(re.compile(r"/research/[^/]+$"))
+        answer = page.get_by_role("textbox", name="Your answer")
+        answer.wait_for()
+        page.locator("#clarification-answer:focus").wait_for()
+        page.keyboard.type("Their daily work and food")
+        page.keyboard.press("Control+Enter")
+        page.get_by_role("textbox", name="Step 1 title").wait_for()
+        page.locator("#step-1-title:focus").wait_for()
+        page.get_by_role("button", name="Approve plan").focus()
+        page.keyboard.press("Enter")
+        page.get_by_role("button", name="Approve plan").wait_for(state="detached")
+        page.locator("#log:focus").wait_for()
+        page.get_by_role("region", name="Report").wait_for(timeout=60_000)
+        return {
+            "stages": page.locator("#log li.kind-stage .text").all_inner_texts(),
+            "problems": seen.problems(),
+        }
+
+    return scenario
+
+
+async def test_the_keyboard_sends_with_ctrl_enter_and_focus_follows_what_is_asked(
+    open_web_server: WebServer,
+) -> None:
+    got = await in_browser(keyboard(open_web_server), **WIDE)
+
+    assert "awaiting plan review" in got["stages"], got["stages"]
+    assert not [text for text in got["stages"] if "_" in text.split(":")[0]]
+    assert got["problems"] == []
+
+
+def phone(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(server.url + "/")
+        shoot(page, "home-400", folder, full_page=True)
+        header = page.locator("header.site").bounding_box()
+        page.goto(f"{server.url}/research/{research_id}")
+        report = page.get_by_role("region", name="Report")
+        report.wait_for()
+        page.locator("#log-state").wait_for(state="visible")  # the stream ended: nothing redraws
+        status, title = page.evaluate(
+            """() => ["status", "title"].map((part) => {
+              const box = document.querySelector(`#plan-steps .step-${part}`).getBoundingClientRect();
+              return { y: box.y, height: box.height, width: box.width };
+            })"""
+        )
+        citation = report.locator("a.cite").first
+        citation.scroll_into_view_if_needed()
+        before = page.url
+        citation.tap()
+        card = page.locator(".source-card:popover-open")
+        card.wait_for()
+        shoot(page, "report-400", folder)
+        got = {
+            "header": header["height"],
+            "title_below_status": title["y"] >= status["y"] + status["height"] - 1,
+            "title_width": title["width"],
+            "card": card.inner_text(),
+            "url_kept": page.url == before,
+            "height": page.evaluate("document.documentElement.scrollHeight"),
+            "sideways": page.evaluate(
+                "document.documentElement.scrollWidth > document.documentElement.clientWidth"
+            ),
+        }
+        page.locator("h1").tap()
+        card.wait_for(state="hidden")
+        shoot(page, "research-400-full", folder, full_page=True)
+        return {**got, "problems": seen.problems()}
+
+    return scenario
+
+
+async def test_a_phone_has_one_header_line_whole_steps_and_citation_cards_on_tap(
+    open_web_server: WebServer, web_worker: WebWorker, tmp_path: Path
+) -> None:
+    research_id = store_research(web_worker.db_url, showcase_result(), "phone")
+    got = await in_browser(phone(open_web_server, research_id, tmp_path), **PHONE)
+
+    assert got["header"] < 60, got["header"]
+    assert got["title_below_status"] and got["title_width"] > 300
+    assert "Evidence quoted from it" in got["card"] and got["url_kept"]
+    assert not got["sideways"] and got["problems"] == []
+
+
+def without_javascript(server: WebServer, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(server.url + "/")
+        page.get_by_role("textbox", name="Question").fill("Clarify: how were lighthouse lamps lit?")
+        page.get_by_role("button", name="Start research").click()
+        page.wait_for_url(re.compile(r"/research/[^/?]+$"))
+        answer = page.get_by_role("textbox", name="Your answer")
+        for _ in range(100):  # nothing updates by itself: a person reloads
+            if answer.count():
+                break
+            page.wait_for_timeout(200)
+            page.reload()
+        asked = page.locator(".asked").inner_text()
+        shoot(page, "clarification-nojs-1300", folder)
+        answer.fill("Oil and later electric lamps")
+        page.get_by_role("button", name="Send answer").click()
+        page.wait_for_url(re.compile(r"/research/[^/?]+$"))
+        stop = page.get_by_role("button", name="Cancel research")
+        return {
+            "asked": asked,
+            "note": page.locator("noscript, .notice").all_inner_texts(),
+            "stop": stop.count(),
+            "url": page.url,
+        }
+
+    return scenario
+
+
+async def test_without_javascript_the_forms_start_and_answer(open_web_server: WebServer) -> None:
+    got = await in_browser(
+        without_javascript(open_web_server, Path(".")), java_script_enabled=False, **WIDE
+    )
+
+    assert "Clarify: how were lighthouse lamps lit?" in got["asked"]
+    assert any("JavaScript is off" in text for text in got["note"]), got["note"]
+    assert "?" not in got["url"]
