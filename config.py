@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
+    #: Host names the web app answers to without access control, besides localhost and the
+    #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
+    research_allowed_hosts: str = ""
+    #: The web app's own state (the open mode's random CSRF secret), under this folder.
+    research_data_dir: Path = Path(".data")
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed

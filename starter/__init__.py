@@ -16,7 +16,9 @@ How the client side is built: three clients, one research client underneath.
   becomes the models' `query`.
 - `research_client.py` is the one way to Temporal (DeerFlow's gateway `services.py`): `ready`,
   `start` with a `StartResearch` (the only `start_workflow`, the one memo, the one place the owner
-  is written), `answer`, `review`, `cancel`, `status`, `events`, `result`, `list_research`.
+  is written), `answer`, `review`, `cancel`, `status`, `events`, `result`, `list_research`; and
+  whose research is whose (`local_owner`, `owner_of`, `stored_owner`; `check_owner`: the CLI and
+  the MCP server read as RESEARCH_USER, and only that user's research).
 - The clients: the CLI (`cli.py`, the table of commands and flags; `commands.py`, `reviews.py`,
   `listing.py`, `library.py`; a command's settings and client in `session.py`), the MCP server
   (`mcp_server.py`), and the web app (`web/`: `models.py` the API's request and response models
@@ -24,7 +26,8 @@ How the client side is built: three clients, one research client underneath.
   `service.py` what the routers and the pages do with research; `api/` one thin router per
   resource; `pages.py` server-rendered pages that call `service.py`, never the app's own API).
 - `exports/` holds the one table of download formats (`FORMATS`), which the CLI's `export`, the
-  API's `?format=` and the page's download links read.
+  API's `?format=`, the page's download links and the web app's download limits
+  (`web/downloads.py`, which writes them in `exports/child.py`'s process) read.
 
 Recipes (the files to touch):
 - an API endpoint: its request and response models in `web/models.py`, the work in

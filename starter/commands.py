@@ -39,16 +39,15 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
 
 async def research(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    request = await research_client.ready(build_request(values, FLAGS), session, FLAGS)
+    owner = research_client.local_owner(session.cfg)
+    request = await research_client.ready(build_request(values, FLAGS), session, FLAGS, owner=owner)
     # Someone can answer a review only at an attached terminal: only then may `auto` ask for one.
     request = request.model_copy(update={"attended": not args.detach and sys.stdin.isatty()})
     if session.cfg.engine_name == "offline":
         say(OFFLINE_NOTICE)
     client = await session.connect()
     workflow_id = args.id or research_client.new_id()
-    run = research_client.StartResearch(
-        request=request, owner=research_client.local_owner(session.cfg), id=workflow_id
-    )
+    run = research_client.StartResearch(request=request, owner=owner, id=workflow_id)
     handle = await research_client.start(client, session.cfg, run)
     session.workflow_id = workflow_id
     if args.detach:

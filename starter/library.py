@@ -2,7 +2,8 @@
 
 The library is the database every finished research is written to (activities/storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
-only has the database. `export` writes any of the formats of `starter.exports` (the web app's
+only has the database. They read RESEARCH_USER's research only (another user's is unknown, like
+an id that does not exist). `export` writes any of the formats of `starter.exports` (the web app's
 downloads); report files are written without control characters or bidi overrides.
 """
 
@@ -19,6 +20,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
+from starter import research_client
 from starter.exports import FORMATS
 from starter.exports import export as export_report
 from starter.progress import say
@@ -29,15 +31,16 @@ from starter.terminal import clean
 T = TypeVar("T")
 EXIT_OK = 0
 EXIT_USAGE = 2
-#: `export --format`: those of starter.exports (not imported here: python-docx and reportlab load
-#: only for an export).
 #: `--out -`: standard output.
 STDOUT = "-"
 
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    entries = read_library(lambda: store.list_research(url, contains=args.filter, limit=args.limit))
+    user = research_client.local_owner(session.cfg)  # RESEARCH_USER's research only
+    entries = read_library(
+        lambda: store.list_research(url, contains=args.filter, limit=args.limit, owner=user)
+    )
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
@@ -100,6 +103,9 @@ async def export(args: argparse.Namespace, session: Session) -> int:
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
+    mine = research_client.local_owner(session.cfg)
+    if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
+        stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:
         raise CliError(
             f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE

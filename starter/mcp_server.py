@@ -12,8 +12,10 @@ event stream, reports come from Temporal or the research library.
   asked returns an MCP tool error (`isError`) whose text is one line saying why, e.g. `answer
   refused: no clarification question is pending`; an id or other input shown back in it is cut to
   a hundred characters, and an id longer than ID_MAX_CHARS is refused.
-- Research started here belongs to RESEARCH_USER, as from the CLI. Questions, answers and reviews
-  are sent, and reports returned, without control characters or bidi overrides.
+- Research started here belongs to RESEARCH_USER, as from the CLI, and only RESEARCH_USER's is
+  read or steered: another user's is unknown, like an id that does not exist (the research
+  client's `check_owner` and `stored_owner`). Questions, answers and reviews are sent, and
+  reports returned, without control characters or bidi overrides.
 - Resources: `research://ID/report`, the stored report (markdown) of every research in the
   library; the newest 50 are listed.
 - `wait: true` follows the research's events and sends each as an MCP progress notification
@@ -99,7 +101,11 @@ class ResearchServer(MCPServer):
     async def list_resources(self) -> list[Resource]:
         url = self.session.cfg.research_db_url
         try:
-            entries = await asyncio.to_thread(store.list_research, url, limit=LISTED_REPORTS)
+            entries = await asyncio.to_thread(
+                lambda: store.list_research(
+                    url, limit=LISTED_REPORTS, owner=research_client.local_owner(self.session.cfg)
+                )
+            )
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
             entries = []
         return [
@@ -140,10 +146,9 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            request = await research_client.ready(build_request(values), session)
-            run = research_client.StartResearch(
-                request=request, owner=research_client.local_owner(session.cfg), attended=attended
-            )
+            owner = research_client.local_owner(session.cfg)
+            request = await research_client.ready(build_request(values), session, owner=owner)
+            run = research_client.StartResearch(request=request, owner=owner, attended=attended)
             handle = await research_client.start(await session.connect(), session.cfg, run)
             if not wait:
                 return {
@@ -188,6 +193,7 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
         """Where a research is: its stage, what it waits for, its plan, and its events after SINCE."""
         async with one_line_errors():
             handle = (await session.connect()).get_workflow_handle(research_id(id))
+            await research_client.check_owner(handle, session.cfg)
             status = await research_client.status(handle)
             events = await research_client.events(handle, since)
             return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
@@ -240,6 +246,7 @@ async def _answer(
     async with one_line_errors():
         workflow_id = research_id(workflow_id)
         handle = research_client.handle(await session.connect(), workflow_id)
+        await research_client.check_owner(handle, session.cfg)
         accepted = await deliver(handle, what, marked)
         return (
             await _wait(handle, ctx, seen[0]) if wait else {"id": workflow_id, "status": accepted}
@@ -247,6 +254,8 @@ async def _answer(
 
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
+    reader = research_client.local_owner(session.cfg)  # another user's research is unknown here
+
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
         """The report of a finished research, with its sources: from the research library (kept
@@ -258,10 +267,12 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                 lambda: store.load_research(session.cfg.research_db_url, wanted),
             )
             if stored is not None:
+                if research_client.stored_owner(stored, session.cfg) != reader:
+                    raise ToolError(f"no research with id {shown(wanted)}")
                 return _report(wanted, stored.result)
-            return _report(
-                wanted, await _finished(research_client.handle(await session.connect(), wanted))
-            )
+            handle = research_client.handle(await session.connect(), wanted)
+            await research_client.check_owner(handle, session.cfg)
+            return _report(wanted, await _finished(handle))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -274,6 +285,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                     session.cfg.research_db_url,
                     contains=text.strip() or None,
                     limit=max(1, min(limit, 100)),
+                    owner=reader,
                 ),
             )
             return [
@@ -294,7 +306,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             )
         except Exception as err:  # noqa: BLE001 - one line for the client, whatever the library says
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
-        if stored is None:
+        if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
         return clean(to_markdown(stored.result))
 

@@ -49,7 +49,7 @@ def _add_creation_tool(server: Any, session: Session, one_line_errors: Any, owne
             }
             request = build_request({k: v for k, v in values.items() if v is not None})
             standing.spec_of(every, cron)
-            request = await research_client.ready(request, session)
+            request = await research_client.ready(request, session, owner=owner())
             client = await session.connect()
             standing_id = await standing.create(
                 client,

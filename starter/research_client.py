@@ -32,7 +32,9 @@ from temporalio.client import (
 )
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
+from activities.storage import store
 from config import Settings
 from starter import followup, progress
 from starter.requests import check_prices
@@ -42,6 +44,7 @@ from starter.temporal import (
     EVENTS_QUERY,
     WORKFLOW_TYPE,
     CliError,
+    is_not_found,
     query_events,
     query_status,
     result_handle,
@@ -63,8 +66,39 @@ def new_id() -> str:
 
 
 def local_owner(cfg: Settings) -> str:
-    """Who research started from this machine (the CLI, the MCP server) belongs to: RESEARCH_USER."""
+    """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
+    read research as: RESEARCH_USER."""
     return (getattr(cfg, "research_user", None) or "").strip() or "local"
+
+
+def stored_owner(stored: Any, cfg: Settings) -> str:
+    """The owner of a library entry or stored research (the library's `owner` column; research
+    from before owners is RESEARCH_USER's)."""
+    owner = getattr(stored, "owner", None) or getattr(
+        getattr(stored, "result", None), "owner", None
+    )
+    return str(owner or local_owner(cfg))
+
+
+async def owner_of(research: WorkflowHandle, cfg: Settings) -> str:
+    """The owner of a research Temporal knows: the memo `start` writes (research from before
+    owners is RESEARCH_USER's)."""
+    described = await research.describe()
+    return str(await described.memo_value("owner", local_owner(cfg)))
+
+
+async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
+    """The CLI's and the MCP server's owner check: they read as RESEARCH_USER, and another user's
+    research is unknown to them (`CliError`, the words of an id that does not exist). An id
+    Temporal does not know passes: the call that follows says so in its own words."""
+    try:
+        owner = await owner_of(research, cfg)
+    except RPCError as err:
+        if is_not_found(err):
+            return
+        raise
+    if owner != local_owner(cfg):
+        raise CliError(f"no research with id {shown(research.id)}", EXIT_USAGE)
 
 
 class StartResearch(BaseModel):
@@ -93,15 +127,50 @@ class ListedResearch(BaseModel):
 
 
 async def ready(
-    request: ResearchRequest, session: Session, names: Mapping[str, str] | None = None
+    request: ResearchRequest,
+    session: Session,
+    names: Mapping[str, str] | None = None,
+    *,
+    owner: str,
 ) -> ResearchRequest:
     """What every client does to a built request before it starts: prices checked for a cost
-    budget, a follow-up's conversation read from the earlier research (continuing a research)."""
+    budget, a follow-up's conversation read from the earlier research (continuing a research),
+    which must be OWNER's: the user the research will belong to."""
     check_prices(request, session.cfg, names)
     if not request.follow_up_of:
         return request
-    earlier = await followup.earlier_research(request.follow_up_of, session)
+    earlier = await earlier_research(request.follow_up_of, session, owner)
     return request.model_copy(update={"history": followup.conversation(earlier)})
+
+
+async def earlier_research(research_id: str, session: Session, owner: str) -> ResearchResult:
+    """The research to follow up: from the library (which keeps it after Temporal forgot it),
+    else from Temporal if it completed there. Another user's research is unknown, exactly like an
+    id that does not exist: a follow-up never reads someone else's question or report."""
+    unknown = CliError(
+        f"no research with id {shown(research_id)} in the library or in Temporal", EXIT_USAGE
+    )
+    stored = store.load_research(session.cfg.research_db_url, research_id)
+    if stored is not None:
+        if stored_owner(stored, session.cfg) != owner:
+            raise unknown
+        return stored.result
+    research = (await session.connect()).get_workflow_handle(
+        research_id, result_type=ResearchResult
+    )
+    try:
+        described = await research.describe()
+    except RPCError as err:
+        raise unknown from err
+    if str(await described.memo_value("owner", local_owner(session.cfg))) != owner:
+        raise unknown
+    if described.status is not WorkflowExecutionStatus.COMPLETED:
+        state = described.status.name.lower() if described.status else "unknown"
+        raise CliError(
+            f"research {shown(research_id)} is {state}: only a finished research can be followed up",
+            EXIT_USAGE,
+        )
+    return await research.result()
 
 
 def summary_line(request: ResearchRequest) -> str:

@@ -20,7 +20,9 @@ def _owner(session: Session) -> str:
 
 async def add(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    request = await research_client.ready(build_request(values, FLAGS), session, FLAGS)
+    request = await research_client.ready(
+        build_request(values, FLAGS), session, FLAGS, owner=_owner(session)
+    )
     standing.spec_of(args.every, args.cron)  # bad input before any connection
     client = await session.connect()
     standing_id = await standing.create(

@@ -26,14 +26,23 @@ from workflows.text import without_controls
 
 @dataclass(frozen=True)
 class Format:
-    """One download: its name (`--format`, `?format=`), the page's link text, its content type,
-    whether it is binary (never written to a terminal), and how it is written."""
+    """One download: its name (`--format`, `?format=`), what a person calls it (`title`: the page's
+    link text, the web app's one-line refusals), its content type, whether it is binary (never
+    written to a terminal), how it is written, and the largest report it is written for in time
+    (`max_chars` of markdown, `max_blocks` paragraphs; None: no limit, the text is copied): the web
+    app's downloads refuse a larger one (starter/web/downloads.py)."""
 
     name: str
-    label: str
+    title: str
     content_type: str
     binary: bool
     write: Callable[[ResearchResult, document.Report], bytes]
+    max_chars: int | None = None
+    max_blocks: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"Download {self.title}"
 
 
 def _word(report: document.Report) -> bytes:
@@ -49,38 +58,54 @@ def _pdf(report: document.Report) -> bytes:
 
 
 #: The one table of export formats: the CLI's `export --format` choices, the API's `format`, the
-#: page's download links and `export` all read it. A new format: its row here and its writer module.
+#: page's download links, the web app's download limits and `export` all read it. A new format:
+#: its row here and its writer module. The limits were measured: 30,000 paragraphs or a 1 MB word
+#: take 6-10 s alone on one core; several at once on a loaded machine, many times that.
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
         Format(
             "md",
-            "Download Markdown",
+            "Markdown",
             "text/markdown; charset=utf-8",
             False,
             lambda result, report: to_markdown(result).encode("utf-8"),
         ),
         Format(
             "html",
-            "Download HTML",
+            "HTML",
             "text/html; charset=utf-8",
             False,
             lambda result, report: to_html(result).encode("utf-8"),
+            max_chars=2_000_000,
+            max_blocks=50_000,
         ),
         Format(
             "docx",
-            "Download Word",
+            "Word",
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             True,
             lambda result, report: _word(report),
+            max_chars=1_000_000,
+            max_blocks=20_000,
         ),
-        Format("pdf", "Download PDF", "application/pdf", True, lambda result, report: _pdf(report)),
+        Format(
+            "pdf",
+            "PDF",
+            "application/pdf",
+            True,
+            lambda result, report: _pdf(report),
+            max_chars=1_000_000,
+            max_blocks=20_000,
+        ),
     )
 }
 CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
 #: Beyond what `without_controls` removes (controls, bidi overrides): lone surrogates and the two
-#: non-characters XML refuses, which a Word file cannot hold.
-_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff]")
+#: non-characters XML refuses, which a Word file cannot hold; and the invisible zero-width space,
+#: word joiner, byte-order mark and Mongolian vowel separator, which can hide text or split a
+#: word a reader would search for (the joiners ZWJ and ZWNJ stay: scripts and emoji need them).
+_NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff\u200b\u2060\ufeff\u180e]")
 _FILE_NAME_CHARS = 80
 
 

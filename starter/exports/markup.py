@@ -1,8 +1,10 @@
 """The report as Markdown and as inert HTML: the `md` and `html` downloads (CLI `export`, the web app).
 
 The HTML is CommonMark with raw HTML off, so text from the web never becomes markup; images become
-links (nothing loads when the file opens); only `http`, `https` and `file` URLs become links, and
-`[n]` anchors only in text.
+links (nothing loads when the file opens); only `http` and `https` URLs become links (a `file://`
+link may reach a share on another host), and `[n]` anchors only in text. The page carries its own
+Content-Security-Policy (HTML_CSP): opened from disk, where no server sends one, it still runs no
+script and loads nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ from starter.exports.names import literal_names
 from workflows import verification
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult
+
+#: The standalone page's own policy: its inline style, nothing else (no script, no request).
+HTML_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'"
+)
 
 
 def to_markdown(result: ResearchResult) -> str:
@@ -55,6 +63,7 @@ def to_html(result: ResearchResult) -> str:
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{HTML_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(result.query)}</title>
 <style>
@@ -91,11 +100,11 @@ def without_sources_list(markdown: str) -> str:
     return _EMPTY_LIST_HEADING.sub("", dropped).rstrip() + "\n"
 
 
-_LINKABLE = re.compile(r"(?i)^(https?|file)://")
+_LINKABLE = re.compile(r"(?i)^https?://")
 
 
 def _inert_markdown(known: set[int]) -> MarkdownIt:
-    """CommonMark that makes an inert page: raw HTML shown as text; only http(s) and file URLs
+    """CommonMark that makes an inert page: raw HTML shown as text; only http(s) URLs
     become links (not `smb:`, `ms-msdt:`, `mailto:`, `//host`: they stay text); an image becomes a
     link to it, never an <img> that loads when the file is opened; `[n]` becomes an anchor only in
     text, never inside an attribute (a link's title, an image's alt)."""
@@ -129,11 +138,9 @@ def _links(ids: str, known: set[int]) -> str:
 
 
 def _url(url: str) -> str:
-    """Only web and file addresses become links; anything else (javascript:, data:) stays text."""
+    """Only web addresses become links; anything else (file:, javascript:, data:) stays text."""
     escaped = html.escape(url)
-    return (
-        f'<a href="{escaped}">{escaped}</a>' if re.match(r"(?i)^(https?|file)://", url) else escaped
-    )
+    return f'<a href="{escaped}">{escaped}</a>' if _LINKABLE.match(url) else escaped
 
 
 # --- plumbing -----------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ text from a web page can never become a tag; the only tags are the ones written 
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from dataclasses import replace
 from io import BytesIO
 from xml.sax.saxutils import escape
 
@@ -52,6 +54,13 @@ LINK_COLOR = "#1a5fb4"
 MARGIN = 20 * mm
 #: Code lines longer than this (a wide character counts twice) are wrapped: a PDF page does not scroll.
 CODE_COLUMNS = 88
+#: Words longer than this are cut into pieces of WORD_PIECE characters (see _break_long_words).
+LONG_WORD = 200
+WORD_PIECE = 40
+#: A paragraph longer than this is laid out as several: reportlab breaks all of what is left of a
+#: paragraph into lines again for every page it continues on (quadratic in its length).
+PARA_CHARS = 4000
+_LONG_WORD = re.compile(rf"\S{{{LONG_WORD + 1},}}")
 
 
 def write(report: Report) -> bytes:
@@ -141,7 +150,9 @@ class _Story:
                 Paragraph(self.markup(block.spans), self.styles[f"Heading{min(block.level, 6)}"])
             ]
         if isinstance(block, Para):
-            return [Paragraph(self.markup(block.spans), self.styles["Body"])]
+            return [
+                Paragraph(self.markup(part), self.styles["Body"]) for part in _parts(block.spans)
+            ]
         if isinstance(block, Code):
             text = "\n".join(_wrap_code(line) for line in block.text.split("\n"))
             return [XPreformatted(self.faces.markup(text, mono=True), self.styles["Code"])]
@@ -223,7 +234,9 @@ class _Story:
         return "".join(self.span(span, bold) for span in spans)
 
     def span(self, span: Span, bold: bool) -> str:
-        text = self.faces.markup(span.text, mono=span.code).replace("\n", "<br/>")
+        text = self.faces.markup(_break_long_words(span.text), mono=span.code).replace(
+            "\n", "<br/>"
+        )
         if span.code:
             text = f'<font face="{fonts.MONO}">{text}</font>'
         if span.bold or bold:
@@ -235,6 +248,39 @@ class _Story:
         if span.link:
             return f'<a href="{escape(span.link, {chr(34): "&quot;"})}" color="{LINK_COLOR}"><u>{text}</u></a>'
         return text
+
+
+def _parts(spans: list[Span]) -> list[list[Span]]:
+    """SPANS cut into runs of at most about PARA_CHARS characters (a long span is cut too)."""
+    if sum(len(span.text) for span in spans) <= PARA_CHARS:
+        return [spans]
+    parts: list[list[Span]] = [[]]
+    size = 0
+    for span in spans:
+        text = span.text
+        while text:
+            room = PARA_CHARS - size
+            if room <= 0:
+                parts.append([])
+                size, room = 0, PARA_CHARS
+            piece, text = text[:room], text[room:]
+            parts[-1].append(replace(span, text=piece))
+            size += len(piece)
+    return [part for part in parts if part]
+
+
+def _break_long_words(text: str) -> str:
+    """TEXT with words longer than LONG_WORD cut by spaces into pieces of WORD_PIECE characters.
+    reportlab splits an overlong word one line at a time by measuring all of what is left, again
+    for every page: a 200,000-character word took minutes (quadratic); pieces are laid out as words."""
+    if len(text) <= LONG_WORD:
+        return text
+    return _LONG_WORD.sub(
+        lambda m: " ".join(
+            m.group(0)[i : i + WORD_PIECE] for i in range(0, len(m.group(0)), WORD_PIECE)
+        ),
+        text,
+    )
 
 
 def _wrap_code(line: str) -> str:

@@ -86,6 +86,26 @@ class _Writer:
     def __init__(self, doc: WordDocument) -> None:
         self.doc = doc
         self.bookmarks = 0
+        self._style_ids: dict[str, str | None] = {}
+        body = doc.element.body
+        #: New paragraphs go before the section properties, found once (python-docx looks for
+        #: them among all the body's children for every paragraph: quadratic).
+        self._end = body.find(qn("w:sectPr"))
+
+    def paragraph(self, style: str | None = None) -> Paragraph:
+        """A new paragraph in STYLE. python-docx looks a style up by scanning every style each
+        time (milliseconds a paragraph: minutes for a long report), so each id is looked up once."""
+        element = OxmlElement("w:p")
+        if self._end is not None:
+            self._end.addprevious(element)
+        else:
+            self.doc.element.body.append(element)
+        paragraph = Paragraph(element, self.doc._body)
+        if style is not None:
+            if style not in self._style_ids:
+                self._style_ids[style] = self.doc.part.get_style_id(style, WD_STYLE_TYPE.PARAGRAPH)
+            paragraph._p.style = self._style_ids[style]
+        return paragraph
 
     def blocks(self, blocks: list[Block], depth: int, style: str) -> None:
         for block in blocks:
@@ -93,11 +113,11 @@ class _Writer:
 
     def block(self, block: Block, depth: int, style: str) -> None:
         if isinstance(block, Heading):
-            self.spans(self.doc.add_paragraph(style=f"Heading {min(block.level, 9)}"), block.spans)
+            self.spans(self.paragraph(f"Heading {min(block.level, 9)}"), block.spans)
         elif isinstance(block, Para):
-            self.spans(self.doc.add_paragraph(style=style), block.spans)
+            self.spans(self.paragraph(style), block.spans)
         elif isinstance(block, Code):
-            self.doc.add_paragraph(style=CODE_STYLE).add_run(block.text)
+            self.paragraph(CODE_STYLE).add_run(block.text)
         elif isinstance(block, ListBlock):
             self.list(block, depth + 1)
         elif isinstance(block, Quote):
@@ -105,7 +125,7 @@ class _Writer:
         elif isinstance(block, Table):
             self.table(block)
         elif isinstance(block, Rule):
-            _bottom_border(self.doc.add_paragraph())
+            _bottom_border(self.paragraph())
 
     def list(self, block: ListBlock, depth: int) -> None:
         level = min(depth, _LIST_LEVELS)
@@ -113,7 +133,7 @@ class _Writer:
         style = f"List {'Number' if block.ordered else 'Bullet'}{suffix}"
         num_id = _restarted_numbering(self.doc, style, block.start) if block.ordered else None
         for item in block.items:
-            first = self.doc.add_paragraph(style=style)
+            first = self.paragraph(style)
             if num_id is not None:
                 numbering = first._p.get_or_add_pPr().get_or_add_numPr()
                 numbering.get_or_add_ilvl().val = 0
@@ -157,7 +177,7 @@ class _Writer:
             return
         self.doc.add_heading("Sources", 1)
         for source in sources:
-            paragraph = self.doc.add_paragraph()
+            paragraph = self.paragraph()
             self.bookmarks += 1
             _bookmark(paragraph, bookmark_name(source.id), self.bookmarks)
             self.spans(

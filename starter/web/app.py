@@ -30,6 +30,7 @@ from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
 from starter.web.json_body import JsonBody
+from starter.web.shield import Shield
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -66,8 +67,13 @@ def create_app(config: Settings | None = None) -> FastAPI:
     app.state.backend = backend
     for kind, answer in HANDLERS.items():
         app.add_exception_handler(kind, answer)
-    app.add_middleware(JsonBody)
-    app.add_middleware(Guard)
+    app.add_middleware(JsonBody)  # rewrites a header only: the body still streams through Shield
+    app.add_middleware(
+        Shield,
+        open_mode=not backend.access.on,
+        allowed_hosts=cfg.research_allowed_hosts.split(","),
+    )
+    app.add_middleware(Guard)  # outermost: its headers and one-line 500s cover Shield's answers
 
     from starter.web.api import router as api
 
@@ -78,9 +84,10 @@ def create_app(config: Settings | None = None) -> FastAPI:
         if err.name != "starter.web.pages":
             raise
     else:
-        from starter.web import standing_pages
+        from starter.web import signin_pages, standing_pages
 
         app.include_router(pages.router)
+        app.include_router(signin_pages.router)
         app.include_router(standing_pages.router)
         from starter.web import page_forms
 

@@ -16,11 +16,15 @@ served, which the app's middleware binds):
 - `csrf_token(request) -> str`: the token a page embeds in `<meta name="csrf-token">`; its
   JavaScript sends it as the header `X-CSRF-Token` on every POST.
 
-Nothing lives in process memory: a session cookie is `user.expiry.mac`, the MAC an HMAC-SHA256
-over user and expiry with a key derived from RESEARCH_SESSION_SECRET, else from the configured
-tokens, so any replica verifies it, and changing the tokens (or the secret) ends every session.
-A user whose token is removed is signed out at once. The CSRF token is an HMAC of the session
-cookie (or of the user, without one).
+A session cookie is `user.expiry.id.mac`, the MAC an HMAC-SHA256 over user, expiry, a random
+session id and a fingerprint of the user's token, with a key derived from RESEARCH_SESSION_SECRET,
+else from the configured tokens (without tokens: a random secret of this install, kept under
+RESEARCH_DATA_DIR), so any replica verifies it. A user whose token is removed or replaced is
+signed out at once (with or without a secret); signing out records the session id in the
+library's database (starter/web/sessions.py), so a copy of the cookie fails on every replica.
+Wrong tokens (sign-in form or Bearer) are counted per client: past the limit, 429 until the
+window passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
+The CSRF token is an HMAC of the session cookie (or of the user, without one).
 
 A state-changing request authenticated by a cookie (or, with access control off, any that a
 browser sends) must come from our own origin (`Sec-Fetch-Site: same-origin` and/or an `Origin`
@@ -35,15 +39,18 @@ import base64
 import hashlib
 import hmac
 import re
+import secrets
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
 from config import ConfigError, Settings, settings
+from starter.web.sessions import Attempts, Revocations, open_secret
 
 COOKIE = "research_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -52,6 +59,8 @@ SESSION_TTL_S = 7 * 24 * 3600
 #: Shorter tokens are refused at start: they could be guessed.
 MIN_TOKEN_CHARS = 16
 USER_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
+#: What a token may hold: no separators (`,` `:` `;`), no spaces, no quotes.
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 #: The request being served; set by the app's middleware, so `check_token` needs no argument.
@@ -75,6 +84,10 @@ class Access:
     key: bytes
     #: The only user while access control is off.
     open_user: str
+    #: Sessions signed out before they expired (shared through the library's database).
+    revocations: Revocations | None = field(default=None, compare=False)
+    #: Failed sign-ins and Bearer tokens, per client.
+    attempts: Attempts = field(default_factory=Attempts, compare=False)
 
     @property
     def on(self) -> bool:
@@ -90,9 +103,16 @@ class Access:
             cfg.research_session_secret.get_secret_value() if cfg.research_session_secret else ""
         )
         material = secret or ",".join(f"{name}:{token}" for name, token in sorted(tokens.items()))
-        key = hmac.new(material.encode(), b"deep-research web session v1", hashlib.sha256).digest()
+        if not material:  # no tokens, no secret: this install's own random key (CSRF tokens)
+            material = open_secret(cfg.research_data_dir)
+        key = hmac.new(material.encode(), b"deep-research web session v2", hashlib.sha256).digest()
         user = cfg.research_user.strip() or "local"
-        return cls(tokens=tokens, key=key, open_user=user)
+        return cls(
+            tokens=tokens,
+            key=key,
+            open_user=user,
+            revocations=Revocations(cfg.research_db_url) if tokens else None,
+        )
 
 
 def parse_tokens(text: str) -> dict[str, str]:
@@ -107,6 +127,11 @@ def parse_tokens(text: str) -> dict[str, str]:
             raise ConfigError(
                 f"RESEARCH_API_TOKENS: entry {position} is not NAME:TOKEN "
                 "(a name of letters, digits, . _ @ -, then a colon and the token)"
+            )
+        if not TOKEN_CHARS.fullmatch(token):
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: the token of {name} holds a character a token may not "
+                "(a ; or a space?): separate NAME:TOKEN pairs with commas"
             )
         if len(token) < MIN_TOKEN_CHARS:
             raise ConfigError(
@@ -131,13 +156,52 @@ def user_from_request(request: Request) -> str | None:
 
 def check_token(token: str, request: Request | None = None) -> str | None:
     """The user TOKEN belongs to, or None. Every configured token is compared, in constant time."""
+    request = request or current_request.get()
     access = _access(request)
+    client = _client(request)
+    wait = access.attempts.wait_s(client)
+    if wait > 0:
+        raise too_many(wait, "too many wrong access tokens from this address")
     given = token.strip().encode()
     owner = None
     for name, known in access.tokens.items():
         if hmac.compare_digest(given, known.encode()):
             owner = name
+    if owner is None:
+        access.attempts.failed(client)
     return owner
+
+
+def too_many(wait: float, what: str) -> HTTPException:
+    seconds = max(1, int(wait + 0.999))
+    return HTTPException(
+        429, f"{what}: try again in {seconds} s", headers={"Retry-After": str(seconds)}
+    )
+
+
+def signed_in(user: str, request: Request | None = None) -> None:
+    """Counts a sign-in of USER; 429 when the user signed in too often lately."""
+    wait = _access(request).attempts.signed_in(user)
+    if wait > 0:
+        raise too_many(wait, f"too many sign-ins as {user}")
+
+
+CROSS_SITE_SIGNIN = "cross-site sign-in refused: sign in from this site's own page"
+
+
+def cross_site_signin(request: Request) -> str | None:
+    """Why a sign-in form post may not go ahead (it came from another site: login CSRF), or None.
+    A browser says where a post comes from (Sec-Fetch-Site, Origin); a script that says nothing
+    passes. Sec-Fetch-Site decides when it is sent: the pages' `no-referrer` policy makes a
+    browser send `Origin: null` with its own form posts, so Origin is compared only without it
+    (and `null` is then refused: it is no origin of ours)."""
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if site is not None:
+        return None if site in ("same-origin", "none") else CROSS_SITE_SIGNIN
+    if origin is not None and origin != _own_origin(request):
+        return CROSS_SITE_SIGNIN
+    return None
 
 
 def start_session(response: Response, user: str, request: Request | None = None) -> None:
@@ -146,7 +210,7 @@ def start_session(response: Response, user: str, request: Request | None = None)
     expires = int(time.time()) + SESSION_TTL_S
     response.set_cookie(
         COOKIE,
-        _session_value(access, user, expires),
+        _session_value(access, user, expires, secrets.token_urlsafe(16)),
         max_age=SESSION_TTL_S,
         path="/",
         httponly=True,
@@ -156,6 +220,14 @@ def start_session(response: Response, user: str, request: Request | None = None)
 
 
 def end_session(response: Response, request: Request | None = None) -> None:
+    """Removes the cookie and ends the session it held, on every replica (a copy of the cookie
+    no longer works either)."""
+    request = request or current_request.get()
+    access = _access(request)
+    cookie = request.cookies.get(COOKIE) if request is not None else None
+    if cookie and access.revocations is not None and _session_user(access, cookie):
+        _, expires, session_id, _ = cookie.split(".")
+        access.revocations.revoke(session_id, int(expires))
     response.delete_cookie(
         COOKIE,
         path="/",
@@ -230,28 +302,46 @@ def _access(request: Request | None) -> Access:
     return state.access if state is not None else Access.from_settings(settings())
 
 
-def _session_value(access: Access, user: str, expires: int) -> str:
+def _session_value(access: Access, user: str, expires: int, session_id: str) -> str:
+    """`user.expiry.id.mac`: the MAC also covers a fingerprint of the user's token, so replacing
+    a token ends the sessions opened with the old one (with or without a session secret)."""
     name = base64.urlsafe_b64encode(user.encode()).decode().rstrip("=")
-    return f"{name}.{expires}.{_mac(access.key, 'session', user, str(expires))}"
+    mac = _mac(access.key, "session", user, str(expires), session_id, _fingerprint(access, user))
+    return f"{name}.{expires}.{session_id}.{mac}"
+
+
+def _fingerprint(access: Access, user: str) -> str:
+    token = access.tokens.get(user, "")
+    return hashlib.sha256(b"token|" + token.encode()).hexdigest()
 
 
 def _session_user(access: Access, value: str) -> str | None:
     """The user of a cookie that is well formed, signed by our key, unexpired, and whose user
     still has a token."""
     try:
-        name, expires, mac = value.split(".")
+        name, expires, session_id, mac = value.split(".")
         user = base64.urlsafe_b64decode(name + "=" * (-len(name) % 4)).decode()
         deadline = int(expires)
     except ValueError:  # also binascii.Error and UnicodeDecodeError
         return None
-    if not hmac.compare_digest(mac.encode(), _mac(access.key, "session", user, expires).encode()):
+    expected = _mac(access.key, "session", user, expires, session_id, _fingerprint(access, user))
+    if not hmac.compare_digest(mac.encode(), expected.encode()):
         return None
-    return user if deadline > time.time() and user in access.tokens else None
+    if deadline <= time.time() or user not in access.tokens:
+        return None
+    if access.revocations is not None and access.revocations.revoked(session_id):
+        return None
+    return user
 
 
 def _mac(key: bytes, *parts: str) -> str:
     digest = hmac.new(key, "|".join(parts).encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _client(request: Request | None) -> str:
+    client = request.client if request is not None else None
+    return client.host if client else "unknown"
 
 
 def _https(request: Request | None) -> bool:

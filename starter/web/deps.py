@@ -20,10 +20,11 @@ from typing import Annotated, Any, Protocol, TypeVar
 from fastapi import Depends, Path, Request
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
+from starter.research_client import local_owner, stored_owner
 from starter.temporal import CliError, connect, is_not_found
 from starter.web.auth import Access, forbidden_cross_site, identify
 from workflows.models import ResearchResult
@@ -165,8 +166,9 @@ async def owned_research(
         return await _stored(app, id, user, err)
     # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
     # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
-    owner = str(await described.memo_value("owner", app.cfg.research_user))
-    if owner != user:
+    owner = str(await described.memo_value("owner", local_owner(app.cfg)))
+    if owner != user:  # the same library read an unknown id costs: the 404s take as long
+        await _stored(app, id, "\x00", RPCError("not yours", RPCStatusCode.NOT_FOUND, b""))
         raise unknown(id)
     return Research(id=id, owner=owner, handle=handle, status=described.status)
 
@@ -181,20 +183,12 @@ async def _stored(app: Backend, research_id: str, user: str, failure: Exception)
         if missing:
             raise
         raise failure from None
+    # owner: the library's column (migration 0004; rows from before belong to `local`).
     if stored is not None and stored_owner(stored, app.cfg) == user:
         return Research(id=research_id, owner=user, handle=None, status=None, stored=stored)
     if missing or stored is not None:
         raise unknown(research_id) from None
     raise failure from None
-
-
-def stored_owner(stored: Any, cfg: Settings) -> str:
-    """The owner of a library entry or stored research."""
-    # owner: the library's column (migration 0004; rows from before belong to `local`).
-    owner = getattr(stored, "owner", None) or getattr(
-        getattr(stored, "result", None), "owner", None
-    )
-    return str(owner or cfg.research_user)
 
 
 #: The dependencies as the routers name them (the FastAPI template's `api/deps.py` aliases).

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -260,11 +261,13 @@ async def research_events(
 ) -> StreamingResponse:
     start = since
     if last_event_id is not None and last_event_id.strip():
-        if not last_event_id.strip().isdigit():
+        # ASCII digits only, and not too many: `²` is a digit to str.isdigit but not to int(),
+        # and int() refuses thousands of digits (both were 500s)
+        if not re.fullmatch(r"[0-9]{1,18}", last_event_id.strip()):
             raise ApiError(
                 422, "invalid Last-Event-ID: use the seq of the last event received (0 or more)"
             )
-        start = int(last_event_id)
+        start = int(last_event_id.strip())
     return StreamingResponse(
         _stream(app, research, start), media_type="text/event-stream", headers=SSE_HEADERS
     )

@@ -1,5 +1,5 @@
-"""The pages a person uses: ask (`/`), follow and steer one research (`/research/{id}`), the
-library (`/library`) and signing in (`/signin`).
+"""The pages a person uses: ask (`/`), follow and steer one research (`/research/{id}`) and the
+library (`/library`); signing in (`/signin`) is signin_pages.py.
 
 Server-rendered HTML (Jinja2, autoescaped) with small JavaScript modules from /static for what
 is live: the event log, the waiting panels, the citation popovers. The pages read research through
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, quote
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -27,7 +27,8 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from starter.exports import FORMATS
+from starter.exports import FORMATS, clean
+from starter.exports.public import public_result
 from starter.requests import RequestError
 from starter.temporal import CliError, one_line
 from starter.web import auth, service
@@ -60,8 +61,6 @@ STEP_WORDS = {
 }
 #: A skipped step (the research was cancelled, a budget ran out) is not done: the bar says so.
 DONE = (StepStatus.COMPLETED.value,)
-#: A sign-in form is a token and a path: anything longer is not one.
-FORM_LIMIT = 8192
 RECENT = 10
 #: The report languages the home form offers (the API takes any ISO 639 code).
 LANGUAGES = [
@@ -157,16 +156,17 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "running": live is not None,
         "pending_question": live.pending_question if live is not None else None,
         "pending_review": waits,
-        "draft": render_markdown(live.draft_report_markdown or "")
+        "draft": render_markdown(clean(live.draft_report_markdown or ""))
         if live is not None and waits == "report"
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
     }
     if view.result is not None:
-        context.update(_report_context(research_id, view.result))
+        shown = _public(view.result, _backend(request))
+        context.update(_report_context(research_id, shown))
         from starter.web.standing_pages import research_context  # issue 32
 
-        context.update(await research_context(_backend(request), user, view.result))
+        context.update(await research_context(_backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     if context["follow_up_of"]:
         context["earlier"] = await _earlier_question(request, user, context["follow_up_of"])
@@ -185,7 +185,9 @@ async def report_fragment(request: Request, research_id: str) -> Response:
     if view.result is None:
         return _fragment_error(PageError(409, "the research has not finished yet"))
     return templates.TemplateResponse(
-        request, "report.html", _report_context(research_id, view.result)
+        request,
+        "report.html",
+        _report_context(research_id, _public(view.result, _backend(request))),
     )
 
 
@@ -198,7 +200,7 @@ async def draft_fragment(request: Request, research_id: str) -> Response:
     draft = view.live.draft_report_markdown if view.live else None
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
-    return HTMLResponse(render_markdown(draft))
+    return HTMLResponse(render_markdown(clean(draft)))
 
 
 async def _fragment_source(request: Request, research_id: str) -> ResearchView | Response:
@@ -233,45 +235,6 @@ async def library(request: Request, q: str = "", deleted: str = "") -> Response:
         error=problem,
         deleted=bool(deleted),
     )
-
-
-# --- signing in ---------------------------------------------------------------------------------------
-
-
-@router.get("/signin", response_class=HTMLResponse)
-async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return _page(request, "signin.html", None, next=_local(next), error=None)
-
-
-@router.post("/signin", response_class=HTMLResponse)
-async def signin(request: Request) -> Response:
-    form = await _form(request)
-    target = _local(form.get("next", "/"))
-    user = auth.check_token(form.get("token", "").strip())
-    if user is None:
-        return _page(
-            request,
-            "signin.html",
-            None,
-            status=401,
-            next=target,
-            error="That access token is not valid. Check it and try again.",
-        )
-    response = RedirectResponse(target, status_code=303)
-    auth.start_session(response, user)
-    return response
-
-
-@router.post("/signout")
-async def signout(request: Request) -> Response:
-    form = await _form(request)
-    if auth.user_from_request(request) is not None and form.get("csrf") != auth.csrf_token(request):
-        return HTMLResponse(
-            "Refused: the form did not come from this site's page.", status_code=403
-        )
-    response = RedirectResponse("/signin", status_code=303)
-    auth.end_session(response)
-    return response
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -339,6 +302,12 @@ def _when(value: Any) -> datetime | None:
         return datetime.fromisoformat(str(value)) if value else None
     except ValueError:
         return None
+
+
+def _public(result: ResearchResult, app: Backend) -> ResearchResult:
+    """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
+    (starter/exports/public.py)."""
+    return public_result(result, app.cfg.research_corpus_dir)
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
@@ -431,17 +400,3 @@ def _fragment_error(err: PageError) -> Response:
 def _to_signin(request: Request) -> Response:
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
-
-
-def _local(target: str) -> str:
-    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > FORM_LIMIT:
-        return {}
-    return {
-        k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=10).items()
-    }

@@ -40,6 +40,7 @@ def serve(host: str, port: int, config: Settings) -> int:
     import uvicorn
 
     from starter.web.app import create_app
+    from starter.web.slow_clients import uvicorn_config
 
     shown = f"[{host}]" if ":" in host else host
     print(
@@ -48,12 +49,7 @@ def serve(host: str, port: int, config: Settings) -> int:
         file=sys.stderr,
     )
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config),
-            timeout_graceful_shutdown=SHUTDOWN_S,
-            log_level="info",
-            server_header=False,
-        )
+        uvicorn_config(create_app(config), timeout_graceful_shutdown=SHUTDOWN_S, log_level="info")
     )
     server.run(sockets=[sock])
     return 0

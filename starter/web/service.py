@@ -58,7 +58,7 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
         await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
     client = await app.temporal()
     try:
-        request = await research_client.ready(request, Session(app.cfg, client=client))
+        request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
     except (RequestError, CliError) as err:
         raise ApiError(422, str(err)) from None
     run = research_client.StartResearch(request=request, owner=user, attended=body.attended)

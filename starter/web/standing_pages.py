@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from activities.storage import standing as stored
 from activities.storage import store
 from starter import standing
+from starter.exports import clean
 from starter.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import Backend
@@ -76,7 +77,8 @@ async def standing_page(request: Request, question: str = "", depth: str = "") -
 
 
 async def research_context(app: Backend, user: str, result: ResearchResult) -> dict[str, Any]:
-    """What a finished research's page adds: the run's changes beside the previous run's report."""
+    """What a finished research's page adds: the run's changes beside the previous run's report
+    (RESULT as the page shows it, `pages._public`; the previous report cleaned as it is)."""
     context: dict[str, Any] = {"again_question": result.query, "again_depth": result.depth.value}
     changes = result.changes
     if changes is None:
@@ -88,5 +90,5 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     except (CliError, Exception):  # noqa: BLE001 - the comparison still shows without it
         earlier = None
     if earlier is not None and earlier.result.owner == user:
-        context["previous_report"] = render_markdown(earlier.result.report_markdown)
+        context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
     return context

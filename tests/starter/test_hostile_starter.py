@@ -194,6 +194,14 @@ class Handle:
         self.sent.append((name, arg))
         return "accepted"
 
+    async def describe(self) -> Any:
+        """A research of RESEARCH_USER's (the MCP server checks the owner first)."""
+
+        async def memo_value(key: str, default: Any = None) -> Any:
+            return "local" if key == "owner" else default
+
+        return SimpleNamespace(memo_value=memo_value)
+
 
 @pytest.fixture
 def handle(monkeypatch: pytest.MonkeyPatch) -> Handle:

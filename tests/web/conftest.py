@@ -44,6 +44,7 @@ from activities.storage import store
 from config import Settings
 from starter.web import auth
 from starter.web.app import create_app
+from starter.web.slow_clients import uvicorn_config
 from tests.support.doubles import (
     Script,
     default_observe,
@@ -113,7 +114,7 @@ def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Itera
     """CONFIG's app under uvicorn on a free loopback port, in a thread, until the block ends."""
     app = create_app(config)
     sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    server = uvicorn.Server(uvicorn_config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="web app"
     )

@@ -233,6 +233,13 @@ async def test_two_users_never_see_or_touch_each_others_research(web_server: Web
                 "/api/research", json={"question": QUESTION, "follow_up_of": research_id}
             )
             assert one_line_error(follow, 404) == f"no research with id {research_id}"
+            standing = await other.post(  # nor can a standing research follow it up
+                "/api/standing",
+                json={"question": QUESTION, "every": "1d", "follow_up_of": research_id},
+            )
+            assert one_line_error(standing, 422) == (
+                f"no research with id {research_id} in the library or in Temporal"
+            )
         listed_by_alice = [row["id"] for row in (await alice.get("/api/research?limit=100")).json()]
         listed_by_bob = [row["id"] for row in (await bob.get("/api/research?limit=100")).json()]
         assert mine in listed_by_alice and theirs not in listed_by_alice
@@ -300,20 +307,21 @@ async def test_a_forged_expired_or_revoked_session_cookie_is_not_a_sign_in(
     web_server: WebServer,
 ) -> None:
     good = session_cookie(web_server, "alice")
-    name, expires, mac = good.split(".")
+    name, expires, session_id, mac = good.split(".")
     bob_name = session_cookie(web_server, "bob").split(".")[0]
     expired = auth._session_value(
-        web_server.app.state.backend.access, "alice", int(time.time()) - 1
+        web_server.app.state.backend.access, "alice", int(time.time()) - 1, session_id
     )
     other_key = auth.Access.from_settings(
         Settings(_env_file=None, research_api_tokens="alice:" + "z" * 20)
     )
     for cookie in (
-        f"{bob_name}.{expires}.{mac}",
-        f"{name}.{int(expires) + 10}.{mac}",
+        f"{bob_name}.{expires}.{session_id}.{mac}",
+        f"{name}.{int(expires) + 10}.{session_id}.{mac}",
+        f"{name}.{expires}.{session_id}x.{mac}",
         expired,
         "garbage",
-        auth._session_value(other_key, "alice", int(time.time()) + 60),
+        auth._session_value(other_key, "alice", int(time.time()) + 60, session_id),
     ):
         async with httpx.AsyncClient(
             base_url=web_server.url, cookies={auth.COOKIE: cookie}

@@ -11,18 +11,17 @@ workflow's own reason (409 when nothing is pending, else 422), never recorded. R
 
 from __future__ import annotations
 
-import asyncio
 import re
 from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from starter import research_client
-from starter.exports import FORMATS, export
-from starter.web import service
+from starter.exports import FORMATS
+from starter.web import downloads, service
 from starter.web.deps import ApiError, App, Owned, User
 from starter.web.models import (
     Accepted,
@@ -36,7 +35,6 @@ from starter.web.models import (
     Review,
     Steered,
 )
-from workflows.models import ResearchResult
 
 router = APIRouter(tags=["research"])
 MAX_LIMIT = 100
@@ -98,6 +96,7 @@ async def cancel(research: Owned, app: App) -> CancelRequested:
     responses={200: {"content": {f.content_type: {} for f in FORMATS.values()}}},
 )
 async def report(
+    request: Request,
     research: Owned,
     app: App,
     format: ExportFormat = DEFAULT_FORMAT,  # noqa: A002 - the API's name
@@ -107,7 +106,8 @@ async def report(
     result, failure = await service.closed_result(research, app)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
-    body, content_type, name = await asyncio.to_thread(_export, result, format.value)
+    # bounded in size, time and concurrency, in a child process (starter/web/downloads.py)
+    body, content_type, name = await downloads.render(request, result, format.value, research.owner)
     return Response(
         body, media_type=content_type, headers={"Content-Disposition": _attachment(name)}
     )
@@ -123,13 +123,6 @@ def _cursor(before: str | None) -> datetime | None:
             422, "invalid before: use the started_at of the last research listed"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
-    try:
-        return export(result, fmt)
-    except ValueError as err:
-        raise ApiError(422, str(err)) from None
 
 
 def _attachment(name: str) -> str:

@@ -77,7 +77,8 @@ async def create(body: StandingCreate, user: User, app: App) -> JSONResponse:
         raise ApiError(422, str(err)) from None
     client = await app.temporal()
     try:
-        request = await research_client.ready(request, Session(app.cfg, client=client))
+        # a follow-up of another user's research is unknown (422), like an id that does not exist
+        request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
     except (RequestError, CliError) as err:
         raise ApiError(422, str(err)) from None
     standing_id = await _call(

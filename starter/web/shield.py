@@ -1,0 +1,160 @@
+"""What every request meets before any route, parser or token check (pure ASGI, so streamed
+responses pass untouched):
+
+- **Bodies capped as they arrive.** The whole body is read here, chunk by chunk, before the app is
+  called: one byte over MAX_BODY_BYTES (whatever `Content-Length` says, chunked or not) and the
+  answer is 413 with `Connection: close`, having kept at most the cap in memory. A body that comes
+  too slowly (nothing for BODY_IDLE_S, or not complete within BODY_TOTAL_S) is a 408. The app then
+  gets the body replayed from memory; what follows (a client leaving) comes from the connection.
+- **Own host names only when access control is off.** Without tokens anyone who reaches the port is
+  the one user, so a page of another site that makes the browser resolve its name to 127.0.0.1
+  (DNS rebinding) must not be served: the `Host` must be `localhost`, a loopback address, or a
+  name of RESEARCH_ALLOWED_HOSTS (comma-separated), else 421.
+- **Nothing signed-in is cached.** Every response but the static files gets
+  `Cache-Control: no-store` (unless it set its own), so a shared computer's back button or a proxy
+  never shows one user's pages to the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+#: A question is 5,000 characters at most, a plan review a few kilobytes.
+MAX_BODY_BYTES = 256 * 1024
+#: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).
+BODY_IDLE_S = 10.0
+BODY_TOTAL_S = 30.0
+#: Responses that may be cached: the static files (they hold nothing of a user's).
+CACHEABLE_PREFIXES = ("/static/",)
+
+
+class Shield:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        open_mode: bool = False,
+        allowed_hosts: Iterable[str] = (),
+        max_body: int = MAX_BODY_BYTES,
+        body_idle_s: float | None = None,
+        body_total_s: float | None = None,
+    ) -> None:
+        self.app = app
+        self.open_mode = open_mode
+        self.allowed_hosts = {h.strip().lower().rstrip(".") for h in allowed_hosts if h.strip()}
+        self.max_body = max_body
+        self.body_idle_s = body_idle_s
+        self.body_total_s = body_total_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if self.open_mode and not self.own_host(_header(scope, b"host")):
+            return await _answer(
+                send, 421, "this server only answers to its own host names (localhost, loopback)"
+            )
+        declared = _header(scope, b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            return await self._too_large(send)
+        body = await self._read_body(receive, send)
+        if body is None:
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        cacheable = scope.get("path", "").startswith(CACHEABLE_PREFIXES)
+
+        async def no_store(message: Message) -> None:
+            if message["type"] == "http.response.start" and not cacheable:
+                headers = list(message.get("headers", []))
+                if not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, replay, no_store)
+
+    def own_host(self, host: str | None) -> bool:
+        """`localhost`, a loopback address or an allowed name, with or without a port."""
+        if not host:
+            return False
+        name = host.strip().lower()
+        if name.startswith("["):  # [::1]:8000
+            name = name[1 : name.find("]")] if "]" in name else name
+        elif name.count(":") == 1:
+            name = name.partition(":")[0]
+        name = name.rstrip(".")
+        if name == "localhost" or name.endswith(".localhost") or name in self.allowed_hosts:
+            return True
+        try:
+            return ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            return False
+
+    async def _read_body(self, receive: Receive, send: Send) -> bytes | None:
+        """The whole body, or None when it was refused (the answer already sent)."""
+        chunks: list[bytes] = []
+        size = 0
+        loop = asyncio.get_running_loop()
+        idle = self.body_idle_s or BODY_IDLE_S
+        deadline = loop.time() + (self.body_total_s or BODY_TOTAL_S)
+        while True:
+            wait = min(idle, deadline - loop.time())
+            try:
+                if wait <= 0:
+                    raise TimeoutError
+                message = await asyncio.wait_for(receive(), wait)
+            except TimeoutError:
+                await _answer(send, 408, "the request body came too slowly")
+                return None
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                await self._too_large(send)
+                return None
+            if chunk:
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _too_large(self, send: Send) -> None:
+        await _answer(send, 413, f"the request body is larger than {self.max_body // 1024} KB")
+
+
+async def _answer(send: Send, status: int, message: str) -> None:
+    """A one-line JSON error that also closes the connection (the rest of a refused body is
+    never read)."""
+    body = json.dumps({"error": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
