@@ -119,8 +119,8 @@ class OpenAIEngine:
             conversation_history=_conversation(inp.messages),
         )
         decided = m.CoordinateOutput(**dict(reply), usage=usage)
-        if grounding.on_topic_queries(decided.queries, inp.question_line()):
-            return decided
+        if not decided.queries or grounding.on_topic_queries(decided.queries, inp.question_line()):
+            return decided  # none at all: the research asks the query writer for them
         about_it = inp.model_dump(include=set(m.AboutQuestion.model_fields))
         asked = m.WriteQueriesInput(**about_it, max_queries=max(2, len(decided.queries)))
         queries = (await self._extractive.write_queries(asked)).queries
