@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio import exceptions as tex
 from temporalio.client import (
@@ -101,31 +102,19 @@ async def deliver(
 
 async def query_status(handle: WorkflowHandle) -> ResearchStatus:
     """The `status` query; `CliError` when the workflow is unknown or no worker answers."""
-    try:
-        return await handle.query(
-            STATUS_QUERY, result_type=ResearchStatus, rpc_timeout=QUERY_TIMEOUT
-        )
-    except RPCError as err:
-        if is_not_found(err):
-            raise not_found(handle.id) from err
-        if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
-            if _interrupted():
-                raise asyncio.CancelledError() from err
-            raise CliError(
-                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
-                "is a worker running on its task queue? (start one with `python worker.py`)"
-            ) from err
-        raise
-    except WorkflowQueryFailedError as err:
-        raise CliError(f"status query failed: {one_line(str(err))}") from err
+    return await _query(handle, "status", STATUS_QUERY, result_type=ResearchStatus)
 
 
 async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
     """The `events` query; `CliError` when the research is unknown or no worker answers."""
+    return await _query(handle, "events", EVENTS_QUERY, since, result_type=list[Event])
+
+
+async def _query(handle: WorkflowHandle, what: str, name: str, *args: Any, result_type: Any) -> Any:
+    """One query, its failures in one line: unknown research, no worker answering in time (or
+    Ctrl-C while waiting), a query the workflow refused."""
     try:
-        return await handle.query(
-            EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=QUERY_TIMEOUT
-        )
+        return await handle.query(name, *args, result_type=result_type, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err
@@ -138,7 +127,7 @@ async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
             ) from err
         raise
     except WorkflowQueryFailedError as err:
-        raise CliError(f"events query failed: {one_line(str(err))}") from err
+        raise CliError(f"{what} query failed: {one_line(str(err))}") from err
 
 
 async def send_answer(handle: WorkflowHandle, text: str) -> str:
