@@ -61,7 +61,11 @@ def stop_and_finish(server: WebServer, folder: Path) -> dict[str, Any]:
         shoot(page, "running-1300", folder)
         stop.click()
         page.get_by_role("region", name="Report").wait_for(timeout=60_000)
-        page.wait_for_function("document.getElementById('stage').textContent === 'cancelled'")
+        from playwright.sync_api import expect  # only where the browser runs (it may be absent)
+
+        # A locator's wait, not wait_for_function: a string predicate is eval'd, which the page's
+        # CSP (script-src 'self') refuses whenever the first check is not already true.
+        expect(page.locator("#stage")).to_have_text("cancelled", timeout=30_000)
         got: dict[str, Any] = {
             "cancelled_stop": stop.is_visible(),
             "cancelled_progress": page.locator("#progress-text").inner_text(),
@@ -69,7 +73,7 @@ def stop_and_finish(server: WebServer, folder: Path) -> dict[str, Any]:
         page.goto(server.url + "/")
         ask(page, "A slow look at how lighthouse lamps were lit")
         page.get_by_role("region", name="Report").wait_for(timeout=60_000)
-        page.wait_for_function("document.getElementById('stage').textContent === 'completed'")
+        expect(page.locator("#stage")).to_have_text("completed", timeout=30_000)
         got["stages"] = page.evaluate("window.stages")
         got["stop_after"] = page.get_by_role("button", name="Cancel research").count()
         got["problems"] = seen.problems()
