@@ -50,16 +50,16 @@ class ServerFacts:
     probed: bool = False
     chars_per_token: float = FIRST_CHARS_PER_TOKEN
     #: The densest prompt seen (characters per token the server counted).
-    probed_ratio: float | None = None
+    densest_ratio: float | None = None
 
     def learn_ratio(self, chars: int, prompt_tokens: int) -> None:
         """Calibrate the estimate from what a served call's prompt really took (the server's own
         count): the lowest ratio seen wins, so a dense prompt is never underestimated again."""
         if prompt_tokens > 50 and chars > 0:
             seen = chars / prompt_tokens
-            if self.probed_ratio is None or seen < self.probed_ratio:
-                self.probed_ratio = seen
-            self.chars_per_token = max(1.0, min(self.probed_ratio, 6.0) * 0.95)
+            if self.densest_ratio is None or seen < self.densest_ratio:
+                self.densest_ratio = seen
+            self.chars_per_token = max(1.0, min(self.densest_ratio, 6.0) * 0.95)
 
 
 _FACTS: dict[tuple[str, str], ServerFacts] = {}
