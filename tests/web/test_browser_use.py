@@ -215,9 +215,11 @@ def without_javascript(server: WebServer, folder: Path) -> dict[str, Any]:
     return scenario
 
 
-async def test_without_javascript_the_forms_start_and_answer(open_web_server: WebServer) -> None:
+async def test_without_javascript_the_forms_start_and_answer(
+    open_web_server: WebServer, tmp_path: Path
+) -> None:
     got = await in_browser(
-        without_javascript(open_web_server, Path(".")), java_script_enabled=False, **WIDE
+        without_javascript(open_web_server, tmp_path), java_script_enabled=False, **WIDE
     )
 
     assert "Clarify: how were lighthouse lamps lit?" in got["asked"]
