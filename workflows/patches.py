@@ -63,6 +63,10 @@ MODEL_ANSWERS = "model-answers"
 #: starts a notifier when it completes, fails or waits for a person) and, for a run of a standing
 #: research, the comparison with its previous run. Asked once, when the research begins.
 STANDING_AND_NOTICES = "standing-and-notices"
+#: 2026-11-26 (issue 31): a step whose observation over every page it read would not fit the
+#: budget observes its passages cut to what fits (workflows/step_budget.py) instead of stopping
+#: the research before it. Asked alone, and only when a step would not fit.
+BUDGET_FITS_STEP = "budget-fits-a-step"
 
 ALL = (
     VERIFICATION,
@@ -81,6 +85,7 @@ ALL = (
     ALL_OF_2026_11_24,
     MODEL_ANSWERS,
     STANDING_AND_NOTICES,
+    BUDGET_FITS_STEP,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
 from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
 from tests.support.llm_server import Fault, ScriptedLLM, running_llm, write_like_a_model
@@ -120,6 +122,74 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
     assert (
         partial.stats.prompt_tokens + partial.stats.completion_tokens == partial.budget.spent_tokens
     )
+
+
+@pytest_asyncio.fixture(scope="module")
+async def long_pages_worker(
+    dev_env: WorkflowEnvironment,
+    llm: ScriptedLLM,
+    tmp_path_factory: pytest.TempPathFactory,
+    rust_notes: Path,
+) -> AsyncIterator[RunningWorker]:
+    """The notes with three times their text each, so every page read is as long as a page may
+    be (PAGE_TEXT_LIMIT), as the Python documentation's pages are (issue 31, item 19)."""
+    folder = tmp_path_factory.mktemp("long-pages")
+    corpus = folder / "notes"
+    corpus.mkdir()
+    for note in rust_notes.glob("*.md"):
+        text = note.read_text()
+        (corpus / note.name).write_text(f"{text}\n\n## Again\n\n{text}\n\n## Once more\n\n{text}")
+    running = start_worker(
+        worker_env(dev_env, folder, llm, RESEARCH_CORPUS_DIR=str(corpus)), folder
+    )
+    yield running
+    running.stop()
+
+
+async def test_a_third_of_the_tokens_buys_a_step_over_long_pages_read_in_part(
+    dev_client: Client, llm: ScriptedLLM, long_pages_worker: RunningWorker
+) -> None:
+    """Long pages made a step's observation dearer than a third of the tokens could pay for
+    beside the report: every step was skipped and the report cited nothing. Now the step reads
+    the best of its pages as far as the budget allows, and the report cites what it found."""
+    llm.reset()
+    write_like_a_model(llm, steps=3)  # a medium plan of three steps, as in the issue
+    await run(dev_client, long_pages_worker, depth=Depth.MEDIUM)
+    limit = spent(llm) // 3
+
+    llm.reset()
+    write_like_a_model(llm, steps=3)  # a medium plan of three steps, as in the issue
+    handle = await dev_client.start_workflow(
+        DeepResearchWorkflow.run,
+        ResearchRequest(query=QUESTION, depth=Depth.MEDIUM, max_tokens=limit),
+        id=f"budget-{uuid.uuid4().hex[:8]}",
+        task_queue=long_pages_worker.env["TEMPORAL_TASK_QUEUE"],
+    )
+    partial = await asyncio.wait_for(handle.result(), timeout=120)
+
+    assert partial.budget is not None and partial.budget.exhausted is BudgetKind.TOKENS
+    done = [s for s in partial.plan.steps if s.status.value == "completed"] if partial.plan else []
+    assert len(done) >= 1, partial.report_markdown[:600]
+    body = partial.report_markdown.split("\n## Sources", 1)[0]
+    assert re.search(r"\[\d+\]", body), partial.report_markdown[:600]
+    assert any(
+        "of its sources' " in note and "the token budget had room for no more" in note
+        for note in partial.notes
+    ), partial.notes
+    largest_call = max(p + c for p, c in (s.usage for s in llm.completions()))
+    assert partial.budget.spent_tokens <= limit + largest_call
+    history = await handle.fetch_history()  # the new path (patch budget-fits-a-step) replays
+    markers = [
+        payload.data
+        for event in history.events
+        if event.HasField("marker_recorded_event_attributes")
+        for payloads in event.marker_recorded_event_attributes.details.values()
+        for payload in payloads.payloads
+    ]
+    assert any(b"budget-fits-a-step" in data for data in markers)
+    await Replayer(
+        workflows=[DeepResearchWorkflow], data_converter=dev_client.data_converter
+    ).replay_workflow(history)
 
 
 async def test_cost_is_priced_per_tier_model_and_a_cost_budget_holds(

@@ -186,6 +186,49 @@ def test_under_a_tight_budget_independent_steps_go_one_wave_at_a_time_not_cancel
 
 
 @pytest.mark.usefixtures("no_events")
+def test_a_step_too_dear_over_all_its_pages_reads_them_in_part_and_is_admitted() -> None:
+    from workflows import step_budget
+    from workflows.activity_models import ObserveInput
+    from workflows.models import Passage, Plan, PlanStep
+    from workflows.roles import OBSERVE
+
+    page = ("The borrow checker rejects two mutable references to one value. " * 70)[:4000]
+    step = PlanStep(title="Borrowing", description="d")
+    whole = ObserveInput(
+        query=QUESTION,
+        step=step,
+        passages=[Passage(source_id=i, title=f"p{i}", url=f"u{i}", text=page) for i in (1, 2, 3)],
+    )
+
+    def state(limit: int) -> ResearchState:
+        s = _state_at(2000, limit)
+        s.stage = Stage.RESEARCHING
+        s.inquiry.plan = Plan(title="p", steps=[step])
+        return s
+
+    probe = state(10**8)
+    need = budget.likely(probe.ledger.spending, OBSERVE, whole).tokens
+    need += budget.research_reserve(probe)[0]
+    assert step_budget.affordable_passages(state(2000 + need), whole) is whole  # it fits
+
+    tight = state(2000 + need * 2 // 3)
+    cut = step_budget.affordable_passages(tight, whole)
+    kept = sum(len(p.text) for p in cut.passages)
+    assert step_budget.MIN_CHARS <= kept < 12000
+    assert [p.source_id for p in cut.passages] == [1, 2, 3][: len(cut.passages)]  # best first
+    assert calls.admit(tight, OBSERVE, cut) is not None  # the cut step is admitted
+    assert tight.writeup.notes == [
+        f"Step 1 read {kept:,} of its sources' 12,000 characters: "
+        "the token budget had room for no more."
+    ]
+
+    starved = state(2000 + budget.research_reserve(probe)[0] + 100)
+    assert step_budget.affordable_passages(starved, whole) is whole  # no finding to buy
+    with pytest.raises(budget.BudgetSpent):
+        calls.admit(starved, OBSERVE, whole)
+
+
+@pytest.mark.usefixtures("no_events")
 def test_while_the_report_is_written_a_call_without_room_is_skipped_not_fatal() -> None:
     state = _state_at(990, 1000)
     state.stage = Stage.SYNTHESIZING  # the budget's report phase follows the stage

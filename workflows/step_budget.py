@@ -1,0 +1,108 @@
+"""A step a tight budget can still pay for: its sources read in part rather than not at all.
+
+A token or cost budget too small for a step's observation over every page it read used to stop
+the research before its first step (issue 31: a third of a medium research's tokens bought no
+step, and the report cited nothing). A finding from part of the sources is worth more than a
+report with none. So when the observation of all the passages would not fit (the call's likely
+cost plus the report's reserve, as `calls.admit` judges it), the passages are cut, best-ranked
+first, to the most text that fits, and the report's notes say the step read only part of its
+sources. Below `MIN_CHARS` of text there is no finding to buy: the passages stay as they are and
+the admission stops the research as before.
+
+Asked (patch `budget-fits-a-step`) only at the moment a step would not fit: a research that fits
+its budget, or has none, records no marker, and histories recorded before replay unchanged.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+from workflows import budget, patches, roles
+from workflows.activity_models import ObserveInput
+from workflows.models import BudgetKind
+from workflows.record import Passage
+from workflows.state import ResearchState
+
+#: The least page text worth an observation: a paragraph or two of one source.
+MIN_CHARS = 1200
+#: A budget's name in a sentence.
+WORDS = {BudgetKind.TOKENS: "token", BudgetKind.COST: "cost", BudgetKind.TIME: "time"}
+#: Where a cut passage ends, if a sentence ends near the cut (else at the cut itself).
+SENTENCE_ENDS = (". ", ".\n", "\n\n")
+
+
+def affordable_passages(
+    state: ResearchState, observe: ObserveInput, held: tuple[int, float] = (0, 0.0)
+) -> ObserveInput:
+    """`observe` itself when it fits the budgets (or there are none), else the same step over its
+    passages cut to the most text that fits (at least MIN_CHARS). `held` is what the steps of the
+    same wave before this one will hold in flight when this one is admitted."""
+    limit = state.ledger.budget
+    if limit.max_tokens is None and limit.max_cost_usd is None:
+        return observe
+    kind = _over(state, observe, held)
+    if kind is None or not budget.learned():
+        return observe
+    total = sum(len(p.text) for p in observe.passages)
+    if total <= MIN_CHARS or _over(state, _cut(observe, MIN_CHARS), held) is not None:
+        return observe  # no finding to buy: the admission stops the research
+    if workflow.in_workflow() and not patches.applied(patches.BUDGET_FITS_STEP):
+        return observe
+    low, high = MIN_CHARS, total  # low fits, high does not
+    while high - low > 200:
+        middle = (low + high) // 2
+        if _over(state, _cut(observe, middle), held) is None:
+            low = middle
+        else:
+            high = middle
+    state.writeup.notes.append(
+        f"Step {_step_number(state, observe)} read {low:,} of its sources' {total:,} characters: "
+        f"the {WORDS[kind]} budget had room for no more."
+    )
+    return _cut(observe, low)
+
+
+def charge_of(state: ResearchState, observe: ObserveInput) -> tuple[int, float]:
+    """What admitting `observe` will hold in flight (for the next step of the same wave)."""
+    charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
+    return charge.tokens, charge.cost
+
+
+def _over(
+    state: ResearchState, observe: ObserveInput, held: tuple[int, float]
+) -> BudgetKind | None:
+    """The budget admitting `observe` would break (as `calls.admit` judges a research call)."""
+    tokens, cost = charge_of(state, observe)
+    reserve_tokens, reserve_cost = budget.research_reserve(state)
+    return budget.over_budget(
+        state.ledger, tokens + reserve_tokens + held[0], cost + reserve_cost + held[1]
+    )
+
+
+def _cut(observe: ObserveInput, chars: int) -> ObserveInput:
+    """The passages in their order (best-ranked first) up to `chars` characters of text in all,
+    the last one cut at a sentence's end where one is near; passages past the cut are dropped."""
+    kept: list[Passage] = []
+    room = chars
+    for passage in observe.passages:
+        if room <= 0:
+            break
+        text = passage.text if len(passage.text) <= room else _at_sentence(passage.text, room)
+        kept.append(passage.model_copy(update={"text": text}))
+        room -= len(text)
+    return observe.model_copy(update={"passages": kept})
+
+
+def _at_sentence(text: str, room: int) -> str:
+    head = text[:room]
+    end = max(head.rfind(mark) for mark in SENTENCE_ENDS)
+    return head[: end + 1] if end >= room // 2 else head
+
+
+def _step_number(state: ResearchState, observe: ObserveInput) -> int:
+    plan = state.inquiry.plan
+    steps = plan.steps if plan else []
+    for number, step in enumerate(steps, 1):
+        if step.title == observe.step.title:
+            return number
+    return len(steps)
