@@ -19,6 +19,7 @@ from starter.hints import program
 from tests.conftest import REPO
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
 from tests.starter.test_starter import starter
+from tests.support.processes import cli
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 
 pytestmark = pytest.mark.e2e
@@ -42,32 +43,22 @@ async def test_watch_json_across_an_answered_clarification_and_a_reconnect(
 ) -> None:
     workers.start()
     handle = await start(dev_client, worker_env, ResearchRequest(query=VAGUE, depth=Depth.LIGHT))
-    watch = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "starter",
-        "watch",
-        handle.id,
-        "--json",
-        cwd=REPO,
-        env=worker_env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert watch.stdout is not None
-    first: list[dict[str, Any]] = []
-    await read_events_until(watch.stdout, "question", first)
+    async with cli("watch", handle.id, "--json", env=worker_env) as watch:
+        assert watch.stdout is not None
+        first: list[dict[str, Any]] = []
+        await read_events_until(watch.stdout, "question", first)
 
-    watch.send_signal(signal.SIGINT)  # Ctrl-C: the research keeps waiting for its answer
-    rest, err = await asyncio.wait_for(watch.communicate(), 90)  # a bound: busy machines are slow
-    first += [json.loads(line) for line in rest.decode().splitlines()]
-    assert watch.returncode == 130, err.decode()
-    resume = re.search(
-        rf"reattach with `{re.escape(program())} watch {handle.id} --since (\d+)`", err.decode()
-    )
-    assert resume and int(resume.group(1)) == first[-1]["seq"], err.decode()
-    assert "Traceback" not in err.decode()
+        watch.send_signal(signal.SIGINT)  # Ctrl-C: the research keeps waiting for its answer
+        rest, err = await asyncio.wait_for(
+            watch.communicate(), 90
+        )  # a bound: busy machines are slow
+        first += [json.loads(line) for line in rest.decode().splitlines()]
+        assert watch.returncode == 130, err.decode()
+        resume = re.search(
+            rf"reattach with `{re.escape(program())} watch {handle.id} --since (\d+)`", err.decode()
+        )
+        assert resume and int(resume.group(1)) == first[-1]["seq"], err.decode()
+        assert "Traceback" not in err.decode()
 
     answered = await starter("answer", handle.id, ANSWER, env=worker_env)
     assert answered.code == 0, answered.err

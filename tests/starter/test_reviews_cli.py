@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from typing import Any
 
 from temporalio.client import Client
 
 from starter.hints import program
-from tests.starter.test_starter import GATHER_QUESTION, REPO, doubles_worker, starter, unique_id
+from tests.starter.test_starter import GATHER_QUESTION, doubles_worker, starter, unique_id
+from tests.support.processes import cli
 
 DRAFT_MARK = "----- draft report under review"
 
@@ -61,29 +61,18 @@ async def test_a_report_review_is_seen_in_status_list_and_result_which_says_how_
         ]
 
         # `result` says at once what the research waits for and how to answer, then keeps waiting.
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "starter",
-            "result",
-            wid,
-            cwd=REPO,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        assert proc.stderr is not None
-        seen = ""
-        while "review with:" not in seen:
-            line = await asyncio.wait_for(proc.stderr.readline(), 30)
-            assert line, seen
-            seen += line.decode()
-        assert "waits for a review of the report" in seen and DRAFT_MARK in seen
-        assert f"review with:  {program()} review {wid}" in seen
-        assert (await starter("review", wid, "--approve", env=env)).code == 0
-        out, _ = await asyncio.wait_for(proc.communicate(), 60)
-        assert proc.returncode == 0 and out.decode().startswith("# ")
+        async with cli("result", wid, env=env) as proc:
+            assert proc.stderr is not None
+            seen = ""
+            while "review with:" not in seen:
+                line = await asyncio.wait_for(proc.stderr.readline(), 30)
+                assert line, seen
+                seen += line.decode()
+            assert "waits for a review of the report" in seen and DRAFT_MARK in seen
+            assert f"review with:  {program()} review {wid}" in seen
+            assert (await starter("review", wid, "--approve", env=env)).code == 0
+            out, _ = await asyncio.wait_for(proc.communicate(), 60)
+            assert proc.returncode == 0 and out.decode().startswith("# ")
 
         nothing = await starter("list", "--pending", "--json", env=env)
         assert wid not in [row["id"] for row in json.loads(nothing.out)]

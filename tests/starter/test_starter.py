@@ -27,6 +27,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
 from starter.hints import program
+from tests.support.processes import cli
 
 REPO = Path(__file__).resolve().parents[2]
 GATHER_QUESTION = "How does asyncio.gather run coroutines concurrently?"
@@ -371,39 +372,28 @@ async def test_ctrl_c_leaves_the_research_running_and_says_how_to_reattach(
     async with doubles_worker(
         dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], plan=slow(30, default_plan)
     ):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "starter",
-            "research",
-            GATHER_QUESTION,
-            "--id",
-            wid,
-            cwd=REPO,
-            env=subprocess_env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        assert proc.stderr is not None
-        seen = b""
-        while b"\xc2\xbb planning" not in seen:  # "» planning": attached and following
-            line = await asyncio.wait_for(proc.stderr.readline(), 30)
-            assert line, seen.decode()
-            seen += line
-        proc.send_signal(signal.SIGINT)
-        # A bound, not a pace: on a busy 2-core machine the CLI's exit (its RPCs cancelled, the
-        # connection closed) has taken longer than 20 s (issue 31, item 18).
-        out, err = await asyncio.wait_for(proc.communicate(), 90)
-        run = checked(Run(proc.returncode or 0, out.decode(), seen.decode() + err.decode()))
-        assert run.code == 130
-        assert f"research {wid} keeps running; reattach with `{program()} result {wid}`" in run.err
-        still = await starter("status", wid, "--json", env=subprocess_env)
-        assert still.code == 0 and json.loads(still.out)["stage"] == "planning"
-        assert (await starter("cancel", wid, env=subprocess_env)).code == 0
-        cancelled = await starter("result", wid, env=subprocess_env)
-        assert cancelled.code == 1
-        assert error_line(cancelled).startswith("error: the research was cancelled")
+        async with cli("research", GATHER_QUESTION, "--id", wid, env=subprocess_env) as proc:
+            assert proc.stderr is not None
+            seen = b""
+            while b"\xc2\xbb planning" not in seen:  # "» planning": attached and following
+                line = await asyncio.wait_for(proc.stderr.readline(), 30)
+                assert line, seen.decode()
+                seen += line
+            proc.send_signal(signal.SIGINT)
+            # A bound, not a pace: on a busy 2-core machine the CLI's exit (its RPCs cancelled, the
+            # connection closed) has taken longer than 20 s (issue 31, item 18).
+            out, err = await asyncio.wait_for(proc.communicate(), 90)
+            run = checked(Run(proc.returncode or 0, out.decode(), seen.decode() + err.decode()))
+            assert run.code == 130
+            assert (
+                f"research {wid} keeps running; reattach with `{program()} result {wid}`" in run.err
+            )
+            still = await starter("status", wid, "--json", env=subprocess_env)
+            assert still.code == 0 and json.loads(still.out)["stage"] == "planning"
+            assert (await starter("cancel", wid, env=subprocess_env)).code == 0
+            cancelled = await starter("result", wid, env=subprocess_env)
+            assert cancelled.code == 1
+            assert error_line(cancelled).startswith("error: the research was cancelled")
 
 
 # --- the real worker ----------------------------------------------------------------------------
