@@ -63,6 +63,10 @@ MODEL_ANSWERS = "model-answers"
 #: starts a notifier when it completes, fails or waits for a person) and, for a run of a standing
 #: research, the comparison with its previous run. Asked once, when the research begins.
 STANDING_AND_NOTICES = "standing-and-notices"
+#: 2026-11-26 (issue 31, item 6): a report revised after review goes back to the person for
+#: another round (at most `reviews.MAX_REVIEW_ROUNDS` in all) instead of completing by itself; the
+#: last round's revision is final. Asked alone, when a report review begins.
+REPORT_REVIEW_ROUNDS = "report-review-rounds"
 
 ALL = (
     VERIFICATION,
@@ -81,6 +85,7 @@ ALL = (
     ALL_OF_2026_11_24,
     MODEL_ANSWERS,
     STANDING_AND_NOTICES,
+    REPORT_REVIEW_ROUNDS,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(
