@@ -149,6 +149,7 @@ async def review_report(
         plain = revised
         if rounds > 1 and round_ == rounds:
             state.writeup.notes.append(final_revision(rounds))
+            report = f"{report.rstrip()}\n\n*{final_revision(rounds)}*\n"
     return report, claims
 
 

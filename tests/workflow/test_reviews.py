@@ -620,7 +620,8 @@ async def test_the_last_report_rounds_revision_is_final_and_the_notes_say_so(
     ]
     assert "Done as asked: Cite more." in result.report_markdown
     assert "“Add an example”; “Shorter”; “Cite more”." in result.report_markdown
-    assert any("this revision is final: 3 review rounds were used" in note for note in result.notes)
+    final = "this revision is final: 3 review rounds were used."
+    assert any(final in note for note in result.notes) and final in result.report_markdown
 
 
 async def test_a_second_report_round_nobody_answers_leaves_the_revision_standing(
