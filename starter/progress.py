@@ -39,7 +39,7 @@ def step_line(status: ResearchStatus) -> str | None:
 
 
 def review_round(status: ResearchStatus) -> str:
-    """ "review round 2 of 3" (or "review round 1" when the research does not say how many)."""
+    """The round shown, "review round 2 of 3" ("review round 1" when the research does not say how many)."""
     most = status.review_rounds_max
     return f"review round {status.review_rounds}" + (f" of {most}" if most else "")
 
