@@ -232,6 +232,7 @@ async def status(args: argparse.Namespace, session: Session) -> int:
     print(progress.status_summary(args.id, current))
     if current.draft_report_markdown:
         print("\n".join(reviews.report_under_review(args.id, current, limit=None)))
+        print(reviews.revise_means(current))
     return EXIT_OK
 
 

@@ -38,6 +38,12 @@ def step_line(status: ResearchStatus) -> str | None:
     return f"step {index + 1}/{len(plan.steps)}: {plan.steps[index].title}"
 
 
+def review_round(status: ResearchStatus) -> str:
+    """The round shown, "review round 2 of 3" ("review round 1" when the research does not say how many)."""
+    most = status.review_rounds_max
+    return f"review round {status.review_rounds}" + (f" of {most}" if most else "")
+
+
 def status_summary(workflow_id: str, status: ResearchStatus) -> str:
     """The summary `status` prints, every line but a command within WIDTH columns."""
     lines = [
@@ -51,7 +57,7 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
         lines.append(f"    answer with: {answer_command(workflow_id)}")
     if status.pending_review:
         lines.append(
-            f"  waiting for a review of the {status.pending_review.value} (round {status.review_rounds})"
+            f"  waiting for a review of the {status.pending_review.value} ({review_round(status)})"
         )
         lines.append(f"    review with: {program()} review {shlex.quote(workflow_id)} --approve")
         lines.append("    (or --feedback TEXT, --steps FILE or --cancel in place of --approve)")

@@ -188,21 +188,31 @@ def report_under_review(
     return out
 
 
+def revise_means(status: ResearchStatus) -> str:
+    """What revising the pending report does: another round, or (in the last) a final rewrite."""
+    most = status.review_rounds_max
+    if most and status.review_rounds < most:
+        return "a revision is rewritten with your feedback and shown to you again"
+    rounds = f"{most} review round{'s' * (most != 1)}" if most else "the review rounds"
+    return f"a revision now is final: you are not asked again ({rounds} in all)"
+
+
 def show_pending(status: ResearchStatus, workflow_id: str = "") -> None:
     """The plan under review, numbered, or the draft report with the critic's verdict on it."""
     if status.pending_review is ReviewTarget.REPORT:
         for line in report_under_review(workflow_id, status):
             say(line)
         say(
-            "report to review"
+            f"report to review ({progress.review_round(status)}"
             + (
-                f" (quality {status.critique.quality:.2f}, hallucination risk "
-                f"{status.critique.hallucination_risk:.2f})"
+                f"; quality {status.critique.quality:.2f}, hallucination risk "
+                f"{status.critique.hallucination_risk:.2f}"
                 if status.critique
                 else ""
             )
-            + ":"
+            + "):"
         )
+        say(f"  {revise_means(status)}")
         return
     plan = status.plan
     if plan is None:

@@ -99,6 +99,9 @@ class ResearchStatus(BaseModel):
     pending_review: ReviewTarget | None = None
     #: Review rounds so far for the plan (or report) now under review.
     review_rounds: int = 0
+    #: The rounds that review allows in all: the answer to the last one is final (a revision
+    #: then is not shown again). 0 when no review was asked for.
+    review_rounds_max: int = 0
     #: The critic's verdict and the draft report, while the report waits for a person's review.
     critique: Critique | None = None
     draft_report_markdown: str | None = None
@@ -138,7 +141,7 @@ class ResearchResult(BaseModel):
     follow_up_of: str | None = None
     #: Every review a person (or its timeout) gave, in order.
     reviews: list[Review] = Field(default_factory=list)
-    #: The refining loop's passes (at most 2, plus one a reviewer asks for).
+    #: The refining loop's passes (at most 2, plus one each time a reviewer asks for a revision).
     refinements: list[Refinement] = Field(default_factory=list)
     #: Things the reader should know: an unanswered question, a spent budget, a fallback taken.
     notes: list[str] = Field(default_factory=list)

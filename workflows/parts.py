@@ -151,6 +151,9 @@ class Oversight(Part):
     pending_review: ReviewTarget | None = None
     review_answer: ReviewAnswer | None = None
     review_rounds: int = 0
+    #: The rounds the review now pending allows in all (the plan's 3; the report's 3, or 1 in
+    #: histories recorded before patch `report-review-rounds`).
+    review_rounds_max: int = 0
     reviews: list[Review] = Field(default_factory=list)
     refinements: list[Refinement] = Field(default_factory=list)
     #: Plans made at a reviewer's request: they do not count against the reflector's re-plans.

@@ -67,6 +67,10 @@ STANDING_AND_NOTICES = "standing-and-notices"
 #: budget observes its passages cut to what fits (workflows/step_budget.py) instead of stopping
 #: the research before it. Asked alone, and only when a step would not fit.
 BUDGET_FITS_STEP = "budget-fits-a-step"
+#: 2026-11-26 (issue 31, item 6): a report revised after review goes back to the person for
+#: another round (at most `reviews.MAX_REVIEW_ROUNDS` in all) instead of completing by itself; the
+#: last round's revision is final. Asked alone, when a report review begins.
+REPORT_REVIEW_ROUNDS = "report-review-rounds"
 
 ALL = (
     VERIFICATION,
@@ -86,6 +90,7 @@ ALL = (
     MODEL_ANSWERS,
     STANDING_AND_NOTICES,
     BUDGET_FITS_STEP,
+    REPORT_REVIEW_ROUNDS,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

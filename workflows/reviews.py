@@ -17,8 +17,10 @@ The report review, all of it here (`report_review_wanted`, `record_report_review
 someone is there to answer (`attended`: an attached terminal, the web app, an MCP host that said
 so); a detached or scripted start is not kept an hour waiting for nobody. A revision after review
 says so in the report's closing lines, and says plainly when the rewrite could not change it.
-`approve` finishes, `revise` with feedback runs one more rewrite with it, `cancel` ends the research
-as cancelled with the report it had; no answer in time and the report stands.
+`approve` finishes, `revise` with feedback runs one more rewrite with it (and every earlier
+round's feedback) and shows the rewritten, re-verified report again for another round, at most
+MAX_REVIEW_ROUNDS rounds: the last round's revision is final and the notes say so. `cancel` ends
+the research as cancelled with the report it had; no answer in time and the report stands.
 """
 
 from __future__ import annotations
@@ -87,14 +89,16 @@ def report_review_wanted(state: ResearchState) -> bool:
     return False
 
 
-def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> ReviewDecision:
+def record_report_review(
+    state: ResearchState, answer: ReviewAnswer | None, round_: int = 1
+) -> ReviewDecision:
     """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
     reviews, notes = state.oversight.reviews, state.writeup.notes
     if answer is None:
         reviews.append(
             Review(
                 target=ReviewTarget.REPORT,
-                round=1,
+                round=round_,
                 decision=ReviewDecision.APPROVE,
                 by=DecidedBy.TIMEOUT,
             )
@@ -106,7 +110,10 @@ def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> R
         return ReviewDecision.APPROVE
     reviews.append(
         Review(
-            target=ReviewTarget.REPORT, round=1, decision=answer.decision, feedback=answer.feedback
+            target=ReviewTarget.REPORT,
+            round=round_,
+            decision=answer.decision,
+            feedback=answer.feedback,
         )
     )
     if answer.decision is ReviewDecision.CANCEL:
@@ -117,33 +124,60 @@ def record_report_review(state: ResearchState, answer: ReviewAnswer | None) -> R
 async def review_report(
     state: ResearchState, report: str, claims: list[Claim], verify: Verify
 ) -> tuple[str, list[Claim]]:
-    """A person's word on the report: approve, revise (one rewrite with the feedback), cancel."""
-    state.oversight.review_rounds = 1
-    state.writeup.draft = report
-    answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
-    state.writeup.draft = None
-    decision = record_report_review(state, answer)
-    if decision is ReviewDecision.CANCEL:
-        enter(state, Stage.CANCELLED)
-    elif decision is ReviewDecision.REVISE and answer is not None:
-        refining.begin_pass(
-            state, [answer.feedback], can_research=False, action=RefinementAction.REWRITE
-        )
-        revised, claims = await synthesize(state, feedback=[answer.feedback])
-        revised, claims = await verify(revised, claims)
-        revised = refining.with_open_issues(state, revised)
-        if patches.applied(patches.REVIEWS_WHEN_ASKED):
-            revised = revision_note(revised, report, answer.feedback)
+    """A person's word on the report: approve, revise (a rewrite with the feedback, shown to
+    them again for another round), cancel. The last round's revision is final; histories recorded
+    before patch `report-review-rounds` had one round."""
+    rounds = MAX_REVIEW_ROUNDS if patches.applied(patches.REPORT_REVIEW_ROUNDS) else 1
+    state.oversight.review_rounds_max = rounds
+    feedback: list[str] = []
+    plain = report  # the report without the revision's closing line: what a rewrite is compared to
+    for round_ in range(1, rounds + 1):
+        state.oversight.review_rounds = round_
+        state.writeup.draft = report
+        answer = await await_review(state, ReviewTarget.REPORT, Stage.AWAITING_REPORT_REVIEW)
+        state.writeup.draft = None
+        decision = record_report_review(state, answer, round_)
+        if decision is ReviewDecision.CANCEL:
+            enter(state, Stage.CANCELLED)
+        if decision is not ReviewDecision.REVISE or answer is None:
+            break
+        feedback.append(answer.feedback)
+        revised, claims = await _rewrite(state, claims, feedback, verify)
         report = revised
+        if patches.applied(patches.REVIEWS_WHEN_ASKED):
+            report = revision_note(revised, plain, feedback)
+        plain = revised
+        if rounds > 1 and round_ == rounds:
+            state.writeup.notes.append(final_revision(rounds))
+            report = f"{report.rstrip()}\n\n*{final_revision(rounds)}*\n"
     return report, claims
 
 
-def revision_note(revised: str, draft: str, feedback: str) -> str:
-    """The report's closing line after a revision: the feedback it was revised with, and, when the
-    rewrite came out as the draft was (the offline engine writes from its sources alone and cannot
-    follow written feedback), that it could not act on it, so nobody takes it for done."""
-    said = citations.escape(" ".join(feedback.split()))
-    line = f"> **Revised after review:** “{said}”."
+def final_revision(rounds: int) -> str:
+    """The note after the last round's revision: it was not shown for another review."""
+    return (
+        f"The report was revised after the last review round; this revision is final: "
+        f"{rounds} review rounds were used."
+    )
+
+
+async def _rewrite(
+    state: ResearchState, claims: list[Claim], feedback: list[str], verify: Verify
+) -> tuple[str, list[Claim]]:
+    """The report written again with every reviewer's feedback so far, verified and criticised."""
+    refining.begin_pass(state, [feedback[-1]], can_research=False, action=RefinementAction.REWRITE)
+    revised, claims = await synthesize(state, feedback=feedback)
+    revised, claims = await verify(revised, claims)
+    return refining.with_open_issues(state, revised), claims
+
+
+def revision_note(revised: str, draft: str, feedback: list[str]) -> str:
+    """The report's closing line after a revision: the feedback it was revised with (each round's),
+    and, when the rewrite came out as the draft was (the offline engine writes from its sources
+    alone and cannot follow written feedback), that it could not act on it, so nobody takes it
+    for done."""
+    said = "; ".join(f"“{citations.escape(' '.join(f.split()))}”" for f in feedback)
+    line = f"> **Revised after review:** {said}."
     if revised.strip() == draft.strip():
         line += (
             " The rewrite came out the same as the draft: the engine that writes this report could "
@@ -156,6 +190,7 @@ def revision_note(revised: str, draft: str, feedback: str) -> str:
 async def review_plan(state: ResearchState) -> None:
     """Wait for a person's word on the plan just made; returns when the plan may run."""
     oversight, notes = state.oversight, state.writeup.notes
+    oversight.review_rounds_max = MAX_REVIEW_ROUNDS
     for round_ in range(1, MAX_REVIEW_ROUNDS + 1):
         oversight.review_rounds = round_
         answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)

@@ -54,7 +54,11 @@ EDGES: tuple[tuple[Stage, Stage, str], ...] = (
         Stage.AWAITING_REPORT_REVIEW,
         "review_report always, or auto, attended and the critic asks",
     ),
-    (Stage.AWAITING_REPORT_REVIEW, Stage.REFINING, "revise with feedback (once)"),
+    (
+        Stage.AWAITING_REPORT_REVIEW,
+        Stage.REFINING,
+        "revise with feedback (then reviewed again, at most 3 rounds)",
+    ),
     (Stage.AWAITING_REPORT_REVIEW, Stage.COMPLETED, "approve, or no answer in time"),
     (Stage.AWAITING_REPORT_REVIEW, Stage.CANCELLED, "cancel (the report it had)"),
     (Stage.VERIFYING, Stage.COMPLETED, "accepted, or refinements spent (open issues listed)"),

@@ -136,6 +136,9 @@ class Review(BaseModel):
     decision: Literal["approve", "revise", "cancel"]
     feedback: str = ""
     steps: list[Step] | None = None
+    #: The round the reviewer saw (the plan iteration, or the report review round): an answer
+    #: meant for an earlier one is refused (422, with the workflow's reason).
+    round: int | None = Field(default=None, ge=1)
 
 
 class Steered(RunningResearch):

@@ -74,7 +74,11 @@ async def review(request: Request, research_id: str) -> Response:
             raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
         research = await owned_research(research_id, user, app)
         handle = service.running(research, "review")
-        payload = {"decision": decision, "feedback": form.get("feedback", "")}
+        payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
+        if form.get("round"):  # the report review round the page showed: a later one refuses it
+            if not form["round"].isdigit():
+                raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
+            payload["round"] = int(form["round"])
         await service.steer(research, app, "review", research_client.review(handle, payload))
         return research_id
 

@@ -31,7 +31,7 @@ from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.requests import RequestError
 from starter.temporal import CliError, one_line
-from starter.web import auth, service
+from starter.web import auth, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
@@ -161,6 +161,11 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
     }
+    if live is not None and waits == "report":
+        rounds, most = live.review_rounds, live.review_rounds_max
+        context["review_round"] = rounds
+        context["round_text"] = review_texts.round_text(rounds, most)
+        context["revise_help"] = review_texts.revise_help(rounds, most)
     if view.result is not None:
         shown = _public(view.result, _backend(request))
         context.update(_report_context(research_id, shown))
@@ -317,9 +322,7 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "outcome": result.outcome.value,
         "notes": unsaid_notes(result),
         "suggestions": suggested_questions(result),
-        "revised": any(
-            r.target.value == "report" and r.decision.value == "revise" for r in result.reviews
-        ),
+        "revised": review_texts.revised_notice(result.reviews),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
 

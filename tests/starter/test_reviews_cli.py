@@ -106,3 +106,79 @@ async def test_the_attached_review_prompt_shows_the_draft_before_asking(
     draft = run.err[run.err.index(DRAFT_MARK) : run.err.index("----- end of the draft")]
     assert draft.splitlines()[1].startswith("# ")  # the report itself, from its title on
     assert "approve accepted" in run.err and run.out.startswith("# ")
+
+
+async def wait_for_round(wid: str, round_: int, env: dict[str, str]) -> dict[str, Any]:
+    for _ in range(200):
+        run = await starter("status", wid, "--json", env=env)
+        shown = json.loads(run.out) if run.code == 0 else {}
+        if shown.get("pending_review") == "report" and shown["review_rounds"] >= round_:
+            return shown
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"{wid} never asked for report review round {round_}")
+
+
+async def test_a_revised_report_is_shown_again_and_approved_from_the_command_line(
+    dev_client: Client, subprocess_env: dict[str, str]
+) -> None:
+    wid = unique_id("rv2")
+    env = subprocess_env
+    async with doubles_worker(dev_client, env["TEMPORAL_TASK_QUEUE"]):
+        started = await starter(
+            "research",
+            GATHER_QUESTION,
+            "--review-report",
+            "always",
+            "--id",
+            wid,
+            "--detach",
+            env=env,
+        )
+        assert started.code == 0, started.err
+        await wait_for_round(wid, 1, env)
+        revised = await starter("review", wid, "--feedback", "Say what is missing", env=env)
+        assert revised.code == 0 and "revise accepted" in revised.out, revised.err
+
+        second = await wait_for_round(wid, 2, env)
+        assert (second["review_rounds"], second["review_rounds_max"]) == (2, 3)
+        assert "**Revised after review:** “Say what is missing”" in second["draft_report_markdown"]
+        shown = await starter("status", wid, env=env)
+        assert "waiting for a review of the report (review round 2 of 3)" in shown.out
+        assert "Revised after review" in shown.out
+        assert "shown to you again" in shown.out
+
+        approved = await starter("review", wid, "--approve", env=env)
+        assert approved.code == 0 and "approve accepted" in approved.out, approved.err
+        result = await starter("result", wid, env=env)
+    assert result.code == 0 and result.out.startswith("# ")
+    assert "**Revised after review:** “Say what is missing”" in result.out
+
+
+async def test_the_attached_prompt_asks_again_for_the_revised_report(
+    dev_client: Client, subprocess_env: dict[str, str]
+) -> None:
+    wid = unique_id("tty-rv2")
+    primary, secondary = os.openpty()
+    try:
+        os.write(primary, b"f\nSay what is missing\na\n")
+        async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"]):
+            run = await starter(
+                "research",
+                GATHER_QUESTION,
+                "--review-report",
+                "always",
+                "--id",
+                wid,
+                env=subprocess_env,
+                stdin=secondary,
+            )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert run.code == 0, run.err
+    first, second = run.err.split("report to review (review round 2 of 3")
+    assert "report to review (review round 1 of 3" in first and "revise accepted" in first
+    # The second round shows the revised draft before asking again.
+    assert "Revised after review:** “Say what is missing”" in first.split("revise accepted")[1]
+    assert "approve [a], revise with feedback [f], cancel [c]>" in second
+    assert "approve accepted" in second and run.out.startswith("# ")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.web.browser_support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker
+from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import showcase_result, store_research
 
 pytestmark = pytest.mark.e2e
@@ -225,3 +225,112 @@ async def test_without_javascript_the_forms_start_and_answer(
     assert "Clarify: how were lighthouse lamps lit?" in got["asked"]
     assert any("JavaScript is off" in text for text in got["note"]), got["note"]
     assert "?" not in got["url"]
+
+
+# --- a report reviewed again after its revision (issue 31, item 6) ------------------------------
+
+
+def report_review_rounds(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(f"{server.url}/research/{research_id}")
+        page.get_by_role("button", name="Approve report").wait_for(timeout=30_000)
+        first = page.get_by_role("region", name="Review the report").locator(".round").inner_text()
+        page.get_by_role("textbox", name="Feedback").fill("Say what is missing")
+        page.get_by_role("button", name="Revise report").click()
+        page.locator("#waiting .round", has_text="Review round 2 of 3").wait_for(timeout=30_000)
+        page.locator(".draft blockquote", has_text="Revised after review").wait_for()
+        panel = page.get_by_role("region", name="Review the report").inner_text()
+        shoot(page, "report-review-round2-1300", folder)
+        page.set_viewport_size({"width": 400, "height": 860})
+        page.locator("#waiting").scroll_into_view_if_needed()
+        shoot(page, "report-review-round2-400", folder)
+        page.set_viewport_size(WIDE["viewport"])
+        page.get_by_role("button", name="Approve report").click()
+        report = page.get_by_role("region", name="Report")
+        report.wait_for(timeout=30_000)
+        page.locator("#log li.kind-done").wait_for()
+        return {
+            "first": first,
+            "panel": panel,
+            "notice": report.locator(".notice").all_inner_texts(),
+            "report": report.inner_text(),
+            "log": page.locator("#log li.kind-review").all_text_contents(),
+            "problems": seen.problems(),
+        }
+
+    return scenario
+
+
+async def test_a_revised_report_comes_back_for_round_two_and_its_approval_completes_it(
+    open_web_server: WebServer, tmp_path: Path
+) -> None:
+    async with open_web_server.client(None) as client:
+        research_id = await start(client, review_report="always")
+    got = await in_browser(report_review_rounds(open_web_server, research_id, tmp_path), **WIDE)
+
+    assert got["first"] == "Review round 1 of 3"
+    assert "The draft below is the revision" in got["panel"]
+    assert "Revised after review: “Say what is missing”" in got["panel"]
+    assert "shows you the revision for another review round" in got["panel"]
+    assert got["notice"] == [
+        "Revised once after your review, with your feedback; you approved the revision."
+    ]
+    assert "Revised after review: “Say what is missing”" in got["report"]
+    assert any("report review: revise Say what is missing" in line for line in got["log"])
+    assert any(line.endswith("report review: approve") for line in got["log"]), got["log"]
+    assert got["problems"] == []
+
+
+def report_rounds_without_javascript(server: WebServer, research_id: str) -> dict[str, Any]:
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        def reload_until(name: str, text: str = "") -> None:
+            for _ in range(150):  # nothing updates by itself: a person reloads
+                if page.get_by_role("button", name=name).count() and text in page.content():
+                    return
+                page.wait_for_timeout(200)
+                page.reload()
+            raise AssertionError(f"no {name!r} {text!r} on the page")
+
+        page.goto(f"{server.url}/research/{research_id}")
+        reload_until("Approve report")
+        first = page.get_by_role("region", name="Review the report").locator(".round").inner_text()
+        page.get_by_role("textbox", name="Feedback").fill("Say what is missing")
+        page.get_by_role("button", name="Revise report").click()
+        page.wait_for_url(re.compile(r"/research/[^/?]+$"))
+        reload_until("Approve report", "Review round 2 of 3")
+        panel = page.get_by_role("region", name="Review the report").inner_text()
+        page.get_by_role("button", name="Approve report").click()
+        page.wait_for_url(re.compile(r"/research/[^/?]+$"))
+        for _ in range(150):
+            if page.locator("[data-report]").count():
+                break
+            page.wait_for_timeout(200)
+            page.reload()
+        return {
+            "first": first,
+            "panel": panel,
+            "notice": page.locator("[data-report] .notice").all_inner_texts(),
+        }
+
+    return scenario
+
+
+async def test_without_javascript_a_revised_report_is_reviewed_again_and_approved(
+    open_web_server: WebServer,
+) -> None:
+    async with open_web_server.client(None) as client:
+        research_id = await start(client, review_report="always")
+    got = await in_browser(
+        report_rounds_without_javascript(open_web_server, research_id),
+        java_script_enabled=False,
+        **WIDE,
+    )
+
+    assert got["first"] == "Review round 1 of 3"
+    assert (
+        "Review round 2 of 3" in got["panel"] and "The draft below is the revision" in got["panel"]
+    )
+    assert "Revised after review: “Say what is missing”" in got["panel"]
+    assert got["notice"] == [
+        "Revised once after your review, with your feedback; you approved the revision."
+    ]

@@ -64,7 +64,9 @@ class _KeepEvents(Interceptor):
         return Inbound
 
 
-@pytest.mark.parametrize("name", ["followed-clarified-reviewed", "deep-medium"])
+@pytest.mark.parametrize(
+    "name", ["followed-clarified-reviewed", "deep-medium", "report-reviewed-again"]
+)
 async def test_a_replayed_research_rebuilds_its_events(name: str) -> None:
     """Events are state, not history: a worker that picks up a research after a crash (or a
     history recorded before events existed) has the same gapless stream."""
@@ -88,3 +90,15 @@ async def test_a_replayed_research_rebuilds_its_events(name: str) -> None:
             if e["kind"] in ("question", "answer", "review_requested", "review")
         ]
         assert order == ["question", "answer", "review_requested", "review"]
+    if name == "report-reviewed-again":  # revised, shown again for round 2, approved
+        reviews = [
+            (e["kind"], e["data"]["round"], e["data"].get("decision"))
+            for e in events
+            if e["kind"] in ("review_requested", "review")
+        ]
+        assert reviews == [
+            ("review_requested", 1, None),
+            ("review", 1, "revise"),
+            ("review_requested", 2, None),
+            ("review", 2, "approve"),
+        ]

@@ -11,7 +11,14 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research, status
-from workflows.models import Depth, ResearchRequest, ReviewDecision, Stage, StepStatus
+from workflows.models import (
+    Depth,
+    ResearchRequest,
+    ReviewDecision,
+    ReviewTarget,
+    Stage,
+    StepStatus,
+)
 from workflows.research import DeepResearchWorkflow
 
 QUESTION = "How do Rust lifetimes work?"
@@ -313,9 +320,11 @@ async def test_a_report_review_approves_revises_or_cancels(
     )
     assert result.outcome is outcome
     assert len(script.calls["synthesize"]) == syntheses
-    assert [(r.target.value, r.decision.value) for r in result.reviews] == [
-        ("report", payload["decision"])
-    ]
+    reviews = [(r.target.value, r.decision.value, r.by) for r in result.reviews]
+    assert reviews[0] == ("report", payload["decision"], "person")
+    # A revision is shown again for a second round; nobody answers it here, so it stands.
+    again = [("report", "approve", "timeout")] if payload["decision"] == "revise" else []
+    assert reviews[1:] == again
     assert result.owner == "local"
     if payload["decision"] == "revise":
         assert script.calls["synthesize"][1].feedback == ["Add an example"]
@@ -516,3 +525,125 @@ async def test_a_report_revised_after_review_says_so_and_whether_the_rewrite_cou
     assert "> **Revised after review:** “Add an example”." in result.report_markdown
     could_not = "could not act on the feedback" in result.report_markdown
     assert could_not is not rewrite_changes
+
+
+def rewrites_with_feedback(inp: Any) -> Any:
+    """A writer that follows the reviewer: each feedback line it is given ends the report."""
+    from tests.support.doubles import default_synthesize
+
+    out = default_synthesize(inp)
+    added = "".join(f"\n\nDone as asked: {line}.\n" for line in inp.feedback or [])
+    return out.model_copy(update={"markdown": out.markdown + added})
+
+
+async def test_a_revised_report_is_shown_again_for_another_round_and_approving_it_completes(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    seen: dict[str, Any] = {}
+
+    async def revise_then_approve(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        first = await status(handle)
+        assert (first.review_rounds, first.review_rounds_max) == (1, 3)
+        await handle.execute_update(
+            DeepResearchWorkflow.review,
+            {"decision": "revise", "feedback": "Add an example", "round": 1},
+        )
+        await wait_for_review(handle, 2)
+        seen["second"] = await status(handle)
+        # An answer meant for the first round (another reviewer's, late) is refused.
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(
+                DeepResearchWorkflow.review, {"decision": "approve", "round": 1}
+            )
+        seen["refused"] = str(refused.value.cause)
+        seen["events"] = await handle.query(DeepResearchWorkflow.events, 0)
+        await handle.execute_update(
+            DeepResearchWorkflow.review, {"decision": "approve", "round": 2}
+        )
+
+    script = Script(critique=critic(FINE), synthesize=rewrites_with_feedback)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query=QUESTION, review_report="always"),
+        during=revise_then_approve,
+    )
+    second = seen["second"]
+    assert second.pending_review is ReviewTarget.REPORT and second.review_rounds == 2
+    assert second.stage is Stage.AWAITING_REPORT_REVIEW
+    # The person sees the revised draft, re-verified and criticised, before approving it.
+    assert "Done as asked: Add an example." in second.draft_report_markdown
+    assert "> **Revised after review:** “Add an example”." in second.draft_report_markdown
+    assert second.critique is not None
+    assert "this answers report review round 1, but report review round 2" in seen["refused"]
+    requested = [e.data["round"] for e in seen["events"] if e.kind == "review_requested"]
+    assert requested == [1, 2]
+    assert result.outcome is Stage.COMPLETED
+    assert [(r.decision.value, r.round, r.by) for r in result.reviews] == [
+        ("revise", 1, "person"),
+        ("approve", 2, "person"),
+    ]
+    assert len(script.calls["synthesize"]) == 2
+    assert result.report_markdown == second.draft_report_markdown
+    assert not any("final" in note for note in result.notes)
+
+
+async def test_the_last_report_rounds_revision_is_final_and_the_notes_say_so(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    async def revise_every_round(handle: WorkflowHandle[Any, Any]) -> None:
+        for round_, ask in enumerate(["Add an example", "Shorter", "Cite more"], start=1):
+            await wait_for_review(handle, round_)
+            await handle.signal(
+                DeepResearchWorkflow.report_review, {"decision": "revise", "feedback": ask}
+            )
+
+    script = Script(critique=critic(FINE), synthesize=rewrites_with_feedback)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query=QUESTION, review_report="always"),
+        during=revise_every_round,
+    )
+    assert result.outcome is Stage.COMPLETED
+    assert [(r.decision.value, r.round) for r in result.reviews] == [
+        ("revise", 1),
+        ("revise", 2),
+        ("revise", 3),
+    ]
+    # Each rewrite follows every round's feedback so far; the third is not shown again.
+    assert [c.feedback for c in script.calls["synthesize"][1:]] == [
+        ["Add an example"],
+        ["Add an example", "Shorter"],
+        ["Add an example", "Shorter", "Cite more"],
+    ]
+    assert "Done as asked: Cite more." in result.report_markdown
+    assert "“Add an example”; “Shorter”; “Cite more”." in result.report_markdown
+    final = "this revision is final: 3 review rounds were used."
+    assert any(final in note for note in result.notes) and final in result.report_markdown
+
+
+async def test_a_second_report_round_nobody_answers_leaves_the_revision_standing(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    async def revise_once(handle: WorkflowHandle[Any, Any]) -> None:
+        await wait_for_review(handle)
+        await handle.signal(
+            DeepResearchWorkflow.report_review, {"decision": "revise", "feedback": "Add an example"}
+        )
+
+    script = Script(critique=critic(FINE), synthesize=rewrites_with_feedback)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        script,
+        ResearchRequest(query=QUESTION, review_report="always", review_timeout_s=DAY),
+        during=revise_once,
+    )
+    assert result.outcome is Stage.COMPLETED
+    assert [(r.decision.value, r.round, r.by) for r in result.reviews] == [
+        ("revise", 1, "person"),
+        ("approve", 2, "timeout"),
+    ]
+    assert "Done as asked: Add an example." in result.report_markdown
+    assert any("it stands as written" in note for note in result.notes)

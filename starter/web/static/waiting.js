@@ -60,6 +60,13 @@ function clarification(section, id, status, changed) {
 
 function reportReview(section, id, status, changed) {
   heading(section, "Review the report");
+  const most = status.review_rounds_max;
+  section.append(element("p", { class: "round" },
+    `Review round ${status.review_rounds}${most ? ` of ${most}` : ""}`));
+  if (status.review_rounds > 1) {
+    section.append(element("p", {},
+      "The draft below is the revision: rewritten with your feedback and checked again."));
+  }
   const critique = status.critique;
   if (critique) {
     section.append(element("p", {}, `The critic scores it ${critique.quality.toFixed(2)} for quality and `
@@ -78,10 +85,25 @@ function reportReview(section, id, status, changed) {
   getFragment(`/research/${encodeURIComponent(id)}/draft-fragment`)
     .then((html) => { draft.innerHTML = html; })  // rendered and sanitised on the server
     .catch((error) => { draft.textContent = `The draft could not be loaded: ${error.message}`; });
-  reportReviewForm(section, id, changed);
+  reportReviewForm(section, id, status, changed);
 }
 
-function reportReviewForm(section, id, changed) {
+// What Revise report does in this round (starter/web/review_texts.py says the same without JS).
+function reviseHelp(round, most) {
+  if (most > 1 && round < most) {
+    return "Revise report rewrites it with your feedback, checks it again and shows you the "
+      + "revision for another review round.";
+  }
+  if (most > 1) {
+    return "This is the last round: Revise report rewrites it once more with your feedback, and "
+      + `that revision is final: ${most} review rounds were used, you are not asked again.`;
+  }
+  return "Revise report rewrites it once with your feedback; that revision is final: "
+    + "you are not asked again.";
+}
+
+function reportReviewForm(section, id, status, changed) {
+  const round = status.review_rounds;
   const form = element("form", { class: "review" });
   const [wrap, feedback] = field("report-feedback", "Feedback");
   const approve = element("button", { type: "submit" }, "Approve report");
@@ -90,14 +112,14 @@ function reportReviewForm(section, id, changed) {
   const actions = element("div", { class: "actions" });
   actions.append(approve, revise);
   const final = element("p", { class: "help", id: "revise-help" },
-    "Revise report rewrites it once with your feedback; that revision is final: you are not asked again.");
+    reviseHelp(round, status.review_rounds_max));
   revise.setAttribute("aria-describedby", "revise-help");
   form.append(wrap, actions, final, errors);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    send(id, approve, errors, { decision: "approve", feedback: feedback.value }, changed);
+    send(id, approve, errors, { decision: "approve", feedback: feedback.value, round }, changed);
   });
   revise.addEventListener("click", () =>
-    send(id, revise, errors, { decision: "revise", feedback: feedback.value }, changed));
+    send(id, revise, errors, { decision: "revise", feedback: feedback.value, round }, changed));
   section.append(form);
 }

@@ -89,6 +89,10 @@ SCENARIOS = [
     "one-patch-marker",
     # ... and a follow-up on "the second one" (patch follow-up-nouns, under that one marker).
     "follow-up-second-one",
+    # Recorded with report review rounds (issue 31, patch report-review-rounds): the report is
+    # revised, the revision shown for a second round, and approved. (The report-revised scenarios
+    # above, recorded before, would now wait for a second round's answer if recorded again.)
+    "report-reviewed-again",
 ]
 
 
@@ -183,6 +187,12 @@ async def record(out_dir: Path, names: list[str]) -> None:
             review_report=ReportReview.ALWAYS,
             attended=True,
         ),
+        "report-reviewed-again": ResearchRequest(
+            query="How do workers stop gracefully?",
+            depth=Depth.LIGHT,
+            review_report=ReportReview.ALWAYS,
+            attended=True,
+        ),
         "fewer-round-trips": ResearchRequest(
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM,
@@ -251,6 +261,10 @@ async def record(out_dir: Path, names: list[str]) -> None:
                     "report_review",
                     {"decision": "revise", "feedback": "Say what is missing"},
                 )
+            if name == "report-reviewed-again":
+                revise = {"decision": "revise", "feedback": "Say what is missing", "round": 1}
+                await _review(handle, 1, "report_review", revise)
+                await _review(handle, 2, "report_review", {"decision": "approve", "round": 2})
             if name == "cancelled-mid-research":
                 while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
                     await asyncio.sleep(0.01)

@@ -1,0 +1,48 @@
+"""What the pages say about a report review's rounds (issue 31, item 6): the round shown, what
+**Revise report** does in it, and, on the finished report, how its review went. The page's script
+(static/waiting.js) says the same while the research runs; the page without JavaScript and the
+finished report take these."""
+
+from __future__ import annotations
+
+from workflows.models import DecidedBy, Review, ReviewDecision, ReviewTarget
+
+
+def round_text(round_: int, most: int) -> str:
+    """The round shown, "Review round 2 of 3" ("Review round 1" when the research does not say how many)."""
+    return f"Review round {round_}" + (f" of {most}" if most else "")
+
+
+def revise_help(round_: int, most: int) -> str:
+    """What Revise report does in this round: another round follows, or its revision is final."""
+    if most > 1 and round_ < most:
+        return (
+            "Revise report rewrites it with your feedback, checks it again and shows you the "
+            "revision for another review round."
+        )
+    if most > 1:
+        return (
+            "This is the last round: Revise report rewrites it once more with your feedback, and "
+            f"that revision is final: {most} review rounds were used, you are not asked again."
+        )
+    return (
+        "Revise report rewrites it once with your feedback; that revision is final: "
+        "you are not asked again."
+    )
+
+
+def revised_notice(reviews: list[Review]) -> str | None:
+    """The finished report's line on its review: None when it was never revised."""
+    rounds = [r for r in reviews if r.target is ReviewTarget.REPORT]
+    revisions = sum(1 for r in rounds if r.decision is ReviewDecision.REVISE)
+    if not revisions:
+        return None
+    times = "once" if revisions == 1 else f"{revisions} times"
+    said = f"Revised {times} after your review, with your feedback"
+    last = rounds[-1]
+    if last.decision is ReviewDecision.REVISE:
+        used = f": {len(rounds)} review rounds were used" if len(rounds) > 1 else ""
+        return f"{said}; this revision is final{used}."
+    if last.by is DecidedBy.TIMEOUT:
+        return f"{said}; nobody reviewed the last revision in time, so it stands."
+    return f"{said}; you approved the revision."
