@@ -255,6 +255,18 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
+        "library",
+        "the research library: rename a stored research",
+        actions=(
+            Command(
+                "rename",
+                "give a stored research a title of your own (listed, shown and exported under it)",
+                library.rename,
+                (ID, arg("title", help="the new title, in quotes (1 to 200 characters)"), JSON),
+            ),
+        ),
+    ),
+    Command(
         "schedule",
         "standing research: a question researched again on a schedule",
         actions=(

@@ -1,10 +1,13 @@
-"""`history`, `show`, `export`: the research library from the terminal, no Temporal needed.
+"""`history`, `show`, `export`, `library rename`: the research library from the terminal, no
+Temporal needed.
 
 The library is the database every finished research is written to (activities/storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
 only has the database. They read RESEARCH_USER's research only (another user's is unknown, like
 an id that does not exist). `export` writes any of the formats of `starter.exports` (the web app's
-downloads); report files are written without control characters or bidi overrides.
+downloads); report files are written without control characters or bidi overrides. A research its
+owner renamed (`library rename`, or the web app's library) is listed, shown and exported under
+its new title.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from starter.progress import say
 from starter.session import Session
 from starter.temporal import CliError, shown
 from starter.terminal import clean
+from starter.titles import research_title, titled
 
 T = TypeVar("T")
 EXIT_OK = 0
@@ -57,7 +61,7 @@ async def history(args: argparse.Namespace, session: Session) -> int:
             if e.supported is not None
             else f"{e.claims} claims"
         )
-        query = " ".join(e.query.split())
+        query = " ".join((e.title or e.query).split())
         print(
             f"{e.finished_at:%Y-%m-%d %H:%M}  {e.workflow_id}  {e.outcome:9}  {e.sources:2} sources  "
             f"{checked:15}  {query[:69] + '…' if len(query) > 70 else query}"
@@ -97,6 +101,23 @@ async def export(args: argparse.Namespace, session: Session) -> int:
     return EXIT_OK
 
 
+async def rename(args: argparse.Namespace, session: Session) -> int:
+    """`library rename ID TITLE`: RESEARCH_USER's stored research gets a title of its own (every
+    run of it); an empty or too long title, or an unknown id (another user's too), is one line,
+    exit 2, like `show`."""
+    title = research_title(args.title)  # a RequestError: one line, exit 2
+    url = session.cfg.research_db_url
+    user = research_client.local_owner(session.cfg)
+    entry = read_library(lambda: store.rename_research(url, args.id, user, title))
+    if entry is None:
+        raise CliError(f"no stored research with id {shown(args.id)} in {_where(url)}", EXIT_USAGE)
+    if args.json:
+        print(entry.model_dump_json(indent=2))
+    else:
+        print(f"renamed {entry.workflow_id}: {title}")
+    return EXIT_OK
+
+
 # --- standalone reports ---------------------------------------------------------------------------
 
 
@@ -110,7 +131,7 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
         raise CliError(
             f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE
         )
-    return stored
+    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
 
 
 def read_library(query: Callable[[], T]) -> T:

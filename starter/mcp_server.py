@@ -8,10 +8,10 @@ through the validating `answer_clarification` and `review` updates, progress is 
 event stream, reports come from Temporal or the research library.
 
 - Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
-  `answer_clarification`, `review`, `get_report`, `search_library`. A tool that cannot do what was
-  asked returns an MCP tool error (`isError`) whose text is one line saying why, e.g. `answer
-  refused: no clarification question is pending`; an id or other input shown back in it is cut to
-  a hundred characters, and an id longer than ID_MAX_CHARS is refused.
+  `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`. A tool
+  that cannot do what was asked returns an MCP tool error (`isError`) whose text is one line
+  saying why, e.g. `answer refused: no clarification question is pending`; an id or other input
+  shown back in it is cut to a hundred characters, and an id longer than ID_MAX_CHARS is refused.
 - Research started here belongs to RESEARCH_USER, as from the CLI, and only RESEARCH_USER's is
   read or steered: another user's is unknown, like an id that does not exist (the research
   client's `check_owner` and `stored_owner`). Questions, answers and reviews are sent, and
@@ -64,6 +64,7 @@ from starter.temporal import (
     shown,
 )
 from starter.terminal import clean
+from starter.titles import titled
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.
@@ -128,8 +129,10 @@ def build_server(session: Session) -> ResearchServer:
     server.tool()(research_tool(session))
     _add_following_tools(server, session)
     _add_library_tools(server, session)
+    from starter.mcp_library import add_library_tools  # issue 31
     from starter.mcp_standing import add_standing_tools  # issue 32
 
+    add_library_tools(server, session, one_line_errors)
     add_standing_tools(server, session, one_line_errors)
     return server
 
@@ -269,7 +272,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             if stored is not None:
                 if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
-                return _report(wanted, stored.result)
+                return _report(wanted, titled(stored.result, stored.title))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
             return _report(wanted, await _finished(handle))
@@ -308,7 +311,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(to_markdown(stored.result))
+        return clean(to_markdown(titled(stored.result, stored.title)))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:

@@ -43,6 +43,8 @@ class StoredResearch(BaseModel):
     started_at: datetime
     finished_at: datetime
     result: ResearchResult
+    #: The title a person gave it in the library (None: none of their own; its question is shown).
+    title: str | None = None
 
 
 def research_row(record: SaveResearchInput) -> ResearchRow:
@@ -132,6 +134,7 @@ def stored_research(row: ResearchRow) -> StoredResearch:
         started_at=aware(row.started_at),
         finished_at=aware(row.finished_at),
         result=result,
+        title=row.title,
     )
 
 

@@ -53,6 +53,8 @@ class ResearchRow(Base):
     # Revision 0005: a run of a standing research, and what changed since its previous run.
     standing_id: Mapped[str | None] = mapped_column(String(200), index=True, nullable=True)
     changes: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # Revision 0006: the title a person gave the research (null: none, its question is shown).
+    title: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
     sources: Mapped[list[SourceRow]] = relationship(
         order_by="SourceRow.position", cascade="all, delete-orphan"

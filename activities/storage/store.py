@@ -55,6 +55,7 @@ __all__ = [
     "list_research",
     "load_research",
     "migrate",
+    "rename_research",
     "safe",
     "started_before",
     "write",
@@ -75,6 +76,8 @@ class LibraryEntry(BaseModel):
     #: None when the research was not verified.
     supported: int | None
     owner: str = "local"
+    #: The title its owner gave it (None: none of their own; the question is its title).
+    title: str | None = None
 
 
 def write(record: SaveResearchInput, url_text: str | None = None) -> SaveResearchOutput:
@@ -163,22 +166,23 @@ def list_research(
             )
         else:
             query = query.limit(limit)
-        return [
-            LibraryEntry(
-                workflow_id=row.workflow_id,
-                run_id=row.run_id,
-                query=row.query,
-                outcome=row.outcome,
-                finished_at=aware(row.finished_at),
-                sources=len(row.sources),
-                claims=len(row.claims),
-                supported=(row.verification or {}).get("supported")
-                if (row.verification or {}).get("enabled")
-                else None,
-                owner=row.owner,
-            )
-            for row in session.scalars(query)
-        ]
+        return [_entry(row) for row in session.scalars(query)]
+
+
+def _entry(row: ResearchRow) -> LibraryEntry:
+    verification = row.verification or {}
+    return LibraryEntry(
+        workflow_id=row.workflow_id,
+        run_id=row.run_id,
+        query=row.query,
+        outcome=row.outcome,
+        finished_at=aware(row.finished_at),
+        sources=len(row.sources),
+        claims=len(row.claims),
+        supported=verification.get("supported") if verification.get("enabled") else None,
+        owner=row.owner,
+        title=row.title,
+    )
 
 
 def _matching(
@@ -189,7 +193,8 @@ def _matching(
     owner: str | None = None,
     about: bool = False,
 ) -> list[int]:
-    """The ids of the newest `limit` research that `text` finds: in its question, or (`about`)
+    """The ids of the newest `limit` research that `text` finds: in its question or the title its
+    owner gave it, or (`about`)
     word by word in its question and the answers to its clarification questions ("lighthouse"
     finds "Tell me more about it" clarified as "lighthouse keepers"), or as a phrase in its
     report. Compared
@@ -206,15 +211,17 @@ def _matching(
             select(ClarificationRow.research_id, ClarificationRow.answer)
         ):
             answers.setdefault(research_id, []).append(answer or "")
-    found = select(ResearchRow.id, ResearchRow.query, ResearchRow.report_markdown).order_by(*order)
+    found = select(
+        ResearchRow.id, ResearchRow.query, ResearchRow.title, ResearchRow.report_markdown
+    ).order_by(*order)
     if owner is not None:
         found = found.where(ResearchRow.owner == owner)
     rows = session.execute(found.execution_options(yield_per=500))
     with closing(rows):
-        for research_id, question, report in rows:
+        for research_id, question, title, report in rows:
             if len(ids) >= limit:
                 break
-            asked = _folded(question)
+            asked = _folded(" ".join([question, title or ""]))
             if needle in asked:
                 ids.append(research_id)
                 continue
@@ -246,6 +253,26 @@ def delete_research(url: str, research_id: str, owner: str) -> int:
         return len(rows)
 
 
+def rename_research(
+    url: str, research_id: str, owner: str, title: str | None
+) -> LibraryEntry | None:
+    """Give OWNER's stored research RESEARCH_ID (every run of it) a TITLE of their own (None: back
+    to its question); its library entry (newest run) after that, or None when none of OWNER's
+    has that id. The title is stored as given: `starter.titles.research_title` cleans and
+    checks what a person typed."""
+    research_id = research_id.replace("\x00", "")
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session, session.begin():
+        rows = session.scalars(
+            select(ResearchRow)
+            .where(ResearchRow.workflow_id == research_id, ResearchRow.owner == owner)
+            .order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc())
+        ).all()
+        for row in rows:
+            row.title = title
+        return _entry(rows[0]) if rows else None
+
+
 def load_research(url: str, research_id: str) -> StoredResearch | None:
     """One research by workflow id (its newest run) or by run id; None when it is not stored.
     NUL bytes in the id are ignored, as they were when the research was written."""
@@ -268,6 +295,7 @@ class StartedResearch(BaseModel):
     outcome: str
     started_at: datetime
     finished_at: datetime
+    title: str | None = None
 
 
 def started_before(
@@ -284,6 +312,7 @@ def started_before(
                 ResearchRow.outcome,
                 ResearchRow.started_at,
                 ResearchRow.finished_at,
+                ResearchRow.title,
             )
             .where(ResearchRow.owner == owner)
             .order_by(ResearchRow.started_at.desc(), ResearchRow.id.desc())
@@ -296,7 +325,7 @@ def started_before(
                 ResearchRow.started_at < (bound.replace(tzinfo=None) if naive else bound)
             )
         page: dict[str, StartedResearch] = {}
-        for workflow_id, question, outcome, started, finished in session.execute(query).all():
+        for workflow_id, question, outcome, started, finished, title in session.execute(query):
             page.setdefault(
                 workflow_id,
                 StartedResearch(
@@ -305,6 +334,7 @@ def started_before(
                     outcome=outcome,
                     started_at=aware(started),
                     finished_at=aware(finished),
+                    title=title,
                 ),
             )
     return list(page.values())[:limit]

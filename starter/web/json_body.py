@@ -3,7 +3,7 @@
 `curl -d '{"question": "..."}'` sends `application/x-www-form-urlencoded`, and scripts often send
 no type at all; FastAPI would then refuse the body as "not a JSON object". Every body the API
 takes is JSON, so a POST under /api/ without a JSON content type is read as JSON: valid JSON is
-taken, anything else gets the one-line "the body is not valid JSON". Cross-site forms gain
+taken, anything else gets the one-line "the body is not valid JSON" (PATCH bodies alike). Cross-site forms gain
 nothing: a state-changing request a browser sends still needs the page's CSRF token.
 """
 
@@ -19,7 +19,7 @@ class JsonBody:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] == "http"
-            and scope.get("method") == "POST"
+            and scope.get("method") in ("POST", "PATCH")
             and scope.get("path", "").startswith("/api/")
         ):
             headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-type"]

@@ -52,6 +52,8 @@ class ResearchListItem(BaseModel):
 
     id: str
     question: str | None = None
+    #: The title its owner gave it in the library (None: none of their own).
+    title: str | None = None
     stage: str | None = None
     status: str
     owner: str
@@ -68,11 +70,13 @@ class RunningResearch(ResearchStatus):
 
 
 class FinishedResearch(ResearchResult):
-    """A closed research with a result (from the library, else Temporal)."""
+    """A closed research with a result (from the library, else Temporal); `title`: the one its
+    owner gave it in the library (its report's title too), None when none of their own."""
 
     id: str
     status: str
     running: Literal[False] = False
+    title: str | None = None
 
 
 class FailedResearch(BaseModel):
@@ -98,6 +102,8 @@ class ResearchView(BaseModel):
     live: ResearchStatus | None = None
     result: ResearchResult | None = None
     failure: str | None = None
+    #: The title its owner gave it in the library, if any.
+    title: str | None = None
 
     @property
     def running(self) -> bool:
@@ -108,13 +114,18 @@ class ResearchView(BaseModel):
         found = self.live or self.result
         return found.query if found is not None else self.id
 
+    @property
+    def heading(self) -> str:
+        """What the research is called: its owner's title, else its question."""
+        return self.title or self.question
+
     def shown(self) -> ResearchShown:
         """The API's answer: one flat object, the status or the result with the head."""
         head = {"id": self.id, "owner": self.owner, "status": self.status}
         if self.live is not None:
             return RunningResearch(**{**self.live.model_dump(), **head})
         if self.result is not None:
-            return FinishedResearch(**{**self.result.model_dump(), **head})
+            return FinishedResearch(**{**self.result.model_dump(), **head}, title=self.title)
         return FailedResearch(**head, failure=self.failure or "no result")
 
 
@@ -161,17 +172,26 @@ class CancelRequested(BaseModel):
 
 
 class LibraryItem(BaseModel):
-    """One stored research matching a library search."""
+    """One stored research matching a library search; `title` is what the library calls it: the
+    title its owner gave it, else its question."""
 
     id: str
     run_id: str
     question: str
+    title: str
     outcome: str
     finished_at: str
     sources: int
     claims: int
     supported: int | None
     owner: str
+
+
+class LibraryRename(BaseModel):
+    """`PATCH /api/library/{id}`: the research's new title (checked by `starter.titles`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: Any = Field(default=None, description="the new title: 1 to 200 characters")
 
 
 class Health(BaseModel):

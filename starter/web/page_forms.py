@@ -1,8 +1,9 @@
 """The pages' forms without JavaScript (issue 31, item 4): start a research, answer its question,
-review its plan or report, cancel it, follow it up. Each is a plain HTML form post that does what
-the page's script does through the JSON API (the same `service` calls, the same owner check and
-one-line refusals) and then sends the browser to the research's page (303). With JavaScript the
-pages never post here: their scripts call the API and update in place.
+review its plan or report, cancel it, follow it up; rename or delete a research in the library.
+Each is a plain HTML form post that does what the page's script does through the JSON API (the
+same `service` calls, the same owner check and one-line refusals) and then sends the browser to
+the research's page, or back to the library (303). With JavaScript the pages never post here
+(but the library's Delete): their scripts call the API and update in place.
 
 A form carries the page's CSRF token in a hidden `csrf` field, and a post another site's page
 sends (Sec-Fetch-Site or Origin says so) is refused.
@@ -101,6 +102,18 @@ async def follow_up(request: Request, research_id: str) -> Response:
     form = await _form(request)
     body = ResearchCreate(question=form.get("question"), follow_up_of=research_id)
     return await _do(request, form, research_id, lambda user, app: service.start(body, user, app))
+
+
+@router.post("/library/{research_id}/rename")
+async def rename_in_library(request: Request, research_id: str) -> Response:
+    form = await _form(request)
+
+    async def rename(user: str, app: Backend) -> str:
+        await service.rename_stored(user, app, research_id, form.get("title", ""))
+        q = form.get("q", "").strip()
+        return f"/library?q={quote(q)}&renamed=1" if q else "/library?renamed=1"
+
+    return await _do(request, form, None, rename)
 
 
 @router.post("/library/{research_id}/delete")

@@ -139,7 +139,8 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
     waits = live.pending_review.value if live is not None and live.pending_review else None
     context: dict[str, Any] = {
         "id": research_id,
-        "question": view.question,
+        "question": view.heading,
+        "asked": view.question if view.title else None,  # renamed: the question it answers
         "stage": view.result.outcome.value
         if view.result
         else view.live.stage.value
@@ -220,7 +221,7 @@ async def _fragment_source(request: Request, research_id: str) -> ResearchView |
 
 
 @router.get("/library", response_class=HTMLResponse)
-async def library(request: Request, q: str = "", deleted: str = "") -> Response:
+async def library(request: Request, q: str = "", deleted: str = "", renamed: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
         return _to_signin(request)
     q = q.strip()[:200]
@@ -239,6 +240,7 @@ async def library(request: Request, q: str = "", deleted: str = "") -> Response:
         entries=entries,
         error=problem,
         deleted=bool(deleted),
+        renamed=bool(renamed),
     )
 
 
@@ -276,6 +278,8 @@ async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView
 class _Listed:
     id: str
     question: str
+    #: What the lists call it: the title its owner gave it, else its question.
+    title: str
     stage: str
     outcome: str
     sources: int | None
@@ -290,9 +294,11 @@ def _listed(item: dict[str, Any]) -> _Listed:
     when = next(
         (v for v in (item.get(k) for k in ("closed_at", "finished_at", "started_at")) if v), None
     )
+    question = " ".join(str(item.get("question") or item.get("query") or "").split())
     return _Listed(
         id=str(item.get("id") or item.get("workflow_id") or ""),
-        question=" ".join(str(item.get("question") or item.get("query") or "").split()),
+        question=question,
+        title=" ".join(str(item.get("title") or "").split()) or question,
         stage=stage,
         outcome=str(item.get("outcome") or stage),
         sources=item.get("sources"),
@@ -354,7 +360,7 @@ def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
 async def _earlier_question(request: Request, user: str, research_id: str) -> str | None:
     """The question of the research this one follows up, when the user may see it."""
     try:
-        return (await _view(request, user, research_id)).question
+        return (await _view(request, user, research_id)).heading
     except PageError:
         return None
 

@@ -20,6 +20,7 @@ from starter import research_client
 from starter.requests import RequestError, build_request
 from starter.session import Session
 from starter.temporal import CliError, Refused, root_message
+from starter.titles import research_title, titled
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
@@ -74,29 +75,30 @@ async def view(research: Research, app: Backend) -> ResearchView:
     head = {"id": research.id, "owner": research.owner, "status": research.state}
     if research.running and research.handle is not None:
         return ResearchView(**head, live=await within(research_client.status(research.handle)))
-    result, failure = await closed_result(research, app)
+    result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
-    return ResearchView(**head, result=result, failure=failure)
+    return ResearchView(**head, result=result, failure=failure, title=title)
 
 
 async def closed_result(
     research: Research, app: Backend
-) -> tuple[ResearchResult | None, str | None]:
-    """The result of a closed research: the library's copy, else Temporal's; or why there is none."""
-    if research.stored is not None:
-        return research.stored.result, None
-    try:
-        stored = await app.library(lambda url: store.load_research(url, research.id))
-    except ApplicationError:
-        stored = None  # the library is unavailable: Temporal may still have the result
+) -> tuple[ResearchResult | None, str | None, str | None]:
+    """The result of a closed research: the library's copy (its report titled as its owner
+    renamed it), else Temporal's; or why there is none. Third: the owner's title, if any."""
+    stored = research.stored
+    if stored is None:
+        try:
+            stored = await app.library(lambda url: store.load_research(url, research.id))
+        except ApplicationError:
+            stored = None  # the library is unavailable: Temporal may still have the result
     if stored is not None:
-        return stored.result, None
+        return titled(stored.result, stored.title), None, stored.title
     assert research.handle is not None
     try:
-        return await within(research_client.result(research.handle, RPC_TIMEOUT)), None
+        return await within(research_client.result(research.handle, RPC_TIMEOUT)), None, None
     except WorkflowFailureError as err:
-        return None, f"the research failed: {root_message(err)}"
+        return None, f"the research failed: {root_message(err)}", None
 
 
 async def list_research(
@@ -125,6 +127,7 @@ async def list_research(
             ResearchListItem(
                 id=s.workflow_id,
                 question=s.query,
+                title=s.title,
                 stage=s.outcome,
                 status=s.outcome,
                 owner=user,
@@ -139,6 +142,7 @@ async def list_research(
         item = ResearchListItem(
             **row.model_dump(include={"id", "stage", "status", "owner"}),
             question=row.question or (known[1].question if known else None),
+            title=known[1].title if known else None,
             started_at=utc(row.started_at),
             closed_at=utc(row.closed_at),
         )
@@ -153,20 +157,22 @@ async def search_library(user: str, app: Backend, text: str, limit: int) -> list
             url, contains=text.strip() or None, limit=limit, owner=user, about=True
         )
     )
-    return [
-        LibraryItem(
-            id=e.workflow_id,
-            run_id=e.run_id,
-            question=e.query,
-            outcome=e.outcome,
-            finished_at=e.finished_at.isoformat(),
-            sources=e.sources,
-            claims=e.claims,
-            supported=e.supported,
-            owner=e.owner,
-        )
-        for e in entries
-    ]
+    return [_item(e) for e in entries]
+
+
+def _item(e: store.LibraryEntry) -> LibraryItem:
+    return LibraryItem(
+        id=e.workflow_id,
+        run_id=e.run_id,
+        question=e.query,
+        title=e.title or e.query,
+        outcome=e.outcome,
+        finished_at=e.finished_at.isoformat(),
+        sources=e.sources,
+        claims=e.claims,
+        supported=e.supported,
+        owner=e.owner,
+    )
 
 
 async def delete_stored(user: str, app: Backend, research_id: str) -> None:
@@ -174,6 +180,16 @@ async def delete_stored(user: str, app: Backend, research_id: str) -> None:
     gone = await app.library(lambda url: store.delete_research(url, research_id, user))
     if not gone:
         raise ApiError(404, f"no research with id {research_id} in your library")
+
+
+async def rename_stored(user: str, app: Backend, research_id: str, title: object) -> LibraryItem:
+    """Give USER's stored research the title TITLE (cleaned; empty or too long: 422); its
+    library entry after that. 404 when none of USER's has that id, as for delete."""
+    new = research_title(title)
+    entry = await app.library(lambda url: store.rename_research(url, research_id, user, new))
+    if entry is None:
+        raise ApiError(404, f"no research with id {research_id} in your library")
+    return _item(entry)
 
 
 def utc(moment: datetime | None) -> str | None:

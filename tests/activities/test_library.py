@@ -480,3 +480,58 @@ def test_research_stored_before_owners_belongs_to_local(tmp_path: Path) -> None:
     engine.dispose()
     [entry] = store.list_research(url)  # the store migrates the rest of the way on first use
     assert entry.owner == "local" and store.list_research(url, owner="alice") == []
+
+
+def test_a_renamed_research_keeps_its_title_and_is_found_by_it_only_for_its_owner(
+    db_url: str,
+) -> None:
+    """Renaming (issue 31): every run of the research takes the title; the library read again
+    shows it, a search finds it by the new title (and still by the question); another user's
+    rename changes nothing."""
+    store.write(record(run_id="run-1", finished=T0), db_url)
+    store.write(record(run_id="run-2", finished=T0 + timedelta(hours=1)), db_url)
+
+    assert store.rename_research(db_url, "research-1", "bob", "Bob's title") is None
+    entry = store.rename_research(db_url, "research-1", "local", "Water in Rome")
+
+    assert entry is not None and (entry.run_id, entry.title) == ("run-2", "Water in Rome")
+    stored = store.load_research(db_url, "research-1")
+    assert stored is not None and stored.title == "Water in Rome"
+    assert [e.title for e in store.list_research(db_url)] == ["Water in Rome"] * 2
+    assert [e.run_id for e in store.list_research(db_url, contains="IN ROME")] == [
+        "run-2",
+        "run-1",
+    ]
+    assert len(store.list_research(db_url, contains="aqueducts keep water")) == 2
+    assert [s.title for s in store.started_before(db_url, owner="local")] == ["Water in Rome"]
+
+
+def test_research_stored_before_titles_keeps_its_question_and_can_be_renamed(
+    tmp_path: Path,
+) -> None:
+    """Migration 0006 on a library of revision 0005 that holds a research: the research is kept,
+    with no title of its own (its question is its title), and can be renamed."""
+    from alembic import command
+    from alembic.config import Config
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    config = Config()
+    config.set_main_option("script_location", str(store.MIGRATIONS))
+    engine = sqlalchemy.create_engine(store.database_url(url))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0005")
+        connection.exec_driver_sql(
+            "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
+            " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes, owner) VALUES ('old', 'run',"
+            " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
+            " '[]', '[]', '{}', '[]', 'local')"
+        )
+    engine.dispose()
+
+    [entry] = store.list_research(url)  # the store migrates the rest of the way on first use
+    assert (entry.workflow_id, entry.query, entry.title) == ("old", "Old question", None)
+    stored = store.load_research(url, "old")
+    assert stored is not None and stored.title is None and stored.result.query == "Old question"
+    assert store.rename_research(url, "old", "local", "New name") is not None
+    assert [e.title for e in store.list_research(url, contains="new name")] == ["New name"]

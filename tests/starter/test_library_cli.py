@@ -299,3 +299,55 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
             )
         assert refused.value.code == 2
     assert sys.stdout.getvalue() == ""
+
+
+async def test_library_rename_gives_a_research_a_title_it_is_listed_and_exported_under(
+    library_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = await starter(
+        "library", "rename", "research-old", "  Water \u202ein Rome\u200b ", env=library_env
+    )
+    assert (run.code, run.out) == (0, "renamed research-old: Water in Rome\n")
+
+    listed = await starter("history", env=library_env)
+    assert listed.out.splitlines()[1].endswith("Water in Rome")
+    found = await starter("history", "--filter", "in rome", "--json", env=library_env)
+    assert [(e["workflow_id"], e["title"]) for e in json.loads(found.out)] == [
+        ("research-old", "Water in Rome")
+    ]
+    exported = await starter(
+        "export", "research-old", "--format", "md", "--out", "-", env=library_env
+    )
+    assert exported.out.startswith("# Water in Rome\n")
+    named = await starter(
+        "export", "research-old", "--format", "html", "--out", "-", env=library_env
+    )
+    assert "<h1>Water in Rome</h1>" in named.out
+
+    from config import Settings
+    from starter import library
+    from starter.session import Session
+
+    monkeypatch.chdir(tmp_path)
+    session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
+    args = argparse.Namespace(id="research-old", format="docx", out=None)
+    assert await library.export(args, session) == 0
+    assert (tmp_path / "water-in-rome.docx").exists()  # named after the new title, here
+
+
+async def test_library_rename_of_an_unknown_id_or_with_an_empty_title_is_one_line_and_exit_2(
+    library_env: dict[str, str],
+) -> None:
+    unknown = await starter("library", "rename", "nope", "A title", env=library_env)
+    assert unknown.code == 2 and error_line(unknown).startswith(
+        "error: no stored research with id nope in "
+    )
+    theirs = await starter(
+        "library", "rename", "research-old", "Mine", env={**library_env, "RESEARCH_USER": "bob"}
+    )
+    assert theirs.code == 2 and error_line(theirs).startswith("error: no stored research with id")
+    empty = await starter("library", "rename", "research-old", " \t ", env=library_env)
+    assert empty.code == 2
+    assert error_line(empty) == "error: the title is empty: use text of 1 to 200 characters"
+    kept = await starter("history", "--json", env=library_env)
+    assert [e["title"] for e in json.loads(kept.out)] == [None, None]

@@ -53,3 +53,38 @@ async def test_refusals_are_one_line_tool_errors_and_a_missing_report_a_protocol
         }
         with pytest.raises(MCPError, match="^no stored research with id research-x$"):
             await mcp.read_resource("research://research-x/report")
+
+
+async def test_rename_research_titles_a_stored_research_and_refuses_an_unknown_one(
+    offline_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    from activities.storage import store
+    from tests.activities.test_library import T0, record
+
+    url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    store.write(record("research-old", "run-1", T0), url)
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "starter", "mcp"],
+        cwd=str(REPO),
+        env={**offline_env, "RESEARCH_DB_URL": url},
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
+        await mcp.initialize()
+        renamed = await mcp.call_tool(
+            "rename_research", {"id": "research-old", "title": " Water\u200b in Rome "}
+        )
+        unknown = await mcp.call_tool("rename_research", {"id": "nope", "title": "A title"})
+        empty = await mcp.call_tool("rename_research", {"id": "research-old", "title": "\t"})
+        found = await mcp.call_tool("search_library", {"text": "in rome"})
+        report = await mcp.read_resource("research://research-old/report")
+    assert renamed.structured_content["title"] == "Water in Rome"
+    assert unknown.is_error and unknown.content[0].text.endswith(
+        ": no stored research with id nope"
+    )
+    assert empty.is_error and empty.content[0].text.endswith(
+        ": the title is empty: use text of 1 to 200 characters"
+    )
+    assert [e["workflow_id"] for e in found.structured_content["result"]] == ["research-old"]
+    assert report.contents[0].text.startswith("# Water in Rome\n")

@@ -585,7 +585,17 @@ async def test_the_list_is_newest_first_and_pages_with_before(open_web_server: W
         found = (await client.get("/api/library", params={"q": "PAGING QUESTION number 1"})).json()
     ours = [row for row in rows if row["id"] in made]
     assert [row["id"] for row in ours] == made[::-1]
-    assert set(ours[0]) == {"id", "question", "stage", "status", "owner", "started_at", "closed_at"}
+    assert set(ours[0]) == {
+        "id",
+        "question",
+        "title",  # issue 31's renaming: the owner's title, else null
+        "stage",
+        "status",
+        "owner",
+        "started_at",
+        "closed_at",
+    }
+    assert ours[0]["title"] is None
     assert ours[0]["question"] == "Paging question number 2" and ours[0]["owner"] == "local"
     assert ours[0]["stage"] == "completed" and ours[0]["closed_at"].endswith("Z")
     assert [row["id"] for row in first + rest] == [row["id"] for row in rows[:4]]

@@ -103,7 +103,7 @@ async def report(
 ) -> Response:
     if research.running:
         raise ApiError(409, f"research {research.id} is still running: its report is not ready yet")
-    result, failure = await service.closed_result(research, app)
+    result, failure, _ = await service.closed_result(research, app)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
     # bounded in size, time and concurrency, in a child process (starter/web/downloads.py)
