@@ -174,3 +174,12 @@ class LibraryItem(BaseModel):
 class Health(BaseModel):
     ok: bool = True
     temporal: bool
+
+
+class DocumentItem(BaseModel):
+    """One of the user's uploaded documents (`GET /api/documents`; time in UTC, with a `Z`)."""
+
+    id: str
+    name: str
+    size: int
+    uploaded_at: str
