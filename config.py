@@ -146,6 +146,22 @@ class Settings(BaseSettings):
             return "openai"
         return "offline"
 
+    def search_provider_names(self, conservative: bool) -> list[str]:
+        """SEARCH_PROVIDER then SEARCH_FALLBACK_PROVIDERS, lower-cased, each once (CONSERVATIVE:
+        the first only). Names only: activities/providers/strategies.py builds and checks them."""
+        fallbacks = [name for name in self.search_fallback_providers.split(",") if name.strip()]
+        names = list(
+            dict.fromkeys(name.strip().lower() for name in [self.search_provider, *fallbacks])
+        )
+        return names[:1] if conservative else names
+
+    @property
+    def web_search_providers(self) -> list[str]:
+        """The configured providers that search the web (all but `local`): what a research that
+        asks for `web` sources uses, so a client can refuse it at once when there are none."""
+        web = [name for name in self.search_provider_names(False) if name != "local"]
+        return web[:1] if self.search_strategy.strip().lower() == "conservative" else web
+
     def model_for(self, tier: str) -> str:
         per_tier = {
             "simple": self.llm_model_simple,

@@ -25,6 +25,18 @@ def local_corpus() -> Any:
     return open_corpus(config.research_corpus_dir, config.research_index_dir)
 
 
+def read_document(url: str, focus: str, max_chars: int) -> ReadPageOutput | None:
+    """A document of the research corpus, or an uploaded document (a search of its owner's
+    uploads found its URL: activities/corpus/uploads.py); read from an index, never from a path."""
+    page = local_corpus().read(url, focus, max_chars)
+    if page is None:
+        from activities.providers.local import uploads_corpus_for_url
+
+        uploaded = uploads_corpus_for_url(settings(), url)
+        page = uploaded.read(url, focus, max_chars) if uploaded is not None else None
+    return page
+
+
 @activity.defn(name=roles.READ_PAGE.name)
 async def read_page(request: ReadPageInput) -> ReadPageOutput:
     """The page trimmed to the passages that matter to the step (at most PAGE_TEXT_LIMIT chars).
@@ -47,7 +59,7 @@ async def read_page(request: ReadPageInput) -> ReadPageOutput:
     max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
     if request.url.startswith("file://"):
         page = await with_heartbeats(
-            asyncio.to_thread(local_corpus().read, request.url, request.focus, max_chars)
+            asyncio.to_thread(read_document, request.url, request.focus, max_chars)
         )
         if page is None:
             return ReadPageOutput(url=request.url, error="not a document of the research corpus")

@@ -17,6 +17,9 @@ from workflows.activity_models import SearchInput, SearchOutput
 
 @activity.defn(name=roles.SEARCH.name)
 async def search(request: SearchInput) -> SearchOutput:
-    """The configured providers under the configured strategy (activities/providers/strategies.py).
-    Idempotent: searching again changes nothing anywhere."""
-    return SearchOutput(hits=await with_heartbeats(run_search(request.query, request.max_results)))
+    """The providers the research's `sources` name (the configured ones under the configured
+    strategy unless it chose: activities/providers/strategies.py). Idempotent: searching again changes nothing anywhere."""
+    hits = run_search(
+        request.query, request.max_results, sources=request.sources, owner=request.owner
+    )
+    return SearchOutput(hits=await with_heartbeats(hits))

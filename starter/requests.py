@@ -149,6 +149,14 @@ OPTIONS: tuple[Option, ...] = (
         mcp=True,
     ),
     Option(
+        "sources",
+        "--sources",
+        "where to search: configured (SEARCH_PROVIDER and its fallbacks, default), web (the "
+        "configured web providers only), documents (the local corpus and your uploaded documents) "
+        "or both (web and documents)",
+        mcp=True,
+    ),
+    Option(
         "language",
         "--language",
         "the report's language: auto (the question's, default) or an ISO 639 code such as en, de, vi, pt-BR",
@@ -229,6 +237,21 @@ def check_prices(
                 "(USD per 1M tokens)",
                 "max_cost_usd",
             )
+
+
+def check_sources(
+    request: ResearchRequest, cfg: Settings, names: Mapping[str, str] | None = None
+) -> None:
+    """Web sources need a web search provider: refused before the research starts rather than
+    left to fail at its first search (the worker reads the same SEARCH_* settings)."""
+    if request.sources.web and not cfg.web_search_providers:
+        name = (names or {}).get("sources", "sources")
+        raise RequestError(
+            f"{name} {request.sources.value}: no web search provider is configured "
+            f"(SEARCH_PROVIDER={cfg.search_provider}); set SEARCH_PROVIDER or "
+            "SEARCH_FALLBACK_PROVIDERS to one, such as duckduckgo, or choose documents",
+            "sources",
+        )
 
 
 def research_id(value: Any, name: str = "id") -> str:

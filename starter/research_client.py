@@ -37,7 +37,7 @@ from temporalio.service import RPCError
 from activities.storage import store
 from config import Settings
 from starter import followup, progress
-from starter.requests import check_prices
+from starter.requests import check_prices, check_sources
 from starter.reviews import send_review
 from starter.session import Session
 from starter.temporal import (
@@ -134,9 +134,10 @@ async def ready(
     owner: str,
 ) -> ResearchRequest:
     """What every client does to a built request before it starts: prices checked for a cost
-    budget, a follow-up's conversation read from the earlier research (continuing a research),
+    budget, web sources refused when no web provider is configured, a follow-up's conversation read from the earlier research (continuing a research),
     which must be OWNER's: the user the research will belong to."""
     check_prices(request, session.cfg, names)
+    check_sources(request, session.cfg, names)
     if not request.follow_up_of:
         return request
     earlier = await earlier_research(request.follow_up_of, session, owner)

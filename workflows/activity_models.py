@@ -29,6 +29,7 @@ from workflows.models import (
     ResearchResult,
     RoutingDecision,
     Source,
+    Sources,
     VerificationSummary,
 )
 
@@ -282,6 +283,13 @@ class SummaryOutput(LLMOutput):
 class SearchInput(BaseModel):
     query: str
     max_results: int = 5
+    #: Where to search (`Sources`). Left out of the payload when `configured`, and `owner` when
+    #: None, so a research that does not choose records the same search inputs as before.
+    sources: Sources = Field(
+        default=Sources.CONFIGURED, exclude_if=lambda v: v is Sources.CONFIGURED
+    )
+    #: Whose uploaded documents are searched: set only when `sources` includes documents.
+    owner: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class SearchHit(BaseModel):

@@ -70,6 +70,7 @@ from workflows.request import (  # noqa: F401 (re-exported)
     QueryMode,
     ReportReview,
     ResearchRequest,
+    Sources,
     Speaker,
 )
 from workflows.standing import Changes

@@ -81,6 +81,28 @@ class Message(BaseModel):
     content: Entered
 
 
+class Sources(str, Enum):
+    """Where a research searches: `configured` is what SEARCH_PROVIDER, SEARCH_STRATEGY and
+    SEARCH_FALLBACK_PROVIDERS say (the behaviour before this choice existed); `web` the configured
+    web providers only (never `local`); `documents` the local corpus and the person's uploaded
+    documents only; `both` the two, merged."""
+
+    CONFIGURED = "configured"
+    WEB = "web"
+    DOCUMENTS = "documents"
+    BOTH = "both"
+
+    @property
+    def documents(self) -> bool:
+        """The person's uploaded documents are searched (so the search needs their owner)."""
+        return self in (Sources.DOCUMENTS, Sources.BOTH)
+
+    @property
+    def web(self) -> bool:
+        """Only the configured web providers can answer (so some must be configured)."""
+        return self in (Sources.WEB, Sources.BOTH)
+
+
 class ReportReview(str, Enum):
     """When a person reviews the report: `auto` only when the critic asks for one."""
 
@@ -143,6 +165,9 @@ class ResearchRequest(BaseModel):
     #: The standing research this research is a run of (set by its schedule, never by a person's
     #: flag): its report then says what changed since the previous run (workflows/standing.py).
     standing_id: str | None = Field(default=None, max_length=200)
+    #: Where the research searches (`Sources`); `configured` searches as before this field existed,
+    #: and its searches' inputs are the same bytes as then (`SearchInput`).
+    sources: Sources = Sources.CONFIGURED
     #: Webhook URLs of this research's own (a standing research's `notify`), besides
     #: RESEARCH_WEBHOOKS. Addresses only: the signing secret stays in the worker's settings.
     notify: list[str] = Field(default_factory=list, max_length=5)

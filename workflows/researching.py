@@ -246,9 +246,15 @@ async def write_queries(state: ResearchState, request: WriteQueriesInput) -> lis
 
 async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit]:
     """Search every query concurrently; hits merged in rank order, one per URL."""
+    sources = state.request.sources
+    owner = state.request.owner if sources.documents else None
     results = await asyncio.gather(
         *(
-            call(state, roles.SEARCH, SearchInput(query=q, max_results=HITS_PER_QUERY))
+            call(
+                state,
+                roles.SEARCH,
+                SearchInput(query=q, max_results=HITS_PER_QUERY, sources=sources, owner=owner),
+            )
             for q in queries
         )
     )

@@ -6,6 +6,10 @@
 - **Endpoints are settings.** TAVILY_BASE_URL and BRAVE_BASE_URL (Settings) let a proxy or an
   end-to-end test's double stand in; production leaves them unset.
 
+- **The research may choose its sources** (`SearchInput.sources`): `configured` is all of the above;
+  `web` the configured providers but `local` (refused in one line when that leaves none); `documents`
+  the local corpus plus the person's uploaded documents; `both` the two, merged like `exploratory`.
+
 The providers are one module each (searxng, tavily, brave, duckduckgo, local) on the HTTP client
 and error classification of activities/providers/http.py.
 """
@@ -22,11 +26,12 @@ from temporalio.exceptions import ApplicationError
 from activities.providers.brave import BRAVE_URL, Brave
 from activities.providers.duckduckgo import DuckDuckGo
 from activities.providers.http import api_key, canonical_url, permanent, unique_hits
-from activities.providers.local import Local, open_corpus_of
+from activities.providers.local import Documents, Local, open_corpus_of, open_uploads_of
 from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
 from config import Settings, settings
 from workflows.activity_models import SearchHit
+from workflows.models import Sources
 from workflows.redaction import redact
 
 __all__ = [
@@ -42,6 +47,7 @@ __all__ = [
     "canonical_url",
     "check_search_config",
     "configured_providers",
+    "documents_provider",
     "run_search",
 ]
 
@@ -66,14 +72,41 @@ class SearchProvider(Protocol):
 
 
 async def run_search(
-    query: str, max_results: int, config: Settings | None = None
+    query: str,
+    max_results: int,
+    config: Settings | None = None,
+    sources: Sources = Sources.CONFIGURED,
+    owner: str | None = None,
 ) -> list[SearchHit]:
-    """Hits for `query` from the configured providers, combined as SEARCH_STRATEGY says."""
-    strategy, providers = configured_providers(config or settings())
+    """Hits for `query` from the providers SOURCES names: the configured ones combined as
+    SEARCH_STRATEGY says (`configured`), only the web ones among them (`web`), the local corpus
+    and OWNER's uploaded documents (`documents`), or the web and the documents merged (`both`)."""
+    config = config or settings()
     max_results = max(1, max_results)
-    if strategy is Strategy.EXPLORATORY:
-        return await _explore(providers, query, max_results)
-    return await _first_with_hits(providers, query, max_results)  # conservative: a chain of one
+    if sources is Sources.CONFIGURED:
+        return await Chain(*configured_providers(config)).search(query, max_results)
+    chosen: list[SearchProvider] = []
+    if sources.documents:
+        chosen.append(documents_provider(config, owner))
+    if sources.web:
+        chosen.append(Chain(*web_providers(config)))
+    if len(chosen) == 1:
+        return await chosen[0].search(query, max_results)
+    return await _explore(chosen, query, max_results)
+
+
+class Chain:
+    """Providers combined by a strategy, searched as one provider."""
+
+    name = "web"
+
+    def __init__(self, strategy: Strategy, providers: list[SearchProvider]) -> None:
+        self.strategy, self.providers = strategy, providers
+
+    async def search(self, query: str, max_results: int) -> list[SearchHit]:
+        if self.strategy is Strategy.EXPLORATORY:
+            return await _explore(self.providers, query, max_results)
+        return await _first_with_hits(self.providers, query, max_results)  # conservative: one
 
 
 def check_search_config(config: Settings | None = None) -> None:
@@ -84,20 +117,45 @@ def check_search_config(config: Settings | None = None) -> None:
 def configured_providers(config: Settings) -> tuple[Strategy, list[SearchProvider]]:
     """The strategy and the providers it uses, in order (a missing key fails even a fallback
     provider: a chain that cannot work as configured should be fixed, not silently shortened)."""
+    strategy = _strategy(config)
+    names = config.search_provider_names(strategy is Strategy.CONSERVATIVE)
+    return strategy, [build_provider(name, config) for name in names]
+
+
+def web_providers(config: Settings) -> tuple[Strategy, list[SearchProvider]]:
+    """The configured providers but `local`, for a research that asked for the web only."""
+    names = config.web_search_providers
+    if not names:
+        raise permanent(
+            "no web search provider is configured (SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "
+            "name only local): add one, such as duckduckgo, or search your documents instead"
+        )
+    return _strategy(config), [build_provider(name, config) for name in names]
+
+
+def documents_provider(config: Settings, owner: str | None) -> SearchProvider:
+    """The local corpus and OWNER's uploaded documents (activities/corpus/uploads.py)."""
+    _corpus_folder_checked(config)
+    corpora = [lambda: open_uploads_of(config, owner)] if owner else []
+    return Documents([*corpora, lambda: open_corpus_of(config)])
+
+
+def _strategy(config: Settings) -> Strategy:
     try:
-        strategy = Strategy(config.search_strategy.strip().lower())
+        return Strategy(config.search_strategy.strip().lower())
     except ValueError:
         raise permanent(
             f"search strategy {config.search_strategy!r} does not exist; "
             f"set SEARCH_STRATEGY to one of: {', '.join(s.value for s in Strategy)}"
         ) from None
-    fallbacks = [name for name in config.search_fallback_providers.split(",") if name.strip()]
-    names = list(
-        dict.fromkeys(name.strip().lower() for name in [config.search_provider, *fallbacks])
-    )
-    if strategy is Strategy.CONSERVATIVE:
-        names = names[:1]
-    return strategy, [build_provider(name, config) for name in names]
+
+
+def _corpus_folder_checked(config: Settings) -> None:
+    folder = config.research_corpus_dir
+    if folder is not None and not folder.is_dir():
+        raise permanent(
+            f"RESEARCH_CORPUS_DIR {str(folder)!r} is not a folder; point it at your documents or unset it"
+        )
 
 
 async def _first_with_hits(
@@ -190,11 +248,7 @@ def build_provider(name: str, config: Settings) -> SearchProvider:
         key = api_key(config.brave_api_key, name, "BRAVE_API_KEY")
         return Brave(key, base_url=config.brave_base_url or BRAVE_URL)
     if name == "local":
-        folder = config.research_corpus_dir
-        if folder is not None and not folder.is_dir():
-            raise permanent(
-                f"RESEARCH_CORPUS_DIR {str(folder)!r} is not a folder; point it at your documents or unset it"
-            )
+        _corpus_folder_checked(config)
         return Local(lambda: open_corpus_of(config))
     raise permanent(
         f"search provider {name!r} does not exist; SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "

@@ -30,7 +30,7 @@ from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
 from starter.web.json_body import JsonBody
-from starter.web.shield import Shield
+from starter.web.shield import Shield, body_limit, too_large
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
@@ -89,9 +89,10 @@ def create_app(config: Settings | None = None) -> FastAPI:
         app.include_router(pages.router)
         app.include_router(signin_pages.router)
         app.include_router(standing_pages.router)
-        from starter.web import page_forms
+        from starter.web import document_forms, page_forms
 
         app.include_router(page_forms.router)
+        app.include_router(document_forms.router)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 
@@ -193,10 +194,8 @@ class Guard:
             await send(message)
 
         try:
-            if _body_size(scope) > MAX_BODY_BYTES:
-                return await error(
-                    413, f"the request body is larger than {MAX_BODY_BYTES // 1024} KB"
-                )(scope, receive, secured)
+            if _body_size(scope) > body_limit(scope, MAX_BODY_BYTES):
+                return await error(413, too_large(scope, MAX_BODY_BYTES))(scope, receive, secured)
             await self.app(scope, receive, secured)
         except Exception:
             log.exception("%s %s failed", scope.get("method"), scope.get("path"))

@@ -197,3 +197,12 @@ class LibraryRename(BaseModel):
 class Health(BaseModel):
     ok: bool = True
     temporal: bool
+
+
+class DocumentItem(BaseModel):
+    """One of the user's uploaded documents (`GET /api/documents`; time in UTC, with a `Z`)."""
+
+    id: str
+    name: str
+    size: int
+    uploaded_at: str

@@ -40,6 +40,7 @@ async def start(request: Request) -> Response:
         "review_report": form.get("review_report") or None,
         "mode": form.get("mode") or None,
         "language": form.get("language") or None,
+        "sources": form.get("sources") or None,
     }
     return await _do(
         request,

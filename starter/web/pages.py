@@ -31,13 +31,19 @@ from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.requests import RequestError
 from starter.temporal import CliError, one_line
-from starter.web import auth, review_texts, service
+from starter.web import auth, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
 from workflows import citations
 from workflows.events import EventKind
-from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult, StepStatus
+from workflows.models import (
+    QUERY_MAX_CHARS,
+    QUERY_MIN_CHARS,
+    Depth,
+    ResearchResult,
+    StepStatus,
+)
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(
@@ -118,6 +124,7 @@ async def home(request: Request) -> Response:
         here="home",
         recent=recent,
         recent_error=problem,
+        **await documents.home(_backend(request).cfg, user),
         depths=[d.value for d in Depth],
         languages=LANGUAGES,
         min_chars=QUERY_MIN_CHARS,

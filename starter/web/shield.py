@@ -2,7 +2,7 @@
 responses pass untouched):
 
 - **Bodies capped as they arrive.** The whole body is read here, chunk by chunk, before the app is
-  called: one byte over MAX_BODY_BYTES (whatever `Content-Length` says, chunked or not) and the
+  called: one byte over MAX_BODY_BYTES (UPLOAD_BODY_BYTES for an uploaded document) (whatever `Content-Length` says, chunked or not) and the
   answer is 413 with `Connection: close`, having kept at most the cap in memory. A body that comes
   too slowly (nothing for BODY_IDLE_S, or not complete within BODY_TOTAL_S) is a 408. The app then
   gets the body replayed from memory; what follows (a client leaving) comes from the connection.
@@ -24,8 +24,17 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from activities.corpus.uploads import UPLOAD_MAX_BYTES
+
 #: A question is 5,000 characters at most, a plan review a few kilobytes.
 MAX_BODY_BYTES = 256 * 1024
+#: The paths that take an uploaded document (the API's and the home page's form): the document's
+#: limit plus room for the multipart framing, and what a larger body is told.
+UPLOAD_PATHS = ("/api/documents", "/documents")
+UPLOAD_BODY_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
+UPLOAD_TOO_LARGE = (
+    f"the document is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB: upload a smaller file"
+)
 #: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).
 BODY_IDLE_S = 10.0
 BODY_TOTAL_S = 30.0
@@ -58,10 +67,11 @@ class Shield:
             return await _answer(
                 send, 421, "this server only answers to its own host names (localhost, loopback)"
             )
+        limit = body_limit(scope, self.max_body)
         declared = _header(scope, b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
-            return await self._too_large(send)
-        body = await self._read_body(receive, send)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            return await self._too_large(send, scope)
+        body = await self._read_body(scope, receive, send)
         if body is None:
             return
         replayed = False
@@ -102,7 +112,7 @@ class Shield:
         except ValueError:
             return False
 
-    async def _read_body(self, receive: Receive, send: Send) -> bytes | None:
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         """The whole body, or None when it was refused (the answer already sent)."""
         chunks: list[bytes] = []
         size = 0
@@ -122,16 +132,27 @@ class Shield:
                 return None
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body:
-                await self._too_large(send)
+            if size > body_limit(scope, self.max_body):
+                await self._too_large(send, scope)
                 return None
             if chunk:
                 chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _too_large(self, send: Send) -> None:
-        await _answer(send, 413, f"the request body is larger than {self.max_body // 1024} KB")
+    async def _too_large(self, send: Send, scope: Scope) -> None:
+        await _answer(send, 413, too_large(scope, self.max_body))
+
+
+def body_limit(scope: Scope, default: int = MAX_BODY_BYTES) -> int:
+    """The largest body the request's path takes: an upload's, or DEFAULT."""
+    return UPLOAD_BODY_BYTES if scope.get("path") in UPLOAD_PATHS else default
+
+
+def too_large(scope: Scope, default: int = MAX_BODY_BYTES) -> str:
+    if scope.get("path") in UPLOAD_PATHS:
+        return UPLOAD_TOO_LARGE
+    return f"the request body is larger than {default // 1024} KB"
 
 
 async def _answer(send: Send, status: int, message: str) -> None:

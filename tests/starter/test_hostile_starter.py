@@ -325,6 +325,7 @@ def test_the_mcp_research_tool_offers_the_web_apis_fields() -> None:
         "max_tokens",
         "max_cost_usd",
         "language",
+        "sources",
         "follow_up_of",
     }
 

@@ -16,6 +16,7 @@ form.addEventListener("submit", async (event) => {
     review_report: form.elements.review_report.value,
     mode: form.elements.mode.value,
     language: form.elements.language.value,
+    sources: form.elements.sources.value,
   };
   await busy(button, errors, async () => {
     const created = await postJson("/api/research", body);
