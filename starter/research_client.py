@@ -182,9 +182,22 @@ def summary_line(request: ResearchRequest) -> str:
 
 
 def memo(request: ResearchRequest) -> dict[str, str]:
-    """The one memo a research carries: its owner (the web app's owner check, listing) and its
-    question (lists show it with no worker and no parsing)."""
-    return {"owner": request.owner, "question": request.query}
+    """The one memo a research carries: its owner (the web app's owner check, listing), its
+    question (lists show it with no worker and no parsing) and, for a follow-up, the research it
+    follows (the web app's conversation view finds running follow-ups by it)."""
+    written = {"owner": request.owner, "question": request.query}
+    if request.follow_up_of:
+        written["follows"] = request.follow_up_of
+    return written
+
+
+async def memo_of(wf: Any, cfg: Settings) -> dict[str, Any]:
+    """What `memo` wrote, as read back from a listed research (an undecodable value: its default)."""
+    return {
+        "owner": str(await _memo(wf, "owner", local_owner(cfg))),
+        "question": await _memo(wf, "question", None),
+        "follows": await _memo(wf, "follows", None),
+    }
 
 
 async def start(
