@@ -18,6 +18,7 @@ the web app turns them into its status codes in one place (`starter.web.deps.api
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -150,7 +151,8 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
     unknown = CliError(
         f"no research with id {shown(research_id)} in the library or in Temporal", EXIT_USAGE
     )
-    stored = store.load_research(session.cfg.research_db_url, research_id)
+    # off the event loop: the web app's loop serves every page while the library is read
+    stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, research_id)
     if stored is not None:
         if stored_owner(stored, session.cfg) != owner:
             raise unknown
