@@ -177,6 +177,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         raise CliError("--since must be 0 or more", EXIT_USAGE)
     client = await session.connect()
     handle = research_client.handle(client, args.id)
+    await research_client.check_owner(handle, session.cfg)
     session.workflow_id = args.id
     stream = EventStream(handle, since=args.since)
     printer = EventPrinter(sys.stdout, as_json=args.json, times=True)
@@ -215,6 +216,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
 
 async def answer(args: argparse.Namespace, session: Session) -> int:
     handle = (await session.connect()).get_workflow_handle(args.id)
+    await research_client.check_owner(handle, session.cfg)
     print(
         await deliver(handle, "answer", lambda running: research_client.answer(running, args.text))
     )
@@ -225,7 +227,9 @@ async def status(args: argparse.Namespace, session: Session) -> int:
     """The status query; while a report review waits, the text shows the whole draft too (the
     JSON carries it as `draft_report_markdown`)."""
     client = await session.connect()
-    current = await research_client.status(client.get_workflow_handle(args.id))
+    handle = client.get_workflow_handle(args.id)
+    await research_client.check_owner(handle, session.cfg)
+    current = await research_client.status(handle)
     if args.json:
         print(current.model_dump_json(indent=2))
         return EXIT_OK
@@ -241,6 +245,7 @@ async def result(args: argparse.Namespace, session: Session) -> int:
     what for and the command that answers it (on stderr: stdout stays the report)."""
     client = await session.connect()
     handle = research_client.handle(client, args.id)
+    await research_client.check_owner(handle, session.cfg)
     session.workflow_id = args.id
     result_task = asyncio.ensure_future(handle.result())
     try:
@@ -302,6 +307,7 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
     (a cancelled research returns what it had, so Temporal calls it completed): its outcome says."""
     client = await session.connect()
     handle = client.get_workflow_handle(args.id)
+    await research_client.check_owner(handle, session.cfg)
     try:
         await require_running(handle, "cancel")
     except CliError:

@@ -36,11 +36,20 @@ HEADER = ("ID", "STATUS", "STAGE", "STARTED", "SUMMARY")
 PENDING_HEADER = ("ID", "WAITS FOR", "STARTED", "SUMMARY")
 
 
+#: Research looked at in Temporal's visibility to find RESEARCH_USER's (as the web app's list).
+OWNER_SCAN = 2000
+
+
 async def list_research(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     pending = getattr(args, "pending", False)
-    listed = await research_client.list_research(
-        client, session.cfg, limit=PENDING_SCAN if pending else args.limit, running_only=pending
+    listed = await research_client.list_research(  # RESEARCH_USER's, as every command reads
+        client,
+        session.cfg,
+        limit=PENDING_SCAN if pending else args.limit,
+        running_only=pending,
+        owner=research_client.local_owner(session.cfg),
+        scan=OWNER_SCAN,
     )
     rows = [_row(item) for item in listed]
     if pending:

@@ -18,6 +18,7 @@ the web app turns them into its status codes in one place (`starter.web.deps.api
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -151,7 +152,8 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
     unknown = CliError(
         f"no research with id {shown(research_id)} in the library or in Temporal", EXIT_USAGE
     )
-    stored = store.load_research(session.cfg.research_db_url, research_id)
+    # off the event loop: the web app's loop serves every page while the library is read
+    stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, research_id)
     if stored is not None:
         if stored_owner(stored, session.cfg) != owner:
             raise unknown
@@ -183,9 +185,22 @@ def summary_line(request: ResearchRequest) -> str:
 
 
 def memo(request: ResearchRequest) -> dict[str, str]:
-    """The one memo a research carries: its owner (the web app's owner check, listing) and its
-    question (lists show it with no worker and no parsing)."""
-    return {"owner": request.owner, "question": request.query}
+    """The one memo a research carries: its owner (the web app's owner check, listing), its
+    question (lists show it with no worker and no parsing) and, for a follow-up, the research it
+    follows (the web app's conversation view finds running follow-ups by it)."""
+    written = {"owner": request.owner, "question": request.query}
+    if request.follow_up_of:
+        written["follows"] = request.follow_up_of
+    return written
+
+
+async def memo_of(wf: Any, cfg: Settings) -> dict[str, Any]:
+    """What `memo` wrote, as read back from a listed research (an undecodable value: its default)."""
+    return {
+        "owner": str(await _memo(wf, "owner", local_owner(cfg))),
+        "question": await _memo(wf, "question", None),
+        "follows": await _memo(wf, "follows", None),
+    }
 
 
 async def start(

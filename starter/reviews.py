@@ -61,7 +61,10 @@ class ReviewRefused(Refused):
 
 async def review(args: argparse.Namespace, session: Session) -> int:
     payload = _payload(args)
+    from starter.research_client import check_owner  # it sends reviews through this module
+
     handle = (await session.connect()).get_workflow_handle(args.id)
+    await check_owner(handle, session.cfg)
     print(await deliver(handle, "review", lambda running: send_review(running, payload)))
     return EXIT_OK
 

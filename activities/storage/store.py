@@ -185,6 +185,37 @@ def _entry(row: ResearchRow) -> LibraryEntry:
     )
 
 
+class FollowUp(BaseModel):
+    """A finished follow-up of a research, as a conversation lists it."""
+
+    workflow_id: str
+    query: str
+    outcome: str
+    #: Its owner's title for it, if renamed.
+    title: str | None = None
+
+
+def follow_ups(url: str, research_id: str, *, owner: str, limit: int = 20) -> list[FollowUp]:
+    """OWNER's finished research that followed up RESEARCH_ID, oldest first (a conversation's
+    later turns, in the order they were asked)."""
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session:
+        query = (
+            select(
+                ResearchRow.workflow_id, ResearchRow.query, ResearchRow.outcome, ResearchRow.title
+            )
+            .where(ResearchRow.follow_up_of == research_id, ResearchRow.owner == owner)
+            .order_by(ResearchRow.started_at, ResearchRow.id)
+            .limit(limit)
+        )
+        return [
+            FollowUp(
+                workflow_id=row.workflow_id, query=row.query, outcome=row.outcome, title=row.title
+            )
+            for row in session.execute(query)
+        ]
+
+
 def _matching(
     session: Session,
     text: str,

@@ -16,7 +16,9 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from starter.exports import document
 from starter.exports.markup import to_html, to_markdown
@@ -107,6 +109,7 @@ CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
 #: word a reader would search for (the joiners ZWJ and ZWNJ stay: scripts and emoji need them).
 _NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff\u200b\u2060\ufeff\u180e]")
 _FILE_NAME_CHARS = 80
+M = TypeVar("M", bound=BaseModel)
 
 
 def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
@@ -134,7 +137,13 @@ def clean(text: str) -> str:
 
 def clean_result(result: ResearchResult) -> ResearchResult:
     """A copy of `result` with every text in it cleaned."""
-    return ResearchResult.model_validate(_clean_all(result.model_dump()))
+    return clean_model(result)
+
+
+def clean_model(model: M) -> M:
+    """A copy of `model` with every text in it cleaned: what a page shows a person, whoever wrote
+    it (a model's clarification question, the critic's issues, a draft)."""
+    return type(model).model_validate(_clean_all(model.model_dump()))
 
 
 def _clean_all(value: Any) -> Any:

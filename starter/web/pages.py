@@ -31,7 +31,7 @@ from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.requests import RequestError
 from starter.temporal import CliError, one_line
-from starter.web import auth, documents, review_texts, service
+from starter.web import auth, conversation, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
@@ -181,8 +181,13 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
 
         context.update(await research_context(_backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
+    turns = await conversation.thread(
+        research_id, view, user, _backend(request), lambda rid: _maybe_view(request, user, rid)
+    )
+    context["conversation"] = turns
     if context["follow_up_of"]:
-        context["earlier"] = await _earlier_question(request, user, context["follow_up_of"])
+        before = [t for t in turns if t.id == context["follow_up_of"]]
+        context["earlier"] = before[0].question if before else None
     return _page(request, "research.html", user, failure=view.failure, **context)
 
 
@@ -364,10 +369,10 @@ def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
     return asked
 
 
-async def _earlier_question(request: Request, user: str, research_id: str) -> str | None:
-    """The question of the research this one follows up, when the user may see it."""
+async def _maybe_view(request: Request, user: str, research_id: str) -> ResearchView | None:
+    """The research USER may see, or None (another user's, unknown, or unreadable just now)."""
     try:
-        return (await _view(request, user, research_id)).heading
+        return await _view(request, user, research_id)
     except PageError:
         return None
 

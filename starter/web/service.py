@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
 from starter import research_client
+from starter.exports import clean_model
 from starter.requests import RequestError, build_request
 from starter.session import Session
 from starter.temporal import CliError, Refused, root_message
@@ -74,7 +75,9 @@ async def view(research: Research, app: Backend) -> ResearchView:
     """The research as it is now: its status query while it runs, its result once closed."""
     head = {"id": research.id, "owner": research.owner, "status": research.state}
     if research.running and research.handle is not None:
-        return ResearchView(**head, live=await within(research_client.status(research.handle)))
+        live = await within(research_client.status(research.handle))
+        # a model's question, the critic's words: cleaned as the report is
+        return ResearchView(**head, live=clean_model(live))
     result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed

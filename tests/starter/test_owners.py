@@ -146,3 +146,45 @@ async def test_a_follow_up_of_another_users_research_in_temporal_only_is_unknown
         await research_client.ready(request, session, owner="carol")
     readied = await research_client.ready(request, session, owner="dave")
     assert "secret" in readied.history[-1].content  # its owner follows it up as before
+
+
+async def test_the_cli_reads_and_steers_only_research_users_running_research(
+    subprocess_env: dict[str, str], dev_client: Any
+) -> None:
+    """A research of dave's is unknown to carol's CLI in every command that reads or steers it
+    (the words of an id that does not exist, exit 2) and missing from her list; dave's own CLI
+    still reads it."""
+    from tests.starter.test_starter import GATHER_QUESTION, doubles_worker, unique_id
+    from tests.support.doubles import default_plan, slow
+
+    wid = unique_id("owner")
+    dave = {**subprocess_env, "RESEARCH_USER": "dave"}
+    carol = {**subprocess_env, "RESEARCH_USER": "carol"}
+    async with doubles_worker(
+        dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"], plan=slow(30, default_plan)
+    ):
+        started = await starter("research", GATHER_QUESTION, "--id", wid, "--detach", env=dave)
+        assert started.code == 0, started
+        try:
+            for command in (
+                ["status", wid],
+                ["result", wid],
+                ["watch", wid],
+                ["answer", wid, "an answer"],
+                ["review", wid, "--approve"],
+                ["cancel", wid],
+            ):
+                refused = await starter(*command, env=carol, timeout=60)
+                assert refused.code == 2, (command, refused)
+                assert refused.err.strip().endswith(f"no research with id {wid}"), (
+                    command,
+                    refused,
+                )
+            listed = await starter("list", "--json", env=carol, timeout=60)
+            assert wid not in [row["id"] for row in json.loads(listed.out)]
+            own = await starter("status", wid, "--json", env=dave, timeout=60)
+            assert own.code == 0 and json.loads(own.out)["owner"] == "dave"
+            theirs = await starter("list", "--json", env=dave, timeout=60)
+            assert wid in [row["id"] for row in json.loads(theirs.out)]
+        finally:
+            await starter("cancel", wid, env=dave)

@@ -14,7 +14,7 @@ from starter.exports import export
 from starter.exports.markup import HTML_CSP
 from starter.web import deps, pages
 from starter.web.models import ResearchView
-from tests.web.conftest import WebServer, WebWorker, one_line_error, start
+from tests.web.conftest import WebServer, WebWorker, one_line_error, start, wait_for
 from tests.web.reports import _result, store_research
 from workflows.models import Depth, QueryMode, ResearchStatus, ReviewTarget, Source, Stage
 from workflows.standing import Changes, SourceRef
@@ -144,3 +144,30 @@ async def test_the_draft_under_review_is_cleaned_on_the_page_and_in_its_fragment
     for text in (page, fragment):
         assert "lanigiro" in text
         assert not any(c in text for c in CONTROLS), [c for c in CONTROLS if c in text]
+
+
+async def test_a_question_the_model_asks_back_is_cleaned_in_the_api_and_on_the_page(
+    web_server: WebServer, web_worker: WebWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clarification question is a model's text, as the critic's issues are: the page (its
+    form without JavaScript, and the panel the scripts build from the API) never shows a control
+    that reorders or hides what a person reads."""
+    from workflows import activity_models as m
+
+    monkeypatch.setitem(
+        web_worker.script.behaviour,
+        "clarify",
+        lambda inp: m.ClarifyOutput(question=f"Pay to evil{CONTROLS[0]}lanigiro{CONTROLS[3]}?"),
+    )
+    async with web_server.client("alice") as alice:
+        research_id = await start(alice, question="Clarify: what do controls do?")
+        status = await wait_for(
+            alice,
+            f"/api/research/{research_id}",
+            lambda s: s.get("pending_question"),
+        )
+        page = (await alice.get(f"/research/{research_id}")).text
+        await alice.post(f"/api/research/{research_id}/cancel")
+    asked = status["pending_question"]
+    assert asked == "Pay to evillanigiro?"
+    assert "lanigiro" in page and not any(c in page for c in CONTROLS)
