@@ -11,7 +11,7 @@ from typing import Any
 from temporalio.client import Client
 
 from starter.hints import program
-from tests.starter.test_starter import GATHER_QUESTION, doubles_worker, starter, unique_id
+from tests.starter.test_starter import GATHER_QUESTION, Run, doubles_worker, starter, unique_id
 from tests.support.processes import cli
 
 DRAFT_MARK = "----- draft report under review"
@@ -78,27 +78,31 @@ async def test_a_report_review_is_seen_in_status_list_and_result_which_says_how_
         assert wid not in [row["id"] for row in json.loads(nothing.out)]
 
 
-async def test_the_attached_review_prompt_shows_the_draft_before_asking(
-    dev_client: Client, subprocess_env: dict[str, str]
-) -> None:
-    wid = unique_id("tty-rv")
+async def attached_review(dev_client: Client, env: dict[str, str], wid: str, typed: bytes) -> Run:
+    """`research --review-report always` on a terminal where a person types TYPED."""
     primary, secondary = os.openpty()
     try:
-        os.write(primary, b"a\n")
-        async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"]):
-            run = await starter(
+        os.write(primary, typed)
+        async with doubles_worker(dev_client, env["TEMPORAL_TASK_QUEUE"]):
+            return await starter(
                 "research",
                 GATHER_QUESTION,
                 "--review-report",
                 "always",
                 "--id",
                 wid,
-                env=subprocess_env,
+                env=env,
                 stdin=secondary,
             )
     finally:
         os.close(primary)
         os.close(secondary)
+
+
+async def test_the_attached_review_prompt_shows_the_draft_before_asking(
+    dev_client: Client, subprocess_env: dict[str, str]
+) -> None:
+    run = await attached_review(dev_client, subprocess_env, unique_id("tty-rv"), b"a\n")
     assert run.code == 0, run.err
     assert run.err.index(DRAFT_MARK) < run.err.index(
         "approve [a], revise with feedback [f], cancel [c]>"
@@ -157,24 +161,8 @@ async def test_a_revised_report_is_shown_again_and_approved_from_the_command_lin
 async def test_the_attached_prompt_asks_again_for_the_revised_report(
     dev_client: Client, subprocess_env: dict[str, str]
 ) -> None:
-    wid = unique_id("tty-rv2")
-    primary, secondary = os.openpty()
-    try:
-        os.write(primary, b"f\nSay what is missing\na\n")
-        async with doubles_worker(dev_client, subprocess_env["TEMPORAL_TASK_QUEUE"]):
-            run = await starter(
-                "research",
-                GATHER_QUESTION,
-                "--review-report",
-                "always",
-                "--id",
-                wid,
-                env=subprocess_env,
-                stdin=secondary,
-            )
-    finally:
-        os.close(primary)
-        os.close(secondary)
+    typed = b"f\nSay what is missing\na\n"
+    run = await attached_review(dev_client, subprocess_env, unique_id("tty-rv2"), typed)
     assert run.code == 0, run.err
     first, second = run.err.split("report to review (review round 2 of 3")
     assert "report to review (review round 1 of 3" in first and "revise accepted" in first

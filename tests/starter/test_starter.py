@@ -43,23 +43,13 @@ class Run:
 async def starter(
     *args: str, env: dict[str, str], stdin: Any = asyncio.subprocess.DEVNULL, timeout: float = 60
 ) -> Run:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "starter",
-        *args,
-        cwd=REPO,
-        env=env,
-        stdin=stdin,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        out, err = await proc.communicate()
-        pytest.fail(f"starter {args} still running after {timeout}s; stderr:\n{err.decode()}")
+    async with cli(*args, env=env, stdin=stdin) as proc:
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except TimeoutError:
+            proc.kill()
+            out, err = await proc.communicate()
+            pytest.fail(f"starter {args} still running after {timeout}s; stderr:\n{err.decode()}")
     return checked(Run(proc.returncode or 0, out.decode(), err.decode()))
 
 

@@ -12,12 +12,15 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @contextlib.asynccontextmanager
-async def cli(*args: str, env: dict[str, str]) -> AsyncIterator[asyncio.subprocess.Process]:
+async def cli(
+    *args: str, env: dict[str, str], stdin: Any = asyncio.subprocess.DEVNULL
+) -> AsyncIterator[asyncio.subprocess.Process]:
     """`python -m starter ARGS...` with its output piped; killed and reaped on the way out."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -26,7 +29,7 @@ async def cli(*args: str, env: dict[str, str]) -> AsyncIterator[asyncio.subproce
         *args,
         cwd=REPO,
         env=env,
-        stdin=asyncio.subprocess.DEVNULL,
+        stdin=stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
