@@ -65,6 +65,7 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
             # `local`, nobody attends it, and a re-plan is not reviewed again (issue 23)
             value = {"owner": "local", "attended": False, "review_replans": False, **value}
             value = {"standing_id": None, "notify": [], **value}  # issue 32: no standing research
+            value = {"sources": "configured", **value}  # issue 31: searched as configured
         if key == "stats":  # a research from before counted no answers of its model (issue 28)
             value = {"llm_answered": 0, "llm_unanswered_by_role": {}, **value}
         assert _same(key, now, value), key
