@@ -14,10 +14,19 @@ const main = document.querySelector("[data-research]");
 const id = main.dataset.research;
 const part = (name) => document.getElementById(name);
 let timer = null;
+// Answers can arrive out of order (a slow one asked before the research ended, after the one that
+// says it ended): only the newest asked is shown, and nothing after the end undoes it.
+let asked = 0;
+let shown = 0;
+let ended = false;
 
 async function refresh() {
+  const mine = ++asked;
   try {
-    await update(await getJson(`/api/research/${encodeURIComponent(id)}`));
+    const status = await getJson(`/api/research/${encodeURIComponent(id)}`);
+    if (mine < shown || ended) return;
+    shown = mine;
+    await update(status);
     say(part("status-error"), null);
   } catch (error) {
     say(part("status-error"), new Error(`The research's status could not be read: ${error.message}`));
@@ -46,6 +55,7 @@ async function update(status) {
     return;
   }
   if (done) {
+    ended = true;
     await showReport(part("report-area"), id);
     main.classList.add("research-done");
   }
@@ -82,7 +92,7 @@ submitOnCtrlEnter(main);
 openLog(id, part("log"), part("log-state"), {
   onEvent(event) {
     const stage = event.kind === "stage" && event.data && event.data.stage;
-    if (stage) showStage(ENDED.has(stage) ? "finishing" : stage);
+    if (stage && !ended) showStage(ENDED.has(stage) ? "finishing" : stage);
     if (REFRESH_ON.has(event.kind)) refreshSoon();
   },
   onEnd() {
