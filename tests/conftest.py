@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -43,6 +44,16 @@ def _skip_group(reason: str) -> str:
     if mentions_shared(reason):
         return SHARED_MISSING
     return re.sub(r"\s+", " ", reason).strip()[:100]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A test run started in the background (`make test &` from a script, `nohup`) inherits an
+    ignored SIGINT from the shell, and so would every CLI a test starts: the Ctrl-C tests, which
+    send the CLI a SIGINT as a person's Ctrl-C does, then saw it run on to the end (issue 31,
+    item 18: they failed on a busy machine and passed alone, i.e. in the foreground). The run
+    takes SIGINT as Python's default, so its children start with SIGINT at its default too."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
