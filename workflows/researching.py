@@ -37,7 +37,7 @@ from workflows.models import (
 )
 from workflows.stages import show_progress
 from workflows.state import ResearchState
-from workflows.step_budget import affordable_passages, charge_of
+from workflows.step_budget import affordable_wave
 from workflows.text import content_terms, stem
 
 SEARCH_QUERIES_PER_STEP = 2
@@ -86,29 +86,19 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
         _passages(state, fresh, read, seen)
         for (fresh, seen), read in zip(chosen, pages, strict=False)
     ]
-    asked = _observations(state, about, steps, passages)
+    asked = affordable_wave(
+        state,
+        [
+            ObserveInput(**about, step=step, passages=given)
+            for step, given in zip(steps, passages, strict=False)
+        ],
+    )
     found = await together([call(state, roles.OBSERVE, observe) for observe in asked])
     passages = [observe.passages for observe in asked]
     results = []
     for index, step, given, findings in zip(wave, steps, passages, found, strict=False):
         results.append(_record(state, index, step, given, findings))
     return results
-
-
-def _observations(
-    state: ResearchState,
-    about: dict,
-    steps: list[PlanStep],
-    passages: list[list[Passage]],  # type: ignore[type-arg]
-) -> list[ObserveInput]:
-    """Each step's observation to ask for, over what the budget can pay for (step_budget.py)."""
-    asked, held = [], (0, 0.0)
-    for step, given in zip(steps, passages, strict=False):
-        observe = affordable_passages(state, ObserveInput(**about, step=step, passages=given), held)
-        tokens, cost = charge_of(state, observe)
-        held = (held[0] + tokens, held[1] + cost)
-        asked.append(observe)
-    return asked
 
 
 async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]

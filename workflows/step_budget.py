@@ -31,6 +31,22 @@ WORDS = {BudgetKind.TOKENS: "token", BudgetKind.COST: "cost", BudgetKind.TIME: "
 SENTENCE_ENDS = (". ", ".\n", "\n\n")
 
 
+def affordable_wave(state: ResearchState, observes: list[ObserveInput]) -> list[ObserveInput]:
+    """The observations a wave asks for, each over what the budget can pay for once the steps
+    before it in the wave hold theirs in flight; as they are when there is no budget."""
+    limit = state.ledger.budget
+    if limit.max_tokens is None and limit.max_cost_usd is None:
+        return observes
+    asked: list[ObserveInput] = []
+    held = (0, 0.0)
+    for observe in observes:
+        observe = affordable_passages(state, observe, held)
+        charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
+        held = (held[0] + charge.tokens, held[1] + charge.cost)
+        asked.append(observe)
+    return asked
+
+
 def affordable_passages(
     state: ResearchState, observe: ObserveInput, held: tuple[int, float] = (0, 0.0)
 ) -> ObserveInput:
@@ -40,6 +56,8 @@ def affordable_passages(
     limit = state.ledger.budget
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return observe
+    reserve = budget.research_reserve(state)  # the same for every cut of this step
+    held = (held[0] + reserve[0], held[1] + reserve[1])
     kind = _over(state, observe, held)
     if kind is None or not budget.learned():
         return observe
@@ -62,21 +80,13 @@ def affordable_passages(
     return _cut(observe, low)
 
 
-def charge_of(state: ResearchState, observe: ObserveInput) -> tuple[int, float]:
-    """What admitting `observe` will hold in flight (for the next step of the same wave)."""
-    charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
-    return charge.tokens, charge.cost
-
-
 def _over(
     state: ResearchState, observe: ObserveInput, held: tuple[int, float]
 ) -> BudgetKind | None:
-    """The budget admitting `observe` would break (as `calls.admit` judges a research call)."""
-    tokens, cost = charge_of(state, observe)
-    reserve_tokens, reserve_cost = budget.research_reserve(state)
-    return budget.over_budget(
-        state.ledger, tokens + reserve_tokens + held[0], cost + reserve_cost + held[1]
-    )
+    """The budget admitting `observe` would break (as `calls.admit` judges a research call), with
+    `held` (the report's reserve and the wave's steps before it) kept aside."""
+    charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
+    return budget.over_budget(state.ledger, charge.tokens + held[0], charge.cost + held[1])
 
 
 def _cut(observe: ObserveInput, chars: int) -> ObserveInput:
