@@ -23,6 +23,7 @@ from workflows.record import (  # noqa: F401 (re-exported)
     SNIPPET_LIMIT,
     Budget,
     BudgetKind,
+    Calibration,
     CheckedBy,
     Claim,
     Clarification,

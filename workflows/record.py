@@ -249,6 +249,19 @@ class Claim(BaseModel):
     removed: bool = False
 
 
+class Calibration(BaseModel):
+    """How a model's judge did on canaries made from the evidence at hand (a sentence quoted word
+    for word, and the same sentence with a number, a name or a negation changed), before any of its
+    verdicts counted. A judge that calls a changed sentence supported is not trusted: the
+    deterministic verdicts stand (workflows/judging.py)."""
+
+    trusted: bool
+    canaries: int = 0
+    passed: int = 0
+    #: One line per canary the judge got wrong ("called a changed number supported: ...").
+    failures: list[str] = Field(default_factory=list)
+
+
 class VerificationSummary(BaseModel):
     """How many of the report's claims their cited evidence supports (final verdicts)."""
 
@@ -264,6 +277,11 @@ class VerificationSummary(BaseModel):
     removed: int = 0
     #: supported / claims, 0 when there are no claims.
     share_supported: float = 0.0
+    #: Who decided the verdicts: "judge" (a model that passed its calibration) or "lexical" (the
+    #: deterministic verifier: no model, or one that failed calibration). Empty in results
+    #: recorded before calibration existed.
+    checked_by: CheckedBy = CheckedBy.NOBODY
+    calibration: Calibration | None = None
 
 
 class IssueSeverity(str, Enum):
@@ -335,6 +353,8 @@ class Stats(BaseModel):
     #: some roles fell back.
     llm_answered: int = 0
     llm_unanswered_by_role: dict[str, int] = Field(default_factory=dict)
+    #: The model's judge on its canaries, when a model judged the claims (None: no model judged).
+    judge_calibration: Calibration | None = None
 
 
 class BudgetKind(str, Enum):

@@ -18,9 +18,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from workflows import alignment
 from workflows.citations import CITATION
 from workflows.models import Claim, Verdict, VerificationSummary
-from workflows.text import content_terms, split_paragraphs, stem, tokenize
+from workflows.text import content_terms, stem, tokenize
 
 #: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
 #: Low on purpose: the pre-check must never overrule the judge on a fair paraphrase, which often
@@ -207,38 +208,22 @@ def lexical_check(claim: str, evidence: list[str]) -> LexicalCheck:
     )
 
 
-def lexical_verdict(claim: str, evidence: list[str]) -> LexicalCheck:
-    """The offline engine's whole method. SUPPORTED needs SUPPORTED_COVERAGE of the claim's words and
-    all its numbers in ONE evidence paragraph: a supported claim is backed by a passage, not stitched
-    from words scattered over several. PARTIAL and UNSUPPORTED are measured against all the cited
-    evidence together, since partly supported is exactly what a stitched claim is."""
-    paragraphs = [p for text in evidence for p in split_paragraphs(text)]
-    if not paragraphs:
-        return _no_evidence(claim)
-    union = _overlap(claim, paragraphs)
-    best = max(
-        (_overlap(claim, [p]) for p in paragraphs),
-        key=lambda o: (
-            o.coverage >= SUPPORTED_COVERAGE and not o.missing,
-            o.found,
-            -len(o.missing),
-        ),
+def lexical_verdict(
+    claim: str, evidence: list[str], titles: list[str] | None = None
+) -> LexicalCheck:
+    """The deterministic verifier's whole verdict (workflows/alignment.py): SUPPORTED only when one
+    cited passage holds every content word, number and code name of the claim with the same
+    polarity; a swapped number or name, or a flipped meaning, is UNSUPPORTED; words gathered from
+    several passages (a paraphrase, or a stitched claim) at most PARTIAL. The offline engine's
+    judge and the guard on what a model writes both use it."""
+    finding = alignment.verdict(claim, evidence, titles)
+    reading = alignment.read(claim, [t for t in evidence if t.strip()], titles)
+    return LexicalCheck(
+        reading.coverage,
+        tuple(reading.missing_exact),
+        Verdict(finding.verdict),
+        finding.reason,
     )
-    if best.coverage >= SUPPORTED_COVERAGE and not best.missing:
-        held = f"holds {best.figures()}" if best.total else "has no content words to check"
-        return LexicalCheck(
-            best.coverage,
-            (),
-            Verdict.SUPPORTED,
-            f"one cited passage {held}" if best.total else f"the claim {held}",
-        )
-    reason = f"the cited evidence holds {'' if union.coverage >= PARTIAL_COVERAGE else 'only '}{union.figures()}"
-    if union.missing:
-        reason += f" but not {', '.join(union.missing)}"
-    elif union.coverage >= SUPPORTED_COVERAGE:
-        reason += f", spread over several passages: the closest one holds {best.found} ({best.coverage:.0%})"
-    verdict = Verdict.PARTIAL if union.coverage >= PARTIAL_COVERAGE else Verdict.UNSUPPORTED
-    return LexicalCheck(union.coverage, union.missing, verdict, reason)
 
 
 def _no_evidence(claim: str) -> LexicalCheck:

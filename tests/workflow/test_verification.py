@@ -136,7 +136,7 @@ def test_a_verbatim_quote_is_supported() -> None:
     check = lexical_verdict("Each worker owns a local queue with room for 256 tasks.", SCHEDULER)
 
     assert (check.verdict, check.coverage, check.missing_numbers) == (Verdict.SUPPORTED, 1.0, ())
-    assert check.reason == "one cited passage holds 7 of 7 content words (100%)"
+    assert check.reason == "one cited passage holds every content word, number and name"
 
 
 def test_a_half_overlapping_claim_is_partly_supported() -> None:
@@ -145,7 +145,7 @@ def test_a_half_overlapping_claim_is_partly_supported() -> None:
     )
 
     assert check.verdict is Verdict.PARTIAL
-    assert check.reason == "the cited evidence holds 5 of 8 content words (62%)"
+    assert check.reason.startswith("the cited evidence holds 5 of 8 content words (62%)")
 
 
 def test_a_claim_whose_number_differs_from_the_evidence_is_not_supported() -> None:
@@ -154,9 +154,10 @@ def test_a_claim_whose_number_differs_from_the_evidence_is_not_supported() -> No
         "Tokio was first released in 2019 as an asynchronous runtime for Rust.", evidence
     )
 
-    assert check.verdict is Verdict.PARTIAL  # every word is there, the year is not
+    # every word is there, the year is not: a changed number is never supported (issue 36)
+    assert check.verdict is Verdict.UNSUPPORTED
     assert check.missing_numbers == ("2019",)
-    assert check.reason.endswith("but not 2019")
+    assert check.reason == "the cited evidence never says 2019"
     assert (
         lexical_verdict("Tokio was first released in 2015.", evidence).verdict is Verdict.SUPPORTED
     )
@@ -178,7 +179,7 @@ def test_inflections_numbers_and_unrelated_evidence() -> None:
     ]
     assert (
         lexical_verdict(
-            "Scheduling tasks on 4 thread keeps 40% of them yielding early.", evidence
+            "Scheduling tasks on 4 thread has 40% of them yielding early.", evidence
         ).verdict
         is Verdict.SUPPORTED
     )
@@ -398,6 +399,7 @@ def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
         "workflows.text",
         "workflows.citations",  # the one citation pattern; pure (re and workflows.models)
         "workflows.models",
+        "workflows",  # workflows.alignment: pure (re, dataclasses, workflows.text)
     }
 
 

@@ -1,0 +1,294 @@
+"""The verdict on each cited claim: the deterministic verifier's first, a model's judge only once
+it has shown it can judge.
+
+Why calibrate: a judge that calls everything supported was believed for every claim the word
+overlap pre-check let through, and nothing noticed. So before any of a model's verdicts counts, the
+model judges canaries made from the evidence at hand, mixed with nothing else: a sentence of the
+evidence quoted word for word (it must be supported) and the same kind of sentence with a number,
+a code name, a negation or an opposite word changed (none may be supported). A judge that gets one
+wrong is not trusted: the deterministic verdicts (workflows/alignment.py) stand, and the summary
+says who checked (`checked_by`) and why.
+
+The same code checks a research's report (workflows/checking.py, inside the workflow: `ask` is an
+activity call) and any text given to `check` (starter: `ask` calls the engine directly), so the
+figures measured for one hold for the other. Pure apart from `ask`: deterministic, sandbox-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from workflows import alignment
+from workflows.activity_models import ClaimCheck, VerifyClaimsInput, VerifyClaimsOutput
+from workflows.record import Calibration, CheckedBy, Claim, Evidence, Source, Verdict
+
+#: The judge: one batch of claims with their evidence in, verdicts out (None: it did not answer).
+JudgeCall = Callable[[VerifyClaimsInput], Awaitable[VerifyClaimsOutput | None]]
+#: Claims per judge call: enough to batch, few enough that one verdict list stays short.
+CLAIMS_PER_JUDGE = 12
+#: Evidence sent with one batch, per cited source: the paragraphs of what was read that matter
+#: most to the batch's claims, up to this many characters.
+JUDGE_EVIDENCE_CHARS = 4000
+#: A canary sentence: long enough to say something, short enough to be one statement.
+CANARY_WORDS = (6, 45)
+_AUXILIARIES = re.compile(
+    r"\b(is|are|was|were|can|could|does|do|did|will|would|must|should|may|has|have)\b( not\b)?"
+)
+
+
+@dataclass(frozen=True)
+class Canary:
+    """A claim whose right verdict is known: a quote, or a quote with one thing changed."""
+
+    text: str
+    evidence: Evidence
+    kind: str  # "quote", "number", "name", "negation", "opposite"
+
+    @property
+    def must_hold(self) -> bool:
+        return self.kind == "quote"
+
+
+# --- the deterministic verdict ---------------------------------------------------------------------
+
+
+def deterministic(claim: Claim, evidence: list[Evidence], sources: list[Source]) -> Claim:
+    """The claim with the deterministic verifier's verdict and reason."""
+    titles = [s.title for s in sources if s.id in claim.source_ids]
+    finding = alignment.verdict(claim.text, [e.text for e in evidence], titles)
+    return claim.model_copy(
+        update={
+            "verdict": Verdict(finding.verdict),
+            "reason": finding.reason[:500],
+            "checked_by": CheckedBy.LEXICAL,
+        }
+    )
+
+
+# --- canaries ---------------------------------------------------------------------------------------
+
+
+def canaries(evidence: list[Evidence], names: Iterable[str] = ()) -> list[Canary]:
+    """One quote and up to three changed sentences, made deterministically from `evidence` (the
+    first sentences that allow each change), each from another sentence where possible."""
+    sentences = [
+        (unit.text, item)
+        for item in evidence
+        for unit in alignment.units([item.text])
+        if CANARY_WORDS[0] <= len(unit.text.split()) <= CANARY_WORDS[1] and "=" not in unit.text
+    ]
+    if not sentences:
+        return []
+    every_name = {**{alignment.name_key(n): n for n in names}}
+    for item in evidence:
+        every_name.update(alignment.code_names(item.text))
+    made = [Canary(sentences[0][0], sentences[0][1], "quote")]
+    used = {sentences[0][0]}
+    for kind, change in (
+        ("number", _change_number),
+        ("name", lambda t: _swap_name(t, every_name)),
+        ("opposite", _swap_opposite),
+        ("negation", _flip_negation),
+    ):
+        ordered = [s for s in sentences if s[0] not in used] + [
+            s for s in sentences if s[0] in used
+        ]
+        for text, item in ordered:
+            changed = change(text)
+            if changed and changed != text:
+                made.append(Canary(changed, item, kind))
+                used.add(text)
+                break
+        if len(made) == 4:
+            break
+    return made
+
+
+def _change_number(text: str) -> str | None:
+    match = re.search(r"(?<![\w.,*])(\d+)(?![\w.,]\d)", text)
+    if match is None:
+        return None
+    value = int(match.group(1))
+    return text[: match.start()] + str(value * 2 + 1) + text[match.end() :]
+
+
+def _swap_name(text: str, every_name: dict[str, str]) -> str | None:
+    here = alignment.code_names(text)
+    others = sorted(v for k, v in every_name.items() if k not in here and len(k) > 2)
+    for key, shown in here.items():
+        if others and len(key) > 2:
+            return text.replace(shown, others[0], 1)
+    return None
+
+
+def _swap_opposite(text: str) -> str | None:
+    for match in re.finditer(r"[A-Za-z-]+", text):
+        word = match.group(0)
+        opposite = alignment.opposite_of(word.lower())
+        if opposite:
+            return text[: match.start()] + opposite + text[match.end() :]
+    return None
+
+
+def _flip_negation(text: str) -> str | None:
+    if re.search(r"\bcannot\b", text):
+        return re.sub(r"\bcannot\b", "can", text, count=1)
+    match = _AUXILIARIES.search(text)
+    if match is None:
+        return None
+    if match.group(2):
+        return text[: match.end(1)] + text[match.end() :]
+    return text[: match.end(1)] + " not" + text[match.end(1) :]
+
+
+async def calibrate(
+    made: list[Canary], about: dict[str, Any], sources: list[Source], ask: JudgeCall
+) -> Calibration:
+    """Ask the judge about the canaries alone; trusted only if it gets every one right."""
+    if len(made) < 2:
+        return Calibration(
+            trusted=False,
+            failures=["the evidence held no sentence to make a changed canary from"],
+        )
+    answer = await ask(
+        VerifyClaimsInput(
+            **about,
+            claims=[
+                ClaimCheck(index=i, text=c.text, source_ids=[c.evidence.source_id])
+                for i, c in enumerate(made)
+            ],
+            evidence=_unique([c.evidence for c in made]),
+            sources=[s for s in sources if any(s.id == c.evidence.source_id for c in made)],
+        )
+    )
+    if answer is None:
+        return Calibration(
+            trusted=False, canaries=len(made), failures=["the judge did not answer its canaries"]
+        )
+    said = {v.index: v.verdict.value for v in answer.verdicts}
+    failures = []
+    for i, canary in enumerate(made):
+        verdict = said.get(i)
+        if canary.must_hold and verdict != "supported":
+            failures.append(f"called a sentence quoted word for word {verdict or 'nothing'}")
+        elif not canary.must_hold and verdict in ("supported", None):
+            what = f"a changed {canary.kind}" if canary.kind != "negation" else "a negated sentence"
+            failures.append(f"called {what} {verdict or 'nothing'}: {canary.text[:160]}")
+    return Calibration(
+        trusted=not failures,
+        canaries=len(made),
+        passed=len(made) - len(failures),
+        failures=failures,
+    )
+
+
+# --- judging the claims -------------------------------------------------------------------------------
+
+
+async def judge_claims(
+    claims: list[Claim],
+    evidence_for: Callable[[Claim], list[Evidence]],
+    sources: list[Source],
+    about: dict[str, Any],
+    ask: JudgeCall | None,
+    calibration: Calibration | None = None,
+) -> tuple[list[Claim], Calibration | None]:
+    """Every claim's verdict. Without a judge, or with one that fails its canaries, the
+    deterministic verdicts stand; with a trusted judge, the judge decides every claim the
+    deterministic verifier cannot settle for certain (no evidence, an unrelated source, a number or
+    code name the cited text never has). Returns the claims and the calibration (asked once:
+    pass the one returned before to judge rewrites later)."""
+    checked = [deterministic(c, evidence_for(c), sources) for c in claims]
+    if ask is None or not claims:
+        return checked, calibration
+    undecided = [i for i, c in enumerate(checked) if not _certain(c, evidence_for(c), sources)]
+    if not undecided:
+        return checked, calibration
+    if calibration is None:
+        pool = _unique([e for i in undecided for e in evidence_for(claims[i])])
+        calibration = await calibrate(canaries(pool), about, sources, ask)
+    if not calibration.trusted:
+        return checked, calibration
+    batches = [
+        undecided[k : k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)
+    ]
+    answers = await asyncio.gather(
+        *(ask(_batch(claims, b, evidence_for, sources, about)) for b in batches)
+    )
+    for answer in answers:
+        if answer is None or answer.checked_by is CheckedBy.LEXICAL:
+            continue
+        for verdict in answer.verdicts:
+            if verdict.index in undecided:
+                checked[verdict.index] = claims[verdict.index].model_copy(
+                    update={
+                        "verdict": Verdict(verdict.verdict.value),
+                        "reason": verdict.reason[:500],
+                        "checked_by": CheckedBy.JUDGE,
+                    }
+                )
+    return checked, calibration
+
+
+def _certain(claim: Claim, evidence: list[Evidence], sources: list[Source]) -> bool:
+    titles = [s.title for s in sources if s.id in claim.source_ids]
+    return alignment.verdict(claim.text, [e.text for e in evidence], titles).certain
+
+
+def _batch(
+    claims: list[Claim],
+    which: list[int],
+    evidence_for: Callable[[Claim], list[Evidence]],
+    sources: list[Source],
+    about: dict[str, Any],
+) -> VerifyClaimsInput:
+    cited = {n for i in which for n in claims[i].source_ids}
+    words = set().union(*(alignment.terms(claims[i].text) for i in which))
+    evidence = _unique([e for i in which for e in evidence_for(claims[i])])
+    return VerifyClaimsInput(
+        **about,
+        claims=[
+            ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which
+        ],
+        evidence=_bounded(evidence, words),
+        sources=[s for s in sources if s.id in cited],
+    )
+
+
+def _bounded(evidence: list[Evidence], words: set[str]) -> list[Evidence]:
+    """Per source, the paragraphs sharing most words with the batch's claims, up to
+    JUDGE_EVIDENCE_CHARS, in their order in the source."""
+    kept: list[Evidence] = []
+    for source_id in dict.fromkeys(e.source_id for e in evidence):
+        mine = [e for e in evidence if e.source_id == source_id]
+        ranked = sorted(mine, key=lambda e: -len(alignment.terms(e.text) & words))
+        room, chosen = JUDGE_EVIDENCE_CHARS, []
+        for item in ranked:
+            if len(item.text) <= room or not chosen:
+                chosen.append(item)
+                room -= len(item.text)
+        kept += [e for e in mine if e in chosen]
+    return kept
+
+
+def _unique(evidence: list[Evidence]) -> list[Evidence]:
+    seen: set[tuple[int, str]] = set()
+    kept = []
+    for item in evidence:
+        key = (item.source_id, item.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def checked_by(claims: list[Claim], calibration: Calibration | None) -> CheckedBy:
+    """Who the summary names: the judge when a trusted judge decided at least one verdict."""
+    if calibration is not None and calibration.trusted:
+        if any(c.checked_by is CheckedBy.JUDGE for c in claims):
+            return CheckedBy.JUDGE
+    return CheckedBy.LEXICAL
