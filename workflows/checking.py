@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from workflows import roles, verification
+from workflows import judging, patches, roles, verification
 from workflows.activity_models import (
     ClaimCheck,
     CritiqueInput,
     ReviseClaimsInput,
     VerifyClaimsInput,
+    VerifyClaimsOutput,
 )
 from workflows.calls import call
 from workflows.events import EventKind, emit
@@ -92,14 +93,18 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     sentences = verification.cited_sentences(report)
     texts = [s.text for s in sentences]
     claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
-    method = await _judge(state, claims, range(len(claims)))
+    # Issue 36: checked against what was read, deterministically first, by a model's judge only
+    # once it has passed its canaries. Asked once, here: a history from before keeps its way.
+    measured = patches.applied(patches.MEASURED_CITATIONS)
+    judge = _judge_measured if measured else _judge
+    method = await judge(state, claims, range(len(claims)))
     unsupported = [i for i, c in enumerate(claims) if c.verdict is Verdict.UNSUPPORTED]
     if unsupported:
         rewrites = await _revise(state, claims, unsupported)
         for i, sentence in rewrites.items():
             report = verification.replace_sentence(report, texts[i], sentence)
             texts[i] = sentence
-        await _judge(state, claims, list(rewrites))
+        await judge(state, claims, list(rewrites))
     for i, claim in enumerate(claims):
         if claim.verdict is Verdict.UNSUPPORTED:
             report = verification.remove_sentence(report, texts[i])
@@ -111,6 +116,10 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     }
     report = verification.drop_unused_sources(report, still_cited)
     state.writeup.verification = verification.summarize(claims, method=method)
+    if measured:
+        calibration = state.ledger.stats.judge_calibration
+        state.writeup.verification.checked_by = judging.checked_by(claims, calibration)
+        state.writeup.verification.calibration = calibration
     return report.rstrip() + "\n\n" + verification.verification_note(
         state.writeup.verification
     ) + "\n", claims
@@ -179,6 +188,34 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
                 }
             )
     return method
+
+
+async def _judge_measured(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
+    """Verdicts for `claims[i]`, i in `which` (workflows/judging.py): each claim against what was
+    read of the sources it cites; the model's judge (an activity) only when a model wrote the
+    report and it passes its canaries, calibrated once per research. Returns the method."""
+    chosen = list(which)
+    stats = state.ledger.stats
+    ask = None if state.writeup.engine in ("", "offline") else _ask(state)
+    checked, stats.judge_calibration = await judging.judge_claims(
+        [claims[i] for i in chosen],
+        lambda c: state.material.read_evidence(c.source_ids),
+        state.material.sources,
+        state.about(),
+        ask,
+        stats.judge_calibration,
+    )
+    for i, claim in zip(chosen, checked, strict=True):
+        claims[i] = claim
+    trusted = stats.judge_calibration is not None and stats.judge_calibration.trusted
+    return "lexical+judge" if ask is not None and trusted else "lexical"
+
+
+def _ask(state: ResearchState) -> judging.JudgeCall:
+    async def ask(inp: VerifyClaimsInput) -> VerifyClaimsOutput | None:
+        return await call(state, roles.VERIFY_CLAIMS, inp)
+
+    return ask
 
 
 async def _revise(state: ResearchState, claims: list[Claim], which: list[int]) -> dict[int, str]:

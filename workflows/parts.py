@@ -15,6 +15,7 @@ activity calls; the methods that also announce something take the event log.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -110,6 +111,11 @@ class Inquiry(Part):
                 step.description = f"{step.description} (skipped: {why})".strip()
 
 
+#: What is kept of each source's text for checking the report (a page read is at most
+#: PAGE_TEXT_LIMIT characters per step; a source read by several steps keeps up to this much).
+READ_TEXT_LIMIT = 12000
+
+
 class Material(Part):
     sources: list[Source] = Field(default_factory=list)
     read_urls: set[str] = Field(default_factory=set)
@@ -125,6 +131,36 @@ class Material(Part):
     #: The background search's snippets (for a direct answer, its sources).
     background: list[Passage] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
+    #: What was read of each source (its passages, at most READ_TEXT_LIMIT characters per source):
+    #: a cited sentence is checked against this, not only the paragraphs kept for an observation,
+    #: so a faithful paraphrase of a paragraph the research read is judged against that paragraph.
+    read: dict[int, str] = Field(default_factory=dict)
+
+    def keep_read(self, passages: list[Passage]) -> None:
+        """Add what a step read to `read`, each paragraph once, bounded per source."""
+        for passage in passages:
+            had = self.read.get(passage.source_id, "")
+            known = set(re.split(r"\n\s*\n", had))
+            fresh = [p for p in re.split(r"\n\s*\n", passage.text) if p.strip() and p not in known]
+            text = "\n\n".join([had, *fresh]).strip()
+            if text:
+                self.read[passage.source_id] = text[:READ_TEXT_LIMIT]
+
+    def read_evidence(self, source_ids: list[int]) -> list[Evidence]:
+        """What was read of the cited sources as evidence paragraphs, then the pool's own
+        paragraphs for them (a direct answer's snippets, an observation's excerpts)."""
+        found = [
+            Evidence(source_id=n, position=i, text=block)
+            for n in source_ids
+            for i, block in enumerate(re.split(r"\n\s*\n", self.read.get(n, "")))
+            if block.strip()
+        ]
+        known = {(e.source_id, e.text) for e in found}
+        return found + [
+            e
+            for e in self.evidence_pool()
+            if e.source_id in source_ids and (e.source_id, e.text) not in known
+        ]
 
     def add_source(self, url: str, title: str, provider: str, log: EventLog) -> int:
         """The source's id, numbered in the order sources were first met; one id per URL."""

@@ -71,6 +71,11 @@ BUDGET_FITS_STEP = "budget-fits-a-step"
 #: another round (at most `reviews.MAX_REVIEW_ROUNDS` in all) instead of completing by itself; the
 #: last round's revision is final. Asked alone, when a report review begins.
 REPORT_REVIEW_ROUNDS = "report-review-rounds"
+#: 2026-11-27 (issue 36): a cited sentence is checked against what was read of its sources,
+#: deterministically (workflows/alignment.py), and a model's judge decides only after passing
+#: canaries made from that evidence (one more call per research). Asked once, when the report is
+#: verified.
+MEASURED_CITATIONS = "measured-citations"
 
 ALL = (
     VERIFICATION,
@@ -91,6 +96,7 @@ ALL = (
     STANDING_AND_NOTICES,
     BUDGET_FITS_STEP,
     REPORT_REVIEW_ROUNDS,
+    MEASURED_CITATIONS,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

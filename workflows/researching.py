@@ -132,6 +132,7 @@ def _record(
         state.material.evidence,
         evidence.supporting_evidence(step.observation, step.source_ids, passages),
     )
+    state.material.keep_read(passages)
     step.status = StepStatus.COMPLETED
     cited = " ".join(f"[{n}]" for n in step.source_ids) or "none"
     emit(

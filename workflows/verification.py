@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from workflows import alignment
 from workflows.citations import CITATION
-from workflows.models import Claim, Verdict, VerificationSummary
+from workflows.models import CheckedBy, Claim, Verdict, VerificationSummary
 from workflows.text import content_terms, stem, tokenize
 
 #: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
@@ -96,7 +96,9 @@ def cited_sentences(markdown: str) -> list[CitedSentence]:
         for start, end in _sentence_spans(body):
             text = body[start:end]
             ids = tuple(
-                dict.fromkeys(int(n) for m in _CITE.finditer(text) for n in m.group(1).split(","))
+                dict.fromkeys(
+                    int(n) for m in _CITE.finditer(_masked(text)) for n in m.group(1).split(",")
+                )
             )
             claim = _claim(text)
             if ids and claim and claim.lower() not in seen:
@@ -105,8 +107,20 @@ def cited_sentences(markdown: str) -> list[CitedSentence]:
     return found
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def _masked(text: str) -> str:
+    """The text with its code spans blanked: `heap[0]` holds no citation."""
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def _claim(text: str) -> str:
-    text = " ".join(_CITE.sub("", text.replace(PARTIAL_MARK.strip(), "")).split())
+    text = text.replace(PARTIAL_MARK.strip(), "")
+    cuts = [m.span() for m in _CITE.finditer(_masked(text))]
+    for start, end in reversed(cuts):
+        text = text[:start] + text[end:]
+    text = " ".join(text.split())
     return re.sub(r"\s+([.!?,;:)])", r"\1", text).strip()
 
 
@@ -393,4 +407,23 @@ def verification_note(summary: VerificationSummary) -> str:
     ):
         if n:
             parts.append(f"{n} {words}")
-    return f"*Verification: {'; '.join(parts)}.*"
+    return f"*Verification: {'; '.join(parts)}.{_who_checked(summary)}*"
+
+
+def _who_checked(summary: VerificationSummary) -> str:
+    """Who decided the verdicts, so a reader knows how far to trust them (issue 36)."""
+    calibration = summary.calibration
+    if summary.checked_by is CheckedBy.JUDGE and calibration is not None:
+        return (
+            f" Checked by the model's judge, which passed {calibration.passed} of "
+            f"{calibration.canaries} test sentences first."
+        )
+    if summary.checked_by is not CheckedBy.LEXICAL:
+        return ""
+    if calibration is not None and not calibration.trusted:
+        why = calibration.failures[0].split(":")[0] if calibration.failures else "it failed"
+        return (
+            " Checked word by word against the sources: the model's judge was not trusted "
+            f"({why})."
+        )
+    return " Checked word by word against the sources (no model judged them)."

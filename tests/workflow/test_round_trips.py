@@ -206,10 +206,15 @@ async def test_a_new_research_records_one_patch_marker_for_every_patch_of_its_co
     from workflows import patches
 
     _, history = await run(time_skipping_env, Script(search=mixed_hits))
-    # the ids of 2026-11-24 in one marker; standing research and notifications (issue 32) alone
-    assert patch_markers(history) == [patches.ALL_OF_2026_11_24, patches.STANDING_AND_NOTICES]
+    # the ids of 2026-11-24 in one marker; standing research and notifications (issue 32) alone,
+    # and citations checked against what was read (issue 36) when the report is verified
+    assert patch_markers(history) == [
+        patches.ALL_OF_2026_11_24,
+        patches.STANDING_AND_NOTICES,
+        patches.MEASURED_CITATIONS,
+    ]
     upserts = sum(
         e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
         for e in history.events
     )
-    assert upserts == 2  # Temporal's TemporalChangeVersion, once per marker
+    assert upserts == 3  # Temporal's TemporalChangeVersion, once per marker

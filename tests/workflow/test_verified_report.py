@@ -51,14 +51,19 @@ REPORT = f"# Aqueducts\n\n{SUPPORTED} {PARTLY}\n\n- {INVENTED}\n- {NARROWED}\n- 
 
 
 def judge(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+    """A careful judge: what the evidence says word for word is supported (so it passes its
+    canaries: a quote, and quotes with a number, a name or a negation changed)."""
+    said = " ".join(e.text for e in inp.evidence)
     verdicts = []
     for claim in inp.claims:
         if "largest" in claim.text:
             verdict = JudgeVerdict.PARTIAL
         elif "Carthage" in claim.text or "limestone" in claim.text:
             verdict = JudgeVerdict.UNSUPPORTED
-        else:
+        elif claim.text.rstrip(".") in said:
             verdict = JudgeVerdict.SUPPORTED
+        else:
+            verdict = JudgeVerdict.UNSUPPORTED
         verdicts.append(
             ClaimVerdict(index=claim.index, verdict=verdict, reason=f"judged {verdict.value}")
         )
@@ -157,9 +162,17 @@ async def test_the_revision_is_bounded_a_rewrite_is_checked_once_and_never_rewri
     result, _ = await run_research(time_skipping_env.client, script, QUESTION)
 
     assert len(script.calls["revise_claims"]) == 1
-    assert len(script.calls["verify_claims"]) == 2  # the first verdicts, then the rewrites' once
-    assert all(c.removed for c in result.claims)
-    assert "[1]" not in result.report_markdown.split("## Sources")[0]
+    # A judge that calls a sentence quoted word for word unsupported fails its canaries (the one
+    # call it gets): the deterministic verifier judges the claims and, once, their rewrites.
+    assert len(script.calls["verify_claims"]) == 1
+    assert result.verification is not None and result.verification.checked_by == "lexical"
+    kept = {c.text: c.verdict for c in result.claims if not c.removed}
+    assert kept[SUPPORTED.removesuffix(" [1].") + "."] is Verdict.SUPPORTED  # a quote
+    assert kept[NARROWED_REWRITE.removesuffix(" [1].") + "."] is Verdict.SUPPORTED  # a rewrite
+    assert not any(w in text for text in kept for w in ("Carthage", "Tokio"))
+    assert "Carthage" not in result.report_markdown and "Tokio" not in result.report_markdown
+    # four of its five words are read, not "limestone": kept, marked, never called supported
+    assert "limestone [1] *(partly supported)*." in result.report_markdown
 
 
 async def test_verification_can_be_turned_off_for_speed(
