@@ -423,7 +423,6 @@ def _who_checked(summary: VerificationSummary) -> str:
     if calibration is not None and not calibration.trusted:
         why = calibration.failures[0].split(":")[0] if calibration.failures else "it failed"
         return (
-            " Checked word by word against the sources: the model's judge was not trusted "
-            f"({why})."
+            f" Checked word by word against the sources: the model's judge was not trusted ({why})."
         )
     return " Checked word by word against the sources (no model judged them)."
