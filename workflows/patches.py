@@ -71,6 +71,11 @@ BUDGET_FITS_STEP = "budget-fits-a-step"
 #: another round (at most `reviews.MAX_REVIEW_ROUNDS` in all) instead of completing by itself; the
 #: last round's revision is final. Asked alone, when a report review begins.
 REPORT_REVIEW_ROUNDS = "report-review-rounds"
+#: 2026-11-29 (issue 36, item 6): a standing research's run is compared with its previous run by
+#: what its findings rest on and say, and by each source's fingerprint, not by wording; a run
+#: whose findings are only reworded is no change and sends no `standing.changed` notice. Asked
+#: alone, once the previous run was read (histories before it compare by wording).
+FINDINGS_MATCHED = "findings-matched"
 
 ALL = (
     VERIFICATION,
@@ -91,6 +96,7 @@ ALL = (
     STANDING_AND_NOTICES,
     BUDGET_FITS_STEP,
     REPORT_REVIEW_ROUNDS,
+    FINDINGS_MATCHED,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(
