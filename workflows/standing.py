@@ -28,8 +28,6 @@ from workflows.finding_match import MADE, Finding, figures_replaced, findings, p
 from workflows.record import Claim, Evidence, Source, Verdict
 from workflows.source_match import match_sources, url_key, what_changed
 
-__all__ = ["MADE", "url_key"]
-
 #: Activity names (activities/standing.py), called by name so the core imports no activity code.
 PREVIOUS_RUN = "previous_run"
 #: At most this many of each list are carried in a result and an event: a run whose corpus was
