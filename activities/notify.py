@@ -84,7 +84,8 @@ def summary(notice: Notice, url: str) -> str:
         c = notice.changes
         line += (
             f" ({len(c.new_sources)} new sources, {len(c.gone_sources)} gone, "
-            f"{len(c.new_claims)} new findings, {len(c.dropped_claims)} no longer made)"
+            f"{len(c.updated_sources)} updated, {len(c.new_claims)} new findings, "
+            f"{len(c.dropped_claims)} no longer made, {len(c.changed_findings)} changed)"
         )
     return line
 

@@ -316,6 +316,9 @@ class ReadPageOutput(BaseModel):
     text: str = ""
     #: Why the page could not be read (a per-page failure never fails the step).
     error: str | None = None
+    #: The fingerprint of the whole document as read, before it was trimmed to `text`
+    #: (activities/fingerprint.py; "" from readers and histories before it).
+    digest: str = ""
 
 
 # --- verification and the research library ----------------------------------------------------------

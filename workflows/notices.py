@@ -16,14 +16,15 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
+from workflows import patches
 from workflows.models import Claim, Stage
 from workflows.notify import Notice, NoticeKind, announce
 from workflows.standing import (
     PREVIOUS_RUN,
-    Changes,
     PreviousRunInput,
     PreviousRunOutput,
     compare,
+    compare_by_wording,
     with_section,
 )
 from workflows.state import ResearchState
@@ -101,7 +102,8 @@ class Watcher:
 
 async def compare_with_previous(state: ResearchState, report: str, claims: list[Claim]) -> str:
     """For a run of a standing research: read the previous run, compare, open the report with
-    "What changed since DATE" and keep the comparison in `state.changes`."""
+    "What changed since DATE" and keep the comparison in `state.changes` (whether it changed
+    decides the `standing.changed` notice: histories before `findings-matched` compare as they did)."""
     standing_id = state.request.standing_id
     if not standing_id:
         return report
@@ -122,7 +124,11 @@ async def compare_with_previous(state: ResearchState, report: str, claims: list[
         return report
     if found.previous is None:
         return report
-    changes: Changes = compare(found.previous, state.material.sources, claims)
+    material = state.material
+    if patches.applied(patches.FINDINGS_MATCHED):
+        changes = compare(found.previous, material.sources, claims, material.evidence_pool())
+    else:
+        changes = compare_by_wording(found.previous, material.sources, claims)
     state.changes = changes
     return with_section(report, changes)
 

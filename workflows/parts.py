@@ -162,12 +162,18 @@ class Material(Part):
             if e.source_id in source_ids and (e.source_id, e.text) not in known
         ]
 
-    def add_source(self, url: str, title: str, provider: str, log: EventLog) -> int:
-        """The source's id, numbered in the order sources were first met; one id per URL."""
+    def add_source(
+        self, url: str, title: str, provider: str, log: EventLog, digest: str = ""
+    ) -> int:
+        """The source's id, numbered in the order sources were first met; one id per URL. Its
+        fingerprint is kept from the read that gave one (a standing research compares it)."""
         for source in self.sources:
             if source.url == url:
+                source.digest = source.digest or digest
                 return source.id
-        source = Source(id=len(self.sources) + 1, url=url, title=title or url, provider=provider)
+        source = Source(
+            id=len(self.sources) + 1, url=url, title=title or url, provider=provider, digest=digest
+        )
         self.sources.append(source)
         emit(log, EventKind.SOURCE, f"source [{source.id}]: {source.title}", source.model_dump())
         return source.id

@@ -76,6 +76,11 @@ REPORT_REVIEW_ROUNDS = "report-review-rounds"
 #: canaries made from that evidence (one more call per research). Asked once, when the report is
 #: verified.
 MEASURED_CITATIONS = "measured-citations"
+#: 2026-11-27 (issue 36, item 6): a standing research's run is compared with its previous run by
+#: what its findings rest on and say, and by each source's fingerprint, not by wording; a run
+#: whose findings are only reworded is no change and sends no `standing.changed` notice. Asked
+#: alone, once the previous run was read (histories before it compare by wording).
+FINDINGS_MATCHED = "findings-matched"
 
 ALL = (
     VERIFICATION,
@@ -97,6 +102,7 @@ ALL = (
     BUDGET_FITS_STEP,
     REPORT_REVIEW_ROUNDS,
     MEASURED_CITATIONS,
+    FINDINGS_MATCHED,
 )
 #: The ids `ALL_OF_2026_11_24` stands for (never add to it: a later id is asked alone).
 _OF_2026_11_24 = frozenset(

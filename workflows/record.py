@@ -169,6 +169,9 @@ class Source(BaseModel):
     url: str
     title: str
     provider: str = ""
+    #: The fingerprint of its whole text as read (activities/fingerprint.py; "" when not read,
+    #: e.g. a search snippet, and in research recorded before it).
+    digest: str = ""
 
 
 class StepOrigin(str, Enum):

@@ -302,7 +302,7 @@ def _passages(
             material.unreadable_urls.add(hit.url)
             continue
         source_id = material.add_source(
-            hit.url, page.title or hit.title, hit.provider, state.events
+            hit.url, page.title or hit.title, hit.provider, state.events, page.digest
         )
         passages.append(
             Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text)

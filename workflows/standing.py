@@ -3,10 +3,16 @@
 A standing research (a question researched again on a schedule, `starter/standing.py`) runs as
 ordinary research whose request names its `standing_id`. When such a run has written its report,
 the previous run of the same standing research is read from the library (the `previous_run`
-activity: its sources and claims, nothing else) and compared here, with no model: sources by URL
-(new, gone), claims by their text without citations (new, no longer made), and claims made by both
-whose verdict moved (`changed_claims`). The report then opens with "What changed since DATE", and
-the result carries the comparison as data (`ResearchResult.changes`).
+activity: its sources with their fingerprints, its claims and the evidence they rest on) and
+compared here, with no model. Sources are the same by URL or by text (workflows/source_match.py:
+new, gone, updated with what changed in them); findings are the same by what they rest on and
+what they say, not by their words (workflows/finding_match.py: new, no longer supported, saying
+another figure, verdict moved). A finding not repeated while its sources did not change is listed
+apart and changes nothing. The report then opens with "What changed since DATE", and the result
+carries the comparison as data (`ResearchResult.changes`).
+
+Runs recorded before patch `findings-matched` compare by wording (`compare_by_wording`): whether
+a run changed decides whether a notice is sent, so their replay must decide as they did.
 
 Pure: no I/O, safe in the workflow sandbox.
 """
@@ -18,20 +24,33 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from workflows.record import Claim, Source, Verdict
+from workflows.finding_match import MADE, Finding, figures_replaced, findings, pair, plain
+from workflows.record import Claim, Evidence, Source, Verdict
+from workflows.source_match import match_sources, url_key, what_changed
 
 #: Activity names (activities/standing.py), called by name so the core imports no activity code.
 PREVIOUS_RUN = "previous_run"
 #: At most this many of each list are carried in a result and an event: a run whose corpus was
 #: swapped whole is summed up, not copied out.
 MAX_LISTED = 50
-#: Claims whose verdict is one of these count as made (and so can be "no longer supported").
-MADE = frozenset({Verdict.SUPPORTED, Verdict.PARTIAL, Verdict.UNVERIFIED})
 
 
 class SourceRef(BaseModel):
     url: str
     title: str = ""
+
+
+class PreviousSource(SourceRef):
+    """A source of the run before, as its claims cite it (id) and as it was read (digest)."""
+
+    id: int = 0
+    digest: str = ""
+
+
+class UpdatedSource(SourceRef):
+    """A source both runs read whose text changed, with what reads differently in it."""
+
+    what: list[str] = Field(default_factory=list)
 
 
 class ChangedClaim(BaseModel):
@@ -42,6 +61,14 @@ class ChangedClaim(BaseModel):
     after: Verdict
 
 
+class ChangedFinding(BaseModel):
+    """A finding both runs make on the same ground whose figures differ: what it says now and
+    what it said before."""
+
+    text: str
+    before: str
+
+
 class PreviousRunInput(BaseModel):
     standing_id: str
     #: This run's workflow id: never its own previous run.
@@ -49,12 +76,14 @@ class PreviousRunInput(BaseModel):
 
 
 class PreviousRun(BaseModel):
-    """What a comparison needs of the run before: its id, when it finished, sources and claims."""
+    """What a comparison needs of the run before: its id, when it finished, its sources, claims
+    and the evidence paragraphs they rest on (empty from readers before it)."""
 
     research_id: str
     finished_at: datetime
-    sources: list[SourceRef] = Field(default_factory=list)
+    sources: list[PreviousSource] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
 
 
 class PreviousRunOutput(BaseModel):
@@ -69,33 +98,31 @@ class Changes(BaseModel):
     since: datetime
     new_sources: list[SourceRef] = Field(default_factory=list)
     gone_sources: list[SourceRef] = Field(default_factory=list)
+    updated_sources: list[UpdatedSource] = Field(default_factory=list)
     new_claims: list[str] = Field(default_factory=list)
     dropped_claims: list[str] = Field(default_factory=list)
     changed_claims: list[ChangedClaim] = Field(default_factory=list)
+    changed_findings: list[ChangedFinding] = Field(default_factory=list)
+    #: Findings of the run before not made again although their sources did not change, and
+    #: findings made now only, from sources that did not change: the model chose differently,
+    #: nothing changed. Listed, never counted as a change.
+    not_repeated: list[str] = Field(default_factory=list)
+    newly_picked: list[str] = Field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return bool(
             self.new_sources
             or self.gone_sources
+            or self.updated_sources
             or self.new_claims
             or self.dropped_claims
             or self.changed_claims
+            or self.changed_findings
         )
 
 
 _CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
-
-
-def claim_key(text: str) -> str:
-    """A claim's text as compared: citations dropped (source numbers differ between runs), case and
-    spacing folded, trailing punctuation ignored."""
-    return " ".join(_CITATION.sub("", text).lower().split()).rstrip(" .;:")
-
-
-def url_key(url: str) -> str:
-    """A source's URL as compared: without its fragment (a section of the same page or document)."""
-    return url.split("#", 1)[0].rstrip("/")
 
 
 def refs(sources: list[Source]) -> list[SourceRef]:
@@ -105,72 +132,168 @@ def refs(sources: list[Source]) -> list[SourceRef]:
     return list(seen.values())
 
 
+def compare(
+    previous: PreviousRun,
+    sources: list[Source],
+    claims: list[Claim],
+    evidence: list[Evidence] | None = None,
+) -> Changes:
+    """This run (its sources, final claims and evidence) against the previous run."""
+    before_sources = [
+        Source(id=s.id, url=s.url, title=s.title, digest=s.digest) for s in previous.sources
+    ]
+    match = match_sources(before_sources, sources)
+    pool = evidence or []
+    before = [f for f in findings(previous.claims, match.before_key, previous.evidence) if f.made]
+    pairing = pair(before, findings(claims, match.now_key, pool))
+    partner = {id(b): n for b, n in pairing.pairs}
+    changes = Changes(
+        since_research_id=previous.research_id,
+        since=previous.finished_at,
+        new_sources=refs(match.new),
+        gone_sources=refs(match.gone),
+        updated_sources=[
+            UpdatedSource(
+                url=key,
+                title=next(s.title for s in sources if s.id == now_id),
+                what=what_changed(
+                    [e for e in previous.evidence if e.source_id == before_id],
+                    [e for e in pool if e.source_id == now_id],
+                ),
+            )
+            for key, (before_id, now_id) in match.updated.items()
+        ],
+    )
+    for finding in before:
+        _sort_before(changes, finding, partner.get(id(finding)), match.unchanged)
+    for finding in (n for n in pairing.only_now if n.made):
+        unchanged = finding.sources and finding.sources <= match.unchanged
+        (changes.newly_picked if unchanged else changes.new_claims).append(finding.claim.text)
+    return _bounded(changes)
+
+
+def _sort_before(
+    changes: Changes, before: Finding, now: Finding | None, unchanged: set[str]
+) -> None:
+    """Where a finding of the run before goes, given this run's finding paired with it (if any)."""
+    text = before.claim.text
+    if now is None:
+        resting = before.sources and before.sources <= unchanged
+        (changes.not_repeated if resting else changes.dropped_claims).append(text)
+    elif not now.made:
+        changes.dropped_claims.append(text)
+    elif figures_replaced(before.figures, now.figures):
+        changes.changed_findings.append(ChangedFinding(text=now.claim.text, before=text))
+    elif before.claim.verdict is not now.claim.verdict:
+        changes.changed_claims.append(
+            ChangedClaim(text=now.claim.text, before=before.claim.verdict, after=now.claim.verdict)
+        )
+
+
+def _bounded(changes: Changes) -> Changes:
+    """At most MAX_LISTED of each list."""
+    lists = {
+        name: value[:MAX_LISTED]
+        for name in Changes.model_fields
+        if isinstance(value := getattr(changes, name), list)
+    }
+    return changes.model_copy(update=lists)
+
+
+# --- runs recorded before patch `findings-matched` ------------------------------------------------
+
+
+def claim_key(text: str) -> str:
+    """A claim's text as compared by wording: citations dropped, case and spacing folded,
+    trailing punctuation ignored."""
+    return " ".join(_CITATION.sub("", text).lower().split()).rstrip(" .;:")
+
+
 def _made(claims: list[Claim]) -> dict[str, Claim]:
     return {claim_key(c.text): c for c in claims if not c.removed and c.verdict in MADE and c.text}
 
 
-def compare(previous: PreviousRun, sources: list[Source], claims: list[Claim]) -> Changes:
-    """This run (its sources and final claims) against the previous run, deterministically."""
+def compare_by_wording(
+    previous: PreviousRun, sources: list[Source], claims: list[Claim]
+) -> Changes:
+    """The comparison as runs before patch `findings-matched` made it: sources by URL, claims by
+    their text (kept so their replay sends the notices they sent)."""
     now_sources = {r.url: r for r in refs(sources)}
-    before_sources = {url_key(r.url): r for r in previous.sources}
+    before_sources = {
+        url_key(r.url): SourceRef(url=url_key(r.url), title=r.title) for r in previous.sources
+    }
     now_claims, before_claims = _made(claims), _made(previous.claims)
     changed = [
         ChangedClaim(text=now.text, before=before_claims[key].verdict, after=now.verdict)
         for key, now in now_claims.items()
         if key in before_claims and before_claims[key].verdict is not now.verdict
     ]
-    return Changes(
-        since_research_id=previous.research_id,
-        since=previous.finished_at,
-        new_sources=[r for u, r in now_sources.items() if u not in before_sources][:MAX_LISTED],
-        gone_sources=[r for u, r in before_sources.items() if u not in now_sources][:MAX_LISTED],
-        new_claims=[c.text for k, c in now_claims.items() if k not in before_claims][:MAX_LISTED],
-        dropped_claims=[c.text for k, c in before_claims.items() if k not in now_claims][
-            :MAX_LISTED
-        ],
-        changed_claims=changed[:MAX_LISTED],
+    return _bounded(
+        Changes(
+            since_research_id=previous.research_id,
+            since=previous.finished_at,
+            new_sources=[r for u, r in now_sources.items() if u not in before_sources],
+            gone_sources=[r for u, r in before_sources.items() if u not in now_sources],
+            new_claims=[c.text for k, c in now_claims.items() if k not in before_claims],
+            dropped_claims=[c.text for k, c in before_claims.items() if k not in now_claims],
+            changed_claims=changed,
+        )
     )
 
 
 def section(changes: Changes) -> str:
-    """The report's opening section: "What changed since DATE", or that nothing did."""
+    """The report's opening section: "What changed since DATE", or that nothing did; findings the
+    model merely chose differently are listed after either."""
     since = changes.since.strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"## What changed since {since}", ""]
     if not changes.changed:
         lines += [
             f"Nothing changed since the previous run ({changes.since_research_id}): the same "
-            "sources, and the same findings with the same verdicts.",
+            "sources with the same text, and the same findings with the same verdicts.",
             "",
         ]
-        return "\n".join(lines)
-    lines.append(f"Compared with the previous run ({changes.since_research_id}):")
-    lines.append("")
-    groups: list[tuple[str, list[str]]] = [
-        ("New sources", [_source_line(r) for r in changes.new_sources]),
-        ("Sources no longer found", [_source_line(r) for r in changes.gone_sources]),
-        ("New findings", [_plain(t) for t in changes.new_claims]),
-        ("Findings no longer made or supported", [_plain(t) for t in changes.dropped_claims]),
-        (
-            "Findings whose verdict changed",
-            [
-                f"{_plain(c.text)} ({c.before.value} → {c.after.value})"
-                for c in changes.changed_claims
-            ],
-        ),
-    ]
-    for title, items in groups:
+    else:
+        lines += [f"Compared with the previous run ({changes.since_research_id}):", ""]
+    for title, items in _groups(changes):
         if items:
             lines += [f"**{title}** ({len(items)}):", "", *(f"- {i}" for i in items), ""]
     return "\n".join(lines)
 
 
+def _groups(changes: Changes) -> list[tuple[str, list[str]]]:
+    return [
+        ("New sources", [_source_line(r) for r in changes.new_sources]),
+        ("Sources no longer found", [_source_line(r) for r in changes.gone_sources]),
+        (
+            "Sources updated",
+            [f"{_source_line(r)}: {'; '.join(r.what)}" for r in changes.updated_sources],
+        ),
+        ("New findings", [plain(t) for t in changes.new_claims]),
+        ("Findings no longer made or supported", [plain(t) for t in changes.dropped_claims]),
+        (
+            "Findings that now say otherwise",
+            [f"{plain(c.text)} (was: {plain(c.before)})" for c in changes.changed_findings],
+        ),
+        (
+            "Findings whose verdict changed",
+            [
+                f"{plain(c.text)} ({c.before.value} → {c.after.value})"
+                for c in changes.changed_claims
+            ],
+        ),
+        (
+            "Not repeated this time (their sources are unchanged)",
+            [plain(t) for t in changes.not_repeated],
+        ),
+        (
+            "Found this time in sources that did not change",
+            [plain(t) for t in changes.newly_picked],
+        ),
+    ]
+
+
 def _source_line(ref: SourceRef) -> str:
-    return f"{_plain(ref.title or ref.url)} — {ref.url}"
-
-
-def _plain(text: str) -> str:
-    """A line of the section: no citations (they would point at this run's numbering), one line."""
-    return " ".join(_CITATION.sub("", text).split())
+    return f"{plain(ref.title or ref.url)} — {ref.url}"
 
 
 def with_section(report: str, changes: Changes) -> str:

@@ -67,6 +67,7 @@ from activities.corpus.store import (
     stored_stamps,
     write,
 )
+from activities.fingerprint import content_digest
 from workflows.activity_models import ReadPageOutput, SearchHit
 from workflows.text import content_terms, select_passages, trim
 
@@ -181,7 +182,12 @@ class LocalCorpus:
             return None
         doc_url, title, body = row
         text = select_passages(body, focus or title, max_chars) if max_chars > 0 else ""
-        return ReadPageOutput(url=doc_url, title=title, text=trim(text, max(0, max_chars)))
+        return ReadPageOutput(
+            url=doc_url,
+            title=title,
+            text=trim(text, max(0, max_chars)),
+            digest=content_digest(body),
+        )
 
     def refresh(self) -> IndexChanges:
         """Bring the index up to date now (what `python -m starter index` runs)."""

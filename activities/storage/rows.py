@@ -88,7 +88,14 @@ def _columns(record: SaveResearchInput) -> dict[str, Any]:
 def _children(r: ResearchResult) -> dict[str, Any]:
     return dict(
         sources=[
-            SourceRow(position=i, source_id=s.id, url=s.url, title=s.title, provider=s.provider)
+            SourceRow(
+                position=i,
+                source_id=s.id,
+                url=s.url,
+                title=s.title,
+                provider=s.provider,
+                digest=s.digest or None,
+            )
             for i, s in enumerate(r.sources)
         ],
         claims=[
@@ -142,7 +149,13 @@ def _found(row: ResearchRow) -> dict[str, Any]:
     """What the research found, from the child rows."""
     return dict(
         sources=[
-            Source(id=s.source_id, url=s.url, title=s.title, provider=s.provider)
+            Source(
+                id=s.source_id,
+                url=s.url,
+                title=s.title,
+                provider=s.provider,
+                digest=s.digest or "",
+            )
             for s in row.sources
         ],
         claims=[

@@ -88,6 +88,8 @@ class SourceRow(_Child, Base):
     url: Mapped[str] = mapped_column(Text, index=True)
     title: Mapped[str] = mapped_column(Text)
     provider: Mapped[str] = mapped_column(String(64))
+    #: Revision 0007: the fingerprint of its text as read (null before it, and when not read).
+    digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ClaimRow(_Child, Base):

@@ -1,6 +1,7 @@
 """The library's answers about standing research: a run's previous run (what the comparison
-needs: sources and claims) and which runs found changes. Read-only; the rows are written by
-`store.write` with every research."""
+needs: sources with their fingerprints, claims, and the evidence paragraphs the claims rest on)
+and which runs found changes. Read-only; the rows are written by `store.write` with every
+research."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from sqlalchemy.orm import Session, selectinload
 from activities.storage.database import database_url, engine_for, failures_classified
 from activities.storage.rows import aware
 from activities.storage.schema import ResearchRow
-from workflows.models import Claim
-from workflows.standing import PreviousRun, SourceRef, url_key
+from workflows.models import Claim, Evidence
+from workflows.standing import PreviousRun, PreviousSource, url_key
+
+#: The previous run's evidence goes into the new run's history: at most this many characters of
+#: it, the paragraphs of cited sources first (a medium research keeps some 20 of 600 at most).
+MAX_EVIDENCE_CHARS = 24_000
 
 
 def previous_run(url: str, standing_id: str, research_id: str) -> PreviousRun | None:
@@ -20,7 +25,11 @@ def previous_run(url: str, standing_id: str, research_id: str) -> PreviousRun | 
     with failures_classified(db), Session(engine_for(db)) as session:
         row = session.scalars(
             select(ResearchRow)
-            .options(selectinload(ResearchRow.sources), selectinload(ResearchRow.claims))
+            .options(
+                selectinload(ResearchRow.sources),
+                selectinload(ResearchRow.claims),
+                selectinload(ResearchRow.evidence),
+            )
             .where(
                 ResearchRow.standing_id == standing_id,
                 ResearchRow.workflow_id != research_id,
@@ -30,20 +39,32 @@ def previous_run(url: str, standing_id: str, research_id: str) -> PreviousRun | 
         ).first()
         if row is None:
             return None
+        claims = [
+            Claim(text=c.text, source_ids=c.source_ids, verdict=c.verdict, removed=c.removed)
+            for c in row.claims
+        ]
         return PreviousRun(
             research_id=row.workflow_id,
             finished_at=aware(row.finished_at),
-            sources=[SourceRef(url=url_key(s.url), title=s.title) for s in row.sources],
-            claims=[
-                Claim(
-                    text=c.text,
-                    source_ids=c.source_ids,
-                    verdict=c.verdict,
-                    removed=c.removed,
+            sources=[
+                PreviousSource(
+                    url=url_key(s.url), title=s.title, id=s.source_id, digest=s.digest or ""
                 )
-                for c in row.claims
+                for s in row.sources
             ],
+            claims=claims,
+            evidence=_bounded_evidence(row, {i for c in claims for i in c.source_ids}),
         )
+
+
+def _bounded_evidence(row: ResearchRow, cited: set[int]) -> list[Evidence]:
+    """The run's evidence paragraphs of cited sources, in their order, within MAX_EVIDENCE_CHARS."""
+    kept, used = [], 0
+    for e in row.evidence:
+        if e.source_id in cited and used + len(e.text) <= MAX_EVIDENCE_CHARS:
+            kept.append(Evidence(source_id=e.source_id, position=e.passage_position, text=e.text))
+            used += len(e.text)
+    return kept
 
 
 def changed_runs(url: str, standing_id: str) -> dict[str, bool]:
@@ -61,5 +82,13 @@ def changed_runs(url: str, standing_id: str) -> dict[str, bool]:
 def _changed(changes: dict | None) -> bool:
     if not changes:
         return False
-    keys = ("new_sources", "gone_sources", "new_claims", "dropped_claims", "changed_claims")
+    keys = (
+        "new_sources",
+        "gone_sources",
+        "updated_sources",
+        "new_claims",
+        "dropped_claims",
+        "changed_claims",
+        "changed_findings",
+    )
     return any(changes.get(k) for k in keys)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from temporalio.exceptions import ApplicationError
 
+from activities.fingerprint import content_digest
 from activities.web import crawler
 from activities.web.bounded import extract_bounded
 from workflows.activity_models import ReadPageOutput
@@ -85,4 +86,9 @@ async def read_for_step(url: str, focus: str, max_chars: int) -> ReadPageOutput:
     # Extracted text has one paragraph (or PDF line) per line; passages are chosen among them.
     paragraphs = "\n\n".join(line for line in reading.text.splitlines() if line.strip())
     text = select_passages(paragraphs, focus or reading.title, max_chars)
-    return ReadPageOutput(url=reading.url, title=reading.title or url, text=trim(text, max_chars))
+    return ReadPageOutput(
+        url=reading.url,
+        title=reading.title or url,
+        text=trim(text, max_chars),
+        digest=content_digest(reading.text),
+    )

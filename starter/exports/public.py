@@ -43,7 +43,7 @@ def public_result(result: ResearchResult, corpus_dir: Path | None = None) -> Res
                     else s
                     for s in getattr(safe.changes, kind)
                 ]
-                for kind in ("new_sources", "gone_sources")
+                for kind in ("new_sources", "gone_sources", "updated_sources")
             }
         )
     return safe.model_copy(update=update) if update else safe

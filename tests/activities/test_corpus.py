@@ -237,6 +237,26 @@ def test_changed_added_and_deleted_files_are_seen_on_the_next_search(tmp_path: P
     assert corpus.description.endswith("(2 documents)")
 
 
+def test_a_document_read_carries_the_fingerprint_of_its_whole_text(tmp_path: Path) -> None:
+    """A standing research tells a changed document (another fingerprint) from the same bytes
+    under another name (the same one), whatever part of it a step read."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    text = "# Builds\n\nCompile times fell 12% in 1.80.\n\nThe cache is reused more.\n"
+    (docs / "builds.md").write_text(text)
+    (docs / "builds copy.md").write_text(text)
+    (docs / "builds new.md").write_text(text.replace("12%", "15%"))
+    corpus = LocalCorpus(docs, tmp_path / "index", refresh_interval_s=0)
+
+    first = corpus.read((docs / "builds.md").as_uri(), "compile times", 500)
+    other_focus = corpus.read((docs / "builds.md").as_uri(), "cache", 20)
+    copy = corpus.read((docs / "builds copy.md").as_uri(), "cache", 500)
+    changed = corpus.read((docs / "builds new.md").as_uri(), "compile times", 500)
+    assert first and other_focus and copy and changed
+    assert len(first.digest) == 64 and first.digest == other_focus.digest == copy.digest
+    assert changed.digest != first.digest
+
+
 def test_after_a_change_a_search_ranks_as_a_fresh_index_would(tmp_path: Path) -> None:
     """Ranking reuses word counts and section words between searches (ranking.Memo); a changed
     folder, or an index another process updated, must not be ranked with the old ones."""

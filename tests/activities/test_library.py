@@ -56,7 +56,13 @@ def rich_result(query: str = "How did Roman aqueducts keep water clean?") -> Res
         outcome=Stage.COMPLETED,
         report_markdown="# Aqueducts\n\nSettling tanks [1].\n",
         sources=[
-            Source(id=1, url="https://example.org/a", title="Aqueducts", provider="searxng"),
+            Source(
+                id=1,
+                url="https://example.org/a",
+                title="Aqueducts",
+                provider="searxng",
+                digest="ab12",
+            ),
             Source(id=2, url="file:///docs/b.md", title="B", provider="local"),
         ],
         claims=[
@@ -535,3 +541,23 @@ def test_research_stored_before_titles_keeps_its_question_and_can_be_renamed(
     assert stored is not None and stored.title is None and stored.result.query == "Old question"
     assert store.rename_research(url, "old", "local", "New name") is not None
     assert [e.title for e in store.list_research(url, contains="new name")] == ["New name"]
+
+
+def test_a_standing_run_reads_its_previous_run_with_fingerprints_and_evidence(db_url: str) -> None:
+    """What the comparison of a standing research's next run needs of this one: each source's
+    number and fingerprint, its claims, and the evidence paragraphs of the sources they cite."""
+    from activities.storage import standing
+
+    first = record(workflow_id="standing-1-a")
+    first.result.standing_id = "standing-1"
+    store.write(first, db_url)
+    previous = standing.previous_run(db_url, "standing-1", "standing-1-b")
+    assert previous is not None and previous.research_id == "standing-1-a"
+    assert [(s.id, s.url, s.digest) for s in previous.sources] == [
+        (1, "https://example.org/a", "ab12"),
+        (2, "file:///docs/b.md", ""),
+    ]
+    assert [c.text for c in previous.claims] == ["Settling tanks.", "Narrowed.", "Invented."]
+    assert [(e.source_id, e.text) for e in previous.evidence] == [
+        (1, "Settling tanks let sand fall out.")
+    ]

@@ -4,8 +4,9 @@ and a webhook receiver that is a real local HTTP server.
 
 A standing research runs twice (run now); a note added to the corpus between the runs is among
 the second run's new sources and its report opens with what changed; the receiver gets signed
-events for both completions, for the change and for a research waiting for its plan review;
-pause holds; another user can neither see nor steer it.
+events for both completions, for the change and for a research waiting for its plan review; a
+third run after the note was renamed (the same text under another name) finds nothing changed and
+sends no `standing.changed`; pause holds; another user can neither see nor steer it.
 """
 
 from __future__ import annotations
@@ -256,6 +257,8 @@ async def _journey(
     assert by[("research.completed", first_id)]["question"] == QUESTION
     await alice.post(f"/api/research/{waiting_id}/cancel")
 
+    await _the_same_note_renamed_is_no_change(alice, hook, corpus, standing_id, second_id)
+
     # pause holds: paused, no next run; resume brings it back
     paused = await alice.post(f"/api/standing/{standing_id}/pause")
     assert paused.status_code == 200 and paused.json()["paused"] is True
@@ -269,3 +272,32 @@ async def _journey(
     assert (await alice.delete(f"/api/standing/{standing_id}")).status_code == 200
     assert (await alice.get(f"/api/standing/{standing_id}")).status_code == 404
     assert (await alice.get(f"/api/research/{first_id}")).status_code == 200
+
+
+async def _the_same_note_renamed_is_no_change(
+    alice: httpx.AsyncClient, hook: Receiver, corpus: Path, standing_id: str, second_id: str
+) -> None:
+    """The note renamed between runs (its text unchanged): no new source, none gone, the same
+    findings; the report says nothing changed and no `standing.changed` is sent."""
+    name, _ = NEW_NOTE
+    renamed = corpus / f"renamed-{name}"
+    (corpus / name).rename(renamed)
+    await asyncio.sleep(2.5)  # the local index looks at the folder at most every 2 s
+    run = await alice.post(f"/api/standing/{standing_id}/run")
+    assert run.status_code == 202, run.text
+    third_id = run.json()["research_id"]
+    third = await finished(alice, third_id)
+    assert third["outcome"] == "completed"
+    assert renamed.as_uri() in [s["url"] for s in third["sources"]], third["sources"]
+    changes = third["changes"]
+    assert changes["since_research_id"] == second_id
+    assert changes["new_sources"] == [] and changes["gone_sources"] == [], changes
+    assert changes["new_claims"] == [] and changes["dropped_claims"] == [], changes
+    assert "Nothing changed since the previous run" in third["report_markdown"]
+
+    async def completed() -> bool:
+        return ("research.completed", third_id) in {(e["event"], e["id"]) for e in hook.events()}
+
+    await wait_until(completed, "the third run's completion notice", timeout=60)
+    await asyncio.sleep(3)  # standing.changed would be announced right after research.completed
+    assert ("standing.changed", third_id) not in {(e["event"], e["id"]) for e in hook.events()}
