@@ -116,6 +116,9 @@ class ClarifyInput(BaseModel):
 
 class ClarifyOutput(LLMOutput):
     question: str
+    #: Why the model's question was not asked, for the research's notes ("" when it was, or when
+    #: no model wrote it). An empty question with a note: research the question as asked.
+    note: str = ""
 
 
 class CoordinateInput(AboutQuestion):

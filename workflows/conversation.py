@@ -63,10 +63,13 @@ async def converse(
                 messages=conversation.messages[-ROUTING_HISTORY:], language=state.language
             ),
         )
+        if asked is not None and asked.note:
+            state.writeup.notes.append(asked.note)
         if asked is None or not asked.question.strip():
-            state.writeup.notes.append(
-                "A clarification question could not be written; researched the question as asked."
-            )
+            if asked is None or not asked.note:
+                state.writeup.notes.append(
+                    "A clarification question could not be written; researched the question as asked."
+                )
             return
         if not await _await_answer(state, asked.question.strip()):
             return

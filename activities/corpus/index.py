@@ -51,7 +51,12 @@ from activities.corpus.binary import DOCX_SUFFIXES, PDF_SUFFIXES
 from activities.corpus.documents import Document, Stamp, stamp_of
 from activities.corpus.ranking import Memo, Ranker
 from activities.corpus.reader import display_name, one_line, read_documents
-from activities.corpus.snippets import MAX_QUERY_TERMS, Terms, snippet_of  # noqa: F401 - MAX_QUERY_TERMS: re-exported
+from activities.corpus.snippets import (  # noqa: F401 - MAX_QUERY_TERMS: re-exported
+    MAX_QUERY_TERMS,
+    Terms,
+    query_terms,
+    snippet_of,
+)
 from activities.corpus.stdlib import (
     module_documents,
     stdlib_sources,
@@ -69,7 +74,7 @@ from activities.corpus.store import (
 )
 from activities.fingerprint import content_digest
 from workflows.activity_models import ReadPageOutput, SearchHit
-from workflows.text import content_terms, select_passages, trim
+from workflows.text import select_passages, trim
 
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
@@ -136,7 +141,7 @@ class LocalCorpus:
         scored by its best sections (ranking.py says why each). The snippet comes from the
         document's best section.
         """
-        terms = Terms(content_terms(query or ""))
+        terms = Terms(query_terms(query or ""))
         limit = min(int(limit), MAX_LIMIT)
         if not terms.words or limit <= 0:
             return []

@@ -101,6 +101,8 @@ class Ranker:
         self.con = con
         self.terms = terms
         self.memo = memo or Memo()
+        #: How rare each of the query's words is (`_coverage`), once per query.
+        self._rarity: dict[str, float] | None = None
         if self.memo.full():
             self.memo.clear()
 
@@ -207,14 +209,26 @@ class Ranker:
             docs = self._docs([doc for _, doc, _ in batch])
             for base, doc, best in batch:
                 url, title, source = docs[doc]
-                ranked.append(
-                    (base * (1 + self.terms.coverage(title)), url, doc, title, source, best)
-                )
+                ranked.append((base * (1 + self._coverage(title)), url, doc, title, source, best))
             kept = _capped(ranked, limit)
             rest = bases[start + LIFT_BATCH : start + LIFT_BATCH + 1]
             if len(kept) >= limit and rest and 2 * rest[0][0] < kept[-1].score - 1e-6:
                 break
         return _capped(ranked, limit)
+
+    def _coverage(self, title: str) -> float:
+        """The share of the query's words that `title` names, each weighed by its rarity in the
+        corpus. A title naming the rare word asked about ('The "raise" statement' for "the raise
+        statement in Python") is lifted above one naming only the common ones ('The "try"
+        statement'), which a long page that uses the rare word often would otherwise outrank."""
+        if self._rarity is None:
+            total = self._total()
+            self._rarity = {
+                part: math.log(1 + total / max(1, self._df(part))) for part in self.terms.parts
+            }
+        named = set(self.terms.parts).intersection(self.terms.of(title))
+        whole = sum(self._rarity.values())
+        return sum(self._rarity[part] for part in named) / whole if whole else 0.0
 
     def _section_docs(self, sections: list[int]) -> list[tuple[int, int]]:
         """(section, its document) for each section, from the memo when known."""

@@ -11,13 +11,52 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from workflows.models import SNIPPET_LIMIT
-from workflows.text import bm25_scores, split_paragraphs, split_sentences, tokenize, trim
+from workflows.text import (
+    STOPWORDS,
+    bm25_scores,
+    content_terms,
+    split_paragraphs,
+    split_sentences,
+    tokenize,
+    trim,
+)
 
 #: At most this many distinct query terms go into one MATCH (a 5000-character query would
 #: otherwise become a slow 700-way OR).
 MAX_QUERY_TERMS = 32
 #: Letters (any script) and whitespace: what `str.isalpha` or `str.isspace` accepts.
 _WORDY = re.compile(r"[^\W\d_]|\s")
+
+
+#: Words listed before a noun that says they are syntax: "the with statement", "for, while and
+#: with statements", "the in operator", "for loops".
+_NAMED = re.compile(
+    r"\b((?:\w+\s*,\s*)*\w+(?:\s*,?\s+(?:and|or)\s+\w+)?)\s+"
+    r"(statements?|keywords?|clauses?|loops?|operators?)\b",
+    re.I,
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query that are searched for: its content words, and each stop word it names
+    as syntax as a phrase with that noun ("for statement"). In documentation about code, `for`,
+    `with`, `in` or `is` are what a question is about when it says "the with statement"; dropped
+    as stop words, "What do the for, while and with statements do?" searches for "statements"
+    alone, and searched alone, "for" is in every document. The phrase is as rare as the page
+    about it (FTS5 stems it: "for statements" finds 'The "for" statement')."""
+    named = {
+        word: found.group(2).lower()
+        for found in _NAMED.finditer(query)
+        for word in tokenize(found.group(1))
+        if word in STOPWORDS and word not in ("and", "or", "the", "a", "an")
+    }
+    if not named:
+        return content_terms(query)
+    return [
+        f"{t} {named[t]}" if t in named else t
+        for t in tokenize(query)
+        if len(t) > 1 and (t not in STOPWORDS or t in named)
+    ]
 
 
 class Terms:

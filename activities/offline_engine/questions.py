@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from activities.offline_engine.kinds import kind_list
 from activities.offline_engine.words import (
     _QUESTION_WORDS,
     _WORD,
@@ -268,8 +269,8 @@ def decompose(question: str) -> Decomposition:
 
     Surface rules, tried in order: clauses joined by "?", ";" or "and"/"," + a question word
     (each with two content words at least); "X vs Y", "difference between X and Y", "compare X
-    and/with Y", "X compares to Y"; "A, B and C" where each item is at most four content words;
-    otherwise the question is one aspect.
+    and/with Y", "X compares to Y"; names of one kind ("the for and while statements"); "A, B and
+    C" where each item is at most four content words; otherwise the question is one aspect.
     """
     clauses = _split_clauses(question)
     if len(clauses) >= 2:
@@ -278,9 +279,17 @@ def decompose(question: str) -> Decomposition:
         items = [_resolve_pronouns(c, subject) if i else c for i, c in enumerate(clauses)]
         return Decomposition("clauses", items, subject=subject)
     text = _clean_clause(question)
-    return (
-        _comparison(text) or _enumeration(text) or Decomposition("single", [text] if text else [])
-    )
+    single = Decomposition("single", [text] if text else [])
+    return _comparison(text) or _named_kind(text) or _enumeration(text) or single
+
+
+def _named_kind(text: str) -> Decomposition | None:
+    """ "Python's del, return and pass statements": one aspect per name (kinds.py says why)."""
+    if not (found := kind_list(text)):
+        return None
+    kind = "comparison" if found.compared else "enumeration"
+    subject = _join(found.items) + (f" {found.scope}" if found.scope else "")
+    return Decomposition(kind, found.items, found.scope, subject=subject)
 
 
 def _split_clauses(question: str) -> list[str]:

@@ -110,7 +110,21 @@ class OpenAIEngine:
         question = reply.question.strip()
         if not grounding.asks_about(question, _said(inp.messages)):
             question = (await self._extractive.clarify(inp)).question
+        elif grounding.repeats(question, _said(inp.messages)):
+            return await self._instead_of_echo(inp, usage)
         return m.ClarifyOutput(question=question, usage=usage)
+
+    async def _instead_of_echo(self, inp: m.ClarifyInput, usage: m.Usage) -> m.ClarifyOutput:
+        """A question back that repeats the conversation is not asked: the person would only be
+        asked what they just said, and the research would wait for it. Where the engine's rules
+        find the question vague, their own question is asked; else none, and it is researched."""
+        rules = await self._extractive.route(
+            m.RouteInput(messages=inp.messages, clarification_count=0, max_clarifications=1)
+        )
+        if rules.decision is RoutingDecision.CLARIFICATION:
+            own = (await self._extractive.clarify(inp)).question
+            return m.ClarifyOutput(question=own, usage=usage, note=grounding.ECHO_REPLACED)
+        return m.ClarifyOutput(question="", usage=usage, note=grounding.ECHO_SKIPPED)
 
     async def coordinate(self, inp: m.CoordinateInput) -> m.CoordinateOutput:
         reply, usage = await self._chat.ask(

@@ -13,7 +13,10 @@ the same lexical measure the workflow's verifier uses (`workflows/verification.l
   extractively, every sentence quoted and cited, and says so in the report;
 - routing follows the engine's rules where they find a reference no model can resolve ("tell me
   more about it" with nothing before it), and a question back must be a question about what the
-  person said (else the engine's own question is asked);
+  person said (else the engine's own question is asked) that asks something the conversation
+  left open: one that only repeats it (a small model hands the person's question back word for
+  word) is not asked; the research goes on, or the engine asks its own where its rules find the
+  question vague (`repeats`);
 - a judge's verdict never sinks a claim that stands word for word in the evidence it cites;
 - most of a plan's steps, its title, and one of a set of search queries must share a content word
   with the question (or the step): a small model echoes its schema ("StepDraft", "$defs/Steps"),
@@ -34,7 +37,7 @@ from activities.offline_engine.reporting import DISCLAIMER
 from workflows import activity_models as m
 from workflows.citations import CITATION, cited_ids
 from workflows.models import Claim, Evidence, RoutingDecision, Verdict
-from workflows.text import content_terms, split_sentences
+from workflows.text import content_terms, split_sentences, stem
 from workflows.verification import lexical_verdict
 
 #: Supported claims a report must hold to be kept as the model wrote it.
@@ -151,3 +154,42 @@ def overruled(decided: m.RouteOutput, rules: m.RouteOutput) -> bool:
 def asks_about(question: str, said: str) -> bool:
     """A question back is a question, about the conversation it asks about."""
     return question.rstrip().endswith("?") and "{" not in question and about(question, said)
+
+
+#: What the research's notes say when the model's question back was not asked.
+ECHO_SKIPPED = (
+    "The model's question back repeated the question, so it was not asked; the engine's rules "
+    "found the question clear, and it was researched as asked."
+)
+ECHO_REPLACED = (
+    "The model's question back repeated the question, so it was not asked; the engine's own "
+    "question was asked instead."
+)
+#: Words any question back may use whatever it asks ("Could you say what exactly you mean?"): they
+#: name nothing the person could answer.
+ASKING_WORDS = frozenset(
+    """mean meant exactly specific specifically particular like know want interested looking
+    aspect aspects detail details clarify question asking asked say said could would""".split()
+)
+#: A question back whose words are the conversation's but for at most this share repeats it.
+NEW_WORDS_SHARE = 0.2
+
+
+def repeats(question: str, said: str) -> bool:
+    """A question back that asks nothing the conversation left open: (nearly) all its words are
+    the conversation's own ("How did lighthouse keepers live?" handed back, with or without a
+    "Could you tell me"), or it has none beyond asking words ("What do you mean?"). A question
+    about an open point names it: a period, a place, the options to choose between."""
+    asked = {stem(w) for w in content_terms(question) if w not in ASKING_WORDS}
+    if not asked:
+        return True
+    heard = {stem(w) for w in content_terms(said)}
+    new = [w for w in asked if not any(_variant(w, h) for h in heard)]
+    return len(new) <= NEW_WORDS_SHARE * len(asked)
+
+
+def _variant(a: str, b: str) -> bool:
+    """Two stems of one word ("liv" of lived, "live"): equal, or one the other's start of four
+    letters or more, a short ending apart."""
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 3 and len(long) - len(short) <= 2 and long.startswith(short))
