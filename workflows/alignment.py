@@ -235,7 +235,9 @@ def code_names(text: str) -> dict[str, str]:
 
 
 def name_key(name: str) -> str:
-    return name.strip("._").lower().removesuffix("()")
+    """A code name as compared: lower case, no call parentheses, no dots around it (underscores
+    kept: `__hash__` is not `hash`)."""
+    return name.strip(".").lower().removesuffix("()").strip(".")
 
 
 def _without_code_ticks(text: str) -> str:
@@ -268,20 +270,23 @@ def read(claim: str, texts: list[str], titles: list[str] | None = None) -> Readi
     pieces = units([t for t in texts if t.strip()])
     everything = " ".join([*texts, *(titles or [])])
     held = terms(everything)
-    found = len(wanted & held)
-    coverage = found / len(wanted) if wanted else 1.0
+    exact = {**numbers(claim), **code_names(claim)}
+    exact_held = [k for k in exact if k in numbers(everything) or _has_name(k, everything)]
+    found = len(wanted & held) + len(exact_held)
+    total = len(wanted) + len(exact)
+    coverage = found / total if total else 1.0
     missing_exact = [
         shown
         for key, shown in numbers(claim).items()
         if key not in numbers(everything) and shown[0].isdigit()  # "two or more" may paraphrase
     ] + [shown for key, shown in code_names(claim).items() if not _has_name(key, everything)]
     if not pieces:
-        return Reading(0.0, 0, len(wanted), None, 0.0, sorted(wanted), [], missing_exact)
+        return Reading(0.0, 0, total, None, 0.0, sorted(wanted), [], missing_exact)
     best, best_coverage = _closest(wanted, claim, pieces)
     reading = Reading(
         coverage=coverage,
         found=found,
-        total=len(wanted),
+        total=total,
         best=best,
         best_coverage=best_coverage,
         missing_terms=sorted(wanted - held),
@@ -328,23 +333,44 @@ def _conflicts(claim: str, passage: str) -> list[str]:
 
 
 def _polarity(claim: str, passage: str) -> list[str]:
-    """A negation that governs words both share, on one side only."""
+    """A negation on one side only: words the passage states that the claim negates, or words
+    the passage negates that the claim states without any negation. Words a text states both ways
+    ("r'\\"' is a valid string ...; r'\\' is not a valid string") decide nothing."""
     shared = terms(claim) & terms(passage)
     in_claim, in_passage = _negated(claim, shared), _negated(passage, shared)
-    if in_claim and not in_passage:
+    if in_claim and not _negation_tokens(passage):
         return [f'negates "{in_claim}" where the passage does not']
-    if in_passage and not in_claim:
+    if in_passage and not _negation_tokens(claim):
         return [f'drops the passage\'s negation ("{in_passage}")']
     return []
 
 
-def _negated(text: str, shared: set[str]) -> str:
+def _negation_tokens(text: str) -> list[int]:
+    """Where a text negates: its negation words, but not "if not" or "or not" (an alternative,
+    as "otherwise" is, not a denial)."""
     tokens = tokenize(text)
-    for i, token in enumerate(tokens):
-        if token in _NEGATIONS or token.endswith("n't"):
-            scope = [t for t in tokens[i + 1 : i + 1 + _NEGATION_SCOPE * 2] if t not in STOPWORDS]
-            if any(stem(t) in shared for t in scope[:_NEGATION_SCOPE]):
-                return " ".join(tokens[i : i + 3])
+    return [
+        i
+        for i, token in enumerate(tokens)
+        if (token in _NEGATIONS or token.endswith("n't"))
+        and not (token == "not" and i and tokens[i - 1] in ("if", "or"))
+    ]
+
+
+def _negated(text: str, shared: set[str]) -> str:
+    """The first negation that governs shared words the text does not also state plainly."""
+    tokens = tokenize(text)
+    governed: dict[int, set[str]] = {}
+    for i in _negation_tokens(text):
+        scope = [t for t in tokens[i + 1 : i + 1 + _NEGATION_SCOPE * 2] if t not in STOPWORDS]
+        governed[i] = {stem(t) for t in scope[:_NEGATION_SCOPE]} & shared
+    negated_at = {
+        j for i in governed for j in range(i, min(len(tokens), i + 1 + _NEGATION_SCOPE * 2))
+    }
+    plain = {stem(t) for j, t in enumerate(tokens) if j not in negated_at} & shared
+    for i, words in governed.items():
+        if words - plain:
+            return " ".join(tokens[i : i + 3])
     return ""
 
 

@@ -65,13 +65,16 @@ def verdict(text: str, ids: list[int], evidence: list[Evidence]) -> Verdict:
 
 
 def borne_out(verdicts: list[Verdict], wanted: int) -> bool:
-    """Text is kept as the model wrote it when one of its cited sentences stands in its sources
-    word for word, `wanted` of them at least paraphrase what they cite, and most do."""
+    """Text is kept as the model wrote it when `wanted` of its cited sentences at least paraphrase
+    what they cite and most do; and, unless one stands in its sources word for word, two thirds
+    do. The deterministic verifier calls a faithful paraphrase at most partial (only a judge can
+    tell it from a stitched claim), so a capable model writing in its own words is kept (issue
+    36); a small model's inventions share too few words with the sources to pass."""
     plausible = sum(1 for v in verdicts if v is not Verdict.UNSUPPORTED)
     return (
-        Verdict.SUPPORTED in verdicts
-        and plausible >= max(1, wanted)
+        plausible >= max(1, wanted)
         and plausible * 2 > len(verdicts)
+        and (Verdict.SUPPORTED in verdicts or plausible * 3 >= len(verdicts) * 2)
     )
 
 
