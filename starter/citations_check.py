@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from activities.web import crawler as web
 from activities.web import reading
 from config import Settings
@@ -34,8 +36,8 @@ SOURCE_CHARS = 60_000
 #: What the API and MCP take: a report is far shorter; a body this size is already a big check.
 MARKDOWN_MAX_CHARS = 200_000
 MAX_SOURCES = 50
-#: Text given with a source over the API or MCP (kept: SOURCE_CHARS of it).
-GIVEN_TEXT_MAX_CHARS = 200_000
+#: Text given with a source over the API or MCP (SOURCE_CHARS of it are kept, as of a page).
+GIVEN_TEXT_MAX_CHARS = 100_000
 #: Tries of one judge call, and the pause before the next: the engine's client does not retry
 #: (a research's retries are Temporal's), and a check has no Temporal.
 JUDGE_TRIES = 3
@@ -74,6 +76,53 @@ class ReadSource:
     error: str = ""
     #: The text was longer than SOURCE_CHARS and only its beginning was kept.
     cut: bool = False
+
+
+class SourceGiven(BaseModel):
+    """A source of `POST /api/check` and the MCP tool: an http(s) URL, or a text with its title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int = Field(ge=1, le=999_999, description="the number the text cites it by, [id]")
+    url: str | None = Field(default=None, max_length=2000, description="an http(s) URL")
+    title: str = Field(default="", max_length=500)
+    text: str | None = Field(
+        default=None, max_length=GIVEN_TEXT_MAX_CHARS, description="the source's text itself"
+    )
+
+
+class CheckRequest(BaseModel):
+    """`POST /api/check`: the text, and its sources (default: its own `[n] Title - URL` lines,
+    of which only the http(s) URLs are read)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    markdown: str = Field(max_length=MARKDOWN_MAX_CHARS)
+    sources: list[SourceGiven] | None = Field(default=None, max_length=MAX_SOURCES)
+
+
+async def check_request(request: CheckRequest, cfg: Settings) -> dict[str, Any]:
+    """The API's and MCP's check: never a path of the server, only http(s) URLs (through the
+    crawler's network guard) and texts given."""
+    if len(request.markdown) > MARKDOWN_MAX_CHARS:  # the MCP tool's arguments are not the model
+        raise CheckRefused(f"the markdown is longer than {MARKDOWN_MAX_CHARS:,} characters")
+    given = [_given(s) for s in request.sources or []]
+    return await check_text(
+        request.markdown,
+        unique(given or listed_sources(request.markdown)),
+        cfg,
+        local_files=False,
+        named="the markdown",
+        give='"sources": [{"id": 1, "url": "https://..."}]',
+    )
+
+
+def _given(source: SourceGiven) -> GivenSource:
+    if (source.url is None) == (source.text is None):
+        raise CheckRefused(f"source [{source.id}]: give either its url or its text")
+    if source.url is not None and not is_web(source.url.strip()):
+        raise CheckRefused(f"source [{source.id}]: only http(s) URLs or text")
+    return GivenSource(source.id, (source.url or "").strip(), source.title, source.text)
 
 
 # --- the sources ------------------------------------------------------------------------------------
