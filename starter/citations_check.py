@@ -36,6 +36,10 @@ SOURCE_CHARS = 60_000
 #: What the API and MCP take: a report is far shorter; a body this size is already a big check.
 MARKDOWN_MAX_CHARS = 200_000
 MAX_SOURCES = 50
+#: Cited sentences one API or MCP check takes: each is aligned with up to SOURCE_CHARS of
+#: evidence per source it cites (tens of ms of CPU), so a 200,000-character text of nothing but
+#: citations must not hold a server for minutes. The CLI checks any number.
+MAX_SENTENCES = 300
 #: Text given with a source over the API or MCP (SOURCE_CHARS of it are kept, as of a page).
 GIVEN_TEXT_MAX_CHARS = 100_000
 #: Tries of one judge call, and the pause before the next: the engine's client does not retry
@@ -106,6 +110,10 @@ async def check_request(request: CheckRequest, cfg: Settings) -> dict[str, Any]:
     crawler's network guard) and texts given."""
     if len(request.markdown) > MARKDOWN_MAX_CHARS:  # the MCP tool's arguments are not the model
         raise CheckRefused(f"the markdown is longer than {MARKDOWN_MAX_CHARS:,} characters")
+    if (cited := len(cited_sentences(without_listing(request.markdown)))) > MAX_SENTENCES:
+        raise CheckRefused(
+            f"the markdown has {cited} cited sentences: at most {MAX_SENTENCES} are checked at once"
+        )
     given = [_given(s) for s in request.sources or []]
     return await check_text(
         request.markdown,

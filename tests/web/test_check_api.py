@@ -102,6 +102,7 @@ async def test_bad_or_oversized_input_is_one_line() -> None:
                     {"markdown": "x" * 200_001, "sources": SOURCES},
                     {"markdown": TEXT, "sources": [{**SOURCES[0], "id": n} for n in range(1, 52)]},
                     {"markdown": TEXT, "sources": SOURCES, "other": 1},
+                    {"markdown": " ".join(f"Claim {n} [1]." for n in range(301))},
                 )
             ]
             too_large = await client.post(
@@ -115,6 +116,7 @@ async def test_bad_or_oversized_input_is_one_line() -> None:
         "invalid markdown: String should have at most 200000 characters",
         "invalid sources: List should have at most 50 items after validation, not 51",
         "invalid other: Extra inputs are not permitted",
+        "the markdown has 301 cited sentences: at most 300 are checked at once",
     ]
     assert one_line_error(too_large, 413) == "the request body is larger than 2048 KB"
 

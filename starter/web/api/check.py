@@ -9,6 +9,7 @@ starter/web/shield.py); the text and each source are bounded by the request mode
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter
@@ -23,8 +24,9 @@ router = APIRouter(tags=["check"])
 async def check_citations(body: CheckRequest, user: User, app: App) -> dict[str, Any]:
     """200 `{"sentences": [{text, source_ids, verdict, reason, evidence, checked_by}], supported,
     partial, unsupported, unverified, checked_by, calibration, sources}`; 422 in one line for a
-    text with no cited sentence, no sources, a source that is a path or `file:` URL."""
-    try:
-        return await check_request(body, app.cfg)
+    text with no cited sentence, or more than MAX_SENTENCES, no sources, a source that is a path
+    or a `file:` URL."""
+    try:  # aligning claims is CPU work: in a thread with a loop of its own, not the app's loop
+        return await asyncio.to_thread(asyncio.run, check_request(body, app.cfg))
     except CheckRefused as err:
         raise ApiError(422, str(err)) from None
