@@ -409,4 +409,6 @@ def checked_by_line(result: dict[str, Any], model: bool) -> str:
     if calibration and not calibration["trusted"]:
         why = "; ".join(calibration["failures"][:1]) or "it was not trusted"
         return f"checked lexically (the model's judge failed calibration: {why})"
+    if calibration and calibration["trusted"]:
+        return "checked lexically (the model's judge passed its canaries, then did not answer)"
     return "checked lexically (no verdict needed the model's judge)"

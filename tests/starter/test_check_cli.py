@@ -15,7 +15,7 @@ import pytest
 
 from tests.starter.test_starter import Run, error_line, offline_env, starter  # noqa: F401
 from tests.support.http_doubles import local_server, serving
-from tests.support.llm_server import running_llm
+from tests.support.llm_server import Fault, running_llm
 
 SOURCE = """# The with statement
 
@@ -248,3 +248,26 @@ async def test_a_models_judge_counts_only_once_it_passed_its_canaries(
             "3 sentences: 3 supported, 0 unsupported; checked lexically "
             "(the model's judge failed calibration: called a changed"
         )
+
+
+async def test_a_judge_that_keeps_failing_is_tried_three_times_then_not_trusted(
+    offline_env: dict[str, str], folder: Path
+) -> None:
+    with running_llm() as llm:
+        llm.fail_next("verify_claims", *[Fault(status=500)] * 3)
+        env = {
+            **offline_env,
+            "LLM_PROVIDER": "openai",
+            "OPENAI_BASE_URL": llm.base_url,
+            "OPENAI_API_KEY": "test",
+            "LLM_MODEL": "test-model",
+        }
+        run = await check("--source", f"1={folder / 'with.md'}", env=env, text=FAITHFUL, at=folder)
+        asked = llm.requests("verify_claims")
+    assert run.code == 0, run.err
+    assert [a.status for a in asked] == [500, 500, 500]
+    assert asked[2].at - asked[0].at >= 2.5  # after 1 s, then 2 s
+    assert run.out.splitlines()[-1] == (
+        "3 sentences: 3 supported, 0 unsupported; checked lexically "
+        "(the model's judge failed calibration: the judge did not answer its canaries)"
+    )
