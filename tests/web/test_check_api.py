@@ -35,6 +35,13 @@ async def test_a_text_is_checked_against_the_sources_given() -> None:
         async with server.client() as client:
             faithful = await client.post("/api/check", json={"markdown": TEXT, "sources": SOURCES})
             wrong = await client.post("/api/check", json={"markdown": changed, "sources": SOURCES})
+            long = await client.post(
+                "/api/check",
+                json={
+                    "markdown": TEXT,
+                    "sources": [{"id": 1, "text": SOURCE + "\n\nmore" * 11000}],
+                },
+            )
         async with server.client(user=None) as stranger:
             refused = await stranger.post("/api/check", json={"markdown": TEXT, "sources": SOURCES})
     assert faithful.status_code == 200, faithful.text
@@ -55,6 +62,10 @@ async def test_a_text_is_checked_against_the_sources_given() -> None:
         "One with statement may hold up to 20 context managers on a single line."
     ]
     assert one_line_error(refused, 401).startswith("sign in")
+    assert long.json()["sources"] == [
+        {"id": 1, "title": "source 1", "url": "", "error": None, "cut": True}
+    ]
+    assert long.json()["supported"] == 3  # what the first 60,000 characters say is checked
 
 
 async def test_no_path_of_the_server_is_ever_read(tmp_path: Path) -> None:
