@@ -26,6 +26,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
 from starter import (
+    check,
     commands,
     extract,
     index,
@@ -215,6 +216,22 @@ COMMANDS: tuple[Command, ...] = (
                 help="http(s) URLs or local files (HTML, PDF, Word, Markdown, text)",
             ),
             arg("--json", action="store_true", help="one JSON object per input per line"),
+        ),
+    ),
+    Command(
+        "check",
+        "check a text's citations [n] against its sources (no Temporal needed)",
+        check.check,
+        (
+            arg("file", metavar="FILE", help="the text (Markdown; - reads standard input)"),
+            arg(
+                "--source",
+                action="append",
+                default=[],
+                metavar="N=PATH_OR_URL",
+                help="source [N] (repeatable; default: the text's own `[n] Title - URL` lines)",
+            ),
+            arg("--json", action="store_true", help="print the result as one JSON object"),
         ),
     ),
     Command(

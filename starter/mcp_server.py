@@ -8,10 +8,11 @@ through the validating `answer_clarification` and `review` updates, progress is 
 event stream, reports come from Temporal or the research library.
 
 - Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
-  `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`. A tool
-  that cannot do what was asked returns an MCP tool error (`isError`) whose text is one line
-  saying why, e.g. `answer refused: no clarification question is pending`; an id or other input
-  shown back in it is cut to a hundred characters, and an id longer than ID_MAX_CHARS is refused.
+  `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`,
+  `check_claims` (starter/mcp_check.py). A tool that cannot do what was asked returns an MCP tool
+  error (`isError`) whose text is one line saying why, e.g. `answer refused: no clarification
+  question is pending`; an id or other input shown back in it is cut to a hundred characters, and
+  an id longer than ID_MAX_CHARS is refused.
 - Research started here belongs to RESEARCH_USER, as from the CLI, and only RESEARCH_USER's is
   read or steered: another user's is unknown, like an id that does not exist (the research
   client's `check_owner` and `stored_owner`). Questions, answers and reviews are sent, and
@@ -129,11 +130,11 @@ def build_server(session: Session) -> ResearchServer:
     server.tool()(research_tool(session))
     _add_following_tools(server, session)
     _add_library_tools(server, session)
-    from starter.mcp_library import add_library_tools  # issue 31
-    from starter.mcp_standing import add_standing_tools  # issue 32
+    from starter import mcp_check, mcp_library, mcp_standing  # issues 36, 31, 32
 
-    add_library_tools(server, session, one_line_errors)
-    add_standing_tools(server, session, one_line_errors)
+    mcp_library.add_library_tools(server, session, one_line_errors)
+    mcp_standing.add_standing_tools(server, session, one_line_errors)
+    mcp_check.add_check_tool(server, session, one_line_errors)
     return server
 
 

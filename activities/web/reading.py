@@ -37,13 +37,14 @@ class Reading:
     text: str  #: the whole main text
 
 
-async def read_url(url: str) -> Reading:
-    """Fetch and extract one page. Raises `crawler.CrawlError` (with `retryable`) or ValueError
+async def read_url(url: str, using: crawler.Crawler | None = None) -> Reading:
+    """Fetch and extract one page (with the process-wide crawler, or `using`: a caller with
+    settings of its own, such as the web app's `check`, which must not replace the process's). Raises `crawler.CrawlError` (with `retryable`) or ValueError
     for a document nobody can read (or one that needs more memory or time than a page may have).
     Extraction runs in a child process with limits (activities/web/bounded.py): it is CPU work
     (tens of ms for a page, more for a PDF), must not stall the worker's event loop, and a hostile
     document must cost that page only."""
-    page = await crawler.fetch(url)
+    page = await (using.fetch(url) if using is not None else crawler.fetch(url))
     if page.truncated:  # what fits under the cap of a page that big is rarely the article
         raise crawler.CrawlError(
             f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit"

@@ -35,6 +35,9 @@ UPLOAD_BODY_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 UPLOAD_TOO_LARGE = (
     f"the document is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB: upload a smaller file"
 )
+#: `POST /api/check` takes a text and its sources' texts (starter/citations_check.py bounds each).
+CHECK_PATHS = ("/api/check",)
+CHECK_BODY_BYTES = 2 * 1024 * 1024
 #: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).
 BODY_IDLE_S = 10.0
 BODY_TOTAL_S = 30.0
@@ -145,14 +148,16 @@ class Shield:
 
 
 def body_limit(scope: Scope, default: int = MAX_BODY_BYTES) -> int:
-    """The largest body the request's path takes: an upload's, or DEFAULT."""
-    return UPLOAD_BODY_BYTES if scope.get("path") in UPLOAD_PATHS else default
+    """The largest body the request's path takes: an upload's, a check's, or DEFAULT."""
+    if scope.get("path") in UPLOAD_PATHS:
+        return UPLOAD_BODY_BYTES
+    return CHECK_BODY_BYTES if scope.get("path") in CHECK_PATHS else default
 
 
 def too_large(scope: Scope, default: int = MAX_BODY_BYTES) -> str:
     if scope.get("path") in UPLOAD_PATHS:
         return UPLOAD_TOO_LARGE
-    return f"the request body is larger than {default // 1024} KB"
+    return f"the request body is larger than {body_limit(scope, default) // 1024} KB"
 
 
 async def _answer(send: Send, status: int, message: str) -> None:

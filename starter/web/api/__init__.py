@@ -1,4 +1,4 @@
-"""The JSON API under /api: one router per resource (research, its events, the library, health, standing research, documents).
+"""The JSON API under /api: one router per resource (research, its events, the library, health, standing research, documents, checking a text's citations).
 
 Errors are `{"error": "one line"}` (the handlers are in starter/web/app.py): 401 no or a wrong
 token, 403 a cross-site write, 404 unknown or someone else's, 409 nothing of that kind pending,
@@ -8,7 +8,7 @@ token, 403 a cross-site write, 404 unknown or someone else's, 409 nothing of tha
 from fastapi import APIRouter
 
 from starter.web import events
-from starter.web.api import documents, health, library, research, standing
+from starter.web.api import check, documents, health, library, research, standing
 
 router = APIRouter()
 router.include_router(research.router)
@@ -17,3 +17,4 @@ router.include_router(library.router)
 router.include_router(health.router)
 router.include_router(standing.router)
 router.include_router(documents.router)
+router.include_router(check.router)
