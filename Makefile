@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo lint test models test-models bench-models dev bench worker clean
+.PHONY: setup browser demo lint test models test-models bench-models bench-faithfulness dev bench worker clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -88,6 +88,13 @@ bench: setup
 	$(PY) -m tests.bench.verification
 	$(PY) -m tests.bench.budgets
 	$(PY) -m tests.bench.retrieval
+	$(PY) -m tests.bench.faithfulness
+
+# Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
+# model, a careful judge and an uncritical one (README "How far to trust the citations").
+# FAITHFULNESS_LLM_URL=http://127.0.0.1:PORT/v1 adds a column for a running model's judge.
+bench-faithfulness: setup
+	$(PY) -m tests.bench.faithfulness
 
 worker: setup
 	$(PY) worker.py

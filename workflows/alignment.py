@@ -111,6 +111,8 @@ _OPPOSITE: dict[str, set[str]] = {}
 for _a, _b in _OPPOSITES:
     _OPPOSITE.setdefault(_a, set()).add(_b)
     _OPPOSITE.setdefault(_b, set()).add(_a)
+#: A word with one of these in front says the opposite of the word without it.
+_NEGATING_PREFIXES = ("un", "non-", "non", "in", "im", "dis", "ir", "il")
 #: Words that join a condition to its alternative: a claim drawing words from both sides of one,
 #: without it, merges what the passage keeps apart.
 _CONTRASTS = re.compile(r"\b(?:otherwise|but|however|whereas|unless|except|instead)\b", re.I)
@@ -337,12 +339,20 @@ def _polarity(claim: str, passage: str) -> list[str]:
     the passage negates that the claim states without any negation. Words a text states both ways
     ("r'\\"' is a valid string ...; r'\\' is not a valid string") decide nothing."""
     shared = terms(claim) & terms(passage)
-    in_claim, in_passage = _negated(claim, shared), _negated(passage, shared)
+    in_claim = _negated(claim, shared, _said_with_prefix(claim, passage))
+    in_passage = _negated(passage, shared, _said_with_prefix(passage, claim))
     if in_claim and not _negation_tokens(passage):
         return [f'negates "{in_claim}" where the passage does not']
     if in_passage and not _negation_tokens(claim):
         return [f'drops the passage\'s negation ("{in_passage}")']
     return []
+
+
+def _said_with_prefix(text: str, other: str) -> set[str]:
+    """Stems of `text` whose prefixed opposite `other` uses: "not locked" in one text is
+    "unlocked" in the other, a paraphrase, not a flip."""
+    words = set(tokenize(other))
+    return {stem(t) for t in tokenize(text) if any(p + t in words for p in _NEGATING_PREFIXES)}
 
 
 def _negation_tokens(text: str) -> list[int]:
@@ -357,12 +367,16 @@ def _negation_tokens(text: str) -> list[int]:
     ]
 
 
-def _negated(text: str, shared: set[str]) -> str:
-    """The first negation that governs shared words the text does not also state plainly."""
+def _negated(text: str, shared: set[str], absorbed: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+    """The first negation that governs shared words the text does not also state plainly. A
+    negation whose first word the other text says with a negating prefix ("not locked" where it
+    says "unlocked") is absorbed: the two say the same."""
     tokens = tokenize(text)
     governed: dict[int, set[str]] = {}
     for i in _negation_tokens(text):
         scope = [t for t in tokens[i + 1 : i + 1 + _NEGATION_SCOPE * 2] if t not in STOPWORDS]
+        if scope and stem(scope[0]) in absorbed:
+            continue
         governed[i] = {stem(t) for t in scope[:_NEGATION_SCOPE]} & shared
     negated_at = {
         j for i in governed for j in range(i, min(len(tokens), i + 1 + _NEGATION_SCOPE * 2))
@@ -374,23 +388,36 @@ def _negated(text: str, shared: set[str]) -> str:
     return ""
 
 
+def _opposites_of(word: str, among: set[str]) -> set[str]:
+    """The words of `among` that mean the opposite of `word`: listed pairs, and the same word
+    with or without a negating prefix ("locked" / "unlocked", "blocking" / "non-blocking")."""
+    found = _OPPOSITE.get(word, set()) & among
+    for prefix in _NEGATING_PREFIXES:
+        if prefix + word in among:
+            found.add(prefix + word)
+        if word.startswith(prefix) and len(word) - len(prefix) > 3 and word[len(prefix) :] in among:
+            found.add(word[len(prefix) :])
+    return found
+
+
 def _opposites(claim: str, passage: str) -> list[str]:
     claim_words, passage_words = tokenize(claim), tokenize(passage)
+    in_claim, in_passage = set(claim_words), set(passage_words)
     found = []
+    negated = {claim_words[i + 1] for i in _negation_tokens(claim) if i + 1 < len(claim_words)}
     for word in dict.fromkeys(claim_words):
-        opposite = _OPPOSITE.get(word, set())
-        if opposite & set(claim_words):
-            continue  # both sides named: their order is checked below
-        if word not in passage_words and opposite & set(passage_words):
-            found.append(
-                f'uses "{word}" where the passage says "{sorted(opposite & set(passage_words))[0]}"'
-            )
-    for a, b in _OPPOSITES:
-        if {a, b} <= set(claim_words) and {a, b} <= set(passage_words):
-            if (claim_words.index(a) < claim_words.index(b)) != (
-                passage_words.index(a) < passage_words.index(b)
-            ):
-                found.append(f'puts "{a}" and "{b}" the other way round')
+        if _opposites_of(word, in_claim) or word in negated:
+            continue  # both sides named (their order is checked below), or "not locked"
+        opposite = _opposites_of(word, in_passage)
+        if word not in in_passage and opposite:
+            found.append(f'uses "{word}" where the passage says "{sorted(opposite)[0]}"')
+    for a in dict.fromkeys(claim_words):
+        for b in _opposites_of(a, in_claim):
+            if a < b and {a, b} <= in_passage:
+                if (claim_words.index(a) < claim_words.index(b)) != (
+                    passage_words.index(a) < passage_words.index(b)
+                ):
+                    found.append(f'puts "{a}" and "{b}" the other way round')
     return found
 
 

@@ -363,7 +363,11 @@ def test_nul_bytes_are_stripped_and_the_research_is_stored(db_url: str) -> None:
             ],
             "sources": [
                 Source(
-                    id=1, url="https://example.org/a", title="Aque\x00ducts", provider="searxng"
+                    id=1,
+                    url="https://example.org/a",
+                    title="Aque\x00ducts",
+                    provider="searxng",
+                    digest="ab12",
                 ),
                 Source(id=2, url="file:///docs/b.md", title="B", provider="local"),
             ],
