@@ -250,3 +250,50 @@ async def test_a_follow_up_pronoun_is_resolved_by_the_earlier_research_not_asked
         ResearchRequest(query="What are its limitations?", clarification_timeout_s=60),
     )
     assert Stage.CLARIFYING in asked.stage_history
+
+
+LONG_PAGE = (
+    "Rome's aqueducts carried water from springs in the hills.\n\n"
+    "Most channels ran underground, and the arcades seen on postcards were the exception.\n\n"
+    "Water commissioners inspected the channels every spring and cleared the limescale that "
+    "narrowed them."
+)
+PARAPHRASE = "Every spring, commissioners checked the channels and removed the limescale [1]."
+
+
+async def test_a_sentence_is_checked_against_what_was_read_not_only_the_observations_excerpt(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """Issue 36, item 4: the observation kept one paragraph of the page; the report paraphrases
+    another paragraph the step read. The judge is shown that paragraph and can support it."""
+
+    def reads_it(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
+        said = " ".join(e.text for e in inp.evidence)
+        verdicts = []
+        for claim in inp.claims:
+            quoted = claim.text.rstrip(".") in said
+            backed = "commissioners checked" in claim.text and "limescale" in said
+            verdict = JudgeVerdict.SUPPORTED if quoted or backed else JudgeVerdict.UNSUPPORTED
+            verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason="read"))
+        return VerifyClaimsOutput(verdicts=verdicts)
+
+    script = aqueduct_script(
+        read_page=lambda req: ReadPageOutput(url=req.url, title="A page", text=LONG_PAGE),
+        observe=lambda inp: ObserveOutput(
+            observation="Rome's aqueducts carried water from springs in the hills [1].",
+            source_ids=[1],
+        ),
+        synthesize=lambda inp: SynthesizeOutput(
+            markdown=f"# Aqueducts\n\n{PARAPHRASE}\n", engine="openai:test"
+        ),
+        verify_claims=reads_it,
+    )
+    result, _ = await run_research(time_skipping_env.client, script, QUESTION)
+
+    assert all("limescale" not in e.text for e in result.evidence)  # not kept for the step
+    [claim] = result.claims
+    assert (claim.verdict, claim.checked_by) == (Verdict.SUPPORTED, "judge")
+    assert PARAPHRASE in result.report_markdown
+    assert result.verification is not None and result.verification.checked_by == "judge"
+    calibration = result.stats.judge_calibration
+    assert calibration is not None and calibration.trusted
