@@ -407,10 +407,10 @@ def verification_note(summary: VerificationSummary) -> str:
     ):
         if n:
             parts.append(f"{n} {words}")
-    return f"*Verification: {'; '.join(parts)}.{_who_checked(summary)}*"
+    return f"*Verification: {'; '.join(parts)}.{who_checked(summary)}*"
 
 
-def _who_checked(summary: VerificationSummary) -> str:
+def who_checked(summary: VerificationSummary) -> str:
     """Who decided the verdicts, so a reader knows how far to trust them (issue 36)."""
     calibration = summary.calibration
     if summary.checked_by is CheckedBy.JUDGE and calibration is not None:

@@ -32,6 +32,7 @@ from starter.exports.markup import without_sources_list
 from starter.exports.names import literal_names
 from workflows.citations import CITATION, origin
 from workflows.models import ResearchResult, Source, VerificationSummary
+from workflows.verification import who_checked
 
 REL = "noopener noreferrer nofollow"
 #: At most this many evidence paragraphs and claims in one popover, each clipped to QUOTE_CHARS.
@@ -217,6 +218,7 @@ def verification_text(summary: VerificationSummary | None) -> str | None:
         + ", ".join(parts)
         + (f"; {', '.join(extra)}" if extra else "")
         + f". {summary.share_supported:.0%} supported."
+        + who_checked(summary)
     )
 
 
