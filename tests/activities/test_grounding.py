@@ -188,3 +188,57 @@ async def test_a_judge_never_sinks_a_claim_that_stands_word_for_word_in_its_sour
     )
     verdicts = {v.index: v.verdict.value for v in out.verdicts}
     assert verdicts == {0: "supported", 1: "unsupported"}
+
+
+async def test_a_capable_models_report_in_its_own_words_is_kept_as_it_wrote_it(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """Issue 36: no sentence stands word for word in the sources (the deterministic verifier calls
+    each at most partial), but every one paraphrases what it cites: the model's words reach the
+    reader, and the calibrated judge decides each sentence later."""
+    markdown = (
+        "# Ownership\n\nIn a Rust program every value has one single owner [1]. "
+        "Once its owner leaves scope, the value is dropped and the memory freed [1]. "
+        "Giving a String to another variable hands its ownership over, and the first "
+        "variable can no longer be used [2]."
+    )
+    llm.replies = [
+        completion(
+            {
+                "markdown": markdown,
+                "claims": [
+                    {
+                        "text": "In a Rust program every value has one single owner.",
+                        "source_ids": [1],
+                    },
+                    {
+                        "text": "Once its owner leaves scope, the value is dropped and the memory freed.",
+                        "source_ids": [1],
+                    },
+                    {
+                        "text": "Giving a String to another variable hands its ownership over, "
+                        "and the first variable can no longer be used.",
+                        "source_ids": [2],
+                    },
+                ],
+            }
+        )
+    ]
+    evidence = [
+        Evidence(source_id=1, position=0, text=OWNERSHIP),
+        Evidence(source_id=2, position=0, text=MOVES),
+    ]
+    sources = [Source(id=p.source_id, url=p.url, title=p.title) for p in PASSAGES]
+    step = PlanStep(
+        title="Ownership rules", observation=OWNERSHIP + " [1]", source_ids=[1], status="completed"
+    )
+    out = await engine.synthesize(
+        SynthesizeInput(
+            query=QUESTION,
+            plan=Plan(title="Ownership", steps=[step]),
+            sources=sources,
+            evidence=evidence,
+        )
+    )
+    assert "one single owner [1]" in out.markdown
+    assert "quoted from those sources" not in out.markdown
