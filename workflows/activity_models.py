@@ -205,6 +205,10 @@ class SynthesizeInput(AboutQuestion):
     notes: list[str] = Field(default_factory=list)
     #: The evidence pool: what the cited sources say, the ground the report must stand on.
     evidence: list[Evidence] = Field(default_factory=list)
+    #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
+    #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
+    #: of a paragraph that was read is not taken for an invention (issue 36).
+    read: list[Evidence] = Field(default_factory=list)
     #: A rewrite: the critic's (or a reviewer's) objections to the previous report, to answer.
     feedback: list[str] = Field(default_factory=list)
     #: The report's length target in words.
@@ -253,6 +257,10 @@ class SectionInput(AboutQuestion):
     steps: list[PlanStep]
     #: Only the evidence and sources those steps cite: citations keep their global ids.
     evidence: list[Evidence] = Field(default_factory=list)
+    #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
+    #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
+    #: of a paragraph that was read is not taken for an invention (issue 36).
+    read: list[Evidence] = Field(default_factory=list)
     sources: list[Source] = Field(default_factory=list)
     #: The other sections' headings, so this one does not repeat them.
     other_headings: list[str] = Field(default_factory=list)

@@ -7,6 +7,7 @@ A report may only cite sources the research actually read: any `[n]` that does n
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from workflows.models import Claim, PlanStep, Source
 
@@ -28,9 +29,33 @@ def origin(source: Source) -> str:
     return f"web, {source.provider}" if source.provider else "web"
 
 
+#: Code in Markdown: a fenced block or an inline span. `heap[0]` and `[1, 3, 5]` there are code,
+#: never citations, and no citation edit may touch them.
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)|`[^`\n]*`", re.M | re.S)
+
+
+def citations_in(markdown: str) -> list[re.Match[str]]:
+    """The citation markers of a text, outside its code."""
+    code = [m.span() for m in _CODE.finditer(markdown)]
+    return [
+        m
+        for m in CITATION.finditer(markdown)
+        if not any(start <= m.start() < end for start, end in code)
+    ]
+
+
+def sub_citations(markdown: str, replace: Callable[[re.Match[str]], str]) -> str:
+    """`CITATION.sub(replace, markdown)` that leaves code as it is."""
+    out, last = [], 0
+    for match in citations_in(markdown):
+        out += [markdown[last : match.start()], replace(match)]
+        last = match.end()
+    return "".join(out) + markdown[last:]
+
+
 def cited_ids(markdown: str) -> list[int]:
     ids: list[int] = []
-    for match in CITATION.finditer(markdown):
+    for match in citations_in(markdown):
         for part in match.group(1).split(","):
             n = int(part)
             if n not in ids:
@@ -51,7 +76,7 @@ def drop_unresolved(markdown: str, sources: list[Source]) -> tuple[str, list[int
 
     # Only rewrite citation markers in prose, never inside the "[n] Title — url" sources list lines
     # whose ids are checked the same way.
-    return CITATION.sub(keep, markdown), dropped
+    return sub_citations(markdown, keep), dropped
 
 
 def keep_resolved_claims(claims: list[Claim], sources: list[Source]) -> list[Claim]:

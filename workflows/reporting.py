@@ -104,6 +104,7 @@ async def _write_in_one_call(
             passages=material.background if plan is None else [],
             notes=state.writeup.notes,
             evidence=material.evidence,
+            read=material.read_evidence([s.id for s in material.sources]),
             target_words=budget.target_words(state),
             **({"feedback": feedback} if feedback else {}),
         ),
@@ -192,6 +193,7 @@ def _section_input(
         section=section,
         steps=[steps[i] for i in section.step_indexes],
         evidence=[e for e in material.evidence if e.source_id in cited],
+        read=material.read_evidence(sorted(cited)),
         sources=[s for s in material.sources if s.id in cited],
         other_headings=[s.heading for s in sections if s.heading != section.heading],
         told_before=[

@@ -331,7 +331,8 @@ class OpenAIEngine:
             claims=_cited_claims(reply.claims, known),
             usage=usage,
         )
-        if inp.evidence and not grounding.enough(written.claims, inp.evidence):
+        evidence = grounding.evidence_for(inp)
+        if evidence and not grounding.enough(written.claims, evidence):
             return grounding.composed(written, await self._extractive.write_section(inp))
         return written
 

@@ -96,10 +96,13 @@ def enough(claims: list[Claim], evidence: list[Evidence]) -> bool:
     return borne_out(verdicts, min(MIN_GROUNDED, len(evidence)))
 
 
-def evidence_for(inp: m.SynthesizeInput) -> list[Evidence]:
-    """What a report's claims must stand in: the evidence pool, or for a direct answer (no plan)
-    the passages the background search read."""
-    return inp.evidence or [
+def evidence_for(inp: m.SynthesizeInput | m.SectionInput) -> list[Evidence]:
+    """What a report's claims must stand in: what was read of the sources (or, in inputs recorded
+    before it was sent, the evidence pool), or for a direct answer (no plan) the passages the
+    background search read."""
+    if inp.read or inp.evidence or isinstance(inp, m.SectionInput):
+        return inp.read or inp.evidence
+    return [
         Evidence(source_id=p.source_id, position=0, text=p.text)
         for p in inp.passages
         if p.source_id

@@ -27,7 +27,7 @@ from pydantic import BaseModel, create_model
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.formatting import _cut
-from workflows.citations import CITATION
+from workflows.citations import citations_in, sub_citations
 from workflows.roles import LLM_ROLES
 
 T = TypeVar("T", bound=BaseModel)
@@ -221,7 +221,7 @@ def read_text(content: str | None, reply: type[T], model: str) -> T:
 
 def _cited(markdown: str) -> list[int]:
     ids: list[int] = []
-    for match in CITATION.finditer(markdown):
+    for match in citations_in(markdown):
         ids += [int(n) for n in match.group(1).split(",") if int(n) not in ids]
     return ids
 
@@ -233,4 +233,4 @@ def _only_known_citations(text: str, known: set[int]) -> str:
         good = [n for n in (int(p) for p in match.group(1).split(",")) if n in known]
         return f"[{', '.join(map(str, good))}]" if good else ""
 
-    return CITATION.sub(keep, text)
+    return sub_citations(text, keep)
