@@ -127,6 +127,7 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "standing_resume",
             "standing_delete",
             "rename_research",  # renaming in the library (issue 31)
+            "check_claims",  # any text's citations, checked (issue 36)
         }
 
         asked = await mcp.call_tool(
