@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from workflows import alignment
+from workflows import alignment, claim_parts, contradiction
 from workflows.activity_models import ClaimCheck, VerifyClaimsInput, VerifyClaimsOutput
 from workflows.record import Calibration, CheckedBy, Claim, Evidence, Source, Verdict
 
@@ -78,14 +78,14 @@ def canaries(evidence: list[Evidence], names: Iterable[str] = ()) -> list[Canary
     sentences = [
         (unit.text, item)
         for item in evidence
-        for unit in alignment.units([item.text])
+        for unit in claim_parts.units([item.text])
         if CANARY_WORDS[0] <= len(unit.text.split()) <= CANARY_WORDS[1] and "=" not in unit.text
     ]
     if not sentences:
         return []
-    every_name = {**{alignment.name_key(n): n for n in names}}
+    every_name = {**{claim_parts.name_key(n): n for n in names}}
     for item in evidence:
-        every_name.update(alignment.code_names(item.text))
+        every_name.update(claim_parts.code_names(item.text))
     made = [Canary(sentences[0][0], sentences[0][1], "quote")]
     used = {sentences[0][0]}
     for kind, change in (
@@ -117,7 +117,7 @@ def _change_number(text: str) -> str | None:
 
 
 def _swap_name(text: str, every_name: dict[str, str]) -> str | None:
-    here = alignment.code_names(text)
+    here = claim_parts.code_names(text)
     others = sorted(v for k, v in every_name.items() if k not in here and len(k) > 2)
     for key, shown in here.items():
         if others and len(key) > 2:
@@ -128,7 +128,7 @@ def _swap_name(text: str, every_name: dict[str, str]) -> str | None:
 def _swap_opposite(text: str) -> str | None:
     for match in re.finditer(r"[A-Za-z-]+", text):
         word = match.group(0)
-        opposite = alignment.opposite_of(word.lower())
+        opposite = contradiction.opposite_of(word.lower())
         if opposite:
             return text[: match.start()] + opposite + text[match.end() :]
     return None
@@ -247,7 +247,7 @@ def _batch(
     about: dict[str, Any],
 ) -> VerifyClaimsInput:
     cited = {n for i in which for n in claims[i].source_ids}
-    words = set().union(*(alignment.terms(claims[i].text) for i in which))
+    words = set().union(*(claim_parts.terms(claims[i].text) for i in which))
     evidence = _unique([e for i in which for e in evidence_for(claims[i])])
     return VerifyClaimsInput(
         **about,
@@ -265,7 +265,7 @@ def _bounded(evidence: list[Evidence], words: set[str]) -> list[Evidence]:
     kept: list[Evidence] = []
     for source_id in dict.fromkeys(e.source_id for e in evidence):
         mine = [e for e in evidence if e.source_id == source_id]
-        ranked = sorted(mine, key=lambda e: -len(alignment.terms(e.text) & words))
+        ranked = sorted(mine, key=lambda e: -len(claim_parts.terms(e.text) & words))
         room, chosen = JUDGE_EVIDENCE_CHARS, []
         for item in ranked:
             if len(item.text) <= room or not chosen:
