@@ -1,4 +1,4 @@
-"""The figures the README publishes about citations are the ones measured (issue 36).
+"""The figures docs/citations.md publishes about citations are the ones measured (issue 36).
 
 The labelled development set lives in ../shared/attribution (never copied here): without it the
 tests that need it skip with one line. The last test needs nothing from outside.
@@ -39,12 +39,12 @@ async def test_with_no_model_no_unfaithful_claim_is_called_supported() -> None:
 
 
 @needs_set
-async def test_the_readme_table_is_what_the_benchmark_measures() -> None:
-    readme = (REPO / "README.md").read_text()
+async def test_the_published_table_is_what_the_benchmark_measures() -> None:
+    page = (REPO / "docs" / "citations.md").read_text()
     published = re.search(
-        r"<!-- faithfulness-table:[^>]*-->\n(.*?)\n<!-- /faithfulness-table -->", readme, re.S
+        r"<!-- faithfulness-table:[^>]*-->\n(.*?)\n<!-- /faithfulness-table -->", page, re.S
     )
-    assert published is not None, "README lost its faithfulness table"
+    assert published is not None, "docs/citations.md lost its faithfulness table"
     measured = faithfulness.table(await faithfulness.run_all(faithfulness.load()))
     assert published.group(1).strip() == measured.strip()
 

@@ -1,6 +1,6 @@
 """A role is defined once, by its row in workflows/roles.py; these tests fail when a row lacks what
 it takes (its prompt file, a method on each engine, a fallback) or when something built from the
-rows (the worker's activities, the doubles, the reply models, the README's table) disagrees."""
+rows (the worker's activities, the doubles, the reply models, the table in docs/operations.md) disagrees."""
 
 from __future__ import annotations
 
@@ -100,6 +100,8 @@ def test_the_openai_engine_reads_each_llm_roles_reply_with_a_model_of_its_own() 
     assert len({model.__name__ for model in REPLIES.values()}) == len(REPLIES)
 
 
-def test_the_readme_shows_the_table_the_rows_draw() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert markdown_table() in readme, "run `python -m workflows.roles` and paste it into README.md"
+def test_the_docs_show_the_table_the_rows_draw() -> None:
+    page = (REPO / "docs" / "operations.md").read_text()
+    assert markdown_table() in page, (
+        "run `python -m workflows.roles` and paste it into docs/operations.md"
+    )
