@@ -1,0 +1,67 @@
+"""The email channel (target `email`): one message to NOTIFY_EMAIL_TO through SMTP_HOST, when
+both are set, with the same facts as a webhook's body in plain text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import smtplib
+from email.message import EmailMessage
+
+from temporalio.exceptions import ApplicationError
+
+from activities.notify.channel import Channel
+from activities.notify.message import body
+from config import Settings
+from workflows.notify import DeliverInput, Notice
+
+TIMEOUT_S = 20.0
+
+
+def email_recipients(cfg: Settings) -> list[str]:
+    return [a.strip() for a in cfg.notify_email_to.split(",") if a.strip()]
+
+
+def send_email(cfg: Settings, inp: DeliverInput) -> None:
+    """One email to NOTIFY_EMAIL_TO through SMTP_HOST (blocking: run in a thread)."""
+    data = body(cfg, inp.notice)
+    message = EmailMessage()
+    message["Subject"] = data["text"].split(" — ")[0][:200]
+    message["From"] = cfg.smtp_from
+    message["To"] = ", ".join(email_recipients(cfg))
+    message["X-Research-Delivery"] = inp.delivery_id
+    message["X-Research-Event"] = inp.notice.event.value
+    message.set_content(
+        f"{data['text']}\n\nOpen: {data['url']}\n\n{json.dumps(data, indent=2, ensure_ascii=False)}\n"
+    )
+    assert cfg.smtp_host is not None
+    try:
+        with smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=TIMEOUT_S) as smtp:
+            if cfg.smtp_starttls:
+                smtp.starttls()
+            if cfg.smtp_user and cfg.smtp_password is not None:
+                smtp.login(cfg.smtp_user, cfg.smtp_password.get_secret_value())
+            smtp.send_message(message)
+    except smtplib.SMTPAuthenticationError:
+        raise ApplicationError(
+            f"SMTP login refused at {cfg.smtp_host} (check SMTP_USER / SMTP_PASSWORD)",
+            type="Rejected",
+            non_retryable=True,
+        ) from None
+    except (smtplib.SMTPException, OSError) as err:
+        raise ApplicationError(
+            f"SMTP delivery through {cfg.smtp_host} failed: {type(err).__name__}",
+            type="SmtpError",
+        ) from None
+
+
+def _targets(cfg: Settings, notice: Notice) -> list[str]:
+    return ["email"] if cfg.smtp_host and email_recipients(cfg) else []
+
+
+async def _deliver(cfg: Settings, inp: DeliverInput) -> str:
+    await asyncio.to_thread(send_email, cfg, inp)
+    return f"to {len(email_recipients(cfg))} address(es)"
+
+
+CHANNEL = Channel("email", _targets, _deliver)

@@ -1,0 +1,71 @@
+"""What every notification channel sends: the event as a JSON body (INTERFACE.md's fields) with
+a one-line `text` for a person, the same bytes on every attempt (`at` was fixed by the workflow),
+and its HMAC-SHA256 signature."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+from urllib.parse import quote
+
+from config import Settings
+from workflows.notify import Notice, NoticeKind
+
+
+def page_url(cfg: Settings, notice: Notice) -> str:
+    return f"{cfg.research_public_url.rstrip('/')}/research/{quote(notice.research_id, safe='')}"
+
+
+def summary(notice: Notice, url: str) -> str:
+    """One line for a person (Slack's `text`, the email's subject line with the link)."""
+    question = " ".join(notice.question.split())
+    if len(question) > 120:
+        question = question[:119] + "…"
+    what = {
+        NoticeKind.COMPLETED: "Research completed",
+        NoticeKind.FAILED: "Research failed",
+        NoticeKind.WAITING: f"Research waits for you ({(notice.waiting_for or '').replace('_', ' ')})",
+        NoticeKind.CHANGED: "Standing research found changes",
+    }[notice.event]
+    line = f"{what}: {question} — {url}"
+    if notice.event is NoticeKind.CHANGED and notice.changes is not None:
+        c = notice.changes
+        line += (
+            f" ({len(c.new_sources)} new sources, {len(c.gone_sources)} gone, "
+            f"{len(c.updated_sources)} updated, {len(c.new_claims)} new findings, "
+            f"{len(c.dropped_claims)} no longer made, {len(c.changed_findings)} changed)"
+        )
+    return line
+
+
+def body(cfg: Settings, notice: Notice) -> dict[str, Any]:
+    """The event as receivers get it: INTERFACE.md's `{event, id, owner, question, url, at, ...}`."""
+    url = page_url(cfg, notice)
+    data: dict[str, Any] = {
+        "event": notice.event.value,
+        "id": notice.research_id,
+        "owner": notice.owner,
+        "question": notice.question,
+        "url": url,
+        "at": notice.at.isoformat(),
+        "text": summary(notice, url),
+    }
+    if notice.standing_id:
+        data["standing_id"] = notice.standing_id
+    for key in ("waiting_for", "pending", "outcome", "error"):
+        if getattr(notice, key):
+            data[key] = getattr(notice, key)
+    if notice.changes is not None:
+        data["changes"] = notice.changes.model_dump(mode="json")
+    return data
+
+
+def encoded(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+
+
+def signature(secret: str, raw: bytes) -> str:
+    """`sha256=<hex>`: what a receiver recomputes over the raw body and compares in constant time."""
+    return "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()

@@ -1,0 +1,101 @@
+"""Webhook channels: the operator's RESEARCH_WEBHOOKS (targets `webhook:N`) and a research's own
+`notify` URLs (targets `notify:N`). One POST of the signed JSON body through the crawler's address
+guard (private and loopback receivers only with WEBHOOK_ALLOW_PRIVATE=1; cloud metadata never);
+its `text` line makes a Slack (or Mattermost, Rocket.Chat) incoming webhook take it as it is. A
+4xx other than 408/409/425/429 is final; the rest is retried by `NotifyWorkflow`."""
+
+from __future__ import annotations
+
+import httpx
+from temporalio.exceptions import ApplicationError
+
+from activities.notify.channel import Channel
+from activities.notify.message import body, encoded, signature
+from activities.web.netguard import AddressGuard, Refused, check_url, guarded_transport
+from config import Settings
+from workflows.notify import DeliverInput, Notice
+
+SIGNATURE_HEADER = "X-Research-Signature"
+TIMEOUT_S = 20.0
+#: Statuses worth trying again (the receiver is busy or briefly away); any other 4xx is final.
+RETRYABLE_4XX = frozenset({408, 409, 425, 429})
+
+
+def webhook_urls(cfg: Settings) -> list[str]:
+    return [u.strip() for u in cfg.research_webhooks.split(",") if u.strip()]
+
+
+def target_url(cfg: Settings, notice: Notice, target: str) -> str:
+    kind, _, index = target.partition(":")
+    urls = webhook_urls(cfg) if kind == "webhook" else notice.notify
+    try:
+        return urls[int(index)]
+    except (ValueError, IndexError):
+        raise ApplicationError(
+            f"notification target {target} is no longer configured", type="NotConfigured"
+        ) from None
+
+
+async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
+    raw = encoded(body(cfg, inp.notice))
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": cfg.crawl_user_agent,
+        "X-Research-Event": inp.notice.event.value,
+        "X-Research-Delivery": inp.delivery_id,
+    }
+    if cfg.research_webhook_secret is not None:
+        headers[SIGNATURE_HEADER] = signature(cfg.research_webhook_secret.get_secret_value(), raw)
+    guard = AddressGuard(allow_private=cfg.webhook_allow_private)
+    transport = guarded_transport(guard, httpx.Limits(max_connections=2))
+    try:
+        check_url(httpx.URL(url))
+        async with httpx.AsyncClient(
+            transport=transport, timeout=TIMEOUT_S, follow_redirects=False
+        ) as client:
+            response = await client.post(url, content=raw, headers=headers)
+    except Refused as err:
+        raise ApplicationError(
+            _private_hint(err.reason), type="Refused", non_retryable=True
+        ) from None
+    except httpx.HTTPError as err:
+        raise ApplicationError(
+            f"webhook {_host(url)} unreachable: {type(err).__name__}", type="Unreachable"
+        ) from None
+    if response.is_success:
+        return response.status_code
+    final = 400 <= response.status_code < 500 and response.status_code not in RETRYABLE_4XX
+    raise ApplicationError(
+        f"webhook {_host(url)} answered HTTP {response.status_code}",
+        type="Rejected" if final else "ReceiverError",
+        non_retryable=final,
+    )
+
+
+def _private_hint(reason: str) -> str:
+    return reason.replace("CRAWL_ALLOW_PRIVATE", "WEBHOOK_ALLOW_PRIVATE")
+
+
+def _host(url: str) -> str:
+    """The receiver named without its path (a Slack webhook's path is its secret)."""
+    try:
+        return httpx.URL(url).host or "?"
+    except httpx.InvalidURL:
+        return "?"
+
+
+async def _deliver(cfg: Settings, inp: DeliverInput) -> str:
+    status = await post_webhook(cfg, target_url(cfg, inp.notice, inp.target), inp)
+    return f"HTTP {status}"
+
+
+def _configured(cfg: Settings, notice: Notice) -> list[str]:
+    return [f"webhook:{i}" for i, _ in enumerate(webhook_urls(cfg))]
+
+
+def _own(cfg: Settings, notice: Notice) -> list[str]:
+    return [f"notify:{i}" for i, _ in enumerate(notice.notify)]
+
+
+CONFIGURED = Channel("webhook", _configured, _deliver)
+OWN = Channel("notify", _own, _deliver)
