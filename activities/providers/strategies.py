@@ -17,6 +17,7 @@ and error classification of activities/providers/http.py.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from enum import Enum
 from typing import Protocol
 
@@ -50,8 +51,6 @@ __all__ = [
     "documents_provider",
     "run_search",
 ]
-
-PROVIDERS = ("duckduckgo", "searxng", "tavily", "brave", "local")
 
 
 class Strategy(str, Enum):
@@ -231,26 +230,47 @@ def _all_failed(errors: list[BaseException]) -> BaseException:
     )
 
 
+def _searxng(config: Settings) -> SearchProvider:
+    if not config.searxng_url:
+        raise permanent(
+            "the searxng provider needs SEARXNG_URL, the address of your SearxNG instance"
+        )
+    return Searxng(config.searxng_url)
+
+
+def _tavily(config: Settings) -> SearchProvider:
+    key = api_key(config.tavily_api_key, "tavily", "TAVILY_API_KEY")
+    return Tavily(key, base_url=config.tavily_base_url or TAVILY_URL)
+
+
+def _brave(config: Settings) -> SearchProvider:
+    key = api_key(config.brave_api_key, "brave", "BRAVE_API_KEY")
+    return Brave(key, base_url=config.brave_base_url or BRAVE_URL)
+
+
+def _local(config: Settings) -> SearchProvider:
+    _corpus_folder_checked(config)
+    return Local(lambda: open_corpus_of(config))
+
+
+#: Every provider by the name SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS use, built from the
+#: settings (a new provider: its module in activities/providers/ and its row here).
+BUILDERS: dict[str, Callable[[Settings], SearchProvider]] = {
+    "duckduckgo": lambda config: DuckDuckGo(),
+    "searxng": _searxng,
+    "tavily": _tavily,
+    "brave": _brave,
+    "local": _local,
+}
+PROVIDERS = tuple(BUILDERS)
+
+
 def build_provider(name: str, config: Settings) -> SearchProvider:
     """The named provider as configured, or a non-retryable error naming the variable to set."""
-    if name == "duckduckgo":
-        return DuckDuckGo()
-    if name == "searxng":
-        if not config.searxng_url:
-            raise permanent(
-                "the searxng provider needs SEARXNG_URL, the address of your SearxNG instance"
-            )
-        return Searxng(config.searxng_url)
-    if name == "tavily":
-        key = api_key(config.tavily_api_key, name, "TAVILY_API_KEY")
-        return Tavily(key, base_url=config.tavily_base_url or TAVILY_URL)
-    if name == "brave":
-        key = api_key(config.brave_api_key, name, "BRAVE_API_KEY")
-        return Brave(key, base_url=config.brave_base_url or BRAVE_URL)
-    if name == "local":
-        _corpus_folder_checked(config)
-        return Local(lambda: open_corpus_of(config))
-    raise permanent(
-        f"search provider {name!r} does not exist; SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "
-        f"take: {', '.join(PROVIDERS)}"
-    )
+    builder = BUILDERS.get(name)
+    if builder is None:
+        raise permanent(
+            f"search provider {name!r} does not exist; SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "
+            f"take: {', '.join(PROVIDERS)}"
+        )
+    return builder(config)
