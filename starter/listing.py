@@ -23,15 +23,12 @@ from starter.hints import program
 from starter.progress import say
 from starter.session import Session
 from workflows.models import Stage
+from workflows.record import WAITING
 
 #: The running research `--pending` looks through, newest first.
 PENDING_SCAN = 1000
-#: What a research in each waiting stage waits for, as the table says it.
-WAITS_FOR = {
-    Stage.AWAITING_ANSWER.value: "an answer",
-    Stage.AWAITING_PLAN_REVIEW.value: "a plan review",
-    Stage.AWAITING_REPORT_REVIEW.value: "a report review",
-}
+#: What a research in each waiting stage waits for, as the table says it (workflows/record.WAITING).
+WAITS_FOR = {stage.value: waiting.words for stage, waiting in WAITING.items()}
 HEADER = ("ID", "STATUS", "STAGE", "STARTED", "SUMMARY")
 PENDING_HEADER = ("ID", "WAITS FOR", "STARTED", "SUMMARY")
 

@@ -16,7 +16,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from workflows import patches
+from workflows import patches, record
 from workflows.models import Claim, Stage
 from workflows.notify import Notice, NoticeKind, announce
 from workflows.standing import (
@@ -29,12 +29,8 @@ from workflows.standing import (
 )
 from workflows.state import ResearchState
 
-#: What a research in each of these stages waits for.
-WAITING = {
-    Stage.AWAITING_ANSWER: "clarification",
-    Stage.AWAITING_PLAN_REVIEW: "plan_review",
-    Stage.AWAITING_REPORT_REVIEW: "report_review",
-}
+#: What a research in each of these stages waits for (the table is workflows/record.WAITING).
+WAITING = {stage: waiting.key for stage, waiting in record.WAITING.items()}
 #: The longest error text a research.failed notice carries.
 ERROR_CHARS = 300
 

@@ -8,6 +8,7 @@ reviews, refinements and budgets: the pieces of `ResearchStatus` and `ResearchRe
 from __future__ import annotations
 
 from enum import Enum
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -48,6 +49,25 @@ class Stage(str, Enum):
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     FAILED = "failed"
+
+
+class Waiting(NamedTuple):
+    """What a research waiting in a stage waits for."""
+
+    #: The notices' `waiting_for` (webhooks, email: a key receivers match on).
+    key: str
+    #: The words people read ("waits for a plan review").
+    words: str
+
+
+#: The stages that wait for a person: the one table the listing (`list --pending`), the notices
+#: (`research.waiting`) and the pages read. A new waiting stage is its `Stage` value, its row
+#: here, and the stage that enters it (docs/architecture.md).
+WAITING: dict[Stage, Waiting] = {
+    Stage.AWAITING_ANSWER: Waiting("clarification", "an answer"),
+    Stage.AWAITING_PLAN_REVIEW: Waiting("plan_review", "a plan review"),
+    Stage.AWAITING_REPORT_REVIEW: Waiting("report_review", "a report review"),
+}
 
 
 class RoutingDecision(str, Enum):
