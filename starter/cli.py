@@ -101,7 +101,7 @@ def request_arg(option: requests.Option) -> Arg:
 
 async def _serve_mcp(args: argparse.Namespace, session: Session) -> int:
     """Imported on use: the MCP SDK is not loaded for the other commands."""
-    from starter import mcp_server
+    from starter.mcp import server as mcp_server
 
     return await mcp_server.serve(args, session)
 

@@ -15,8 +15,9 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from activities.storage import store
 from config import Settings
-from starter import commands, mcp_server, research_client, reviews
+from starter import commands, research_client, reviews
 from starter import temporal as starter_temporal
+from starter.mcp import server as mcp_server
 from starter.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
 from starter.session import Session
 from starter.terminal import clean, escape

@@ -12,7 +12,8 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from config import Settings
-from starter import cli, commands, mcp_server, research_client
+from starter import cli, commands, research_client
+from starter.mcp import server as mcp_server
 from starter.requests import (
     FLAGS,
     NAMES,

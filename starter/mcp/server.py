@@ -9,7 +9,7 @@ event stream, reports come from Temporal or the research library.
 
 - Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
   `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`,
-  `check_claims` (starter/mcp_check.py). A tool that cannot do what was asked returns an MCP tool
+  `check_claims` (starter/mcp/check.py). A tool that cannot do what was asked returns an MCP tool
   error (`isError`) whose text is one line saying why, e.g. `answer refused: no clarification
   question is pending`; an id or other input shown back in it is cut to a hundred characters, and
   an id longer than ID_MAX_CHARS is refused.
@@ -24,8 +24,7 @@ event stream, reports come from Temporal or the research library.
   needed (the question or the review is returned, with the tool that answers it), or MAX_WAIT_S
   pass (then the id, to wait again with `research_status` or `get_report`).
 
-Nothing is printed on stdout but the protocol: the starter's progress lines go to stderr.
-"""
+Nothing is printed on stdout but the protocol: the starter's progress lines go to stderr."""
 
 from __future__ import annotations
 
@@ -45,6 +44,9 @@ from temporalio.service import RPCError
 from activities.storage import store
 from starter import library, research_client
 from starter.exports.markup import to_markdown
+from starter.mcp import check as mcp_check  # issue 36
+from starter.mcp import library as mcp_library  # issue 31
+from starter.mcp import standing as mcp_standing  # issue 32
 from starter.requests import (
     OPTIONS,
     QUESTION,
@@ -130,8 +132,6 @@ def build_server(session: Session) -> ResearchServer:
     server.tool()(research_tool(session))
     _add_following_tools(server, session)
     _add_library_tools(server, session)
-    from starter import mcp_check, mcp_library, mcp_standing  # issues 36, 31, 32
-
     mcp_library.add_library_tools(server, session, one_line_errors)
     mcp_standing.add_standing_tools(server, session, one_line_errors)
     mcp_check.add_check_tool(server, session, one_line_errors)
