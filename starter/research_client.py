@@ -39,8 +39,8 @@ from activities.storage import store
 from config import Settings
 from starter import followup, progress
 from starter.requests import check_prices, check_sources
-from starter.reviews import send_review
 from starter.session import Session
+from starter.steering import send_review
 from starter.temporal import (
     EVENTS_QUERY,
     WORKFLOW_TYPE,
