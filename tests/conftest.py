@@ -28,7 +28,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from config import data_converter
-from starter.stack import dynamic_config_args
+from starter.cli.stack import dynamic_config_args
 from tests.support.corpus import rust_notes  # noqa: F401 - a fixture for every test
 from tests.support.shared import SHARED_DATA, SHARED_MISSING, mentions_shared
 

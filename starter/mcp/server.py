@@ -3,7 +3,7 @@
 An agent or editor (any MCP client) starts a research, follows it, answers its clarification
 question or its review, and reads the report, with the same rules as the CLI, because the tools
 are the starter's own commands underneath: the request is built and validated by
-`starter.requests` (the `research` tool's arguments are its OPTIONS marked `mcp`), answers go
+`starter.client.requests` (the `research` tool's arguments are its OPTIONS marked `mcp`), answers go
 through the validating `answer_clarification` and `review` updates, progress is the research's
 event stream, reports come from Temporal or the research library.
 
@@ -42,12 +42,9 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.service import RPCError
 
 from activities.storage import store
-from starter import library, research_client
-from starter.exports.markup import to_markdown
-from starter.mcp import check as mcp_check  # issue 36
-from starter.mcp import library as mcp_library  # issue 31
-from starter.mcp import standing as mcp_standing  # issue 32
-from starter.requests import (
+from starter.client import library, research_client
+from starter.client.events import EventStream
+from starter.client.requests import (
     OPTIONS,
     QUESTION,
     RequestError,
@@ -56,9 +53,8 @@ from starter.requests import (
     default,
     research_id,
 )
-from starter.session import Session
-from starter.stream import EventStream
-from starter.temporal import (
+from starter.client.session import Session
+from starter.client.temporal import (
     CliError,
     deliver,
     is_not_found,
@@ -66,8 +62,12 @@ from starter.temporal import (
     root_message,
     shown,
 )
-from starter.terminal import clean
-from starter.titles import titled
+from starter.client.terminal import clean
+from starter.client.titles import titled
+from starter.exports.markup import to_markdown
+from starter.mcp import check as mcp_check  # issue 36
+from starter.mcp import library as mcp_library  # issue 31
+from starter.mcp import standing as mcp_standing  # issue 32
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.
@@ -140,7 +140,7 @@ def build_server(session: Session) -> ResearchServer:
 
 def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
     """The `research` tool. Its arguments are the question, the request options whose row in
-    `starter.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
+    `starter.client.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
 
     async def research(
         ctx: Context, wait: bool = False, attended: bool = False, **values: Any

@@ -24,10 +24,10 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from starter.client.requests import RequestError
+from starter.client.temporal import CliError, one_line
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
-from starter.requests import RequestError
-from starter.temporal import CliError, one_line
 from starter.web import auth, conversation, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView

@@ -295,7 +295,7 @@ async def bench_noop(folder: Path, count: int) -> None:
     """Sequential no-op activities on a dev server at its default dispatch rate and at ours."""
     from temporalio.worker import Worker
 
-    from starter.stack import DEV_SERVER_DYNAMIC_CONFIG
+    from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG
     from tests.bench.noop import NoopChain, noop
 
     print(f"\n== one sequential no-op activity ({count} in a row, in-process worker)")

@@ -15,12 +15,13 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from activities.storage import store
 from config import Settings
-from starter import commands, research_client, reviews
-from starter import temporal as starter_temporal
+from starter.cli import commands, reviews
+from starter.client import research_client
+from starter.client import temporal as starter_temporal
+from starter.client.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
+from starter.client.session import Session
+from starter.client.terminal import clean, escape
 from starter.mcp import server as mcp_server
-from starter.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
-from starter.session import Session
-from starter.terminal import clean, escape
 from tests.activities.test_library import T0, record
 from tests.starter.test_starter import REPO, error_line, offline_env, starter  # noqa: F401 - fixture
 

@@ -12,9 +12,10 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from config import Settings
-from starter import cli, commands, research_client
-from starter.mcp import server as mcp_server
-from starter.requests import (
+from starter.cli import commands
+from starter.cli import main as cli
+from starter.client import research_client
+from starter.client.requests import (
     FLAGS,
     NAMES,
     OPTIONS,
@@ -24,7 +25,8 @@ from starter.requests import (
     check_prices,
     help_of,
 )
-from starter.session import Session
+from starter.client.session import Session
+from starter.mcp import server as mcp_server
 from workflows.models import Depth, QueryMode, ResearchRequest
 
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"

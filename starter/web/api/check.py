@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from starter.citations_check import CheckRefused, CheckRequest, check_request
+from starter.client.citations_check import CheckRefused, CheckRequest, check_request
 from starter.web.deps import ApiError, App, User
 
 router = APIRouter(tags=["check"])

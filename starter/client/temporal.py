@@ -23,7 +23,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
-from starter.terminal import clean, escape
+from starter.client.terminal import clean, escape
 from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
 

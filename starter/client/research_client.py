@@ -2,7 +2,7 @@
 steers, reads and lists research.
 
 Shaped like DeerFlow's gateway `services.py` with its `RunCreateRequest`: an entry point builds a
-`ResearchRequest` (`starter.requests.build_request`, the one mapping of the edges' `question` to
+`ResearchRequest` (`starter.client.requests.build_request`, the one mapping of the edges' `question` to
 the models' `query`), readies it here (`ready`: prices, a follow-up's conversation), and starts it
 with a `StartResearch` through `start`, the only `start_workflow` in `starter/` (a standing
 research's schedule starts its runs with `scheduled_start`, built the same way). `start` is also the
@@ -12,7 +12,7 @@ read without a worker. Everything after that is a thin call on a handle: `answer
 `cancel`, `status`, `events`, `result`; `list_research` reads Temporal's visibility into one shape
 of row (`ListedResearch`) for `list` and `GET /api/research` alike.
 
-Failures the person can cause or meet are `starter.temporal.CliError` (one line and an exit code);
+Failures the person can cause or meet are `starter.client.temporal.CliError` (one line and an exit code);
 the web app turns them into its status codes in one place (`starter.web.deps.api_error`).
 """
 
@@ -37,11 +37,11 @@ from temporalio.service import RPCError
 
 from activities.storage import store
 from config import Settings
-from starter import followup, progress
-from starter.requests import check_prices, check_sources
-from starter.session import Session
-from starter.steering import send_review
-from starter.temporal import (
+from starter.client import followup, hints
+from starter.client.requests import check_prices, check_sources
+from starter.client.session import Session
+from starter.client.steering import send_review
+from starter.client.temporal import (
     EVENTS_QUERY,
     WORKFLOW_TYPE,
     CliError,
@@ -227,7 +227,7 @@ async def start(
     except WorkflowAlreadyStartedError as err:
         raise CliError(
             f"a research with id {shown(run.id)} is already running "
-            f"(follow it with `{progress.result_command(run.id)}`)",
+            f"(follow it with `{hints.result_command(run.id)}`)",
             EXIT_USAGE,
         ) from err
 

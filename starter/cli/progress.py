@@ -13,7 +13,12 @@ import sys
 import textwrap
 import threading
 
-from starter.hints import program
+from starter.client.hints import (  # noqa: F401 (the commands' hints, used as progress.X)
+    answer_command,
+    program,
+    result_command,
+    watch_command,
+)
 from workflows.models import ResearchStatus
 
 #: The width every line of the status summary fits (a command is never wrapped: it is pasted).
@@ -83,18 +88,6 @@ def fit(line: str, width: int = WIDTH) -> list[str]:
         return [line]
     indent = " " * (len(line) - len(line.lstrip()) + 2)
     return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [line]
-
-
-def answer_command(workflow_id: str) -> str:
-    return f'{program()} answer {shlex.quote(workflow_id)} "<your answer>"'
-
-
-def result_command(workflow_id: str) -> str:
-    return f"{program()} result {shlex.quote(workflow_id)}"
-
-
-def watch_command(workflow_id: str, since: int = 0) -> str:
-    return f"{program()} watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
 
 
 # --- reading an answer without blocking the event loop -----------------------------------------

@@ -18,8 +18,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from starter.temporal import CliError, Refused, is_not_found, not_found, root_message
-from starter.terminal import clean
+from starter.client.temporal import CliError, Refused, is_not_found, not_found, root_message
+from starter.client.terminal import clean
 
 REVIEW_UPDATE = "review"
 UPDATE_WAIT_S = 30.0

@@ -23,12 +23,12 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
-from starter import progress
-from starter.hints import program
-from starter.progress import say
-from starter.session import Session
-from starter.steering import ReviewRefused, send_review
-from starter.temporal import CliError, deliver
+from starter.cli import progress
+from starter.cli.progress import say
+from starter.client.hints import program
+from starter.client.session import Session
+from starter.client.steering import ReviewRefused, send_review
+from starter.client.temporal import CliError, deliver
 from workflows.models import STEP_LIMITS, ResearchStatus, ReviewTarget
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -52,7 +52,7 @@ STEPS_HELP = (
 
 async def review(args: argparse.Namespace, session: Session) -> int:
     payload = _payload(args)
-    from starter.research_client import check_owner  # it sends reviews through this module
+    from starter.client.research_client import check_owner  # it sends reviews through this module
 
     handle = (await session.connect()).get_workflow_handle(args.id)
     await check_owner(handle, session.cfg)

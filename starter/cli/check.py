@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from starter import citations_check as checking
-from starter.session import Session
-from starter.temporal import CliError, shown
+from starter.client import citations_check as checking
+from starter.client.session import Session
+from starter.client.temporal import CliError, shown
 
 #: The verdicts as the human output shows them, aligned.
 SHOWN = {
