@@ -74,7 +74,7 @@ class Command:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not usage + message
-        # The usage shows the program's name; the hint is what runs in this shell (starter/hints.py).
+        # The usage shows the program's name; the hint is what runs in this shell (starter/client/hints.py).
         words = self.prog.split(" ", 1)[1:] if self.prog.startswith(SCRIPT) else []
         say(f"error: {message} (see `{' '.join([program(), *words])} --help`)")
         sys.exit(EXIT_USAGE)

@@ -1,6 +1,6 @@
 """What the user sees of a research: the status summary, the commands to run next, the prompt.
 
-The live progress lines are the research's events (starter/stream.py).
+The live progress lines are the research's events (starter/cli/stream.py).
 
 Everything here writes to stderr, so stdout carries only the report (or the JSON result).
 """

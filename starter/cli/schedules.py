@@ -1,4 +1,4 @@
-"""`python -m starter schedule ...`: standing research from the command line (starter/standing.py
+"""`python -m starter schedule ...`: standing research from the command line (starter/client/standing.py
 does the work). Owner: RESEARCH_USER, as for every research started from this machine."""
 
 from __future__ import annotations

@@ -233,7 +233,7 @@ async def start(
 
 
 def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWorkflow:
-    """What a standing research's schedule starts (starter/standing.py): the same workflow, request,
+    """What a standing research's schedule starts (starter/client/standing.py): the same workflow, request,
     owner, summary and memo as `start`, each run's id being RUN.id plus the time Temporal appends."""
     request = run.request.model_copy(update={"owner": run.owner, "attended": False})
     return ScheduleActionStartWorkflow(

@@ -2,7 +2,7 @@
 
 The workflow's `review` update validates what a signal would only record (nothing pending, a
 decision that is not exactly approve / revise / cancel, bad steps), so a refusal comes back at once
-with the workflow's own reason. Kept apart from the CLI's review prompt (starter/reviews.py) so
+with the workflow's own reason. Kept apart from the CLI's review prompt (starter/cli/reviews.py) so
 the research client, which the web app and MCP use, needs nothing of the terminal.
 """
 

@@ -1,4 +1,4 @@
-"""The one way a research request is built (starter/requests.py): defaults and choices are the
+"""The one way a research request is built (starter/client/requests.py): defaults and choices are the
 model's, a bad value is one line naming the option as the client spells it, and the CLI and the
 MCP tool build the same request from the same values. In process, no Temporal."""
 
@@ -32,7 +32,7 @@ from workflows.models import Depth, QueryMode, ResearchRequest
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"
 #: Fields no client sets: the follow-up's conversation is read from the earlier research, and
 #: `steps_per_run` is an operator's (and the tests') cap.
-#: `standing_id` and `notify`: set by a standing research's schedule (starter/standing.py), not a flag.
+#: `standing_id` and `notify`: set by a standing research's schedule (starter/client/standing.py), not a flag.
 SET_BY_THE_STARTER = {
     "query",
     "history",

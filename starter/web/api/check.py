@@ -1,5 +1,5 @@
 """`POST /api/check`: a text's citations checked against its sources, as `check` does on the
-command line (starter/citations_check.py), for a signed-in user.
+command line (starter/client/citations_check.py), for a signed-in user.
 
 Nothing of the server is read: sources are http(s) URLs, fetched by the crawler under the app's
 settings (its network guard refuses private and loopback addresses unless CRAWL_ALLOW_PRIVATE),

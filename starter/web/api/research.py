@@ -2,7 +2,7 @@
 
 Thin: each route maps one call of `starter.web.service` (which reaches Temporal through the one
 research client, `starter.client.research_client`) to HTTP, with its request and response models from
-`starter.web.models`. The request is built by starter/requests.py (the CLI's and the MCP tool's
+`starter.web.models`. The request is built by starter/client/requests.py (the CLI's and the MCP tool's
 defaults, choices and one-line errors) and readied as the CLI readies it; answers and reviews go
 through the workflow's validating updates, as the CLI's do, so an invalid one is refused with the
 workflow's own reason (409 when nothing is pending, else 422), never recorded. Reading is the
