@@ -42,7 +42,6 @@ from starter.client.requests import check_prices, check_sources
 from starter.client.session import Session
 from starter.client.steering import send_review
 from starter.client.temporal import (
-    EVENTS_QUERY,
     WORKFLOW_TYPE,
     CliError,
     is_not_found,
@@ -54,6 +53,7 @@ from starter.client.temporal import (
 )
 from workflows.events import Event
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus, Stage
+from workflows.research import DeepResearchWorkflow
 
 EXIT_USAGE = 2
 #: The longest summary line a research carries in Temporal's Web UI.
@@ -214,7 +214,7 @@ async def start(
     request = run.request.model_copy(update=update)
     try:
         return await client.start_workflow(
-            WORKFLOW_TYPE,
+            DeepResearchWorkflow.run,
             request,
             id=run.id,
             task_queue=cfg.temporal_task_queue,
@@ -237,7 +237,7 @@ def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWor
     owner, summary and memo as `start`, each run's id being RUN.id plus the time Temporal appends."""
     request = run.request.model_copy(update={"owner": run.owner, "attended": False})
     return ScheduleActionStartWorkflow(
-        WORKFLOW_TYPE,
+        DeepResearchWorkflow.run,
         request,
         id=run.id,
         task_queue=cfg.temporal_task_queue,
@@ -264,9 +264,7 @@ async def events_as_sent(
     research: WorkflowHandle, since: int, rpc_timeout: timedelta | None = None
 ) -> list[Event]:
     """The `events` query with Temporal's own errors (the web app's poller tells them apart)."""
-    return await research.query(
-        EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=rpc_timeout
-    )
+    return await research.query(DeepResearchWorkflow.events, since, rpc_timeout=rpc_timeout)
 
 
 async def answer(research: WorkflowHandle, text: str) -> str:

@@ -20,8 +20,8 @@ from temporalio.service import RPCError
 
 from starter.client.temporal import CliError, Refused, is_not_found, not_found, root_message
 from starter.client.terminal import clean
+from workflows.research import DeepResearchWorkflow
 
-REVIEW_UPDATE = "review"
 UPDATE_WAIT_S = 30.0
 
 
@@ -34,7 +34,7 @@ async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
     characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
-            return await handle.execute_update(REVIEW_UPDATE, cleaned(payload), result_type=str)
+            return await handle.execute_update(DeepResearchWorkflow.review, cleaned(payload))
     except WorkflowUpdateFailedError as err:
         raise ReviewRefused(root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
