@@ -30,7 +30,7 @@ from starter.cli.progress import fit
 from starter.client.hints import program
 
 BIN = Path(sys.executable).parent
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PORT, UI_PORT = 7233, 8233
 #: The web app's port (`make dev` takes the next free one when it is in use).
 WEB_PORT = 8000

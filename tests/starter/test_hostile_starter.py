@@ -192,8 +192,9 @@ class Handle:
     def __init__(self) -> None:
         self.sent: list[tuple[str, Any]] = []
 
-    async def execute_update(self, name: str, arg: Any, result_type: Any = None) -> str:
-        self.sent.append((name, arg))
+    async def execute_update(self, update: Any, arg: Any, result_type: Any = None) -> str:
+        # the client names the update by method reference (DeepResearchWorkflow.review)
+        self.sent.append((getattr(update, "__name__", update), arg))
         return "accepted"
 
     async def describe(self) -> Any:
