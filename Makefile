@@ -31,7 +31,7 @@ browser:
 ARGS ?=
 
 demo: setup
-	$(PY) -m starter.stack demo $(ARGS)
+	$(PY) -m starter.cli.stack demo $(ARGS)
 
 # ruff's rules and formatter as configured in pyproject.toml; `make test` runs it first.
 lint: setup
@@ -78,7 +78,7 @@ bench-models: models
 	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m tests.bench.models
 
 dev: setup
-	$(PY) -m starter.stack dev $(ARGS)
+	$(PY) -m starter.cli.stack dev $(ARGS)
 
 bench: setup
 	$(PY) -m tests.bench.speed

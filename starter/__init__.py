@@ -21,7 +21,7 @@ How the client side is built: three clients, one research client underneath.
   the MCP server read as RESEARCH_USER, and only that user's research).
 - The clients: the CLI (`cli.py`, the table of commands and flags; `commands.py`, `reviews.py`,
   `listing.py`, `library.py`; a command's settings and client in `session.py`), the MCP server
-  (`mcp_server.py`), and the web app (`web/`: `models.py` the API's request and response models
+  (`mcp/`), and the web app (`web/`: `models.py` the API's request and response models
   and `ResearchView`, running or finished; `deps.py` the dependencies and their aliases;
   `service.py` what the routers and the pages do with research; `api/` one thin router per
   resource; `pages.py` server-rendered pages that call `service.py`, never the app's own API).

@@ -1,7 +1,7 @@
 import os
 import sys
 
-from starter.cli import run
+from starter.cli.main import run
 
 
 def main() -> None:

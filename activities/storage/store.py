@@ -289,7 +289,7 @@ def rename_research(
 ) -> LibraryEntry | None:
     """Give OWNER's stored research RESEARCH_ID (every run of it) a TITLE of their own (None: back
     to its question); its library entry (newest run) after that, or None when none of OWNER's
-    has that id. The title is stored as given: `starter.titles.research_title` cleans and
+    has that id. The title is stored as given: `starter.client.titles.research_title` cleans and
     checks what a person typed."""
     research_id = research_id.replace("\x00", "")
     db = database_url(url)

@@ -5,7 +5,7 @@ Every format keeps the report's `[n]` citations and numbers every source by its 
 or web. A report quotes untrusted web pages, so before any format is written, control characters,
 bidi overrides and characters XML cannot hold are removed from every text of the result; then no
 format passes raw HTML through, and only http(s) URLs become links (never `javascript:`, `file:`,
-`data:`). md and html are the library's standalone exports (starter/library.py); docx is written
+`data:`). md and html are the library's standalone exports (starter/cli/library.py); docx is written
 with python-docx, pdf with reportlab (BSD-licensed, wheels for every platform, fonts in the wheel,
 no system libraries), both from one reading of the markdown (document.py).
 """

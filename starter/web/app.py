@@ -24,8 +24,8 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, settings
-from starter.requests import RequestError
-from starter.temporal import CliError, one_line
+from starter.client.requests import RequestError
+from starter.client.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from activities.storage import store
-from starter import research_client
+from starter.client import research_client
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import ResearchView
 

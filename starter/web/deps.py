@@ -24,8 +24,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
-from starter.research_client import local_owner, stored_owner
-from starter.temporal import CliError, connect, is_not_found
+from starter.client.research_client import local_owner, stored_owner
+from starter.client.temporal import CliError, connect, is_not_found
 from starter.web.auth import Access, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 

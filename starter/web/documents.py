@@ -13,7 +13,7 @@ from starlette.datastructures import UploadFile
 
 from activities.corpus import uploads
 from config import Settings
-from starter.temporal import one_line
+from starter.client.temporal import one_line
 from starter.web.deps import ApiError
 from starter.web.models import DocumentItem
 from workflows.models import Sources

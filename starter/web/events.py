@@ -35,8 +35,8 @@ from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from starter import research_client
-from starter.temporal import is_not_found, one_line, root_message
+from starter.client import research_client
+from starter.client.temporal import is_not_found, one_line, root_message
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,

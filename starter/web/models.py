@@ -24,7 +24,7 @@ ExportFormat = StrEnum("ExportFormat", [(name, name) for name in FORMATS])
 
 class ResearchCreate(BaseModel):
     """`POST /api/research`: the request fields of the `research` command (see
-    `starter.requests.OPTIONS`) and `attended`. Validated by `starter.requests.build_request`, the
+    `starter.client.requests.OPTIONS`) and `attended`. Validated by `starter.client.requests.build_request`, the
     one validation every client shares (same one-line errors as the CLI and the MCP tool), so
     each field is taken here as given."""
 
@@ -188,7 +188,7 @@ class LibraryItem(BaseModel):
 
 
 class LibraryRename(BaseModel):
-    """`PATCH /api/library/{id}`: the research's new title (checked by `starter.titles`)."""
+    """`PATCH /api/library/{id}`: the research's new title (checked by `starter.client.titles`)."""
 
     model_config = ConfigDict(extra="forbid")
     title: Any = Field(default=None, description="the new title: 1 to 200 characters")

@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from starter import research_client
-from starter.requests import RequestError
+from starter.client import research_client
+from starter.client.requests import RequestError
 from starter.web import auth, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchCreate

@@ -15,26 +15,25 @@ import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
-from jinja2 import Environment, FileSystemLoader
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from starter.client.requests import RequestError
+from starter.client.temporal import CliError, one_line
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
-from starter.requests import RequestError
-from starter.temporal import CliError, one_line
 from starter.web import auth, conversation, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
+from starter.web.standing_pages import research_context
+from starter.web.templating import templates
 from workflows import citations
 from workflows.events import EventKind
 from workflows.models import (
@@ -45,15 +44,6 @@ from workflows.models import (
     StepStatus,
 )
 
-HERE = Path(__file__).parent
-templates = Jinja2Templates(
-    env=Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-)
 router = APIRouter(include_in_schema=False)
 T = TypeVar("T")
 
@@ -177,8 +167,6 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
     if view.result is not None:
         shown = _public(view.result, _backend(request))
         context.update(_report_context(research_id, shown))
-        from starter.web.standing_pages import research_context  # issue 32
-
         context.update(await research_context(_backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     turns = await conversation.thread(

@@ -1,6 +1,6 @@
 """What the web app does with research, for the API's routers and the pages alike (DeerFlow's
 gateway `services.py`): start one, show one (`view`: running or finished), list a user's, search
-the library, steer one. Everything reaches Temporal through `starter.research_client` and the
+the library, steer one. Everything reaches Temporal through `starter.client.research_client` and the
 library through `activities.storage.store`; the routers only map this to HTTP, and the pages
 render it, so a page can never show what the API would refuse (the owner check is
 `deps.owned_research`, used by both).
@@ -16,12 +16,12 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
-from starter import research_client
+from starter.client import research_client
+from starter.client.requests import RequestError, build_request
+from starter.client.session import Session
+from starter.client.temporal import CliError, Refused, root_message
+from starter.client.titles import research_title, titled
 from starter.exports import clean_model
-from starter.requests import RequestError, build_request
-from starter.session import Session
-from starter.temporal import CliError, Refused, root_message
-from starter.titles import research_title, titled
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,

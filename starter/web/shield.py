@@ -35,7 +35,7 @@ UPLOAD_BODY_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 UPLOAD_TOO_LARGE = (
     f"the document is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB: upload a smaller file"
 )
-#: `POST /api/check` takes a text and its sources' texts (starter/citations_check.py bounds each).
+#: `POST /api/check` takes a text and its sources' texts (starter/client/citations_check.py bounds each).
 CHECK_PATHS = ("/api/check",)
 CHECK_BODY_BYTES = 2 * 1024 * 1024
 #: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).

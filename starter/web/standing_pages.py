@@ -14,13 +14,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from activities.storage import standing as stored
 from activities.storage import store
-from starter import standing
+from starter.client import standing
+from starter.client.temporal import CliError, one_line
 from starter.exports import clean
-from starter.temporal import CliError, one_line
 from starter.web import auth
 from starter.web.deps import Backend
-from starter.web.pages import templates
 from starter.web.render import render_markdown
+from starter.web.templating import templates
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult
 
 router = APIRouter(include_in_schema=False)

@@ -21,7 +21,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from starter.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
+from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
 from tests.support.llm_server import Served, answer
 from tests.support.workers import WorkerProcess, cpu_seconds, prepare_corpus, worker_env
 

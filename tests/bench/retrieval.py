@@ -148,7 +148,7 @@ async def run(only: set[str]) -> None:
     from temporalio.worker import Worker
 
     from config import data_converter
-    from starter.followup import conversation
+    from starter.client.followup import conversation
     from worker import ACTIVITIES
     from workflows.models import Depth, ReportReview, ResearchRequest
     from workflows.research import DeepResearchWorkflow

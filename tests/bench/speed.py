@@ -15,7 +15,7 @@ Sections (`--only a,b`; all by default):
 - scaleout: W worker processes on one task queue (default 3), R light researches (default 30);
   one worker is SIGKILLed mid-run; every research must complete and be stored exactly once.
 - noop: what one sequential no-op activity costs on the dev server at its default dispatch rate
-  and at ours (starter/stack.py), regular and local.
+  and at ours (starter/cli/stack.py), regular and local.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ async def bench_noop(folder: Path, count: int) -> None:
     """Sequential no-op activities on a dev server at its default dispatch rate and at ours."""
     from temporalio.worker import Worker
 
-    from starter.stack import DEV_SERVER_DYNAMIC_CONFIG
+    from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG
     from tests.bench.noop import NoopChain, noop
 
     print(f"\n== one sequential no-op activity ({count} in a row, in-process worker)")

@@ -125,8 +125,8 @@ def test_the_image_ships_the_web_app_and_its_files() -> None:
 
 def test_the_temporal_service_runs_with_the_dispatch_rate_of_make_dev() -> None:
     """The compose file's Temporal reads our dynamic config file, and it holds what `make dev`
-    starts its dev server with (starter/stack.py), in the server's file format."""
-    from starter.stack import DEV_SERVER_DYNAMIC_CONFIG
+    starts its dev server with (starter/cli/stack.py), in the server's file format."""
+    from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG
 
     temporal = yaml.safe_load(COMPOSE.read_text())["services"]["temporal"]
     mounted = {

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from temporalio.client import Client
 
-from starter.hints import program
+from starter.client.hints import program
 from tests.conftest import REPO
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
 from tests.starter.test_starter import starter

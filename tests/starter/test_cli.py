@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from starter import hints, progress
-from starter.cli import build_parser
-from starter.requests import RequestError, build_request
+from starter.cli import progress
+from starter.cli.main import build_parser
+from starter.client import hints
+from starter.client.requests import RequestError, build_request
 from tests.starter.test_starter import (
     GATHER_QUESTION,
     REPO,
@@ -245,7 +246,7 @@ def test_the_progress_lines_of_a_research_fit_80_columns() -> None:
     import io
     from datetime import datetime
 
-    from starter.stream import EventPrinter
+    from starter.cli.stream import EventPrinter
     from workflows.events import Event, EventKind
 
     long = (
@@ -378,7 +379,7 @@ def test_the_demos_worker_leaves_the_offline_notice_to_the_starter(
     )
     assert done.returncode == 2 and done.stderr.count("offline engine") == notices, done.stderr
 
-    from starter import stack
+    from starter.cli import stack
 
     started: list[list[str]] = []
     monkeypatch.setattr(stack.subprocess, "Popen", lambda args, **kw: started.append(args))

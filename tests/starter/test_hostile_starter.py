@@ -15,11 +15,13 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
 from activities.storage import store
 from config import Settings
-from starter import commands, mcp_server, research_client, reviews
-from starter import temporal as starter_temporal
-from starter.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
-from starter.session import Session
-from starter.terminal import clean, escape
+from starter.cli import commands, reviews
+from starter.client import research_client
+from starter.client import temporal as starter_temporal
+from starter.client.requests import OPTIONS, QUESTION, RequestError, build_request, research_id
+from starter.client.session import Session
+from starter.client.terminal import clean, escape
+from starter.mcp import server as mcp_server
 from tests.activities.test_library import T0, record
 from tests.starter.test_starter import REPO, error_line, offline_env, starter  # noqa: F401 - fixture
 
@@ -190,8 +192,9 @@ class Handle:
     def __init__(self) -> None:
         self.sent: list[tuple[str, Any]] = []
 
-    async def execute_update(self, name: str, arg: Any, result_type: Any = None) -> str:
-        self.sent.append((name, arg))
+    async def execute_update(self, update: Any, arg: Any, result_type: Any = None) -> str:
+        # the client names the update by method reference (DeepResearchWorkflow.review)
+        self.sent.append((getattr(update, "__name__", update), arg))
         return "accepted"
 
     async def describe(self) -> Any:

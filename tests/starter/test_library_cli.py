@@ -235,7 +235,8 @@ async def test_show_never_lets_a_source_drive_the_terminal(
 
 
 def test_the_cli_offers_every_export_format() -> None:
-    from starter import cli, exports
+    from starter import exports
+    from starter.cli import main as cli
 
     parser = cli.build_parser()
     for fmt in exports.FORMATS:
@@ -263,8 +264,8 @@ async def test_export_to_stdout_and_to_the_suggested_name(
     assert piped.code == 0 and piped.out.startswith("# Aqueducts") and "## Sources" in piped.out
 
     from config import Settings
-    from starter import library
-    from starter.session import Session
+    from starter.cli import library
+    from starter.client.session import Session
 
     monkeypatch.chdir(tmp_path)
     session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
@@ -280,9 +281,9 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from config import Settings
-    from starter import library
-    from starter.session import Session
-    from starter.temporal import CliError
+    from starter.cli import library
+    from starter.client.session import Session
+    from starter.client.temporal import CliError
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -325,8 +326,8 @@ async def test_library_rename_gives_a_research_a_title_it_is_listed_and_exported
     assert "<h1>Water in Rome</h1>" in named.out
 
     from config import Settings
-    from starter import library
-    from starter.session import Session
+    from starter.cli import library
+    from starter.client.session import Session
 
     monkeypatch.chdir(tmp_path)
     session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))

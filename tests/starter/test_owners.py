@@ -16,10 +16,10 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from temporalio.client import WorkflowExecutionStatus
 
 from config import Settings
-from starter import research_client
-from starter.requests import build_request
-from starter.session import Session
-from starter.temporal import CliError
+from starter.client import research_client
+from starter.client.requests import build_request
+from starter.client.session import Session
+from starter.client.temporal import CliError
 from tests.starter.test_starter import REPO, offline_env, starter  # noqa: F401 - fixture
 from tests.web.reports import _result, store_research
 from workflows.models import ResearchResult

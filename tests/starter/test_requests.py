@@ -1,4 +1,4 @@
-"""The one way a research request is built (starter/requests.py): defaults and choices are the
+"""The one way a research request is built (starter/client/requests.py): defaults and choices are the
 model's, a bad value is one line naming the option as the client spells it, and the CLI and the
 MCP tool build the same request from the same values. In process, no Temporal."""
 
@@ -12,8 +12,10 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from config import Settings
-from starter import cli, commands, mcp_server, research_client
-from starter.requests import (
+from starter.cli import commands
+from starter.cli import main as cli
+from starter.client import research_client
+from starter.client.requests import (
     FLAGS,
     NAMES,
     OPTIONS,
@@ -23,13 +25,14 @@ from starter.requests import (
     check_prices,
     help_of,
 )
-from starter.session import Session
+from starter.client.session import Session
+from starter.mcp import server as mcp_server
 from workflows.models import Depth, QueryMode, ResearchRequest
 
 QUESTION_TEXT = "How does asyncio.gather run coroutines concurrently?"
 #: Fields no client sets: the follow-up's conversation is read from the earlier research, and
 #: `steps_per_run` is an operator's (and the tests') cap.
-#: `standing_id` and `notify`: set by a standing research's schedule (starter/standing.py), not a flag.
+#: `standing_id` and `notify`: set by a standing research's schedule (starter/client/standing.py), not a flag.
 SET_BY_THE_STARTER = {
     "query",
     "history",

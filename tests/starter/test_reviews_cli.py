@@ -10,7 +10,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from starter.hints import program
+from starter.client.hints import program
 from tests.starter.test_starter import GATHER_QUESTION, Run, doubles_worker, starter, unique_id
 from tests.support.processes import cli
 

@@ -1,4 +1,4 @@
-"""`make dev` (python -m starter.stack dev) starts the dev server, the worker and the web app, prints
+"""`make dev` (python -m starter.cli.stack dev) starts the dev server, the worker and the web app, prints
 the web app's URL, and stops all three whichever way it is told to stop: a process manager's SIGTERM
 or a closed terminal's SIGHUP, not only Ctrl-C. Run on free ports, so it never meets a `make dev`
 someone left running on 7233 or 8000."""
@@ -86,7 +86,7 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(
             [
                 sys.executable,
                 "-m",
-                "starter.stack",
+                "starter.cli.stack",
                 "dev",
                 "--port",
                 str(port),
@@ -154,7 +154,7 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(
 
 
 def test_make_dev_takes_the_next_free_port_when_the_web_port_is_in_use() -> None:
-    from starter.stack import free_web_port
+    from starter.cli.stack import free_web_port
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -173,7 +173,7 @@ def test_a_port_in_use_is_refused_in_one_line_not_shared() -> None:
         port = taken.getsockname()[1]
         for command in ("demo", "dev"):
             done = subprocess.run(
-                [sys.executable, "-m", "starter.stack", command, "--port", str(port)],
+                [sys.executable, "-m", "starter.cli.stack", command, "--port", str(port)],
                 cwd=REPO,
                 capture_output=True,
                 text=True,
@@ -188,7 +188,7 @@ def test_with_tokens_the_demo_research_belongs_to_a_token_user(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue 31, item 9: a research of `local` would answer 404 to every signed-in user."""
-    from starter import stack
+    from starter.cli import stack
 
     monkeypatch.setenv("RESEARCH_API_TOKENS", "alice:alice-token-0123456789abcdef")
     monkeypatch.delenv("RESEARCH_USER", raising=False)

@@ -26,7 +26,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from starter.hints import program
+from starter.client.hints import program
 from tests.support.processes import cli
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import pytest
 from temporalio.client import Client
 
 from config import Settings
-from starter import research_client
+from starter.client import research_client
 from starter.web import auth
 from starter.web.serve import serve
 from tests.web.conftest import (

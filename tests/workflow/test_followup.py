@@ -9,7 +9,7 @@ from activities.engine import method
 from activities.offline_engine import OfflineEngine
 from activities.offline_engine.questions import point_subject
 from activities.offline_engine.reporting import write_report
-from starter.followup import REPORT_CHARS, conversation
+from starter.client.followup import REPORT_CHARS, conversation
 from tests.activities.test_library import rich_result
 from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research

@@ -1,5 +1,5 @@
 """`POST /api/check`: a text's citations checked against its sources, as `check` does on the
-command line (starter/citations_check.py), for a signed-in user.
+command line (starter/client/citations_check.py), for a signed-in user.
 
 Nothing of the server is read: sources are http(s) URLs, fetched by the crawler under the app's
 settings (its network guard refuses private and loopback addresses unless CRAWL_ALLOW_PRIVATE),
@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from starter.citations_check import CheckRefused, CheckRequest, check_request
+from starter.client.citations_check import CheckRefused, CheckRequest, check_request
 from starter.web.deps import ApiError, App, User
 
 router = APIRouter(tags=["check"])

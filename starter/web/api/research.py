@@ -1,8 +1,8 @@
 """`/api/research`: start, list, read, answer, review, cancel and download a user's research.
 
 Thin: each route maps one call of `starter.web.service` (which reaches Temporal through the one
-research client, `starter.research_client`) to HTTP, with its request and response models from
-`starter.web.models`. The request is built by starter/requests.py (the CLI's and the MCP tool's
+research client, `starter.client.research_client`) to HTTP, with its request and response models from
+`starter.web.models`. The request is built by starter/client/requests.py (the CLI's and the MCP tool's
 defaults, choices and one-line errors) and readied as the CLI readies it; answers and reviews go
 through the workflow's validating updates, as the CLI's do, so an invalid one is refused with the
 workflow's own reason (409 when nothing is pending, else 422), never recorded. Reading is the
@@ -19,7 +19,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from starter import research_client
+from starter.client import research_client
 from starter.exports import FORMATS
 from starter.web import downloads, service
 from starter.web.deps import ApiError, App, Owned, User

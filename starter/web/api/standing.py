@@ -1,5 +1,5 @@
 """`/api/standing`: a user's standing research (INTERFACE.md "Standing research and
-notifications"). Thin: each route is one call of `starter.standing`; another user's standing
+notifications"). Thin: each route is one call of `starter.client.standing`; another user's standing
 research answers 404, as an unknown id does; bad input is 422 in one line, a run already running 409.
 """
 
@@ -14,10 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.service import RPCError
 
 from activities.storage import standing as stored
-from starter import research_client, standing
-from starter.requests import RequestError, build_request
-from starter.session import Session
-from starter.temporal import CliError
+from starter.client import research_client, standing
+from starter.client.requests import RequestError, build_request
+from starter.client.session import Session
+from starter.client.temporal import CliError
 from starter.web.deps import ApiError, App, User, within
 
 router = APIRouter(tags=["standing"])

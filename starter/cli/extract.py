@@ -13,7 +13,7 @@ from pathlib import Path
 
 from activities.corpus.binary import DOCX_SUFFIXES
 from activities.web import crawler, reading
-from starter.progress import say
+from starter.cli.progress import say
 
 
 async def extract(args: argparse.Namespace, session: object) -> int:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from starter.client.requests import RequestError
+from starter.client.terminal import clean
 from starter.exports import clean as without_invisible
-from starter.requests import RequestError
-from starter.terminal import clean
 from workflows.models import ResearchResult
 
 TITLE_MAX_CHARS = 200

@@ -1,6 +1,6 @@
 """What the user sees of a research: the status summary, the commands to run next, the prompt.
 
-The live progress lines are the research's events (starter/stream.py).
+The live progress lines are the research's events (starter/cli/stream.py).
 
 Everything here writes to stderr, so stdout carries only the report (or the JSON result).
 """
@@ -13,7 +13,12 @@ import sys
 import textwrap
 import threading
 
-from starter.hints import program
+from starter.client.hints import (  # noqa: F401 (the commands' hints, used as progress.X)
+    answer_command,
+    program,
+    result_command,
+    watch_command,
+)
 from workflows.models import ResearchStatus
 
 #: The width every line of the status summary fits (a command is never wrapped: it is pasted).
@@ -83,18 +88,6 @@ def fit(line: str, width: int = WIDTH) -> list[str]:
         return [line]
     indent = " " * (len(line) - len(line.lstrip()) + 2)
     return textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False) or [line]
-
-
-def answer_command(workflow_id: str) -> str:
-    return f'{program()} answer {shlex.quote(workflow_id)} "<your answer>"'
-
-
-def result_command(workflow_id: str) -> str:
-    return f"{program()} result {shlex.quote(workflow_id)}"
-
-
-def watch_command(workflow_id: str, since: int = 0) -> str:
-    return f"{program()} watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
 
 
 # --- reading an answer without blocking the event loop -----------------------------------------

@@ -36,3 +36,18 @@ def _same(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+# --- the commands a hint names ------------------------------------------------------------------
+
+
+def answer_command(workflow_id: str) -> str:
+    return f'{program()} answer {shlex.quote(workflow_id)} "<your answer>"'
+
+
+def result_command(workflow_id: str) -> str:
+    return f"{program()} result {shlex.quote(workflow_id)}"
+
+
+def watch_command(workflow_id: str, since: int = 0) -> str:
+    return f"{program()} watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")

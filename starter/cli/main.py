@@ -1,7 +1,7 @@
 """`python -m starter`: argument parsing, dispatch, and the one place errors become exit codes.
 
 The commands and their arguments are one table, `COMMANDS`; the `research` command's request
-options are `starter.requests.OPTIONS`, with types, choices and defaults from the request model.
+options are `starter.client.requests.OPTIONS`, with types, choices and defaults from the request model.
 
 Exit codes: 0 research completed (or the command did what it said), 1 research cancelled or
 failed / Temporal trouble, 2 bad input (unknown, empty or malformed id, duplicate id, refused
@@ -25,7 +25,7 @@ from typing import Any
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import settings
-from starter import (
+from starter.cli import (
     check,
     commands,
     extract,
@@ -34,17 +34,17 @@ from starter import (
     listing,
     progress,
     prompts,
-    requests,
     reviews,
     schedules,
 )
+from starter.cli.progress import say
+from starter.client import requests
+from starter.client.hints import SCRIPT, program
+from starter.client.requests import RequestError
+from starter.client.session import Session
+from starter.client.temporal import CliError, one_line, shown
+from starter.client.terminal import CleanStream
 from starter.exports import FORMATS
-from starter.hints import SCRIPT, program
-from starter.progress import say
-from starter.requests import RequestError
-from starter.session import Session
-from starter.temporal import CliError, one_line, shown
-from starter.terminal import CleanStream
 
 EXIT_USAGE = 2
 #: The distribution whose version `--version` prints (pyproject.toml).
@@ -74,7 +74,7 @@ class Command:
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not usage + message
-        # The usage shows the program's name; the hint is what runs in this shell (starter/hints.py).
+        # The usage shows the program's name; the hint is what runs in this shell (starter/client/hints.py).
         words = self.prog.split(" ", 1)[1:] if self.prog.startswith(SCRIPT) else []
         say(f"error: {message} (see `{' '.join([program(), *words])} --help`)")
         sys.exit(EXIT_USAGE)
@@ -101,7 +101,7 @@ def request_arg(option: requests.Option) -> Arg:
 
 async def _serve_mcp(args: argparse.Namespace, session: Session) -> int:
     """Imported on use: the MCP SDK is not loaded for the other commands."""
-    from starter import mcp_server
+    from starter.mcp import server as mcp_server
 
     return await mcp_server.serve(args, session)
 

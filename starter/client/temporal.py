@@ -23,15 +23,15 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
-from starter.terminal import clean, escape
+from starter.client.terminal import clean, escape
 from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
+from workflows.research import DeepResearchWorkflow
 
-WORKFLOW_TYPE = "DeepResearchWorkflow"
-STATUS_QUERY = "status"
-EVENTS_QUERY = "events"
-ANSWER_UPDATE = "answer_clarification"
-ANSWER_SIGNAL = "clarification_answer"
+#: The workflow's type as Temporal's visibility names it (in list filters): the one string left,
+#: derived from the class. Everything else is called by method reference (names written once, in
+#: workflows/research.py, as samples-python's hello_query does).
+WORKFLOW_TYPE = DeepResearchWorkflow.__name__
 
 CONNECT_TIMEOUT = timedelta(seconds=3)
 #: How long one `status` query may take before we conclude no worker is answering.
@@ -102,19 +102,19 @@ async def deliver(
 
 async def query_status(handle: WorkflowHandle) -> ResearchStatus:
     """The `status` query; `CliError` when the workflow is unknown or no worker answers."""
-    return await _query(handle, "status", STATUS_QUERY, result_type=ResearchStatus)
+    return await _query(handle, "status", DeepResearchWorkflow.status)
 
 
 async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
     """The `events` query; `CliError` when the research is unknown or no worker answers."""
-    return await _query(handle, "events", EVENTS_QUERY, since, result_type=list[Event])
+    return await _query(handle, "events", DeepResearchWorkflow.events, since)
 
 
-async def _query(handle: WorkflowHandle, what: str, name: str, *args: Any, result_type: Any) -> Any:
+async def _query(handle: WorkflowHandle, what: str, query: Any, *args: Any) -> Any:
     """One query, its failures in one line: unknown research, no worker answering in time (or
     Ctrl-C while waiting), a query the workflow refused."""
     try:
-        return await handle.query(name, *args, result_type=result_type, rpc_timeout=QUERY_TIMEOUT)
+        return await handle.query(query, *args, rpc_timeout=QUERY_TIMEOUT)
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err
@@ -139,7 +139,7 @@ async def send_answer(handle: WorkflowHandle, text: str) -> str:
     text = clean(text).strip()
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
-            reply = await handle.execute_update(ANSWER_UPDATE, text, result_type=str)
+            reply = await handle.execute_update(DeepResearchWorkflow.answer_clarification, text)
         return reply or "answer accepted"
     except WorkflowUpdateFailedError as err:
         reason = root_message(err)
@@ -156,7 +156,7 @@ async def send_answer(handle: WorkflowHandle, text: str) -> str:
         if is_not_found(err):
             raise not_found(handle.id) from err
         # The server refused updates altogether (disabled, too old): the signal still works.
-    await handle.signal(ANSWER_SIGNAL, text)
+    await handle.signal(DeepResearchWorkflow.clarification_answer, text)
     return "answer sent (signal)"
 
 

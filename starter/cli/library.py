@@ -16,21 +16,19 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from temporalio.exceptions import ApplicationError
-
 from activities.storage import store
-from starter import research_client
+from starter.cli.progress import say
+from starter.client import research_client
+from starter.client.library import read_library, stored_research, where
+from starter.client.session import Session
+from starter.client.temporal import CliError, shown
+from starter.client.terminal import clean
+from starter.client.titles import research_title
 from starter.exports import FORMATS
 from starter.exports import export as export_report
-from starter.progress import say
-from starter.session import Session
-from starter.temporal import CliError, shown
-from starter.terminal import clean
-from starter.titles import research_title, titled
 
 T = TypeVar("T")
 EXIT_OK = 0
@@ -50,7 +48,7 @@ async def history(args: argparse.Namespace, session: Session) -> int:
         return EXIT_OK
     if not entries:
         say(
-            f"no research stored yet in {_where(url)}"
+            f"no research stored yet in {where(url)}"
             if not args.filter
             else f"no stored research matches {args.filter!r}"
         )
@@ -110,7 +108,7 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     user = research_client.local_owner(session.cfg)
     entry = read_library(lambda: store.rename_research(url, args.id, user, title))
     if entry is None:
-        raise CliError(f"no stored research with id {shown(args.id)} in {_where(url)}", EXIT_USAGE)
+        raise CliError(f"no stored research with id {shown(args.id)} in {where(url)}", EXIT_USAGE)
     if args.json:
         print(entry.model_dump_json(indent=2))
     else:
@@ -119,34 +117,6 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
 
 
 # --- standalone reports ---------------------------------------------------------------------------
-
-
-def stored_research(session: Session, research_id: str) -> store.StoredResearch:
-    url = session.cfg.research_db_url
-    stored = read_library(lambda: store.load_research(url, research_id))
-    mine = research_client.local_owner(session.cfg)
-    if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
-        stored = None  # another user's: unknown here, like an id that does not exist
-    if stored is None:
-        raise CliError(
-            f"no stored research with id {shown(research_id)} in {_where(url)}", EXIT_USAGE
-        )
-    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
-
-
-def read_library(query: Callable[[], T]) -> T:
-    """Run a library read; its classified errors become the CLI's one line, exit 2."""
-    try:
-        return query()
-    except ApplicationError as err:
-        raise CliError(err.message, EXIT_USAGE) from None
-
-
-def _where(url: str) -> str:
-    try:
-        return store.safe(store.database_url(url))
-    except Exception:  # noqa: BLE001 - only for a message
-        return "RESEARCH_DB_URL"
 
 
 def write_file(path: Path, content: str | bytes) -> None:

@@ -16,8 +16,8 @@ import logging
 import time
 from pathlib import Path
 
-from starter.temporal import CliError
-from starter.terminal import escape
+from starter.client.temporal import CliError
+from starter.client.terminal import escape
 
 #: Files listed per kind of change; the rest are counted.
 LISTED = 20

@@ -1,4 +1,4 @@
-"""`python -m starter schedule ...`: standing research from the command line (starter/standing.py
+"""`python -m starter schedule ...`: standing research from the command line (starter/client/standing.py
 does the work). Owner: RESEARCH_USER, as for every research started from this machine."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from starter import research_client, standing
-from starter.progress import say
-from starter.requests import FLAGS, NAMES, build_request
-from starter.session import Session
+from starter.cli.progress import say
+from starter.client import research_client, standing
+from starter.client.requests import FLAGS, NAMES, build_request
+from starter.client.session import Session
 
 EXIT_OK = 0
 

@@ -40,8 +40,8 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings
-from starter import research_client
-from starter.temporal import CliError, shown
+from starter.client import research_client
+from starter.client.temporal import CliError, shown
 from workflows.models import ResearchRequest
 
 EXIT_USAGE, EXIT_UNKNOWN, EXIT_CONFLICT = 2, 4, 5

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from activities.storage import standing as stored
-from starter import research_client, standing
-from starter.requests import build_request
-from starter.session import Session
+from starter.client import research_client, standing
+from starter.client.requests import build_request
+from starter.client.session import Session
 
 
 def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> None:

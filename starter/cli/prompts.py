@@ -7,8 +7,8 @@ import asyncio
 
 from activities import tracing
 from activities.prompts.loader import push_prompts
-from starter.progress import say
-from starter.temporal import CliError, one_line
+from starter.cli.progress import say
+from starter.client.temporal import CliError, one_line
 
 EXIT_USAGE = 2
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from starter.citations_check import CheckRefused, CheckRequest, SourceGiven, check_request
-from starter.session import Session
+from starter.client.citations_check import CheckRefused, CheckRequest, SourceGiven, check_request
+from starter.client.session import Session
 
 
 def add_check_tool(server: Any, session: Session, one_line_errors: Any) -> None:

@@ -2,7 +2,7 @@
 steers, reads and lists research.
 
 Shaped like DeerFlow's gateway `services.py` with its `RunCreateRequest`: an entry point builds a
-`ResearchRequest` (`starter.requests.build_request`, the one mapping of the edges' `question` to
+`ResearchRequest` (`starter.client.requests.build_request`, the one mapping of the edges' `question` to
 the models' `query`), readies it here (`ready`: prices, a follow-up's conversation), and starts it
 with a `StartResearch` through `start`, the only `start_workflow` in `starter/` (a standing
 research's schedule starts its runs with `scheduled_start`, built the same way). `start` is also the
@@ -12,7 +12,7 @@ read without a worker. Everything after that is a thin call on a handle: `answer
 `cancel`, `status`, `events`, `result`; `list_research` reads Temporal's visibility into one shape
 of row (`ListedResearch`) for `list` and `GET /api/research` alike.
 
-Failures the person can cause or meet are `starter.temporal.CliError` (one line and an exit code);
+Failures the person can cause or meet are `starter.client.temporal.CliError` (one line and an exit code);
 the web app turns them into its status codes in one place (`starter.web.deps.api_error`).
 """
 
@@ -37,12 +37,11 @@ from temporalio.service import RPCError
 
 from activities.storage import store
 from config import Settings
-from starter import followup, progress
-from starter.requests import check_prices, check_sources
-from starter.reviews import send_review
-from starter.session import Session
-from starter.temporal import (
-    EVENTS_QUERY,
+from starter.client import followup, hints
+from starter.client.requests import check_prices, check_sources
+from starter.client.session import Session
+from starter.client.steering import send_review
+from starter.client.temporal import (
     WORKFLOW_TYPE,
     CliError,
     is_not_found,
@@ -54,6 +53,7 @@ from starter.temporal import (
 )
 from workflows.events import Event
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus, Stage
+from workflows.research import DeepResearchWorkflow
 
 EXIT_USAGE = 2
 #: The longest summary line a research carries in Temporal's Web UI.
@@ -214,7 +214,7 @@ async def start(
     request = run.request.model_copy(update=update)
     try:
         return await client.start_workflow(
-            WORKFLOW_TYPE,
+            DeepResearchWorkflow.run,
             request,
             id=run.id,
             task_queue=cfg.temporal_task_queue,
@@ -227,17 +227,17 @@ async def start(
     except WorkflowAlreadyStartedError as err:
         raise CliError(
             f"a research with id {shown(run.id)} is already running "
-            f"(follow it with `{progress.result_command(run.id)}`)",
+            f"(follow it with `{hints.result_command(run.id)}`)",
             EXIT_USAGE,
         ) from err
 
 
 def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWorkflow:
-    """What a standing research's schedule starts (starter/standing.py): the same workflow, request,
+    """What a standing research's schedule starts (starter/client/standing.py): the same workflow, request,
     owner, summary and memo as `start`, each run's id being RUN.id plus the time Temporal appends."""
     request = run.request.model_copy(update={"owner": run.owner, "attended": False})
     return ScheduleActionStartWorkflow(
-        WORKFLOW_TYPE,
+        DeepResearchWorkflow.run,
         request,
         id=run.id,
         task_queue=cfg.temporal_task_queue,
@@ -264,9 +264,7 @@ async def events_as_sent(
     research: WorkflowHandle, since: int, rpc_timeout: timedelta | None = None
 ) -> list[Event]:
     """The `events` query with Temporal's own errors (the web app's poller tells them apart)."""
-    return await research.query(
-        EVENTS_QUERY, since, result_type=list[Event], rpc_timeout=rpc_timeout
-    )
+    return await research.query(DeepResearchWorkflow.events, since, rpc_timeout=rpc_timeout)
 
 
 async def answer(research: WorkflowHandle, text: str) -> str:

@@ -9,11 +9,11 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from activities.storage import store
-from starter import library, research_client
-from starter.requests import research_id
-from starter.session import Session
-from starter.temporal import shown
-from starter.titles import research_title
+from starter.client import library, research_client
+from starter.client.requests import research_id
+from starter.client.session import Session
+from starter.client.temporal import shown
+from starter.client.titles import research_title
 
 
 def add_library_tools(server: Any, session: Session, one_line_errors: Any) -> None:

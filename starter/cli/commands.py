@@ -12,12 +12,14 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
 from config import OFFLINE_NOTICE
-from starter import library, progress, research_client, reviews
-from starter.progress import say
-from starter.requests import FLAGS, NAMES, build_request
-from starter.session import Session
-from starter.stream import EventPrinter, EventStream
-from starter.temporal import (
+from starter.cli import library, progress, reviews
+from starter.cli.progress import say
+from starter.cli.stream import EventPrinter
+from starter.client import research_client
+from starter.client.events import EventStream
+from starter.client.requests import FLAGS, NAMES, build_request
+from starter.client.session import Session
+from starter.client.temporal import (
     AnswerRefused,
     CliError,
     deliver,

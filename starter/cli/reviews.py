@@ -21,21 +21,16 @@ from typing import Any
 
 from temporalio.client import (
     WorkflowHandle,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.service import RPCError
 
-from starter import progress
-from starter.hints import program
-from starter.progress import say
-from starter.session import Session
-from starter.temporal import CliError, Refused, deliver, is_not_found, not_found, root_message
-from starter.terminal import clean
+from starter.cli import progress
+from starter.cli.progress import say
+from starter.client.hints import program
+from starter.client.session import Session
+from starter.client.steering import ReviewRefused, send_review
+from starter.client.temporal import CliError, deliver
 from workflows.models import STEP_LIMITS, ResearchStatus, ReviewTarget
 
-REVIEW_UPDATE = "review"
-UPDATE_WAIT_S = 30.0
 EXIT_OK, EXIT_USAGE = 0, 2
 #: The draft report's lines shown where a person decides on it; a longer draft is cut there, with
 #: the command that shows it whole (`status ID`).
@@ -55,13 +50,9 @@ STEPS_HELP = (
 )
 
 
-class ReviewRefused(Refused):
-    """The workflow's validator refused the review."""
-
-
 async def review(args: argparse.Namespace, session: Session) -> int:
     payload = _payload(args)
-    from starter.research_client import check_owner  # it sends reviews through this module
+    from starter.client.research_client import check_owner  # it sends reviews through this module
 
     handle = (await session.connect()).get_workflow_handle(args.id)
     await check_owner(handle, session.cfg)
@@ -111,40 +102,6 @@ def parse_steps(text: str) -> list[dict[str, str]]:
         title, description = parts[0].strip(), (parts[1].strip() if len(parts) > 1 else "")
         steps.append({"title": title, "description": description})
     return steps
-
-
-async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
-    """Send PAYLOAD through the validating `review` update, its feedback and steps without control
-    characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
-    try:
-        async with asyncio.timeout(UPDATE_WAIT_S):
-            return await handle.execute_update(REVIEW_UPDATE, cleaned(payload), result_type=str)
-    except WorkflowUpdateFailedError as err:
-        raise ReviewRefused(root_message(err)) from err
-    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        raise CliError(
-            f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the review was not confirmed)"
-        ) from err
-    except RPCError as err:
-        if is_not_found(err):
-            raise not_found(handle.id) from err
-        raise
-
-
-def cleaned(payload: dict[str, Any]) -> dict[str, Any]:
-    """The review with `terminal.clean` applied to its feedback and to each step's texts."""
-    out = {**payload}
-    if isinstance(out.get("feedback"), str):
-        out["feedback"] = clean(out["feedback"])
-    if isinstance(out.get("steps"), list):
-        out["steps"] = [
-            {key: clean(value) if isinstance(value, str) else value for key, value in step.items()}
-            if isinstance(step, dict)
-            else step
-            for step in out["steps"]
-        ]
-    return out
 
 
 def review_command(workflow_id: str) -> str:

@@ -1,5 +1,5 @@
 """`python -m starter check FILE [--source N=PATH_OR_URL ...] [--json]`: a text's citations,
-checked against its sources with the verifier a research uses (starter/citations_check.py).
+checked against its sources with the verifier a research uses (starter/client/citations_check.py).
 
 A pure client-side command: no Temporal, no worker. The sources are read here, local files as the
 user's own documents and URLs through the crawler; the model's judge is asked when an LLM is
@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from starter import citations_check as checking
-from starter.session import Session
-from starter.temporal import CliError, shown
+from starter.client import citations_check as checking
+from starter.client.session import Session
+from starter.client.temporal import CliError, shown
 
 #: The verdicts as the human output shows them, aligned.
 SHOWN = {

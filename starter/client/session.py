@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from temporalio.client import Client
 
 from config import Settings
-from starter.temporal import connect
+from starter.client.temporal import connect
 
 
 @dataclass

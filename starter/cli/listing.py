@@ -18,10 +18,10 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from starter import research_client
-from starter.hints import program
-from starter.progress import say
-from starter.session import Session
+from starter.cli.progress import say
+from starter.client import research_client
+from starter.client.hints import program
+from starter.client.session import Session
 from workflows.models import Stage
 from workflows.record import WAITING
 

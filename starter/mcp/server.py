@@ -3,13 +3,13 @@
 An agent or editor (any MCP client) starts a research, follows it, answers its clarification
 question or its review, and reads the report, with the same rules as the CLI, because the tools
 are the starter's own commands underneath: the request is built and validated by
-`starter.requests` (the `research` tool's arguments are its OPTIONS marked `mcp`), answers go
+`starter.client.requests` (the `research` tool's arguments are its OPTIONS marked `mcp`), answers go
 through the validating `answer_clarification` and `review` updates, progress is the research's
 event stream, reports come from Temporal or the research library.
 
 - Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
   `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`,
-  `check_claims` (starter/mcp_check.py). A tool that cannot do what was asked returns an MCP tool
+  `check_claims` (starter/mcp/check.py). A tool that cannot do what was asked returns an MCP tool
   error (`isError`) whose text is one line saying why, e.g. `answer refused: no clarification
   question is pending`; an id or other input shown back in it is cut to a hundred characters, and
   an id longer than ID_MAX_CHARS is refused.
@@ -24,8 +24,7 @@ event stream, reports come from Temporal or the research library.
   needed (the question or the review is returned, with the tool that answers it), or MAX_WAIT_S
   pass (then the id, to wait again with `research_status` or `get_report`).
 
-Nothing is printed on stdout but the protocol: the starter's progress lines go to stderr.
-"""
+Nothing is printed on stdout but the protocol: the starter's progress lines go to stderr."""
 
 from __future__ import annotations
 
@@ -43,9 +42,9 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.service import RPCError
 
 from activities.storage import store
-from starter import library, research_client
-from starter.exports.markup import to_markdown
-from starter.requests import (
+from starter.client import library, research_client
+from starter.client.events import EventStream
+from starter.client.requests import (
     OPTIONS,
     QUESTION,
     RequestError,
@@ -54,9 +53,8 @@ from starter.requests import (
     default,
     research_id,
 )
-from starter.session import Session
-from starter.stream import EventStream
-from starter.temporal import (
+from starter.client.session import Session
+from starter.client.temporal import (
     CliError,
     deliver,
     is_not_found,
@@ -64,8 +62,12 @@ from starter.temporal import (
     root_message,
     shown,
 )
-from starter.terminal import clean
-from starter.titles import titled
+from starter.client.terminal import clean
+from starter.client.titles import titled
+from starter.exports.markup import to_markdown
+from starter.mcp import check as mcp_check  # issue 36
+from starter.mcp import library as mcp_library  # issue 31
+from starter.mcp import standing as mcp_standing  # issue 32
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.
@@ -130,8 +132,6 @@ def build_server(session: Session) -> ResearchServer:
     server.tool()(research_tool(session))
     _add_following_tools(server, session)
     _add_library_tools(server, session)
-    from starter import mcp_check, mcp_library, mcp_standing  # issues 36, 31, 32
-
     mcp_library.add_library_tools(server, session, one_line_errors)
     mcp_standing.add_standing_tools(server, session, one_line_errors)
     mcp_check.add_check_tool(server, session, one_line_errors)
@@ -140,7 +140,7 @@ def build_server(session: Session) -> ResearchServer:
 
 def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
     """The `research` tool. Its arguments are the question, the request options whose row in
-    `starter.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
+    `starter.client.requests.OPTIONS` says `mcp`, typed and defaulted by the model, and `wait`."""
 
     async def research(
         ctx: Context, wait: bool = False, attended: bool = False, **values: Any

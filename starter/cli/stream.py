@@ -14,70 +14,11 @@ keeps, and sees plainly (a first seq above `since + 1`) when more than the kept 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TextIO
 
-from temporalio.client import WorkflowHandle
-from temporalio.service import RPCError
-
-from starter.progress import WIDTH, clip, fit, say
-from starter.temporal import CliError, is_not_found, query_events
+from starter.cli.progress import WIDTH, clip, fit
 from workflows.events import Event, EventKind
-
-#: The poll interval right after new events, and the longest it stretches to while none come.
-FAST_S, SLOW_S = 0.25, 2.0
-BACKOFF = 1.6
-
-
-class EventStream:
-    """The events of one research after `since`, one query per `poll`."""
-
-    def __init__(self, handle: WorkflowHandle, since: int = 0) -> None:
-        self.handle = handle
-        self.seq = max(since, 0)
-        self.delay = FAST_S
-        #: The question or review the research waits for (the last request not yet answered).
-        self.pending: Event | None = None
-        self.complained: set[str] = set()
-
-    async def poll(self, tolerant: bool = True) -> list[Event]:
-        """The events after the last one seen. `tolerant`: a worker that does not answer is said
-        once and retried, not fatal (it may be restarting). An unknown id always raises."""
-        try:
-            batch = await query_events(self.handle, self.seq)
-        except CliError as err:
-            if not tolerant:
-                raise
-            self._once(f"waiting: {err} (still trying)")
-            return []
-        except RPCError as err:
-            if is_not_found(err) or not tolerant:
-                raise
-            return []  # e.g. the first workflow task has not run yet
-        if batch and batch[0].seq > self.seq + 1:
-            say(
-                f"note: events {self.seq + 1} to {batch[0].seq - 1} are no longer kept "
-                "(a research keeps its last 500)"
-            )
-        for event in batch:
-            if event.kind in (EventKind.QUESTION, EventKind.REVIEW_REQUESTED):
-                self.pending = event
-            elif event.kind in (EventKind.ANSWER, EventKind.REVIEW, EventKind.DONE):
-                self.pending = None
-        if batch:
-            self.seq = batch[-1].seq
-        self.delay = FAST_S if batch else min(self.delay * BACKOFF, SLOW_S)
-        return batch
-
-    async def pause(self, end: asyncio.Future) -> None:
-        """Wait before the next poll: the current backoff, or less if the research ends."""
-        await asyncio.wait({end}, timeout=self.delay)
-
-    def _once(self, message: str) -> None:
-        if message not in self.complained:
-            self.complained.add(message)
-            say(message)
 
 
 def line(event: Event) -> str:

@@ -1,0 +1,50 @@
+"""The research library as a person's client reads it: their own stored research only.
+
+The library is the database every finished research is written to (activities/storage/); the
+CLI's `history`, `show`, `export` and `library rename`, and the MCP tools read it through here, so
+another user's research is unknown in every front end alike, and a library error is one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from temporalio.exceptions import ApplicationError
+
+from activities.storage import store
+from starter.client import research_client
+from starter.client.session import Session
+from starter.client.temporal import CliError, shown
+from starter.client.titles import titled
+
+T = TypeVar("T")
+EXIT_USAGE = 2
+
+
+def stored_research(session: Session, research_id: str) -> store.StoredResearch:
+    url = session.cfg.research_db_url
+    stored = read_library(lambda: store.load_research(url, research_id))
+    mine = research_client.local_owner(session.cfg)
+    if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
+        stored = None  # another user's: unknown here, like an id that does not exist
+    if stored is None:
+        raise CliError(
+            f"no stored research with id {shown(research_id)} in {where(url)}", EXIT_USAGE
+        )
+    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
+
+
+def read_library(query: Callable[[], T]) -> T:
+    """Run a library read; its classified errors become the CLI's one line, exit 2."""
+    try:
+        return query()
+    except ApplicationError as err:
+        raise CliError(err.message, EXIT_USAGE) from None
+
+
+def where(url: str) -> str:
+    try:
+        return store.safe(store.database_url(url))
+    except Exception:  # noqa: BLE001 - only for a message
+        return "RESEARCH_DB_URL"

@@ -1,0 +1,63 @@
+"""Sending a person's review to a research: the one way every front end does it.
+
+The workflow's `review` update validates what a signal would only record (nothing pending, a
+decision that is not exactly approve / revise / cancel, bad steps), so a refusal comes back at once
+with the workflow's own reason. Kept apart from the CLI's review prompt (starter/cli/reviews.py) so
+the research client, which the web app and MCP use, needs nothing of the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.client import (
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.service import RPCError
+
+from starter.client.temporal import CliError, Refused, is_not_found, not_found, root_message
+from starter.client.terminal import clean
+from workflows.research import DeepResearchWorkflow
+
+UPDATE_WAIT_S = 30.0
+
+
+class ReviewRefused(Refused):
+    """The workflow's validator refused the review."""
+
+
+async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
+    """Send PAYLOAD through the validating `review` update, its feedback and steps without control
+    characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
+    try:
+        async with asyncio.timeout(UPDATE_WAIT_S):
+            return await handle.execute_update(DeepResearchWorkflow.review, cleaned(payload))
+    except WorkflowUpdateFailedError as err:
+        raise ReviewRefused(root_message(err)) from err
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
+        raise CliError(
+            f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+            "(the review was not confirmed)"
+        ) from err
+    except RPCError as err:
+        if is_not_found(err):
+            raise not_found(handle.id) from err
+        raise
+
+
+def cleaned(payload: dict[str, Any]) -> dict[str, Any]:
+    """The review with `terminal.clean` applied to its feedback and to each step's texts."""
+    out = {**payload}
+    if isinstance(out.get("feedback"), str):
+        out["feedback"] = clean(out["feedback"])
+    if isinstance(out.get("steps"), list):
+        out["steps"] = [
+            {key: clean(value) if isinstance(value, str) else value for key, value in step.items()}
+            if isinstance(step, dict)
+            else step
+            for step in out["steps"]
+        ]
+    return out
