@@ -123,3 +123,12 @@ class ReflectionRow(_Child, Base):
     suggested_changes: Mapped[Any] = mapped_column(JSON)
     #: Revision 0003: the steps judged together (null before it, and for one step).
     steps: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class RevokedSessionRow(Base):
+    """A web session signed out before it expired (revision 0008): every replica of the web app
+    refuses its cookie (starter/web/sessions.py)."""
+
+    __tablename__ = "web_revoked_sessions"
+    session_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[int] = mapped_column(Integer)

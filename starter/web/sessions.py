@@ -1,7 +1,7 @@
 """What makes a session end and sign-in attempts slow down (used by starter/web/auth.py):
 
 - `Revocations`: the sessions signed out before they expired, kept in the research library's
-  database (table `web_revoked_sessions`, made here if missing), so every replica that shares the
+  database (table `web_revoked_sessions`, revision 0008 of its migrations), so every replica that shares the
   library refuses a signed-out cookie at once. The replica that signed out also remembers it in
   memory (so it holds while the library is unreachable); the others ask the database.
 - `Attempts`: failed sign-ins and Bearer tokens, counted per client address (and in all, as a
@@ -18,23 +18,18 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import threading
 import time
 from collections import defaultdict, deque
 from pathlib import Path
 
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from activities.storage.schema import RevokedSessionRow
 
 log = logging.getLogger(__name__)
 
-_META = MetaData()
-REVOKED = Table(
-    "web_revoked_sessions",
-    _META,
-    Column("session_id", String(64), primary_key=True),
-    Column("expires_at", Integer, nullable=False),
-)
+REVOKED = RevokedSessionRow.__table__
 
 #: Failed attempts one client may make in WINDOW_S; all clients together, ALL_FAILURES.
 WINDOW_S = 60.0
@@ -47,19 +42,11 @@ class Revocations:
     def __init__(self, db_url: str) -> None:
         self.db_url = db_url
         self.local: dict[str, int] = {}
-        self._ready = False
-        self._lock = threading.Lock()
 
     def _engine(self):  # type: ignore[no-untyped-def]
         from activities.storage import store
 
-        engine = store.engine_for(store.database_url(self.db_url))
-        if not self._ready:
-            with self._lock:
-                if not self._ready:
-                    _META.create_all(engine, checkfirst=True)
-                    self._ready = True
-        return engine
+        return store.engine_for(store.database_url(self.db_url))  # migrated: the table exists
 
     def revoke(self, session_id: str, expires_at: int) -> None:
         self.local[session_id] = expires_at

@@ -565,3 +565,32 @@ def test_a_standing_run_reads_its_previous_run_with_fingerprints_and_evidence(db
     assert [(e.source_id, e.text) for e in previous.evidence] == [
         (1, "Settling tanks let sand fall out.")
     ]
+
+
+def test_a_library_whose_web_app_made_the_sessions_table_migrates_and_keeps_its_sign_outs(
+    tmp_path: Path,
+) -> None:
+    """Migration 0008 (issue 37): the signed-out sessions' table belongs to the migrations now. A
+    library of revision 0007 where the web app had made the table itself keeps it, rows and all;
+    a new library gets it from the migration."""
+    from alembic import command
+    from alembic.config import Config
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    config = Config()
+    config.set_main_option("script_location", str(store.MIGRATIONS))
+    engine = sqlalchemy.create_engine(store.database_url(url))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0007")
+        connection.exec_driver_sql(
+            "CREATE TABLE web_revoked_sessions (session_id VARCHAR(64) PRIMARY KEY,"
+            " expires_at INTEGER NOT NULL)"
+        )
+        connection.exec_driver_sql("INSERT INTO web_revoked_sessions VALUES ('s1', 4102444800)")
+    engine.dispose()
+
+    assert count(url, "web_revoked_sessions") == 1  # the store migrated it on first use
+    assert count(url, "alembic_version") == 1
+    fresh = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    assert count(fresh, "web_revoked_sessions") == 0

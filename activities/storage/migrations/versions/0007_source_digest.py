@@ -4,7 +4,7 @@ name from a new document. Rows written before have none: their sources compare b
 
 Revision ID: 0007
 Revises: 0006
-Create Date: 2026-11-29
+Create Date: 2026-11-27
 """
 
 import sqlalchemy as sa
