@@ -570,11 +570,13 @@ async def test_a_server_without_max_tokens_gets_max_completion_tokens(
 
 
 async def test_a_server_that_does_not_answer_in_time_is_a_retryable_timeout(
-    llm: FakeLLM, engine: OpenAIEngine, monkeypatch: pytest.MonkeyPatch
+    llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(
-        PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], request_timeout_s=0.3)
+        PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], silence_timeout_s=0.3)
     )
+    # No allowance for reading the prompt: the silence timeout alone (streaming.py).
+    engine = make_engine(llm.base_url, llm_prompt_tokens_per_s=1e6)
     llm.delay_s = 2.0
     llm.replies = [completion(ROUTE_REPLY)]
 
