@@ -191,10 +191,8 @@ def _timed_out(
     """Which of the three limits ran out, in words a person can act on (retryable)."""
     where = f"the LLM endpoint {redact(where)} (model {model})"
     if now >= patience.deadline - 0.05:
-        why = (
-            f"{where} was still replying when the call reached LLM_CALL_LIMIT_S "
-            f"({reply.chunks} chunks received)"
-        )
+        doing = f"was still replying ({reply.chunks} chunks)" if reply.chunks else "sent nothing"
+        why = f"{where} {doing} when the call reached its limit, LLM_CALL_LIMIT_S"
     elif reply.chunks:
         why = (
             f"{where} went silent for {patience.silence_s:g} s after {reply.chunks} chunks "
