@@ -956,6 +956,16 @@ def test_parse_reply_rejects_text_without_an_object() -> None:
         parse_reply("no json here", REPLIES["route"])
 
 
+def test_a_reply_with_raw_line_breaks_inside_a_string_is_read() -> None:
+    """Qwen2.5-Coder-1.5B wrote its report's Markdown with raw newlines inside the JSON string
+    (`make test-models MODELS=qwen`): strict JSON refuses them, and the report fell back twice."""
+    raw = '{"markdown": "# Ownership\n\nEach value has an owner [1].", "claims": []}'
+    with pytest.raises(ValueError):
+        json.loads(raw)  # the newlines are characters in the string, not escapes
+    reply = parse_reply(raw, REPLIES["synthesize"])
+    assert reply.markdown == "# Ownership\n\nEach value has an owner [1]."
+
+
 async def test_page_text_is_delimited_as_data_and_cannot_close_its_delimiter(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
