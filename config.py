@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from temporalio.converter import DataConverter
 
 DEFAULT_MODEL = "gpt-4o-mini"
+#: The most LLM_CALL_LIMIT_S may be: what the workflow gives an LLM activity (workflows/roles.py).
+LLM_CALL_LIMIT_MAX_S = 3600.0
 
 
 class ConfigError(ValueError):
@@ -44,9 +46,24 @@ class Settings(BaseSettings):
     llm_model_simple: str | None = None
     llm_model_analytical: str | None = None
     llm_model_complex: str | None = None
-    #: Seconds one LLM request may take before it counts as a failed (retryable) attempt; default
-    #: per role (60 s, the report 120 s), never above what the workflow gives the activity.
-    llm_request_timeout_s: float | None = Field(default=None, gt=0, le=85)
+    #: Replies are streamed (activities/openai_engine/streaming.py), so a slow model may take
+    #: minutes as long as it keeps writing. Seconds the endpoint may go without sending a token
+    #: once it has begun replying; longer, the attempt fails (LLMTimeout, retried). Default per
+    #: prompt (60 s, the report 120 s). LLM_REQUEST_TIMEOUT_S is its older name.
+    llm_silence_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=LLM_CALL_LIMIT_MAX_S,
+        validation_alias=AliasChoices("llm_silence_timeout_s", "llm_request_timeout_s"),
+    )
+    #: Before its first token a server reads the whole prompt and says nothing (llama.cpp cannot
+    #: stream its progress): that wait is allowed the silence timeout plus the prompt's tokens at
+    #: this many tokens a second (a CPU reads a 1.5B model's prompt at about 17).
+    llm_prompt_tokens_per_s: float = Field(default=10.0, gt=0)
+    #: The longest one LLM call may take in all, however steadily it writes (its retries each get
+    #: as long again). The workflow gives an LLM activity LLM_CALL_LIMIT_MAX_S, so this is the
+    #: deployment's own ceiling below it.
+    llm_call_limit_s: float = Field(default=900.0, ge=1, le=LLM_CALL_LIMIT_MAX_S)
     #: The model's context window in tokens, for a server that does not state it (llama-cpp-python,
     #: a proxy): prompts are fitted to it. Unset: asked of the server (activities/openai_engine/servers.py).
     llm_context_tokens: int | None = Field(default=None, ge=512, le=10_000_000)

@@ -42,6 +42,14 @@ def served(prompt_tokens: int, completion_tokens: int, cost: Usage | None = None
             total.price_in, total.price_out = cost.price_in, cost.price_out
 
 
+def beat() -> None:
+    """Heartbeat now, with the running total as every beat carries it: a streaming call's sign
+    that the model is writing (outside an activity, as in the engine's own tests, nothing)."""
+    total = _METER.get()
+    if total is not None and activity.in_activity():
+        activity.heartbeat(total.model_dump())
+
+
 def spent_before() -> Usage:
     """The usage earlier attempts of this activity recorded in their heartbeats."""
     details = activity.info().heartbeat_details

@@ -1,7 +1,7 @@
 """Every activity the research calls, one row each: the one place a role is defined.
 
 A row says what history records (the activity name), what goes in and comes out, which prompts an
-LLM role asks with and how (model tier, temperature, `max_tokens`, HTTP timeout), how long one
+LLM role asks with and how (model tier, temperature, `max_tokens`, silence timeout), how long one
 attempt may take, how it is retried, and what the research does when the retries are spent.
 
 Everything else is built from the rows. The workflow calls activities by name through them
@@ -41,9 +41,9 @@ class Tier(str, Enum):
 @dataclass(frozen=True)
 class Prompt:
     """One prompt file a role asks with (`activities/prompts/<file>.md`), and how an engine asks
-    it: which tier's model, how warm, the longest reply, and how long one HTTP call may take
-    (below the activity's start-to-close timeout, so the client gives up first and the failure
-    is classified). Low temperatures for decisions (routing at 0.3 per seed 000), a little
+    it: which tier's model, how warm, the longest reply, and how long the endpoint may go without
+    sending a token once it has begun replying (replies are streamed, so a slow model may write
+    for minutes; activities/openai_engine/streaming.py). Low temperatures for decisions (routing at 0.3 per seed 000), a little
     higher where variety helps."""
 
     file: str
@@ -52,7 +52,7 @@ class Prompt:
     #: The longest reply the engine asks for (`max_tokens`): what bounds a call's cost before it
     #: is made (workflows/budget.py). A reply cut off there is continued once (openai engine).
     max_tokens: int = 1000
-    request_timeout_s: float = 60.0
+    silence_timeout_s: float = 60.0
 
 
 LLM_RETRY = RetryPolicy(
@@ -73,7 +73,12 @@ SAVE_RETRY = RetryPolicy(
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=6,
 )
-LLM_TIMEOUT = timedelta(seconds=90)
+#: The most a deployment may let one LLM call take (LLM_CALL_LIMIT_S, config.py, checks it is
+#: at most this; a test checks they agree). The workflow cannot read the deployment's settings,
+#: so every LLM activity gets this much plus a minute: the engine's own limits end a call first
+#: with a classified error, and a dead worker is noticed by the heartbeat timeout, not by this.
+LLM_CALL_LIMIT_MAX = timedelta(hours=1)
+LLM_TIMEOUT = LLM_CALL_LIMIT_MAX + timedelta(minutes=1)
 #: Activities heartbeat every 5 s while they wait (activities/heartbeats.py): a worker that dies
 #: mid-call is noticed after this long instead of after the call's whole start-to-close timeout.
 HEARTBEAT_TIMEOUT = timedelta(seconds=20)
@@ -189,8 +194,7 @@ SYNTHESIZE = Role(
     m.SynthesizeInput,
     m.SynthesizeOutput,
     "a plain report of the step observations",
-    asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, request_timeout_s=120.0),),
-    timeout=timedelta(seconds=180),
+    asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, silence_timeout_s=120.0),),
 )
 # A long report is written in pieces (workflows/reporting.py): the outline, each section
 # (concurrently) and the summary; each piece is a reply of its own size.
@@ -206,8 +210,7 @@ WRITE_SECTION = Role(
     m.SectionInput,
     m.SectionOutput,
     "the section lists its steps' observations as found",
-    asks=(Prompt("agent_section_writer", COMPLEX, 0.3, max_tokens=2500, request_timeout_s=120.0),),
-    timeout=timedelta(seconds=180),
+    asks=(Prompt("agent_section_writer", COMPLEX, 0.3, max_tokens=2500, silence_timeout_s=120.0),),
 )
 SUMMARIZE = Role(
     "summarize_report",
@@ -308,7 +311,7 @@ def _retries(policy: RetryPolicy) -> str:
 
 
 def _prompt(p: Prompt) -> str:
-    return f"`{p.file}`: {p.tier.value}, {p.temperature:g}, {p.max_tokens}, {_seconds(p.request_timeout_s)}"
+    return f"`{p.file}`: {p.tier.value}, {p.temperature:g}, {p.max_tokens}, {_seconds(p.silence_timeout_s)}"
 
 
 def markdown_table() -> str:
@@ -316,7 +319,7 @@ def markdown_table() -> str:
     rows = [
         [
             "activity",
-            "prompt: tier, temperature, max_tokens, HTTP timeout",
+            "prompt: tier, temperature, max_tokens, silence timeout",
             "timeout",
             "attempts",
             "when the retries are spent",

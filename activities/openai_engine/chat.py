@@ -4,7 +4,8 @@
 Langfuse or the file, prompts/loader.py) with values of the kinds the prompt declares (untrusted
 text only wrapped, prompts/quoting.py) and the data rule stated; fits it into the model's context
 window by trimming quoted text (fitting.py, with the window the server states, servers.py); asks
-with the prompt's tier, temperature, `max_tokens` and timeout; and validates the reply with the
+with the prompt's tier, temperature and `max_tokens`, streaming the reply within the limits of
+streaming.py (silence, the prompt's reading, the call's ceiling); and validates the reply with the
 role's reply model (replies.py). It tries strict structured output first; a server that refuses a
 feature, in whatever words and status, gets the call again without it (client.py), and one that
 overflows its window gets it again fitted. A reply cut off at `max_tokens` is continued once.
@@ -14,6 +15,7 @@ generation.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -40,8 +42,9 @@ from activities.openai_engine.servers import (
     facts_for,
     probe_context,
 )
+from activities.openai_engine.streaming import Patience, Streamed, stream_completion
 from activities.prompts.loader import PromptBook, checked, stated
-from activities.usage import served
+from activities.usage import beat, served
 from config import Settings
 from workflows.activity_models import Usage
 from workflows.redaction import redact
@@ -53,6 +56,11 @@ CONTINUE = (
     "Your reply was cut off by the length limit. Continue it exactly where it stopped: "
     "write only the rest, with no preface and nothing repeated."
 )
+
+
+#: One request's particulars: prompt file, model, messages, request fields, what the server is
+#: known to take, and the event loop's time by which the whole call must end.
+Asked = tuple[str, str, list[dict[str, str]], dict[str, Any], ServerFacts, float]
 
 
 class Chat:
@@ -94,6 +102,8 @@ class Chat:
         model = self.model_for(role, file)
         checked(file, values)  # page text only wrapped: every value of the kind its prompt declares
         facts = await self._facts(model)
+        # The call's ceiling (LLM_CALL_LIMIT_S) covers every request it makes: below the activity's.
+        deadline = asyncio.get_running_loop().time() + self._settings.llm_call_limit_s
         while True:
             template, content, options = await self._fitted(file, reply, values, facts)
             messages = [{"role": "user", "content": content}]
@@ -109,13 +119,13 @@ class Chat:
                     **(trace or {}),
                 },
             ) as generation:
-                completion = await self._complete(file, model, messages, options, generation, facts)
-                if completion is None:
+                asked = (file, model, messages, options, facts, deadline)
+                streamed = await self._complete(asked, generation)
+                if streamed is None:
                     continue  # a refused feature or an overflowed window: ask again, adapted
-                parsed, usage = await self._read(
-                    file, model, messages, options, completion, reply, generation
-                )
-                facts.learn_ratio(len(content), usage.prompt_tokens if usage.requests == 1 else 0)
+                parsed, usage = await self._read(asked, streamed.completion, reply, generation)
+                learned = usage.requests == 1 and not streamed.estimated  # a count, not a guess
+                facts.learn_ratio(len(content), usage.prompt_tokens if learned else 0)
                 generation.succeeded(
                     parsed.model_dump(), usage, describe(parsed) if describe else None
                 )
@@ -154,26 +164,12 @@ class Chat:
             fitted = smaller
         raise fitting.too_long(file, needed, facts)
 
-    async def _complete(
-        self,
-        file: str,
-        model: str,
-        messages: list[dict[str, str]],
-        options: dict[str, Any],
-        generation: tracing.Generation,
-        facts: ServerFacts,
-    ) -> Any | None:
+    async def _complete(self, asked: Asked, generation: tracing.Generation) -> Streamed | None:
         """One request; None when the server refused an optional feature (now in
         `facts.unsupported`) or overflowed a window it had not stated (now `facts.context_tokens`)."""
+        _, model, _, options, facts, _ = asked
         try:
-            # What `chat.completions.create` sends, without its pass that converts typed params
-            # (ours are plain JSON already): a tenth of the worker's CPU per call (issue 24).
-            return await self._client.post(
-                "/chat/completions",
-                cast_to=ChatCompletion,
-                body={"model": model, "messages": messages, **options},
-                options={"timeout": self._timeout(file)},
-            )
+            return await self._request(asked)
         except openai.APIStatusError as err:
             if self._adapted(err, options, facts, model):
                 generation.failed("the server refused the request as sent; asking again adapted")
@@ -181,6 +177,39 @@ class Chat:
             raise self._failed(generation, err, model) from None
         except openai.OpenAIError as err:
             raise self._failed(generation, err, model) from None
+        except ApplicationError as failure:  # out of patience (streaming.py)
+            generation.failed(failure.message)
+            raise
+
+    async def _request(self, asked: Asked) -> Streamed:
+        """The request, streamed unless the server refused streaming; then one silent wait, as
+        long as the call may still take."""
+        file, model, messages, options, facts, deadline = asked
+        body = {"model": model, "messages": messages, **options}
+        if options.get("stream"):
+            prompt_tokens = fitting.estimate("".join(m["content"] for m in messages), facts)
+            silence = self._settings.llm_silence_timeout_s or PROMPTS[file].silence_timeout_s
+            rate = self._settings.llm_prompt_tokens_per_s
+            return await stream_completion(
+                self._client,
+                body,
+                Patience.for_prompt(silence, prompt_tokens, rate, deadline),
+                prompt_tokens=prompt_tokens,
+                beat=beat,
+                spent=lambda sent, got: served(sent, got, self._priced(sent, got, model)),
+                where=self._base_url,
+            )
+        # What `chat.completions.create` sends, without its pass that converts typed params
+        # (ours are plain JSON already): a tenth of the worker's CPU per call (issue 24).
+        remaining = max(1.0, deadline - asyncio.get_running_loop().time())
+        return Streamed(
+            await self._client.post(
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body=body,
+                options={"timeout": remaining},
+            )
+        )
 
     def _adapted(
         self, err: openai.APIStatusError, options: dict[str, Any], facts: ServerFacts, model: str
@@ -213,23 +242,15 @@ class Chat:
         return False
 
     async def _read(
-        self,
-        file: str,
-        model: str,
-        messages: list[dict[str, str]],
-        options: dict[str, Any],
-        completion: Any,
-        reply: type[BaseModel],
-        generation: tracing.Generation,
+        self, asked: Asked, completion: Any, reply: type[BaseModel], generation: tracing.Generation
     ) -> tuple[Any, Usage]:
         """The completion's reply and what it cost (continued once if it was cut off)."""
+        model = asked[1]
         usage = self._usage(completion, model)
         served(usage.prompt_tokens, usage.completion_tokens, usage)
         try:
             if _cut_off(completion):
-                return await self._continued(
-                    file, model, messages, options, completion, reply, usage
-                )
+                return await self._continued(asked, completion, reply, usage)
             return read_reply(completion, reply, model, lambda err: self._error(err, model)), usage
         except ApplicationError as failure:
             text = completion.choices[0].message.content if completion.choices else None
@@ -242,18 +263,12 @@ class Chat:
             ) from None
 
     async def _continued(
-        self,
-        file: str,
-        model: str,
-        messages: list[dict[str, str]],
-        options: dict[str, Any],
-        completion: Any,
-        reply: type[BaseModel],
-        usage: Usage,
+        self, asked: Asked, completion: Any, reply: type[BaseModel], usage: Usage
     ) -> tuple[Any, Usage]:
         """A reply cut off at `max_tokens` is continued once, in the same conversation, rather
         than thrown away: the two parts are read as one reply. A continuation that is cut off
         too fails as a truncated reply (the role's fallback applies)."""
+        file, model, messages, options, facts, deadline = asked
         partial = completion.choices[0].message.content
         more_messages = [
             *messages,
@@ -262,12 +277,9 @@ class Chat:
         ]
         plain = {k: v for k, v in options.items() if k != "response_format"}
         try:
-            more = await self._client.post(
-                "/chat/completions",
-                cast_to=ChatCompletion,
-                body={"model": model, "messages": more_messages, **plain},
-                options={"timeout": self._timeout(file)},
-            )
+            more = (
+                await self._request((file, model, more_messages, plain, facts, deadline))
+            ).completion
         except openai.OpenAIError as err:
             raise self._error(err, model) from None
         extra = self._usage(more, model)
@@ -289,8 +301,14 @@ class Chat:
 
     def _usage(self, completion: Any, model: str) -> Usage:
         """What one completion cost: its tokens, priced by the model's row (None: no price known)."""
-        prompt_tokens = getattr(completion.usage, "prompt_tokens", 0) or 0
-        completion_tokens = getattr(completion.usage, "completion_tokens", 0) or 0
+        usage = completion.usage
+        if isinstance(usage, dict):  # a streamed reply put together (streaming.py)
+            return self._priced(usage["prompt_tokens"], usage["completion_tokens"], model)
+        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+        return self._priced(prompt_tokens, completion_tokens, model)
+
+    def _priced(self, prompt_tokens: int, completion_tokens: int, model: str) -> Usage:
         price = pricing.price_of(model, self._prices)
         return Usage(
             prompt_tokens=prompt_tokens,
@@ -301,9 +319,6 @@ class Chat:
             price_in=price.input if price else 0.0,
             price_out=price.output if price else 0.0,
         )
-
-    def _timeout(self, file: str) -> float:
-        return self._settings.llm_request_timeout_s or PROMPTS[file].request_timeout_s
 
     def _error(self, err: openai.OpenAIError, model: str) -> ApplicationError:
         return classify_error(err, model=model, base_url=self._base_url, secret=self._secret)

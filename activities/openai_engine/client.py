@@ -15,12 +15,15 @@ rung at a time, keeping decoding constrained as long as the server can:
    into a grammar, so even a 135M model cannot answer outside the schema);
 3. `json_object` alone; 4. no `response_format`. From rung 2 on the schema is also in the prompt.
 
-The client itself (`connect`) leaves retries to Temporal: `max_retries=0`.
+Replies are streamed (`stream`, with `stream_options.include_usage`; streaming.py); a server that
+refuses either is asked without it, the same way. The client itself (`connect`) leaves retries to
+Temporal: `max_retries=0`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import openai
@@ -40,13 +43,19 @@ JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT = "json_schema", "json_object+schem
 RUNGS = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT)
 #: Sampling and length fields a server may refuse (reasoning models: `temperature`, `max_tokens`).
 KNOBS = ("temperature", "max_tokens", "max_completion_tokens")
+#: Streaming (streaming.py) and its usage chunk: a server that refuses them is asked without.
+STREAM, STREAM_OPTIONS = "stream", "stream_options"
+_NO_STREAMING = re.compile(
+    r"\bstream(?:ing)? (?:is )?not (?:supported|allowed)|does not support stream", re.I
+)
 #: Statuses that say who the caller is or how fast it may ask, never which field was wrong.
 NOT_ABOUT_FIELDS = frozenset({401, 403, 429})
 
 
 def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
     """The endpoint's client (one connection pool): a local server needs no key, the SDK's own
-    retries are off and its default timeout is the longest prompt's."""
+    retries are off, and its default timeout is the longest a call may take (each request sets
+    its own, streaming.py)."""
     key = secret or (NO_KEY if settings.openai_base_url else "")
     if not key:
         raise ApplicationError(
@@ -59,7 +68,7 @@ def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
         api_key=key,
         base_url=settings.openai_base_url,
         max_retries=0,  # Temporal owns retries
-        timeout=max(p.request_timeout_s for p in PROMPTS.values()),
+        timeout=settings.llm_call_limit_s,
     )
 
 
@@ -82,6 +91,10 @@ def refused_features(err: openai.APIStatusError, sent: set[str]) -> set[str]:
         return set()
     text = server_text(err)
     param = (err.param or "").lower()
+    if STREAM_OPTIONS in sent and (param.startswith(STREAM_OPTIONS) or STREAM_OPTIONS in text):
+        return {STREAM_OPTIONS}
+    if STREAM in sent and (param == STREAM or _NO_STREAMING.search(text)):
+        return {STREAM, STREAM_OPTIONS}
     for knob in KNOBS:  # a named param is the surest sign; max_completion_tokens before max_tokens
         if knob in sent and param.startswith(knob):
             return {knob}
@@ -129,12 +142,16 @@ def build_request(
         options["max_tokens"] = max_tokens
     elif "max_completion_tokens" not in unsupported:
         options["max_completion_tokens"] = max_tokens
+    if STREAM not in unsupported:
+        options[STREAM] = True
+        if STREAM_OPTIONS not in unsupported:
+            options[STREAM_OPTIONS] = {"include_usage": True}
     return content, options
 
 
 def features_sent(options: dict[str, Any]) -> set[str]:
     """The optional features a request carries, by the names refusals are remembered by."""
-    sent = set(KNOBS) & options.keys()
+    sent = set((*KNOBS, STREAM, STREAM_OPTIONS)) & options.keys()
     format_ = options.get("response_format")
     if format_ is not None:
         kind = format_.get("type")

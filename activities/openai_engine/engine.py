@@ -15,10 +15,12 @@ output, keeping only what the reply may say (citations of sources it was shown, 
   of the process and asks again without it (client.py); the reply is then parsed tolerantly.
 
 Retries belong to Temporal, not to the HTTP client: the client is built with `max_retries=0` and
-every failure leaves as an `ApplicationError` classified by `classify_error` (errors.py). Each call
-has its own timeout below the activity's start-to-close timeout, so a hung server shows up as a
-clean `LLMTimeout` attempt instead of a killed activity. Each prompt's model tier, temperature and
-timeout are in its role's row (`workflows/roles.py`); LLM_REQUEST_TIMEOUT_S overrides the timeout.
+every failure leaves as an `ApplicationError` classified by `classify_error` (errors.py). Replies
+are streamed and each call has its own limits below the activity's start-to-close timeout (silence,
+the prompt's reading, the call's ceiling: streaming.py), so a hung server shows up as a clean
+`LLMTimeout` attempt while a slow one that keeps writing is let finish. Each prompt's model tier,
+temperature and silence timeout are in its role's row (`workflows/roles.py`);
+LLM_SILENCE_TIMEOUT_S overrides the silence timeout.
 """
 
 from __future__ import annotations

@@ -93,7 +93,8 @@ def _cleaned(value: Any) -> Any:
 
 def parse_reply(text: str | None, model: type[T]) -> T:
     """Validate a reply that should be one JSON object, tolerating what models wrap around it:
-    `<think>` blocks, ```json fences, prose before or after, enum values in the wrong case.
+    `<think>` blocks, ```json fences, prose before or after, enum values in the wrong case, raw
+    line breaks inside strings.
     Raises ValueError (pydantic's ValidationError is one) when no valid object is found."""
     cleaned = without_reasoning(text or "").strip()
     fenced = _FENCE.search(cleaned)
@@ -102,7 +103,10 @@ def parse_reply(text: str | None, model: type[T]) -> T:
     start, end = cleaned.find("{"), cleaned.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the reply contains no JSON object")
-    data = json.loads(cleaned[start : end + 1])
+    # strict=False: a raw newline or tab inside a string (a report's Markdown, written by a model
+    # without a grammar, or one whose grammar lets it: Qwen2.5-Coder-1.5B on llama.cpp) is read
+    # as what it plainly means instead of failing the reply.
+    data = json.loads(cleaned[start : end + 1], strict=False)
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
     data = _cleaned(data)

@@ -570,11 +570,13 @@ async def test_a_server_without_max_tokens_gets_max_completion_tokens(
 
 
 async def test_a_server_that_does_not_answer_in_time_is_a_retryable_timeout(
-    llm: FakeLLM, engine: OpenAIEngine, monkeypatch: pytest.MonkeyPatch
+    llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(
-        PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], request_timeout_s=0.3)
+        PROMPTS, "agent_orchestrator", replace(PROMPTS["agent_orchestrator"], silence_timeout_s=0.3)
     )
+    # No allowance for reading the prompt: the silence timeout alone (streaming.py).
+    engine = make_engine(llm.base_url, llm_prompt_tokens_per_s=1e6)
     llm.delay_s = 2.0
     llm.replies = [completion(ROUTE_REPLY)]
 
@@ -952,6 +954,16 @@ async def test_the_critic_scores_with_the_verification_figures(
 def test_parse_reply_rejects_text_without_an_object() -> None:
     with pytest.raises(ValueError):
         parse_reply("no json here", REPLIES["route"])
+
+
+def test_a_reply_with_raw_line_breaks_inside_a_string_is_read() -> None:
+    """Qwen2.5-Coder-1.5B wrote its report's Markdown with raw newlines inside the JSON string
+    (`make test-models MODELS=qwen`): strict JSON refuses them, and the report fell back twice."""
+    raw = '{"markdown": "# Ownership\n\nEach value has an owner [1].", "claims": []}'
+    with pytest.raises(ValueError):
+        json.loads(raw)  # the newlines are characters in the string, not escapes
+    reply = parse_reply(raw, REPLIES["synthesize"])
+    assert reply.markdown == "# Ownership\n\nEach value has an owner [1]."
 
 
 async def test_page_text_is_delimited_as_data_and_cannot_close_its_delimiter(

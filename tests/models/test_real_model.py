@@ -1,5 +1,6 @@
 """The main journeys with a real model behind a real server (`make test-models`, not `make test`):
-SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server, with no setting but its URL
+SmolLM2-135M-Instruct (all of them) or Qwen2.5-Coder-1.5B-Instruct (a light research; MODEL, see
+tests/models/llama.py) behind llama.cpp's OpenAI-compatible server, with no setting but its URL
 and model name, researching the project's own notes through the starter as a person would.
 
 What a person must be able to count on even with a model this small: the research completes
@@ -21,17 +22,18 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_end_to_end import Workers
-from tests.models.llama import free_port
+from tests.models.llama import MODEL, free_port
 from tests.starter.test_starter import starter
 
 pytestmark = [pytest.mark.models, pytest.mark.e2e]
 
 QUESTION = "How does ownership work in Rust and what happens when a value is moved?"
-#: A light research on 2 cores with a 135M model: about two minutes; room for a loaded machine.
-RESEARCH_TIMEOUT_S = 1800
+#: A light research on 2 cores: about two minutes with the 135M model, twenty with the 1.5B one;
+#: room for a loaded machine.
+RESEARCH_TIMEOUT_S = MODEL.time_budget_s + 600
 #: A light research as the journeys start it: no question back unless a test wants one, and time
 #: enough for a CPU model on a shared machine (the default light budget is 5 minutes).
-LIGHT = ("--depth", "light", "--time-budget", "1500")
+LIGHT = ("--depth", "light", "--time-budget", str(MODEL.time_budget_s))
 PLAIN = (*LIGHT, "--max-clarifications", "0")
 ENDED = {"completed", "failed", "cancelled"}
 #: Where each research's JSON result is kept for a person to read (MODEL_ARTIFACTS), if set.

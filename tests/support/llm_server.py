@@ -5,6 +5,9 @@ It answers each role sensibly (recognised by the structured-output schema the en
 can be told to misbehave for one role: reply with an error, garbage, or not at all for a while.
 Every request is recorded with its arrival and answer times, so tests can measure the gaps between
 retries, and `make bench` how long the LLM was busy (`latency_s`: every answer takes that long).
+A request with `stream=True` is answered token by token (tests/support/sse.py), `token_gap_s`
+apart, as a slow model writes; `streams=False` answers it with one JSON body, as a server that
+ignores `stream` would.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from activities.openai_engine import replies
 from tests.support.http_doubles import local_server, send_json, serving
+from tests.support.sse import events, send_stream
 
 #: The role behind each structured reply the engine asks for: the reply model's name is the JSON
 #: schema's name on the wire (activities/openai_engine/replies.py), one per LLM role.
@@ -58,6 +62,8 @@ class Fault:
     hang_s: float = 0.0
     #: "length": the reply is cut off (`body` is the part that came back).
     finish_reason: str = "stop"
+    #: A streamed reply falls silent for `hang_s` after this many chunks (instead of before any).
+    stall_after: int | None = None
 
 
 def answer(role: str, prompt: str) -> dict[str, Any]:
@@ -193,8 +199,13 @@ class ScriptedLLM:
         latency_s: float = 0.0,
         answers: Callable[[str, str], dict[str, Any]] = answer,
         usage_from_text: bool = False,
+        token_gap_s: float = 0.0,
+        streams: bool = True,
     ) -> None:
         self.served: list[Served] = []
+        self.token_gap_s, self.streams = token_gap_s, streams
+        #: False: a streamed reply ends without the usage chunk `include_usage` asks for.
+        self.usage_chunk = True
         self.faults: dict[str, list[Fault]] = {}
         self.usage_from_text = usage_from_text
         self.answer_for = answers
@@ -235,7 +246,7 @@ class ScriptedLLM:
                     body=body,
                 )
                 llm.served.append(record)
-                if fault is not None and fault.hang_s:
+                if fault is not None and fault.hang_s and fault.stall_after is None:
                     time.sleep(fault.hang_s)
                 if fault is not None and fault.status != 200:
                     record.status = fault.status
@@ -260,10 +271,27 @@ class ScriptedLLM:
                 record.usage = usage if record.completion else (0, 0)
                 if latency_s:
                     time.sleep(max(0.0, record.at + latency_s - time.monotonic()))
-                self._send(
-                    200, completion(content, fault.finish_reason if fault else "stop", usage), {}
-                )
+                self._answer(record, content, usage, fault)
                 record.ended = time.monotonic()
+
+            def _answer(
+                self, record: Served, content: str, usage: tuple[int, int], fault: Fault | None
+            ) -> None:
+                """The reply: streamed token by token when asked (and `streams`), else one body."""
+                finish = fault.finish_reason if fault else "stop"
+                if not (record.body.get("stream") and llm.streams):
+                    self._send(200, completion(content, finish, usage), {})
+                    return
+                asked_usage = (record.body.get("stream_options") or {}).get("include_usage")
+                whole = send_stream(
+                    self,
+                    events(content, finish, usage if asked_usage and llm.usage_chunk else None),
+                    llm.token_gap_s,
+                    fault.stall_after if fault else None,
+                    fault.hang_s if fault else 0.0,
+                )
+                record.completion = record.completion and whole
+                record.usage = record.usage if record.completion else (0, 0)
 
             def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
                 send_json(self, status, payload, headers)
@@ -306,8 +334,10 @@ def running_llm(
     latency_s: float = 0.0,
     answers: Callable[[str, str], dict[str, Any]] = answer,
     usage_from_text: bool = False,
+    token_gap_s: float = 0.0,
+    streams: bool = True,
 ) -> Iterator[ScriptedLLM]:
-    llm = ScriptedLLM(latency_s, answers, usage_from_text)
+    llm = ScriptedLLM(latency_s, answers, usage_from_text, token_gap_s, streams)
     with serving(llm.server):
         yield llm
 

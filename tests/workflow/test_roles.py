@@ -18,6 +18,7 @@ from activities.openai_engine.replies import REPLIES
 from activities.pages import read_page
 from activities.prompts.loader import PROMPTS_DIR, load_prompt
 from activities.search import search
+from config import LLM_CALL_LIMIT_MAX_S, Settings
 from tests.support.doubles import DEFAULTS, Script
 from workflows import roles
 from workflows.roles import LLM_ROLES, PROMPTS, ROLES, markdown_table
@@ -44,7 +45,7 @@ def test_every_llm_role_has_its_prompt_files(role: roles.Role) -> None:
             f"{role.name}: add activities/prompts/{prompt.file}.md"
         )
         assert load_prompt(prompt.file).variables
-        assert 0 < prompt.max_tokens and 0 < prompt.request_timeout_s < role.timeout.total_seconds()
+        assert 0 < prompt.max_tokens and 0 < prompt.silence_timeout_s < role.timeout.total_seconds()
 
 
 def test_every_prompt_file_is_a_rows() -> None:
@@ -105,3 +106,12 @@ def test_the_docs_show_the_table_the_rows_draw() -> None:
     assert markdown_table() in page, (
         "run `python -m workflows.roles` and paste it into docs/operations.md"
     )
+
+
+def test_an_llm_activity_may_take_the_longest_call_a_deployment_may_allow() -> None:
+    """The workflow cannot read LLM_CALL_LIMIT_S: every LLM role's start-to-close timeout is
+    above the most it may be (config.py), so the engine's own limits end a call first."""
+    assert roles.LLM_CALL_LIMIT_MAX.total_seconds() == LLM_CALL_LIMIT_MAX_S
+    assert Settings.model_fields["llm_call_limit_s"].metadata[-1].le == LLM_CALL_LIMIT_MAX_S
+    for role in LLM_ROLES:
+        assert role.timeout > roles.LLM_CALL_LIMIT_MAX, role.name
