@@ -206,3 +206,38 @@ class DocumentItem(BaseModel):
     name: str
     size: int
     uploaded_at: str
+
+
+# --- standing research (INTERFACE.md "Standing research and notifications") ---------------
+
+
+class StandingCreate(BaseModel):
+    """`POST /api/standing`: `question`, `every` or `cron`, `notify` (webhook URLs of its own),
+    `max_runs`, and any request field of `POST /api/research`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: Any = Field(default=None, description="the research question")
+    every: str | None = Field(default=None, description="e.g. 12h, 1d, 7d")
+    cron: str | None = Field(default=None, description="e.g. '0 8 * * 1' (UTC)")
+    notify: list[str] = Field(default_factory=list, description="webhook URLs of its own")
+    max_runs: int | None = Field(default=None, description="stop after this many scheduled runs")
+
+    def request_values(self) -> dict[str, Any]:
+        given = self.model_dump(exclude_unset=True)
+        for name in ("every", "cron", "notify", "max_runs", "attended"):
+            given.pop(name, None)
+        return given
+
+
+class StandingCreated(BaseModel):
+    id: str
+
+
+class RunStarted(BaseModel):
+    research_id: str
+
+
+class Deleted(BaseModel):
+    id: str
+    deleted: bool = True

@@ -12,12 +12,10 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from activities.storage import standing as stored
 from activities.storage import store
-from starter.client import standing
 from starter.client.temporal import CliError, one_line
 from starter.exports import clean
-from starter.web import auth
+from starter.web import auth, standing_service
 from starter.web.deps import Backend
 from starter.web.render import render_markdown
 from starter.web.templating import templates
@@ -50,15 +48,7 @@ async def standing_page(request: Request, question: str = "", depth: str = "") -
     items: list[dict[str, Any]] = []
     problem = None
     try:
-        client = await app.temporal()
-        for view in await standing.list_standing(client, app.cfg, user):
-            changed = await app.library(lambda url, sid=view.id: stored.changed_runs(url, sid))
-            items.append(
-                {
-                    **view.model_dump(mode="json"),
-                    "changed": changed.get(view.last_research_id or ""),
-                }
-            )
+        items = await standing_service.listed_with_changes(user, app)
     except Exception as err:  # noqa: BLE001 - the page says it, the form still works
         problem = f"Your standing research could not be listed: {one_line(str(getattr(err, 'message', err)))}"
     return page(
