@@ -15,9 +15,6 @@ most what the calls in flight wrote beyond their estimates (never beyond their `
 which the engine sends). The report always comes out, opening with a line that says it is
 partial and why. Under a budget, steps run at once only while it could pay for all of them.
 
-Researches recorded before this (patch `budget-from-served`) hold each call's worst case, its
-prompt plus its `max_tokens`, and keep the full reserve from the start (`estimate`).
-
 The reserve is sized from the evidence gathered so far: the report calls read the observations
 and the evidence pool, verification reads the evidence again, the critic reads the report; what
 the report calls write follows the report's length target (by depth). A prompt is estimated as
@@ -36,9 +33,8 @@ import math
 from dataclasses import dataclass
 
 from pydantic import BaseModel
-from temporalio import workflow
 
-from workflows import patches, roles
+from workflows import roles
 from workflows.events import Event, EventKind, emit
 from workflows.models import Budget, BudgetKind, Depth, StepStatus
 from workflows.parts import Ledger, Spending
@@ -103,13 +99,6 @@ def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
     ratio = seen if seen is not None else spending.ratio_seen
     ratio = 1.0 if ratio is None else min(4.0, max(0.25, ratio))
     return math.ceil((given + PROMPT_OVERHEAD) * ratio)
-
-
-def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
-    """The most a call of `role` may take: its prompt (estimated) plus its `max_tokens`."""
-    given = input_tokens(arg)
-    prompt = max(_prompt(spending, given), spending.prompt_seen.get(role.name, 0))
-    return _charge(spending, role, prompt, role.max_tokens, given)
 
 
 def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
@@ -184,10 +173,10 @@ def remember(
     price: tuple[float, float] | None,
     given_tokens: int,
 ) -> None:
-    """Learn from a served call: its per-request size, its prompt's own size, its model's price."""
+    """Learn from a served call: its per-request completion size, how far its prompt's estimate
+    was off, its model's price."""
     if requests > 0 and prompt_tokens > 0:
         per_request = prompt_tokens // requests
-        spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), per_request)
         spending.completion_seen[role] = max(
             spending.completion_seen.get(role, 0), completion_tokens // requests
         )
@@ -351,12 +340,6 @@ def target_words(state: ResearchState) -> int:
     )
 
 
-def learned() -> bool:
-    """Admission from what served calls cost (patch `budget-from-served`); outside a workflow
-    (the unit tests of this arithmetic) always."""
-    return not workflow.in_workflow() or patches.applied(patches.BUDGET_FROM_SERVED)
-
-
 def research_reserve(state: ResearchState) -> tuple[int, float]:
     """The reserve a research call must leave: the report's, checks included, once a step has
     been researched; before that only the report's one call (`likely` admission only)."""
@@ -368,7 +351,7 @@ def affordable(state: ResearchState, wave: list[int]) -> list[int]:
     observation and a share of the reflection, twice over (the reserve grows with each step).
     Steps left out stay pending for the next wave, so a tight budget costs time, not research."""
     limit, spending = state.ledger.budget, state.ledger.spending
-    if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None) or not learned():
+    if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None):
         return wave
     observe = expected(
         spending, roles.OBSERVE, PAGES_PER_STEP * PAGE_TEXT_LIMIT

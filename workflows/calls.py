@@ -23,7 +23,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget, model_use, patches
+from workflows import budget, model_use
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.parts import Ledger
@@ -81,7 +81,7 @@ async def _run(
 
 async def _execute(role: Role[Req, Rep], arg: Req) -> Rep:
     """The activity, local where the role says so (short, CPU-light work), else regular."""
-    if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
+    if role.local is not None and role.local(arg):
         return await workflow.execute_local_activity(
             role.name,
             arg,
@@ -136,26 +136,18 @@ def _unanswered(
     for lack of any answer, ends the research in one line (workflows/model_use.py)."""
     kind = cause.type if isinstance(cause, ApplicationError) else None
     no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
-    if (
-        no_answer
-        and model_use.never_answered(state.ledger.stats)
-        and patches.applied(patches.MODEL_ANSWERS)
-    ):
+    if no_answer and model_use.never_answered(state.ledger.stats):
         raise model_use.failure(message.splitlines()[0][:400]) from None
 
 
 def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
-    """Hold the call's likely cost (in histories recorded before, its worst case) against the
-    budgets (see workflows/budget.py)."""
+    """Hold the call's likely cost against the budgets (see workflows/budget.py)."""
     limit, spending = state.ledger.budget, state.ledger.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
-    learned = budget.learned()
-    charge = budget.likely(spending, role, arg) if learned else budget.estimate(spending, role, arg)
+    charge = budget.likely(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = (
-            budget.research_reserve(state) if learned else budget.report_reserve(state)
-        )
+        reserve_tokens, reserve_cost = budget.research_reserve(state)
         over = budget.over_budget(
             state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost
         )

@@ -1,8 +1,7 @@
 """What a research does for the people watching it (issue 32): notices when it completes, fails or
 waits for a person, and, as a run of a standing research, the comparison with its previous run.
 
-`DeepResearchWorkflow` asks `patches.applied(STANDING_AND_NOTICES)` once when it begins; only then
-does it call what is here (histories recorded before replay unchanged). `Watcher` runs beside the
+`DeepResearchWorkflow` starts a `Watcher` when it begins. It runs beside the
 research as a workflow task of its own: each time the research starts waiting for a person (a
 clarification, a plan review, a report review) it announces that once, so no stage module needs
 to know about notifications.
@@ -16,7 +15,6 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from workflows import patches
 from workflows.models import Claim, Stage
 from workflows.notify import Notice, NoticeKind, announce
 from workflows.standing import (
@@ -24,7 +22,6 @@ from workflows.standing import (
     PreviousRunInput,
     PreviousRunOutput,
     compare,
-    compare_by_wording,
     with_section,
 )
 from workflows.state import ResearchState
@@ -125,10 +122,7 @@ async def compare_with_previous(state: ResearchState, report: str, claims: list[
     if found.previous is None:
         return report
     material = state.material
-    if patches.applied(patches.FINDINGS_MATCHED):
-        changes = compare(found.previous, material.sources, claims, material.evidence_pool())
-    else:
-        changes = compare_by_wording(found.previous, material.sources, claims)
+    changes = compare(found.previous, material.sources, claims, material.evidence_pool())
     state.changes = changes
     return with_section(report, changes)
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import budget, citations, language, patches, roles
+from workflows import budget, citations, language, roles
 from workflows.activity_models import (
     OutlineInput,
     OutlineOutput,
@@ -53,7 +53,7 @@ async def synthesize(
         notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
-        if _in_sections(state) and patches.applied(patches.SECTIONED_REPORT):
+        if _in_sections(state):
             written = await _write_in_sections(state, feedback or [])
         if written is None:
             written = await _write_in_one_call(state, feedback or [])
