@@ -33,11 +33,15 @@ ARGS ?=
 demo: setup
 	$(PY) -m starter.stack demo $(ARGS)
 
-# ruff's rules and formatter as configured in pyproject.toml; `make test` runs it first.
+# ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
+# MYPY_PATHS: one word more checks one more package. `make test` runs it first.
+MYPY_PATHS ?= workflows
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy $(MYPY_PATHS)
 
+# Everything: lint and every test but the real-model ones (`make test-models`).
 test: setup browser lint
 	$(PY) -m pytest
 

@@ -36,10 +36,10 @@ from pydantic import BaseModel
 
 from workflows import roles
 from workflows.events import Event, EventKind, emit
-from workflows.models import Budget, BudgetKind, Depth, StepStatus
+from workflows.models import Budget, BudgetKind, Depth, PlanStep, StepStatus
 from workflows.parts import Ledger, Spending
 from workflows.record import PAGE_TEXT_LIMIT
-from workflows.roles import Role
+from workflows.roles import AnyRole
 from workflows.state import ResearchState
 
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
@@ -101,7 +101,7 @@ def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
     return math.ceil((given + PROMPT_OVERHEAD) * ratio)
 
 
-def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
+def likely(spending: Spending, role: AnyRole, arg: BaseModel) -> Charge:
     """What a call of `role` will likely take, for admission: its prompt (estimated with the
     role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
     given = input_tokens(arg)
@@ -115,7 +115,7 @@ def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     )
 
 
-def _completion(spending: Spending, role: Role, words: int | None = None) -> int:
+def _completion(spending: Spending, role: AnyRole, words: int | None = None) -> int:
     """What a call will likely write: as the role wrote before, with a margin; before it has
     served, the words it is asked for (report prose, as the reserve counts them), else half
     its `max_tokens`."""
@@ -128,12 +128,12 @@ def _completion(spending: Spending, role: Role, words: int | None = None) -> int
     return role.max_tokens // 2
 
 
-def _prose(role: Role, words: int) -> int:
+def _prose(role: AnyRole, words: int) -> int:
     """The tokens of `words` words of report prose and its claims list, within `max_tokens`."""
     return min(role.max_tokens, math.ceil(words * TOKENS_PER_WORD) + 100)
 
 
-def _charge(spending: Spending, role: Role, prompt: int, completion: int, given: int) -> Charge:
+def _charge(spending: Spending, role: AnyRole, prompt: int, completion: int, given: int) -> Charge:
     price_in, price_out = _prices(spending, role.name)
     return Charge(
         prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given
@@ -141,7 +141,7 @@ def _charge(spending: Spending, role: Role, prompt: int, completion: int, given:
 
 
 def expected(
-    spending: Spending, role: Role, input_chars: int, writes_words: int | None = None
+    spending: Spending, role: AnyRole, input_chars: int, writes_words: int | None = None
 ) -> tuple[int, float]:
     """What a call of `role` will likely take, for the reserve: what it writes follows the words
     it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
@@ -284,7 +284,7 @@ def sectioned_depth(depth: Depth) -> bool:
     return depth in (Depth.MEDIUM, Depth.EXTENDED, Depth.AUTO)
 
 
-def completed(steps: list) -> list:  # type: ignore[type-arg]
+def completed(steps: list[PlanStep]) -> list[PlanStep]:
     return [s for s in steps if s.status is StepStatus.COMPLETED]
 
 

@@ -10,6 +10,7 @@ to know about notifications.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TypedDict, Unpack
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -19,6 +20,7 @@ from workflows.models import Claim, Stage
 from workflows.notify import Notice, NoticeKind, announce
 from workflows.standing import (
     PREVIOUS_RUN,
+    Changes,
     PreviousRunInput,
     PreviousRunOutput,
     compare,
@@ -36,7 +38,17 @@ WAITING = {
 ERROR_CHARS = 300
 
 
-def notice(state: ResearchState, kind: NoticeKind, **extra: object) -> Notice:
+class Extra(TypedDict, total=False):
+    """What a notice of one kind adds (`Notice`'s optional fields)."""
+
+    waiting_for: str | None
+    pending: str | None
+    outcome: str | None
+    error: str | None
+    changes: Changes | None
+
+
+def notice(state: ResearchState, kind: NoticeKind, **extra: Unpack[Extra]) -> Notice:
     request = state.request
     return Notice(
         event=kind,
@@ -46,11 +58,11 @@ def notice(state: ResearchState, kind: NoticeKind, **extra: object) -> Notice:
         at=workflow.now(),
         standing_id=request.standing_id,
         notify=list(request.notify),
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
-async def send(state: ResearchState, kind: NoticeKind, **extra: object) -> None:
+async def send(state: ResearchState, kind: NoticeKind, **extra: Unpack[Extra]) -> None:
     """Announce KIND (a child id unique to this research and moment: the last event's seq)."""
     child = f"{workflow.info().workflow_id}/notify/{state.events.last_seq}/{kind.value}"
     await announce(notice(state, kind, **extra), child)

@@ -106,7 +106,7 @@ async def _write_in_one_call(
             evidence=material.evidence,
             read=material.read_evidence([s.id for s in material.sources]),
             target_words=budget.target_words(state),
-            **({"feedback": feedback} if feedback else {}),
+            feedback=feedback,
         ),
     )
     if report is None:
@@ -169,8 +169,11 @@ async def _write_in_sections(
             target_words=SUMMARY_WORDS,
         ),
     )
-    *bodies, summary = await asyncio.gather(*writing, summarizing)
-    return assemble(state, outline, sections, bodies, summary)
+    # One task each, the sections' first and the summary's last, as the history records them.
+    bodies = [asyncio.ensure_future(w) for w in writing]
+    summary = asyncio.ensure_future(summarizing)
+    await asyncio.gather(*bodies, summary)
+    return assemble(state, outline, sections, [b.result() for b in bodies], summary.result())
 
 
 def _section_input(

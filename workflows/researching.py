@@ -10,6 +10,7 @@ becomes a new step.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from temporalio import workflow
 
@@ -96,7 +97,9 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
     return results
 
 
-async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
+async def _search_for(
+    state: ResearchState, step: PlanStep, about: dict[str, Any]
+) -> list[SearchHit]:
     if step.queries:  # written with the plan: no call of their own
         queries = step.queries[:SEARCH_QUERIES_PER_STEP]
     else:
