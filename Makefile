@@ -43,8 +43,8 @@ lint: setup
 
 # The fast loop: lint, then every test not marked e2e (the real worker as a process of its own,
 # the browser, real models), in CHECK_JOBS processes (pytest-xdist; a test file stays in one).
-# Measured 2026-11-27 on 2 shared cores: 6 min 55 s with 2 processes (1,645 tests), 10 min 40 s
-# in one (CHECK_JOBS=0); most of it is waiting on servers and timers, not CPU.
+# Measured 2026-11-27 on 2 cores shared with other work: 4 min 44 s to 6 min 55 s with 2 processes
+# (1,645 tests), 10 min 40 s in one (CHECK_JOBS=0); most of it is waiting on servers and timers.
 CHECK_JOBS ?= 2
 check: setup lint
 	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not e2e and not browser and not models"
