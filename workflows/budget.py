@@ -15,9 +15,6 @@ most what the calls in flight wrote beyond their estimates (never beyond their `
 which the engine sends). The report always comes out, opening with a line that says it is
 partial and why. Under a budget, steps run at once only while it could pay for all of them.
 
-Researches recorded before this (patch `budget-from-served`) hold each call's worst case, its
-prompt plus its `max_tokens`, and keep the full reserve from the start (`estimate`).
-
 The reserve is sized from the evidence gathered so far: the report calls read the observations
 and the evidence pool, verification reads the evidence again, the critic reads the report; what
 the report calls write follows the report's length target (by depth). A prompt is estimated as
@@ -36,14 +33,13 @@ import math
 from dataclasses import dataclass
 
 from pydantic import BaseModel
-from temporalio import workflow
 
-from workflows import patches, roles
+from workflows import roles
 from workflows.events import Event, EventKind, emit
-from workflows.models import Budget, BudgetKind, Depth, StepStatus
+from workflows.models import Budget, BudgetKind, Depth, PlanStep, StepStatus
 from workflows.parts import Ledger, Spending
 from workflows.record import PAGE_TEXT_LIMIT
-from workflows.roles import Role
+from workflows.roles import AnyRole
 from workflows.state import ResearchState
 
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
@@ -105,14 +101,7 @@ def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
     return math.ceil((given + PROMPT_OVERHEAD) * ratio)
 
 
-def estimate(spending: Spending, role: Role, arg: BaseModel) -> Charge:
-    """The most a call of `role` may take: its prompt (estimated) plus its `max_tokens`."""
-    given = input_tokens(arg)
-    prompt = max(_prompt(spending, given), spending.prompt_seen.get(role.name, 0))
-    return _charge(spending, role, prompt, role.max_tokens, given)
-
-
-def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
+def likely(spending: Spending, role: AnyRole, arg: BaseModel) -> Charge:
     """What a call of `role` will likely take, for admission: its prompt (estimated with the
     role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
     given = input_tokens(arg)
@@ -126,7 +115,7 @@ def likely(spending: Spending, role: Role, arg: BaseModel) -> Charge:
     )
 
 
-def _completion(spending: Spending, role: Role, words: int | None = None) -> int:
+def _completion(spending: Spending, role: AnyRole, words: int | None = None) -> int:
     """What a call will likely write: as the role wrote before, with a margin; before it has
     served, the words it is asked for (report prose, as the reserve counts them), else half
     its `max_tokens`."""
@@ -139,12 +128,12 @@ def _completion(spending: Spending, role: Role, words: int | None = None) -> int
     return role.max_tokens // 2
 
 
-def _prose(role: Role, words: int) -> int:
+def _prose(role: AnyRole, words: int) -> int:
     """The tokens of `words` words of report prose and its claims list, within `max_tokens`."""
     return min(role.max_tokens, math.ceil(words * TOKENS_PER_WORD) + 100)
 
 
-def _charge(spending: Spending, role: Role, prompt: int, completion: int, given: int) -> Charge:
+def _charge(spending: Spending, role: AnyRole, prompt: int, completion: int, given: int) -> Charge:
     price_in, price_out = _prices(spending, role.name)
     return Charge(
         prompt + completion, (prompt * price_in + completion * price_out) / 1_000_000, given
@@ -152,7 +141,7 @@ def _charge(spending: Spending, role: Role, prompt: int, completion: int, given:
 
 
 def expected(
-    spending: Spending, role: Role, input_chars: int, writes_words: int | None = None
+    spending: Spending, role: AnyRole, input_chars: int, writes_words: int | None = None
 ) -> tuple[int, float]:
     """What a call of `role` will likely take, for the reserve: what it writes follows the words
     it is asked for (report prose), else what the role wrote before, else half its `max_tokens`."""
@@ -184,10 +173,10 @@ def remember(
     price: tuple[float, float] | None,
     given_tokens: int,
 ) -> None:
-    """Learn from a served call: its per-request size, its prompt's own size, its model's price."""
+    """Learn from a served call: its per-request completion size, how far its prompt's estimate
+    was off, its model's price."""
     if requests > 0 and prompt_tokens > 0:
         per_request = prompt_tokens // requests
-        spending.prompt_seen[role] = max(spending.prompt_seen.get(role, 0), per_request)
         spending.completion_seen[role] = max(
             spending.completion_seen.get(role, 0), completion_tokens // requests
         )
@@ -295,7 +284,7 @@ def sectioned_depth(depth: Depth) -> bool:
     return depth in (Depth.MEDIUM, Depth.EXTENDED, Depth.AUTO)
 
 
-def completed(steps: list) -> list:  # type: ignore[type-arg]
+def completed(steps: list[PlanStep]) -> list[PlanStep]:
     return [s for s in steps if s.status is StepStatus.COMPLETED]
 
 
@@ -351,12 +340,6 @@ def target_words(state: ResearchState) -> int:
     )
 
 
-def learned() -> bool:
-    """Admission from what served calls cost (patch `budget-from-served`); outside a workflow
-    (the unit tests of this arithmetic) always."""
-    return not workflow.in_workflow() or patches.applied(patches.BUDGET_FROM_SERVED)
-
-
 def research_reserve(state: ResearchState) -> tuple[int, float]:
     """The reserve a research call must leave: the report's, checks included, once a step has
     been researched; before that only the report's one call (`likely` admission only)."""
@@ -368,7 +351,7 @@ def affordable(state: ResearchState, wave: list[int]) -> list[int]:
     observation and a share of the reflection, twice over (the reserve grows with each step).
     Steps left out stay pending for the next wave, so a tight budget costs time, not research."""
     limit, spending = state.ledger.budget, state.ledger.spending
-    if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None) or not learned():
+    if len(wave) < 2 or (limit.max_tokens is None and limit.max_cost_usd is None):
         return wave
     observe = expected(
         spending, roles.OBSERVE, PAGES_PER_STEP * PAGE_TEXT_LIMIT

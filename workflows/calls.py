@@ -23,12 +23,12 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows import budget, model_use, patches
+from workflows import budget, model_use
 from workflows.activity_models import Usage
 from workflows.models import TokenCount
 from workflows.parts import Ledger
 from workflows.redaction import redact
-from workflows.roles import HEARTBEAT_TIMEOUT, Role
+from workflows.roles import HEARTBEAT_TIMEOUT, AnyRole, Role
 from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
 from workflows.state import ResearchState
 
@@ -66,7 +66,8 @@ async def _run(
         if is_cancelled_exception(err):
             raise asyncio.CancelledError() from err
         cause = err.cause if isinstance(err, ActivityError) else err
-        return _failed(state, role, cause or err, charge)
+        _failed(state, role, cause or err, charge)
+        return None
     if role.llm:
         account(
             state.ledger,
@@ -81,15 +82,18 @@ async def _run(
 
 async def _execute(role: Role[Req, Rep], arg: Req) -> Rep:
     """The activity, local where the role says so (short, CPU-light work), else regular."""
-    if role.local is not None and role.local(arg) and patches.applied(patches.LOCAL_ACTIVITIES):
-        return await workflow.execute_local_activity(
+    # Called by name: the SDK decodes the result as `role.output`, a `Rep`.
+    result: Rep
+    if role.local is not None and role.local(arg):
+        result = await workflow.execute_local_activity(
             role.name,
             arg,
             result_type=role.output,
             start_to_close_timeout=role.timeout,
             retry_policy=role.retry,
         )
-    return await workflow.execute_activity(
+        return result
+    result = await workflow.execute_activity(
         role.name,
         arg,
         result_type=role.output,
@@ -97,9 +101,12 @@ async def _execute(role: Role[Req, Rep], arg: Req) -> Rep:
         heartbeat_timeout=HEARTBEAT_TIMEOUT,
         retry_policy=role.retry,
     )
+    return result
 
 
-def _failed(state: ResearchState, role: Role, cause: BaseException, charge: budget.Charge) -> None:
+def _failed(
+    state: ResearchState, role: AnyRole, cause: BaseException, charge: budget.Charge
+) -> None:
     """A call whose retries are spent: account for it, then end the research (an error no retry
     fixes, a model that never answered) or note the fallback the caller applies."""
     if role.llm:
@@ -130,32 +137,24 @@ def _failed(state: ResearchState, role: Role, cause: BaseException, charge: budg
 
 
 def _unanswered(
-    state: ResearchState, role: Role, cause: BaseException | None, message: str
+    state: ResearchState, role: AnyRole, cause: BaseException | None, message: str
 ) -> None:
     """Count a call the model left unanswered; a model that has answered nothing yet, failing
     for lack of any answer, ends the research in one line (workflows/model_use.py)."""
     kind = cause.type if isinstance(cause, ApplicationError) else None
     no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
-    if (
-        no_answer
-        and model_use.never_answered(state.ledger.stats)
-        and patches.applied(patches.MODEL_ANSWERS)
-    ):
+    if no_answer and model_use.never_answered(state.ledger.stats):
         raise model_use.failure(message.splitlines()[0][:400]) from None
 
 
-def admit(state: ResearchState, role: Role, arg: BaseModel) -> budget.Charge | None:
-    """Hold the call's likely cost (in histories recorded before, its worst case) against the
-    budgets (see workflows/budget.py)."""
+def admit(state: ResearchState, role: AnyRole, arg: BaseModel) -> budget.Charge | None:
+    """Hold the call's likely cost against the budgets (see workflows/budget.py)."""
     limit, spending = state.ledger.budget, state.ledger.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)
-    learned = budget.learned()
-    charge = budget.likely(spending, role, arg) if learned else budget.estimate(spending, role, arg)
+    charge = budget.likely(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = (
-            budget.research_reserve(state) if learned else budget.report_reserve(state)
-        )
+        reserve_tokens, reserve_cost = budget.research_reserve(state)
         over = budget.over_budget(
             state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost
         )

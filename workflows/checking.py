@@ -1,17 +1,16 @@
 """Checking the report (seed 002's citation-aware synthesis, seed 004's critic).
 
-Each cited sentence becomes a claim; a cheap lexical check (`workflows/verification.py`, free)
-catches citations pointing at unrelated sources, the judge decides the rest in batches;
-unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
+Each cited sentence becomes a claim, checked against what was read of the sources it cites:
+deterministically first (workflows/judging.py, workflows/alignment.py), by the model's judge only
+once it has passed its canaries (issue 36); unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
 report. Partly supported sentences stay, marked. Then the critic scores the report.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 
-from workflows import judging, patches, roles, verification
+from workflows import judging, roles, verification
 from workflows.activity_models import (
     ClaimCheck,
     CritiqueInput,
@@ -23,17 +22,12 @@ from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
-    CheckedBy,
     Claim,
     Critique,
-    Evidence,
     Verdict,
     VerificationSummary,
 )
 from workflows.state import ResearchState
-
-#: Claims per judge call: enough to batch, few enough that one verdict list stays short.
-CLAIMS_PER_JUDGE = 12
 
 
 async def check(
@@ -94,17 +88,15 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     texts = [s.text for s in sentences]
     claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
     # Issue 36: checked against what was read, deterministically first, by a model's judge only
-    # once it has passed its canaries. Asked once, here: a history from before keeps its way.
-    measured = patches.applied(patches.MEASURED_CITATIONS)
-    judge = _judge_measured if measured else _judge
-    method = await judge(state, claims, range(len(claims)))
+    # once it has passed its canaries.
+    method = await _judge(state, claims, range(len(claims)))
     unsupported = [i for i, c in enumerate(claims) if c.verdict is Verdict.UNSUPPORTED]
     if unsupported:
         rewrites = await _revise(state, claims, unsupported)
         for i, sentence in rewrites.items():
             report = verification.replace_sentence(report, texts[i], sentence)
             texts[i] = sentence
-        await judge(state, claims, list(rewrites))
+        await _judge(state, claims, list(rewrites))
     for i, claim in enumerate(claims):
         if claim.verdict is Verdict.UNSUPPORTED:
             report = verification.remove_sentence(report, texts[i])
@@ -116,81 +108,15 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     }
     report = verification.drop_unused_sources(report, still_cited)
     state.writeup.verification = verification.summarize(claims, method=method)
-    if measured:
-        calibration = state.ledger.stats.judge_calibration
-        state.writeup.verification.checked_by = judging.checked_by(claims, calibration)
-        state.writeup.verification.calibration = calibration
+    calibration = state.ledger.stats.judge_calibration
+    state.writeup.verification.checked_by = judging.checked_by(claims, calibration)
+    state.writeup.verification.calibration = calibration
     return report.rstrip() + "\n\n" + verification.verification_note(
         state.writeup.verification
     ) + "\n", claims
 
 
-def _judge_input(
-    state: ResearchState, claims: list[Claim], batch: list[int], pool: list[Evidence]
-) -> VerifyClaimsInput:
-    """One batch of claims for the judge, with the evidence and sources they cite."""
-    return VerifyClaimsInput(
-        **state.about(),
-        claims=[
-            ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in batch
-        ],
-        evidence=[e for e in pool if any(e.source_id in claims[i].source_ids for i in batch)],
-        sources=[
-            s for s in state.material.sources if any(s.id in claims[i].source_ids for i in batch)
-        ],
-    )
-
-
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
-    """Verdicts for `claims[i]`, i in `which`: the lexical check first, the judge for the rest.
-    Returns the method, as the summary names it."""
-    pool = state.material.evidence_pool()
-    undecided: list[int] = []
-    for i in which:
-        claim = claims[i]
-        lexical = verification.lexical_check(
-            claim.text, [e.text for e in pool if e.source_id in claim.source_ids]
-        )
-        if lexical.verdict is Verdict.UNSUPPORTED:
-            claims[i] = claim.model_copy(
-                update={
-                    "verdict": Verdict.UNSUPPORTED,
-                    "reason": lexical.reason,
-                    "checked_by": CheckedBy.LEXICAL,
-                }
-            )
-        else:
-            undecided.append(i)
-    batches = [
-        undecided[k : k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)
-    ]
-    answers = await asyncio.gather(
-        *(
-            call(
-                state,
-                roles.VERIFY_CLAIMS,
-                _judge_input(state, claims, batch, pool),
-            )
-            for batch in batches
-        )
-    )
-    method = "lexical"
-    for answer in answers:
-        if answer is None:
-            continue
-        method = "lexical" if answer.checked_by is CheckedBy.LEXICAL else "lexical+judge"
-        for verdict in answer.verdicts:
-            claims[verdict.index] = claims[verdict.index].model_copy(
-                update={
-                    "verdict": Verdict(verdict.verdict.value),
-                    "reason": verdict.reason[:500],
-                    "checked_by": answer.checked_by,
-                }
-            )
-    return method
-
-
-async def _judge_measured(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
     """Verdicts for `claims[i]`, i in `which` (workflows/judging.py): each claim against what was
     read of the sources it cites; the model's judge (an activity) only when a model wrote the
     report and it passes its canaries, calibrated once per research. Returns the method."""

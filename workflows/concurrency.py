@@ -12,6 +12,21 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """`together` for two parts of different types: both results; on the first failure, the
+    other is cancelled."""
+    tasks = (asyncio.ensure_future(first), asyncio.ensure_future(second))
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 async def together(parts: list[Awaitable[T]]) -> list[T]:

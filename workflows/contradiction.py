@@ -9,6 +9,7 @@ meaning, so word overlap called them supported (issue 36). Pure (stdlib, workflo
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
 from workflows.claim_parts import terms
 from workflows.text import STOPWORDS, stem, tokenize
@@ -114,7 +115,7 @@ def negation_tokens(text: str) -> list[int]:
     ]
 
 
-def _negated(text: str, shared: set[str], absorbed: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+def _negated(text: str, shared: set[str], absorbed: AbstractSet[str] = frozenset()) -> str:
     """The first negation that governs shared words the text does not also state plainly. A
     negation whose first word the other text says with a negating prefix ("not locked" where it
     says "unlocked") is absorbed: the two say the same."""

@@ -17,7 +17,7 @@ from temporalio import workflow
 from workflows import roles
 from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
-from workflows.concurrency import together
+from workflows.concurrency import both
 from workflows.events import EventKind, emit
 from workflows.models import (
     ANSWER_MAX_CHARS,
@@ -70,9 +70,9 @@ async def converse(
                 state.writeup.notes.append(
                     "A clarification question could not be written; researched the question as asked."
                 )
-            return
+            return None
         if not await _await_answer(state, asked.question.strip()):
-            return
+            return None
 
 
 async def _route(
@@ -103,7 +103,7 @@ async def _route(
     if alongside is None:
         decided = await routing
     else:
-        decided, found = await together([routing, alongside()])
+        decided, found = await both(routing, alongside())
         early = (found,)
     if decided is None:
         route = Route(

@@ -84,11 +84,9 @@ def _best(wanted: set[str], paragraphs: list[set[str]]) -> int | None:
 def merge(pool: list[Evidence], new: list[Evidence]) -> list[Evidence]:
     """The pool with `new` added, each (source, text) once, in the order found."""
     seen = {(e.source_id, e.text) for e in pool}
-    return [
-        *pool,
-        *(
-            e
-            for e in new
-            if (e.source_id, e.text) not in seen and not seen.add((e.source_id, e.text))
-        ),
-    ]
+    merged = list(pool)
+    for e in new:
+        if (e.source_id, e.text) not in seen:
+            seen.add((e.source_id, e.text))
+            merged.append(e)
+    return merged

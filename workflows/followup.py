@@ -37,25 +37,18 @@ ORDINALS = {
     "10th": 10,
     "last": -1,
 }
-_NOUNS = r"(point|item|section|step|option|bullet|finding|part)s?"
-#: ... and, since patch `follow-up-nouns` (`Conversation.pointer_nouns` 2), the words people use
-#: as often: "the second one", "the last idea", "the third example", "idea 2".
-_MORE_NOUNS = (
-    r"(point|item|section|step|option|bullet|finding|part|idea|thing|aspect|example|reason)s?"
-)
-_ORDINAL_REF = re.compile(rf"\b({'|'.join(ORDINALS)})\s+{_NOUNS}\b", re.I)
-_NUMBERED_REF = re.compile(rf"\b{_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
-_ORDINAL_REF_2 = re.compile(
+#: The words that name a point: "the second point", "item 3", and the words people use as often:
+#: "the second one", "the last idea", "the third example", "idea 2".
+_NOUNS = r"(point|item|section|step|option|bullet|finding|part|idea|thing|aspect|example|reason)s?"
+_ORDINAL_REF = re.compile(
     rf"\b({'|'.join(ORDINALS)})\s+(point|item|section|step|option|bullet|finding|part|idea|"
     r"thing|aspect|example|reason|one)s?\b",
     re.I,
 )
-_NUMBERED_REF_2 = re.compile(rf"\b{_MORE_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
+_NUMBERED_REF = re.compile(rf"\b{_NOUNS}\s*#?(\d{{1,2}})\b", re.I)
 #: What names a point of the previous answer ("the second point", "item 3", "the last one"): the
 #: offline engine replaces it by the point's subject, so both read the same references.
-POINTER_PATTERNS = (_ORDINAL_REF_2, _NUMBERED_REF_2)
-#: The patterns of each `pointer_nouns` version (a research keeps the version it began with).
-_PATTERNS = {1: (_ORDINAL_REF, _NUMBERED_REF), 2: (_ORDINAL_REF_2, _NUMBERED_REF_2)}
+POINTER_PATTERNS = (_ORDINAL_REF, _NUMBERED_REF)
 _ITEM = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*•])\s+(\S.*)$")
 _HEADING = re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")
 _NOT_A_POINT = re.compile(r"^(summary|answer|sources|references|bibliography)\b", re.I)
@@ -63,28 +56,26 @@ _CITATION = re.compile(r"\s*" + CITATION.pattern)  # a citation with the space b
 CONTEXT_CHARS = 300
 
 
-def context(query: str, history: list[Message], nouns: int = 1) -> str:
+def context(query: str, history: list[Message]) -> str:
     """What the follow-up refers to: the point of the previous answer it names, else the earlier
-    question; "" when there is no earlier conversation. `nouns`: which words name a point
-    (`Conversation.pointer_nouns`)."""
+    question; "" when there is no earlier conversation."""
     return (
-        referent(query, history, nouns)
+        referent(query, history)
         or next((" ".join(m.content.split()) for m in history if m.role is Speaker.USER), "")[
             :CONTEXT_CHARS
         ]
     )
 
 
-def referent(query: str, history: list[Message], nouns: int = 1) -> str:
+def referent(query: str, history: list[Message]) -> str:
     """The item or section of the previous answer that "the second point", "section 3" or "the
     last item" names; "" when the query names none or the answer has no such item."""
     previous = next((m.content for m in reversed(history) if m.role is Speaker.ASSISTANT), "")
-    ordinal_ref, numbered_ref = _PATTERNS[nouns]
-    found = ordinal_ref.search(query)
+    found = _ORDINAL_REF.search(query)
     if found:
         noun, index = found.group(2).lower(), ORDINALS[found.group(1).lower()]
     else:
-        numbered = numbered_ref.search(query)
+        numbered = _NUMBERED_REF.search(query)
         if numbered is None:
             return ""
         noun, index = numbered.group(1).lower(), int(numbered.group(2))

@@ -266,7 +266,7 @@ def _bounded(evidence: list[Evidence], words: set[str]) -> list[Evidence]:
     for source_id in dict.fromkeys(e.source_id for e in evidence):
         mine = [e for e in evidence if e.source_id == source_id]
         ranked = sorted(mine, key=lambda e: -len(claim_parts.terms(e.text) & words))
-        room, chosen = JUDGE_EVIDENCE_CHARS, []
+        room, chosen = JUDGE_EVIDENCE_CHARS, list[Evidence]()
         for item in ranked:
             if len(item.text) <= room or not chosen:
                 chosen.append(item)

@@ -1,8 +1,7 @@
 """What a research does for the people watching it (issue 32): notices when it completes, fails or
 waits for a person, and, as a run of a standing research, the comparison with its previous run.
 
-`DeepResearchWorkflow` asks `patches.applied(STANDING_AND_NOTICES)` once when it begins; only then
-does it call what is here (histories recorded before replay unchanged). `Watcher` runs beside the
+`DeepResearchWorkflow` starts a `Watcher` when it begins. It runs beside the
 research as a workflow task of its own: each time the research starts waiting for a person (a
 clarification, a plan review, a report review) it announces that once, so no stage module needs
 to know about notifications.
@@ -11,20 +10,21 @@ to know about notifications.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TypedDict, Unpack
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from workflows import patches, record
+from workflows import record
 from workflows.models import Claim, Stage
 from workflows.notify import Notice, NoticeKind, announce
 from workflows.standing import (
     PREVIOUS_RUN,
+    Changes,
     PreviousRunInput,
     PreviousRunOutput,
     compare,
-    compare_by_wording,
     with_section,
 )
 from workflows.state import ResearchState
@@ -35,7 +35,17 @@ WAITING = {stage: waiting.key for stage, waiting in record.WAITING.items()}
 ERROR_CHARS = 300
 
 
-def notice(state: ResearchState, kind: NoticeKind, **extra: object) -> Notice:
+class Extra(TypedDict, total=False):
+    """What a notice of one kind adds (`Notice`'s optional fields)."""
+
+    waiting_for: str | None
+    pending: str | None
+    outcome: str | None
+    error: str | None
+    changes: Changes | None
+
+
+def notice(state: ResearchState, kind: NoticeKind, **extra: Unpack[Extra]) -> Notice:
     request = state.request
     return Notice(
         event=kind,
@@ -45,11 +55,11 @@ def notice(state: ResearchState, kind: NoticeKind, **extra: object) -> Notice:
         at=workflow.now(),
         standing_id=request.standing_id,
         notify=list(request.notify),
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
-async def send(state: ResearchState, kind: NoticeKind, **extra: object) -> None:
+async def send(state: ResearchState, kind: NoticeKind, **extra: Unpack[Extra]) -> None:
     """Announce KIND (a child id unique to this research and moment: the last event's seq)."""
     child = f"{workflow.info().workflow_id}/notify/{state.events.last_seq}/{kind.value}"
     await announce(notice(state, kind, **extra), child)
@@ -121,10 +131,7 @@ async def compare_with_previous(state: ResearchState, report: str, claims: list[
     if found.previous is None:
         return report
     material = state.material
-    if patches.applied(patches.FINDINGS_MATCHED):
-        changes = compare(found.previous, material.sources, claims, material.evidence_pool())
-    else:
-        changes = compare_by_wording(found.previous, material.sources, claims)
+    changes = compare(found.previous, material.sources, claims, material.evidence_pool())
     state.changes = changes
     return with_section(report, changes)
 

@@ -63,10 +63,6 @@ class Conversation(Part):
     ignored_signals: list[str] = Field(default_factory=list)
     ignored_signals_count: int = 0
     routes: list[Route] = Field(default_factory=list)
-    #: Which words name a point of the previous answer in a follow-up (workflows/followup.py): 1 the
-    #: first list ("point", "item", ...), 2 also "one", "idea", "example", ... (patch follow-up-nouns).
-    #: Set when the research begins; a research keeps the version it began with.
-    pointer_nouns: int = 1
 
     def ignore_signal(self, why: str, log: EventLog) -> None:
         self.ignored_signals.append(why)
@@ -193,8 +189,7 @@ class Oversight(Part):
     pending_review: ReviewTarget | None = None
     review_answer: ReviewAnswer | None = None
     review_rounds: int = 0
-    #: The rounds the review now pending allows in all (the plan's 3; the report's 3, or 1 in
-    #: histories recorded before patch `report-review-rounds`).
+    #: The rounds the review now pending allows in all (`reviews.MAX_REVIEW_ROUNDS`).
     review_rounds_max: int = 0
     reviews: list[Review] = Field(default_factory=list)
     refinements: list[Refinement] = Field(default_factory=list)
@@ -230,8 +225,7 @@ class Spending:
     ratio_seen: float | None = None
     #: The same, per role (a role's prompt text is its own size): admission estimates by it.
     ratio_by_role: dict[str, float] = field(default_factory=dict)
-    #: Per role: the largest prompt and completion seen, and the model's prices (USD per 1M).
-    prompt_seen: dict[str, int] = field(default_factory=dict)
+    #: Per role: the largest completion seen, and the model's prices (USD per 1M).
     completion_seen: dict[str, int] = field(default_factory=dict)
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     #: The model without a known price, when one served a call under a cost budget.

@@ -8,7 +8,7 @@ re-plan never loses work and never grows the plan past its maximum.
 
 from __future__ import annotations
 
-from workflows import patches, roles
+from workflows import roles
 from workflows.activity_models import (
     CoordinateInput,
     CoordinateOutput,
@@ -86,8 +86,8 @@ async def coordinate(
 async def investigate_background(state: ResearchState, as_sources: bool) -> None:
     """A quick search before planning (no page reads). For a direct answer, its hits are the sources.
     Its queries come with the coordinator's classification (one call fewer on the critical path);
-    a coordinator that wrote none (or a history recorded before) has them written here."""
-    if state.inquiry.background_queries and patches.applied(patches.QUERIES_WITH_PLAN):
+    a coordinator that wrote none has them written here."""
+    if state.inquiry.background_queries:
         queries = state.inquiry.background_queries
     else:
         queries = await write_queries(state, WriteQueriesInput(**state.about(), max_queries=2))

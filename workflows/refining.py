@@ -20,15 +20,12 @@ diagram; this module says what a pass is.
 
 from __future__ import annotations
 
-from workflows import budget
 from workflows.events import EventKind, emit
 from workflows.models import (
     Refinement,
     RefinementAction,
     Stage,
 )
-from workflows.planning import make_plan
-from workflows.researching import research_step
 from workflows.stages import enter
 from workflows.state import ResearchState
 
@@ -95,20 +92,6 @@ def choose_action(
     room = plan is not None and len(plan.steps) < high and can_research
     coverage = any(word in issue.lower() for issue in issues for word in _COVERAGE_WORDS)
     return RefinementAction.RESEARCH if coverage and room else RefinementAction.REWRITE
-
-
-async def research_serially(state: ResearchState, issues: list[str]) -> None:
-    """How "research what is missing" ran before it went through the wave loop: one step at a
-    time, no reflection. Kept only so that histories recorded then replay (patch
-    `refine-through-loop`, tests/workflow/histories/refined-by-research.json)."""
-    enter(state, Stage.PLANNING)
-    try:
-        await make_plan(state, feedback=issues)
-        while (index := state.inquiry.next_step()) is not None:
-            enter(state, Stage.RESEARCHING)
-            await research_step(state, index)
-    except budget.BudgetSpent:
-        pass  # the stage table lets synthesis follow; the notes say which budget
 
 
 def with_open_issues(state: ResearchState, report: str) -> str:

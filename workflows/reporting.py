@@ -15,7 +15,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import budget, citations, language, patches, roles
+from workflows import budget, citations, language, roles
 from workflows.activity_models import (
     OutlineInput,
     OutlineOutput,
@@ -53,7 +53,7 @@ async def synthesize(
         notes.append(foreign)
     written: tuple[str, list[Claim]] | None = None
     try:
-        if _in_sections(state) and patches.applied(patches.SECTIONED_REPORT):
+        if _in_sections(state):
             written = await _write_in_sections(state, feedback or [])
         if written is None:
             written = await _write_in_one_call(state, feedback or [])
@@ -106,7 +106,7 @@ async def _write_in_one_call(
             evidence=material.evidence,
             read=material.read_evidence([s.id for s in material.sources]),
             target_words=budget.target_words(state),
-            **({"feedback": feedback} if feedback else {}),
+            feedback=feedback,
         ),
     )
     if report is None:
@@ -169,8 +169,11 @@ async def _write_in_sections(
             target_words=SUMMARY_WORDS,
         ),
     )
-    *bodies, summary = await asyncio.gather(*writing, summarizing)
-    return assemble(state, outline, sections, bodies, summary)
+    # One task each, the sections' first and the summary's last, as the history records them.
+    bodies = [asyncio.ensure_future(w) for w in writing]
+    summary = asyncio.ensure_future(summarizing)
+    await asyncio.gather(*bodies, summary)
+    return assemble(state, outline, sections, [b.result() for b in bodies], summary.result())
 
 
 def _section_input(

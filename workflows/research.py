@@ -22,7 +22,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.exceptions import FailureError
 
-from workflows import budget, intake, language, model_use, notices, patches, refining
+from workflows import budget, intake, language, model_use, notices, refining
 from workflows.activity_models import CoordinateOutput
 from workflows.checking import check
 from workflows.conversation import answer_problem, converse
@@ -72,7 +72,7 @@ class DeepResearchWorkflow:
         self.waves = 0
         #: The coordinator's classification, made alongside the first routing call (1-tuple).
         self.classified: tuple[CoordinateOutput | None] | None = None
-        #: Announces waits for a person; None in histories recorded before notifications.
+        #: Announces waits for a person (set when the research begins).
         self.watcher: notices.Watcher | None = None
 
     # --- the research, top to bottom (seed 002's diagram; stages.py has the table) ---------------
@@ -85,13 +85,12 @@ class DeepResearchWorkflow:
         `resume` is the state a previous run of this research handed over when it continued as
         new (a long research keeps its history short; see `_continue_as_new`)."""
         state = self._begin(request, resume)
-        if patches.applied(patches.STANDING_AND_NOTICES):
-            self.watcher = notices.Watcher(state)
-            asyncio.create_task(self.watcher.run())  # noqa: RUF006 - ends with the research
+        self.watcher = notices.Watcher(state)
+        asyncio.create_task(self.watcher.run())  # noqa: RUF006 - ends with the research
         try:
             return await self._research_to_the_end(state)
         except FailureError as err:
-            if self.watcher is not None and not isinstance(err, TemporalCancelledError):
+            if not isinstance(err, TemporalCancelledError):
                 await notices.send(state, NoticeKind.FAILED, error=notices.failure_text(err))
             raise
 
@@ -132,7 +131,7 @@ class DeepResearchWorkflow:
     def _classify_alongside(self) -> Callable[[], Awaitable[CoordinateOutput | None]] | None:
         """The coordinator's call, to run with the first routing call (one LLM call fewer to wait
         for when the question is clear; wasted when it is not)."""
-        if classifies(self.state.request) and patches.applied(patches.CLASSIFY_WHILE_ROUTING):
+        if classifies(self.state.request):
             return lambda: classify(self.state)
         return None
 
@@ -182,9 +181,7 @@ class DeepResearchWorkflow:
         its claims, and whether the research ended cancelled (by Temporal or the reviewer)."""
         state = self.state
         report, claims = await synthesize(state)
-        if not patches.applied(patches.VERIFICATION):
-            return report, claims, cancelled
-        if cancelled or not state.request.verify or not patches.applied(patches.REFINING):
+        if cancelled or not state.request.verify:
             report, claims = await check(state, report, claims, cancelled)
             return report, claims, cancelled
         try:
@@ -207,20 +204,16 @@ class DeepResearchWorkflow:
         return await check(self.state, report, claims, cancelled=False)
 
     async def _refine(self) -> tuple[str, list[Claim]]:
-        """One pass of the refining loop: research what is missing through the wave loop (or, in
-        histories recorded before it did, serially), or rewrite with the critic's issues."""
+        """One pass of the refining loop: research what is missing through the wave loop, or
+        rewrite with the critic's issues."""
         state = self.state
         issues, suggestion = refining.critic_issues(state)
-        through_loop = patches.applied(patches.REFINE_THROUGH_LOOP)
-        can_research = not through_loop or self.clock.can_research_more(self.state)
+        can_research = self.clock.can_research_more(self.state)
         refinement = refining.begin_pass(state, issues, can_research)
         if refinement.action is RefinementAction.REWRITE:
             report, claims = await synthesize(state, feedback=[*issues, *suggestion])
         else:
-            if through_loop:
-                await self.clock.guarded(self.state, self._research_missing(issues))
-            else:
-                await refining.research_serially(state, issues)
+            await self.clock.guarded(self.state, self._research_missing(issues))
             report, claims = await synthesize(state)
         return await self._verify(report, claims)
 
@@ -247,7 +240,6 @@ class DeepResearchWorkflow:
         intake.check_question(query)
         state.conversation.messages = [*request.history, Message(role=Speaker.USER, content=query)]
         state.language = language.choose(request.language, query)
-        state.conversation.pointer_nouns = 2 if patches.applied(patches.FOLLOW_UP_NOUNS) else 1
         state.ledger.budget = budget.limits(
             request.max_tokens, request.max_cost_usd, time_budget(self.state)
         )
@@ -264,15 +256,12 @@ class DeepResearchWorkflow:
 
     async def _finish(self, report: str, claims: list[Claim]) -> ResearchResult:
         state = self.state
-        if self.watcher is not None:
-            report = await notices.compare_with_previous(state, report, claims)
+        report = await notices.compare_with_previous(state, report, claims)
         started = state.started_at or workflow.now()
         result = state.result(report, claims, started, workflow.now())
-        if patches.applied(patches.LIBRARY):
-            await save(state, result, started)
+        await save(state, result, started)
         finished(state, result)
-        if self.watcher is not None:
-            await self._announce_end(result)
+        await self._announce_end(result)
         return result
 
     async def _announce_end(self, result: ResearchResult) -> None:
@@ -305,15 +294,14 @@ class DeepResearchWorkflow:
 
     def _next_wave(self) -> list[int]:
         """The steps to research now: the next step, and the pending steps after it that the plan
-        marks independent, researched at the same time (then reflected on together, in order).
-        Histories recorded before concurrent steps replay one step at a time."""
+        marks independent, researched at the same time (then reflected on together, in order)."""
         state = self.state
         index = state.inquiry.next_step()
         if index is None:
             return []
         wave = [index]
         plan = state.inquiry.plan
-        if plan and plan.steps[index].independent and patches.applied(patches.CONCURRENT_STEPS):
+        if plan and plan.steps[index].independent:
             for later in range(index + 1, len(plan.steps)):
                 step = plan.steps[later]
                 if (

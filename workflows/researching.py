@@ -10,10 +10,11 @@ becomes a new step.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from temporalio import workflow
 
-from workflows import evidence, patches, roles
+from workflows import evidence, roles
 from workflows.activity_models import (
     ObserveInput,
     ObserveOutput,
@@ -46,11 +47,6 @@ PAGES_PER_STEP = 3
 #: Agents a step may ask for in a loop-back request (seed 003). Steps are run by the researcher.
 LOOP_BACK_AGENTS = frozenset({"researcher"})
 APPENDED = "appended as a new step"
-
-
-async def research_step(state: ResearchState, index: int) -> ObserveOutput:
-    [findings] = await research_wave(state, [index])
-    return findings
 
 
 async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOutput]:
@@ -101,11 +97,11 @@ async def research_wave(state: ResearchState, wave: list[int]) -> list[ObserveOu
     return results
 
 
-async def _search_for(state: ResearchState, step: PlanStep, about: dict) -> list[SearchHit]:  # type: ignore[type-arg]
-    if step.queries and patches.applied(patches.QUERIES_WITH_PLAN):
-        queries = step.queries[
-            :SEARCH_QUERIES_PER_STEP
-        ]  # written with the plan: no call of their own
+async def _search_for(
+    state: ResearchState, step: PlanStep, about: dict[str, Any]
+) -> list[SearchHit]:
+    if step.queries:  # written with the plan: no call of their own
+        queries = step.queries[:SEARCH_QUERIES_PER_STEP]
     else:
         queries = await write_queries(
             state, WriteQueriesInput(**about, step=step, max_queries=SEARCH_QUERIES_PER_STEP)
@@ -159,12 +155,7 @@ def handle_loop_back(state: ResearchState, index: int, findings: ObserveOutput) 
     query = (findings.suggested_query or "").strip()
     _, high = state.step_limits()
     step = plan.steps[index]
-    # Histories recorded before the relevance rule replay without it.
-    context = (
-        f"{state.topic_text()} {step.title} {step.description}"
-        if patches.applied(patches.LOOP_BACK_RELEVANCE)
-        else None
-    )
+    context = f"{state.topic_text()} {step.title} {step.description}"
     reason = judge_loop_back(plan, agent, query, high, inquiry.depth.value, context)
     accepted = reason == APPENDED
     if accepted:

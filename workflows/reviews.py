@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio import workflow
 
-from workflows import citations, patches, refining
+from workflows import citations, refining
 from workflows.conversation import duration
 from workflows.events import EventKind, emit
 from workflows.models import (
@@ -62,25 +62,22 @@ Verify = Callable[[str, list[Claim]], Awaitable[tuple[str, list[Claim]]]]
 
 def plan_review_wanted(state: ResearchState, replan: bool) -> bool:
     """The person asked to review this plan: the first one always (with `review_plan`), an
-    automatic re-plan only with `review_replans` (histories recorded before the patch asked for
-    every plan)."""
+    automatic re-plan only with `review_replans`."""
     request = state.request
     if not request.review_plan:
         return False
-    return not replan or request.review_replans or not patches.applied(patches.REVIEWS_WHEN_ASKED)
+    return not replan or request.review_replans
 
 
 def report_review_wanted(state: ResearchState) -> bool:
     """`always`; or `auto` when the critic asks for a person and someone is there to answer. When
-    nobody is, the notes say the critic asked (histories recorded before the patch waited anyway)."""
+    nobody is, the notes say the critic asked."""
     request, critique = state.request, state.writeup.critique
     mode = request.review_report
     asked = mode is ReportReview.AUTO and critique is not None and critique.requires_human_input
     if not (mode is ReportReview.ALWAYS or asked):
         return False
     if request.review_report is not ReportReview.AUTO or request.attended:
-        return True
-    if not patches.applied(patches.REVIEWS_WHEN_ASKED):
         return True
     state.writeup.notes.append(
         "The critic asked for a person to review the report, but this research was "
@@ -125,10 +122,8 @@ async def review_report(
     state: ResearchState, report: str, claims: list[Claim], verify: Verify
 ) -> tuple[str, list[Claim]]:
     """A person's word on the report: approve, revise (a rewrite with the feedback, shown to
-    them again for another round), cancel. The last round's revision is final; histories recorded
-    before patch `report-review-rounds` had one round."""
-    rounds = MAX_REVIEW_ROUNDS if patches.applied(patches.REPORT_REVIEW_ROUNDS) else 1
-    state.oversight.review_rounds_max = rounds
+    them again for another round), cancel. The last round's revision is final."""
+    rounds = state.oversight.review_rounds_max = MAX_REVIEW_ROUNDS
     feedback: list[str] = []
     plain = report  # the report without the revision's closing line: what a rewrite is compared to
     for round_ in range(1, rounds + 1):
@@ -143,11 +138,9 @@ async def review_report(
             break
         feedback.append(answer.feedback)
         revised, claims = await _rewrite(state, claims, feedback, verify)
-        report = revised
-        if patches.applied(patches.REVIEWS_WHEN_ASKED):
-            report = revision_note(revised, plain, feedback)
+        report = revision_note(revised, plain, feedback)
         plain = revised
-        if rounds > 1 and round_ == rounds:
+        if round_ == rounds:
             state.writeup.notes.append(final_revision(rounds))
             report = f"{report.rstrip()}\n\n*{final_revision(rounds)}*\n"
     return report, claims

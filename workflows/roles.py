@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 from temporalio import activity
@@ -132,6 +132,10 @@ class Role(Generic[Req, Rep]):
         fn.__name__ = fn.__qualname__ = self.name
         fn.__annotations__ = {parameter: self.input, "return": self.output}
         return activity.defn(name=self.name)(fn)
+
+
+#: A role of whatever input and output: for the tables and for what reads only its name and limits.
+AnyRole: TypeAlias = Role[Any, Any]
 
 
 SIMPLE, ANALYTICAL, COMPLEX = Tier.SIMPLE, Tier.ANALYTICAL, Tier.COMPLEX
@@ -270,7 +274,7 @@ SAVE_RESEARCH = Role(
     isolated=True,
 )
 
-ROLES: tuple[Role, ...] = (
+ROLES: tuple[AnyRole, ...] = (
     ROUTE,
     CLARIFY,
     COORDINATE,
@@ -289,8 +293,8 @@ ROLES: tuple[Role, ...] = (
     READ_PAGE,
     SAVE_RESEARCH,
 )
-LLM_ROLES: tuple[Role, ...] = tuple(r for r in ROLES if r.llm)
-BY_NAME: dict[str, Role] = {r.name: r for r in ROLES}
+LLM_ROLES: tuple[AnyRole, ...] = tuple(r for r in ROLES if r.llm)
+BY_NAME: dict[str, AnyRole] = {r.name: r for r in ROLES}
 #: The rows' prompts by file: what an engine looks a prompt's knobs up in.
 PROMPTS: dict[str, Prompt] = {p.file: p for r in ROLES for p in r.asks}
 

@@ -11,20 +11,16 @@ another figure, verdict moved). A finding not repeated while its sources did not
 apart and changes nothing. The report then opens with "What changed since DATE", and the result
 carries the comparison as data (`ResearchResult.changes`).
 
-Runs recorded before patch `findings-matched` compare by wording (`compare_by_wording`): whether
-a run changed decides whether a notice is sent, so their replay must decide as they did.
-
 Pure: no I/O, safe in the workflow sandbox.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from workflows.finding_match import MADE, Finding, figures_replaced, findings, pair, plain
+from workflows.finding_match import Finding, figures_replaced, findings, pair, plain
 from workflows.record import Claim, Evidence, Source, Verdict
 from workflows.source_match import match_sources, url_key, what_changed
 
@@ -122,9 +118,6 @@ class Changes(BaseModel):
         )
 
 
-_CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
-
-
 def refs(sources: list[Source]) -> list[SourceRef]:
     seen: dict[str, SourceRef] = {}
     for source in sources:
@@ -198,47 +191,6 @@ def _bounded(changes: Changes) -> Changes:
         if isinstance(value := getattr(changes, name), list)
     }
     return changes.model_copy(update=lists)
-
-
-# --- runs recorded before patch `findings-matched` ------------------------------------------------
-
-
-def claim_key(text: str) -> str:
-    """A claim's text as compared by wording: citations dropped, case and spacing folded,
-    trailing punctuation ignored."""
-    return " ".join(_CITATION.sub("", text).lower().split()).rstrip(" .;:")
-
-
-def _made(claims: list[Claim]) -> dict[str, Claim]:
-    return {claim_key(c.text): c for c in claims if not c.removed and c.verdict in MADE and c.text}
-
-
-def compare_by_wording(
-    previous: PreviousRun, sources: list[Source], claims: list[Claim]
-) -> Changes:
-    """The comparison as runs before patch `findings-matched` made it: sources by URL, claims by
-    their text (kept so their replay sends the notices they sent)."""
-    now_sources = {r.url: r for r in refs(sources)}
-    before_sources = {
-        url_key(r.url): SourceRef(url=url_key(r.url), title=r.title) for r in previous.sources
-    }
-    now_claims, before_claims = _made(claims), _made(previous.claims)
-    changed = [
-        ChangedClaim(text=now.text, before=before_claims[key].verdict, after=now.verdict)
-        for key, now in now_claims.items()
-        if key in before_claims and before_claims[key].verdict is not now.verdict
-    ]
-    return _bounded(
-        Changes(
-            since_research_id=previous.research_id,
-            since=previous.finished_at,
-            new_sources=[r for u, r in now_sources.items() if u not in before_sources],
-            gone_sources=[r for u, r in before_sources.items() if u not in now_sources],
-            new_claims=[c.text for k, c in now_claims.items() if k not in before_claims],
-            dropped_claims=[c.text for k, c in before_claims.items() if k not in now_claims],
-            changed_claims=changed,
-        )
-    )
 
 
 def section(changes: Changes) -> str:

@@ -100,9 +100,7 @@ class ResearchState(BaseModel):
         follow-up refers to, and the user's clarifications."""
         return {
             "query": self.question,
-            "follows_up": followup.context(
-                self.question, self.request.history, self.conversation.pointer_nouns
-            ),
+            "follows_up": followup.context(self.question, self.request.history),
             "clarifications": [c.answer for c in self.conversation.clarifications if c.answer],
             "language": self.language,
         }

@@ -8,16 +8,11 @@ cost plus the report's reserve, as `calls.admit` judges it), the passages are cu
 first, to the most text that fits, and the report's notes say the step read only part of its
 sources. Below `MIN_CHARS` of text there is no finding to buy: the passages stay as they are and
 the admission stops the research as before.
-
-Asked (patch `budget-fits-a-step`) only at the moment a step would not fit: a research that fits
-its budget, or has none, records no marker, and histories recorded before replay unchanged.
 """
 
 from __future__ import annotations
 
-from temporalio import workflow
-
-from workflows import budget, patches, roles
+from workflows import budget, roles
 from workflows.activity_models import ObserveInput
 from workflows.models import BudgetKind
 from workflows.record import Passage
@@ -59,13 +54,11 @@ def affordable_passages(
     reserve = budget.research_reserve(state)  # the same for every cut of this step
     held = (held[0] + reserve[0], held[1] + reserve[1])
     kind = _over(state, observe, held)
-    if kind is None or not budget.learned():
+    if kind is None:
         return observe
     total = sum(len(p.text) for p in observe.passages)
     if total <= MIN_CHARS or _over(state, _cut(observe, MIN_CHARS), held) is not None:
         return observe  # no finding to buy: the admission stops the research
-    if workflow.in_workflow() and not patches.applied(patches.BUDGET_FITS_STEP):
-        return observe
     low, high = MIN_CHARS, total  # low fits, high does not
     while high - low > 200:
         middle = (low + high) // 2

@@ -107,7 +107,7 @@ def _bm25(
     for length, tf in zip(lengths, counts, strict=False):
         score = 0.0
         for term in unique_terms if tf else ():
-            if term not in tf:
+            if tf is None or term not in tf:
                 continue
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             score += idf * tf[term] * (k1 + 1) / (tf[term] + k1 * (1 - b + b * length / avg_len))

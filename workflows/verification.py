@@ -174,7 +174,8 @@ def _scan(markdown: str) -> tuple[list[_Line], list[_Line]]:
         elif section:
             sources.append(_Line(begin, begin, end))
         elif stripped and not stripped.startswith((">", "|")):
-            prose.append(_Line(begin, begin + _LEAD.match(line).end(), end))  # type: ignore[union-attr]
+            lead = _LEAD.match(line)  # always matches (it may match nothing)
+            prose.append(_Line(begin, begin + (lead.end() if lead else 0), end))
     return prose, sources
 
 

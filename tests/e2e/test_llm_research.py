@@ -366,7 +366,7 @@ async def test_a_rejected_key_ends_the_research_at_once_with_one_line_and_no_key
 
     assert run.returncode == 1
     last = run.stderr.strip().splitlines()[-1]
-    # The coordinator is asked alongside the first routing call (patch classify-while-routing):
+    # The coordinator is asked alongside the first routing call:
     # whichever of the two is refused first names the research's failure.
     assert re.match(
         rf"error: research {workflow_id} failed: (route|coordinate): the LLM endpoint rejected the API key \(401\)",

@@ -22,7 +22,7 @@ from tests.web.browser_support import Proxy, Seen, in_browser, shoot
 from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 QUESTION = "Clarify first: a slow look at how asyncio runs coroutines"
 ANSWER = "How asyncio.gather runs several coroutines at once"
 STEP_1 = "How the event loop schedules coroutines"

@@ -20,7 +20,7 @@ from tests.web.browser_support import Seen, in_browser, shoot
 from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import showcase_result, store_research
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 PHONE = {"viewport": {"width": 400, "height": 860}, "has_touch": True, "is_mobile": True}
 WIDE = {"viewport": {"width": 1300, "height": 900}}
 #: Whenever the stage line changes: what else the page shows at that moment.

@@ -65,20 +65,14 @@ def test_an_ordinal_or_numbered_reference_names_the_point_of_the_previous_answer
     assert referent("What are its limits?", HISTORY) == ""
 
 
-def test_a_research_begun_now_also_reads_one_idea_and_example_as_a_point() -> None:
-    """`pointer_nouns` 2, set when a research begins (patch follow-up-nouns); a research that
-    began before keeps 1, so what its activities were given does not change on replay."""
+def test_one_idea_and_example_name_a_point_too() -> None:
     assert (
-        referent("Tell me more about the second one", HISTORY, 2)
-        == "Inverted indexes make it fast."
+        referent("Tell me more about the second one", HISTORY) == "Inverted indexes make it fast."
     )
-    assert referent("And the last idea?", HISTORY, 2) == "Vector indexes find neighbours."
-    assert referent("Give me example 1 in detail", HISTORY, 2) == "BM25 ranks by term frequency."
-    assert referent("Is it one of the fastest?", HISTORY, 2) == ""
-    assert referent("Tell me more about the second one", HISTORY) == ""
-    assert (
-        context("Tell me more about the second one", HISTORY) == "How does retrieval for RAG work?"
-    )
+    assert referent("And the last idea?", HISTORY) == "Vector indexes find neighbours."
+    assert referent("Give me example 1 in detail", HISTORY) == "BM25 ranks by term frequency."
+    assert referent("Is it one of the fastest?", HISTORY) == ""
+    assert context("Tell me more about the second one", HISTORY) == "Inverted indexes make it fast."
 
 
 def test_the_context_is_the_named_point_else_the_earlier_question() -> None:
@@ -161,7 +155,7 @@ def test_a_point_is_about_the_name_it_opens_with_or_the_words_before_its_verb() 
         "Tell me more about point 2",
         "Can you expand on the second item?",
         "What about that 2nd bullet?",
-        "Tell me more about the second one",  # patch follow-up-nouns: "one", "idea", "example", ...
+        "Tell me more about the second one",  # "one", "idea", "example", ... name a point too
         "Can you go deeper into the second idea?",
     ],
 )

@@ -183,7 +183,7 @@ async def test_a_vague_question_is_classified_again_once_it_is_clarified(
     assert result.report_markdown
 
 
-# --- one marker for every patch of 2026-11-24 (patches.applied) ---------------------------------
+# --- v0.1.0: every gate folded (workflows/patches.py) ---------------------------------------------
 
 
 def patch_markers(history: Any) -> list[str]:
@@ -200,21 +200,29 @@ def patch_markers(history: Any) -> list[str]:
     return ids
 
 
-async def test_a_new_research_records_one_patch_marker_for_every_patch_of_its_code(
+async def test_a_new_research_records_no_patch_marker(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    from workflows import patches
-
+    """Every gate before v0.1.0 was folded: a research records no patch marker (and so no
+    TemporalChangeVersion search attribute upsert either) until a patch after v0.1.0 is added."""
     _, history = await run(time_skipping_env, Script(search=mixed_hits))
-    # the ids of 2026-11-24 in one marker; standing research and notifications (issue 32) alone,
-    # and citations checked against what was read (issue 36) when the report is verified
-    assert patch_markers(history) == [
-        patches.ALL_OF_2026_11_24,
-        patches.STANDING_AND_NOTICES,
-        patches.MEASURED_CITATIONS,
-    ]
+    assert patch_markers(history) == []
     upserts = sum(
         e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
         for e in history.events
     )
-    assert upserts == 3  # Temporal's TemporalChangeVersion, once per marker
+    assert upserts == 0
+
+
+def test_no_retired_patch_id_is_used_again() -> None:
+    from pathlib import Path
+
+    from workflows import patches
+
+    assert not patches.ACTIVE & patches.RETIRED
+    code = "".join(
+        p.read_text()
+        for p in (Path(__file__).parents[2] / "workflows").glob("*.py")
+        if p.name != "patches.py"
+    )
+    assert not [i for i in patches.RETIRED if f'"{i}"' in code]

@@ -53,46 +53,26 @@ Store trimmed text, not raw pages, and keep activity inputs and outputs small.
 }
 
 SCENARIOS = [
-    "deep-medium",
+    # All recorded again on 2026-11-27 from the code of v0.1.0, every patch gate folded
+    # (workflows/patches.py): no history here has a patch marker.
+    "deep-medium",  # a medium research: independent steps at once, local corpus activities
     "clarified-by-signal",
     "simple-mode",
     "cancelled-mid-research",
-    # Recorded after claim verification and the research library (their workflow.patched markers).
-    "verified-follow-up",
+    "verified-follow-up",  # a follow-up, its claims verified, saved to the library
     "verification-off",
-    # Recorded with the plan review, the refining loop and the report review (issue 11).
-    "plan-reviewed",
-    "report-revised",
-    "report-escalated",
-    # Recorded with budgets, the report's language and the report written in sections (issue 12).
-    "sectioned-report",
-    # Recorded with the event stream (issue 15): a clarification answered, then a plan approved.
-    "followed-clarified-reviewed",
-    # Recorded with a shorter critical path (issue 13): queries with the plan, independent steps
-    # at once, and a research continued as new after each wave (both runs are stored).
-    "continued-as-new",
-    # Recorded before the refining loop's "research what is missing" went through the wave loop
-    # (issue 20): the critic finds the report short, new steps are planned and researched.
-    "refined-by-research",
-    # ... and after (patch refine-through-loop): the new steps reflected on in the wave loop.
-    "refined-by-research-in-loop",
-    # Recorded with reviews only when asked (issue 23, patch reviews-when-asked): the critic asks
-    # for a person but nobody attends, so the report stands; a revised report says so.
-    "report-unattended",
-    "report-revised-noted",
-    # Recorded with budgets spent by what calls cost (issue 23, patch budget-from-served): a
-    # medium research under a tight token budget, its independent steps one wave at a time.
-    "budget-from-served",
-    # Recorded with local activities for the corpus and the coordinator alongside routing (issue 24).
-    "fewer-round-trips",
-    # ... and with one marker for every patch id of 2026-11-24 (patches.applied).
-    "one-patch-marker",
-    # ... and a follow-up on "the second one" (patch follow-up-nouns, under that one marker).
-    "follow-up-second-one",
-    # Recorded with report review rounds (issue 31, patch report-review-rounds): the report is
-    # revised, the revision shown for a second round, and approved. (The report-revised scenarios
-    # above, recorded before, would now wait for a second round's answer if recorded again.)
-    "report-reviewed-again",
+    "plan-reviewed",  # the plan revised once by a person, then approved
+    "report-revised",  # revised in every review round: the last revision is final
+    "report-escalated",  # the critic asks for a person, someone attends: revised, then approved
+    "sectioned-report",  # budgets, the report's language, the report written in sections
+    "followed-clarified-reviewed",  # the event stream: a clarification answered, a plan approved
+    "continued-as-new",  # continued as new after each wave (both runs are stored)
+    "refined-by-research-in-loop",  # the critic finds the report short: new steps in the wave loop
+    "report-unattended",  # the critic asks for a person, nobody attends: the report stands
+    "report-revised-noted",  # a revised report says so in its closing lines, then approved
+    "budget-from-served",  # a tight token budget: independent steps one wave at a time
+    "follow-up-second-one",  # "the second one" names a point of the previous answer
+    "report-reviewed-again",  # revised, the revision shown for a second round, approved
 ]
 
 
@@ -155,7 +135,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
             review_report=ReportReview.ALWAYS,
         ),
         "report-escalated": ResearchRequest(
-            query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT
+            query="Which glaciers calve icebergs fastest?", depth=Depth.LIGHT, attended=True
         ),
         "sectioned-report": ResearchRequest(
             query="How do durable workflows use timers, signals and retries?",
@@ -167,10 +147,6 @@ async def record(out_dir: Path, names: list[str]) -> None:
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.EXTENDED,
             steps_per_run=1,  # extended: more steps than one wave holds
-        ),
-        "refined-by-research": ResearchRequest(
-            query="How do durable timers fire?",
-            depth=Depth.LIGHT,
         ),
         "refined-by-research-in-loop": ResearchRequest(
             query="How do durable timers fire?", depth=Depth.LIGHT
@@ -192,14 +168,6 @@ async def record(out_dir: Path, names: list[str]) -> None:
             depth=Depth.LIGHT,
             review_report=ReportReview.ALWAYS,
             attended=True,
-        ),
-        "fewer-round-trips": ResearchRequest(
-            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
-            depth=Depth.MEDIUM,
-        ),
-        "one-patch-marker": ResearchRequest(
-            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
-            depth=Depth.MEDIUM,
         ),
         "follow-up-second-one": ResearchRequest(
             query="Tell me more about the second one",
@@ -254,17 +222,15 @@ async def record(out_dir: Path, names: list[str]) -> None:
                     {"decision": "revise", "feedback": "Cover retries too"},
                 )
                 await _review(handle, 2, "plan_review", {"decision": "approve"})
-            if name in ("report-revised", "report-escalated", "report-revised-noted"):
-                await _review(
-                    handle,
-                    1,
-                    "report_review",
-                    {"decision": "revise", "feedback": "Say what is missing"},
-                )
-            if name == "report-reviewed-again":
+            if name in ("report-escalated", "report-revised-noted", "report-reviewed-again"):
                 revise = {"decision": "revise", "feedback": "Say what is missing", "round": 1}
                 await _review(handle, 1, "report_review", revise)
                 await _review(handle, 2, "report_review", {"decision": "approve", "round": 2})
+            if name == "report-revised":  # every round revised: the third revision is final
+                for round_ in (1, 2, 3):
+                    feedback = f"Say what is missing ({round_})"
+                    revise = {"decision": "revise", "feedback": feedback, "round": round_}
+                    await _review(handle, round_, "report_review", revise)
             if name == "cancelled-mid-research":
                 while (await handle.query(DeepResearchWorkflow.status)).current_step_index < 1:
                     await asyncio.sleep(0.01)
