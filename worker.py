@@ -31,8 +31,8 @@ from activities.search import search
 from activities.standing import previous_run
 from activities.web import bounded
 from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
-from workflows.notify import NotifyWorkflow
 from workflows.research import DeepResearchWorkflow
+from workflows.standing.notify import NotifyWorkflow
 
 GRACEFUL_SHUTDOWN = timedelta(seconds=20)
 #: Every activity the research workflow schedules, and the notifier's.

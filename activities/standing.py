@@ -1,5 +1,5 @@
 """The `previous_run` activity: the run before this one of a standing research, from the library
-(its sources and claims), for the comparison the workflow makes (workflows/standing.py)."""
+(its sources and claims), for the comparison the workflow makes (workflows/standing/changes/changes.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from temporalio import activity
 
 from activities.storage import standing
 from activities.storage.database import configured_url
-from workflows.standing import PREVIOUS_RUN, PreviousRunInput, PreviousRunOutput
+from workflows.standing.changes import PREVIOUS_RUN, PreviousRunInput, PreviousRunOutput
 
 
 @activity.defn(name=PREVIOUS_RUN)

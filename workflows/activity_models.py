@@ -12,7 +12,7 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
-from workflows.clarified import meant_question
+from workflows.loop.clarified import meant_question
 from workflows.models import (
     PAGE_TEXT_LIMIT,
     CheckedBy,
@@ -69,12 +69,12 @@ class AboutQuestion(BaseModel):
     follows_up: str = ""
     #: The user's answers to clarification questions, in order.
     clarifications: list[str] = Field(default_factory=list)
-    #: The language the reader gets text in (a code: "en", "de", ...; see workflows/language.py).
+    #: The language the reader gets text in (a code: "en", "de", ...; see workflows/loop/language.py).
     language: str = "en"
 
     def meant(self) -> str:
         """The question as the person meant it: rewritten with the clarification answers
-        ("Tell me more about it" + "asyncio task cancellation"; see workflows/clarified.py)."""
+        ("Tell me more about it" + "asyncio task cancellation"; see workflows/loop/clarified.py)."""
         return meant_question(self.query, self.clarifications)
 
     def topic_text(self, follow_up: bool = True) -> str:
@@ -236,7 +236,7 @@ class OutlineInput(AboutQuestion):
     sources: list[Source]
     notes: list[str] = Field(default_factory=list)
     feedback: list[str] = Field(default_factory=list)
-    #: The report's length target in words (by depth, see workflows/reporting.py).
+    #: The report's length target in words (by depth, see workflows/checks/reporting.py).
     target_words: int = 1200
 
 

@@ -74,7 +74,7 @@ from workflows.request import (  # noqa: F401 (re-exported)
     Sources,
     Speaker,
 )
-from workflows.standing import Changes
+from workflows.standing.changes import Changes
 
 
 class ResearchStatus(BaseModel):

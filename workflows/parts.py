@@ -22,6 +22,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field, field_serializer
 
 from workflows.events import EventKind, EventLog, emit
+from workflows.loop.routing import Route
 from workflows.models import (
     Budget,
     Clarification,
@@ -43,7 +44,6 @@ from workflows.models import (
     StepStatus,
     VerificationSummary,
 )
-from workflows.routing import Route
 
 IGNORED_SIGNALS_KEPT = 20
 

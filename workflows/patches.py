@@ -37,7 +37,7 @@ date and commit that added it and what it gated:
   `applied()` helper answered them by it).
 - `model-answers` (2026-11-26, 7154214, issue 28): a research its model never answered fails.
 - `budget-fits-a-step` (2026-11-26, 96aaf09, issue 31): a step that would not fit the budget
-  observes its passages cut to what fits (workflows/step_budget.py).
+  observes its passages cut to what fits (workflows/loop/step_budget.py).
 - `report-review-rounds` (2026-11-26, 7be4c8b, issue 31): a revised report goes back to the
   person for another round, at most `reviews.MAX_REVIEW_ROUNDS`.
 - `standing-and-notices` (2026-11-26, 00ab8d1, issue 32): notifications, and a standing research's

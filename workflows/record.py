@@ -238,7 +238,7 @@ class Clarification(BaseModel):
 
 
 class Evidence(BaseModel):
-    """A paragraph of a source that backs a step's observation (see workflows/evidence.py)."""
+    """A paragraph of a source that backs a step's observation (see workflows/loop/evidence.py)."""
 
     source_id: int
     #: The paragraph's position in the passage read for the step.
@@ -276,7 +276,7 @@ class Calibration(BaseModel):
     """How a model's judge did on canaries made from the evidence at hand (a sentence quoted word
     for word, and the same sentence with a number, a name or a negation changed), before any of its
     verdicts counted. A judge that calls a changed sentence supported is not trusted: the
-    deterministic verdicts stand (workflows/judging.py)."""
+    deterministic verdicts stand (workflows/checks/judging.py)."""
 
     trusted: bool
     canaries: int = 0
@@ -372,7 +372,7 @@ class Stats(BaseModel):
     cost_usd: float | None = 0.0
     #: LLM role calls the engine answered, and per role the calls the model left unanswered
     #: (the endpoint failed, or never gave a usable reply, over all retries): their fallback was
-    #: used. `workflows/model_use.py` tells a research its model never answered from one where
+    #: used. `workflows/loop/model_use.py` tells a research its model never answered from one where
     #: some roles fell back.
     llm_answered: int = 0
     llm_unanswered_by_role: dict[str, int] = Field(default_factory=dict)

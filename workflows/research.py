@@ -22,11 +22,22 @@ from temporalio.common import RawValue
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.exceptions import FailureError
 
-from workflows import budget, intake, language, model_use, notices, refining
 from workflows.activity_models import CoordinateOutput
-from workflows.checking import check
-from workflows.conversation import answer_problem, converse
+from workflows.checks.checking import check
+from workflows.checks.reporting import finished, save, synthesize
 from workflows.events import Event
+from workflows.loop import budget, intake, language, model_use
+from workflows.loop.conversation import answer_problem, converse
+from workflows.loop.planning import (
+    classifies,
+    classify,
+    coordinate,
+    investigate_background,
+    make_plan,
+)
+from workflows.loop.reflection import reflect
+from workflows.loop.researching import handle_loop_back, research_wave
+from workflows.loop.timekeeping import ResearchClock, time_budget
 from workflows.models import (
     Claim,
     Message,
@@ -40,22 +51,19 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.notify import NoticeKind
-from workflows.planning import classifies, classify, coordinate, investigate_background, make_plan
-from workflows.reflection import reflect
-from workflows.reporting import finished, save, synthesize
-from workflows.researching import handle_loop_back, research_wave
-from workflows.reviews import (
+from workflows.stages import RESEARCH_STAGES, begin, enter
+from workflows.standing import notices
+from workflows.standing.notify import NoticeKind
+from workflows.state import ResearchState
+from workflows.steering import refining
+from workflows.steering.reviews import (
     plan_review_wanted,
     report_review_wanted,
     review_plan,
     review_problem,
     review_report,
 )
-from workflows.stages import RESEARCH_STAGES, begin, enter
-from workflows.state import ResearchState
 from workflows.text import without_controls
-from workflows.timekeeping import ResearchClock, time_budget
 
 #: Independent steps researched at the same time, at most (pages read at once: 3 per step).
 MAX_STEPS_AT_ONCE = 4

@@ -50,7 +50,7 @@ class Prompt:
     tier: Tier
     temperature: float
     #: The longest reply the engine asks for (`max_tokens`): what bounds a call's cost before it
-    #: is made (workflows/budget.py). A reply cut off there is continued once (openai engine).
+    #: is made (workflows/loop/budget.py). A reply cut off there is continued once (openai engine).
     max_tokens: int = 1000
     silence_timeout_s: float = 60.0
 
@@ -200,7 +200,7 @@ SYNTHESIZE = Role(
     "a plain report of the step observations",
     asks=(Prompt("agent_synthesizer", COMPLEX, 0.3, max_tokens=4000, silence_timeout_s=120.0),),
 )
-# A long report is written in pieces (workflows/reporting.py): the outline, each section
+# A long report is written in pieces (workflows/checks/reporting.py): the outline, each section
 # (concurrently) and the summary; each piece is a reply of its own size.
 OUTLINE = Role(
     "outline_report",

@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
-from workflows import followup
 from workflows.activity_models import AboutQuestion
 from workflows.events import EventLog
+from workflows.loop import followup
 from workflows.models import (
     STEP_LIMITS,
     Claim,
@@ -35,7 +35,7 @@ from workflows.models import (
     Stage,
 )
 from workflows.parts import Conversation, Inquiry, Ledger, Material, Oversight, Part, Writeup
-from workflows.standing import Changes
+from workflows.standing.changes import Changes
 
 View = TypeVar("View", bound=BaseModel)
 
@@ -51,7 +51,7 @@ class ResearchState(BaseModel):
     started_at: datetime | None = None
     research_elapsed_s: float = 0.0
     runs: int = 0
-    #: What changed since the previous run of its standing research (workflows/standing.py).
+    #: What changed since the previous run of its standing research (workflows/standing/changes/changes.py).
     changes: Changes | None = None
     #: What happened, in order, for the `events` query (workflows/events.py).
     events: EventLog = Field(default_factory=EventLog)

@@ -23,7 +23,7 @@ from activities.notify.mail import send_email
 from activities.notify.message import body, signature
 from activities.notify.webhook import post_webhook
 from config import settings
-from workflows.notify import (
+from workflows.standing.notify import (
     DELIVER_NOTIFICATION,
     NOTIFICATION_TARGETS,
     DeliverInput,

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from config import Settings
-from workflows.notify import DeliverInput, Notice
+from workflows.standing.notify import DeliverInput, Notice
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from activities.notify.channel import Channel
 from activities.notify.message import body
 from config import Settings
-from workflows.notify import DeliverInput, Notice
+from workflows.standing.notify import DeliverInput, Notice
 
 TIMEOUT_S = 20.0
 

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from config import Settings
-from workflows.notify import Notice, NoticeKind
+from workflows.standing.notify import Notice, NoticeKind
 
 
 def page_url(cfg: Settings, notice: Notice) -> str:

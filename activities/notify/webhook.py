@@ -13,7 +13,7 @@ from activities.notify.channel import Channel
 from activities.notify.message import body, encoded, signature
 from activities.web.netguard import AddressGuard, Refused, check_url, guarded_transport
 from config import Settings
-from workflows.notify import DeliverInput, Notice
+from workflows.standing.notify import DeliverInput, Notice
 
 SIGNATURE_HEADER = "X-Research-Signature"
 TIMEOUT_S = 20.0

@@ -3,7 +3,7 @@
 Without an LLM nothing can read a claim the way a person would, so the offline engine says only
 what word overlap can honestly tell: a claim whose content words (and numbers) all appear in one
 paragraph of its cited evidence is supported, one that shares half of them is partly supported,
-anything less is not (workflows/verification.py holds the measure, shared with the workflow's
+anything less is not (workflows/checks/verification.py holds the measure, shared with the workflow's
 cheap pre-check). Rewriting an unsupported claim means replacing it with the evidence sentence
 closest to it, quoted and cited, so the rewrite says what the source says and nothing more.
 """
@@ -11,7 +11,6 @@ closest to it, quoted and cited, so the rewrite says what the source says and no
 from __future__ import annotations
 
 from activities.offline_engine.asking import ask_of
-from workflows import verification
 from workflows.activity_models import (
     ClaimRewrite,
     ClaimVerdict,
@@ -23,7 +22,8 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.citations import CITATION
+from workflows.checks import verification
+from workflows.checks.citations import CITATION
 from workflows.models import CritiqueIssue, Evidence, IssueSeverity
 from workflows.text import content_terms, split_sentences, stem
 

@@ -32,7 +32,7 @@ from activities.offline_engine.words import (
     _words,
 )
 from workflows.activity_models import AboutQuestion, ObserveOutput
-from workflows.citations import CITATION
+from workflows.checks.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
 from workflows.text import (
     bm25_scores,

@@ -30,7 +30,7 @@ from activities.offline_engine.words import (
     third_person,
 )
 from workflows.activity_models import AboutQuestion
-from workflows.followup import POINTER_PATTERNS
+from workflows.loop.followup import POINTER_PATTERNS
 from workflows.text import STOPWORDS, content_terms, unique
 
 # --- the question: what was asked, what was clarified, what it is about -----------------------------
@@ -46,7 +46,7 @@ def _question_and_qualifiers(about: AboutQuestion) -> tuple[str, str]:
 def _question_parts(about: AboutQuestion) -> tuple[str, str, str]:
     """(question as meant, clarification answers, follow-up context): the typed fields, each as
     one text. The question is the one the person meant once they answered what it was missing
-    ("Tell me more about it" + "asyncio task cancellation": workflows/clarified.py), or, in a
+    ("Tell me more about it" + "asyncio task cancellation": workflows/loop/clarified.py), or, in a
     follow-up, with "the second point" replaced by that point's subject; the answers are joined
     as `topic_text()` shows them to an LLM, so both engines read the same."""
     meant = about.meant().strip()
@@ -69,7 +69,7 @@ _CLAUSE_VERB = re.compile(
 
 def _with_point(question: str, point: str) -> str:
     """ "Tell me more about the second point" → "Tell me more about BM25": a follow-up's reference
-    to a point of the earlier answer (workflows/followup.py resolved it into `point`) is searched
+    to a point of the earlier answer (workflows/loop/followup.py resolved it into `point`) is searched
     and titled by what the point is about, never by the words "second point"."""
     for pattern in _POINTERS:
         found = pattern.search(question)

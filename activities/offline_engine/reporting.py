@@ -16,7 +16,6 @@ from activities.offline_engine.asking import Ask, ask_of
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts, decompose
 from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
-from workflows import language
 from workflows.activity_models import (
     AboutQuestion,
     OutlineInput,
@@ -29,7 +28,8 @@ from workflows.activity_models import (
     SynthesizeInput,
     SynthesizeOutput,
 )
-from workflows.citations import CITATION, escape, origin
+from workflows.checks.citations import CITATION, escape, origin
+from workflows.loop import language
 from workflows.models import Claim, Passage, PlanStep, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
 
@@ -84,7 +84,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     )
 
 
-# --- a long report in pieces: outline, sections, summary (workflows/reporting.py assembles them) ---
+# --- a long report in pieces: outline, sections, summary (workflows/checks/reporting.py assembles them) ---
 
 
 def outline(inp: OutlineInput) -> OutlineOutput:

@@ -47,7 +47,7 @@ from activities.prompts.loader import PromptBook, checked, stated
 from activities.usage import beat, served
 from config import Settings
 from workflows.activity_models import Usage
-from workflows.redaction import redact
+from workflows.checks.redaction import redact
 from workflows.roles import BY_NAME, PROMPTS
 
 log = logging.getLogger(__name__)

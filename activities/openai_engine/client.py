@@ -137,7 +137,7 @@ def build_request(
             options["response_format"] = {"type": "json_object"}
     if "temperature" not in unsupported:
         options["temperature"] = PROMPTS[role].temperature
-    # The reply's length cap is what bounds a call's cost before it is made (workflows/budget.py).
+    # The reply's length cap is what bounds a call's cost before it is made (workflows/loop/budget.py).
     if "max_tokens" not in unsupported:
         options["max_tokens"] = max_tokens
     elif "max_completion_tokens" not in unsupported:

@@ -56,7 +56,7 @@ from activities.openai_engine.formatting import (
 from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
-from workflows.citations import origin
+from workflows.checks.citations import origin
 from workflows.models import OBSERVATION_LIMIT, Claim, Message, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.

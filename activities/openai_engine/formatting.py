@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from activities.prompts.quoting import NONE, Quoted, Trusted, joined, trusted, untrusted
 from workflows.activity_models import AboutQuestion
-from workflows.language import name as language_name
+from workflows.loop.language import name as language_name
 from workflows.models import (
     ROUTING_HISTORY,
     Evidence,

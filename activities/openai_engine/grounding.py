@@ -3,7 +3,7 @@
 A strong model writes findings and reports from what it read; a small one (SmolLM2-135M behind
 llama.cpp answers in valid JSON, constrained by the schema, with words of its own) writes fluent
 text the sources do not say, or cites nothing. So the writing roles check the model's text with
-the same lexical measure the workflow's verifier uses (`workflows/verification.lexical_verdict`):
+the same lexical measure the workflow's verifier uses (`workflows/checks/verification.lexical_verdict`):
 
 - a step's observation needs at least one cited sentence that its cited passages hold; otherwise
   the engine writes it from those passages, extractively (the offline engine's method), keeping
@@ -35,10 +35,10 @@ from typing import Any
 
 from activities.offline_engine.reporting import DISCLAIMER
 from workflows import activity_models as m
-from workflows.citations import CITATION, cited_ids
+from workflows.checks.citations import CITATION, cited_ids
+from workflows.checks.verification import lexical_verdict
 from workflows.models import Claim, Evidence, RoutingDecision, Verdict
 from workflows.text import content_terms, split_sentences, stem
-from workflows.verification import lexical_verdict
 
 #: Supported claims a report must hold to be kept as the model wrote it.
 MIN_GROUNDED = 3

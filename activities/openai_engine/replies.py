@@ -27,7 +27,7 @@ from pydantic import BaseModel, create_model
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.formatting import _cut
-from workflows.citations import citations_in, sub_citations
+from workflows.checks.citations import citations_in, sub_citations
 from workflows.roles import LLM_ROLES
 
 T = TypeVar("T", bound=BaseModel)

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from workflows.redaction import redact
+from workflows.checks.redaction import redact
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from openai import AsyncStream
 from openai.types.chat import ChatCompletion
 from temporalio.exceptions import ApplicationError
 
-from workflows.redaction import redact
+from workflows.checks.redaction import redact
 
 #: How often a streaming call heartbeats at most (the SDK throttles too; this spares the work).
 BEAT_EVERY_S = 2.0

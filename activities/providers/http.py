@@ -11,7 +11,7 @@ where they are understood, and the helpers that turn a provider's rows into hits
   delay.
 - **No secret in any message.** Keys travel only in headers. A configured endpoint may carry
   credentials (`http://user:password@host`, `?api_key=...`): they are sent as Basic auth, never
-  in the request URL, and every error text passes `workflows.redaction.redact` with the key and
+  in the request URL, and every error text passes `workflows.checks.redaction.redact` with the key and
   the URL's secrets, so no message or log line (httpx's own included) ever contains one.
 """
 
@@ -32,8 +32,8 @@ from temporalio.exceptions import ApplicationError
 from activities.retry_after import retry_after
 from config import settings
 from workflows.activity_models import SearchHit
+from workflows.checks.redaction import redact
 from workflows.models import SNIPPET_LIMIT
-from workflows.redaction import redact
 from workflows.text import trim
 
 #: Seconds one provider may take. The workflow gives a search attempt 30 s (SEARCH_TIMEOUT), so a

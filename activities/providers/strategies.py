@@ -32,8 +32,8 @@ from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
 from config import Settings, settings
 from workflows.activity_models import SearchHit
+from workflows.checks.redaction import redact
 from workflows.models import Sources
-from workflows.redaction import redact
 
 __all__ = [
     "PROVIDERS",

@@ -34,7 +34,7 @@ from workflows.models import (
     Stats,
     VerificationSummary,
 )
-from workflows.standing import Changes
+from workflows.standing.changes import Changes
 
 
 class StoredResearch(BaseModel):

@@ -12,7 +12,7 @@ from activities.storage.database import database_url, engine_for, failures_class
 from activities.storage.rows import aware
 from activities.storage.schema import ResearchRow
 from workflows.models import Claim, Evidence
-from workflows.standing import PreviousRun, PreviousSource, url_key
+from workflows.standing.changes import PreviousRun, PreviousSource, url_key
 
 #: The previous run's evidence goes into the new run's history: at most this many characters of
 #: it, the paragraphs of cited sources first (a medium research keeps some 20 of 600 at most).

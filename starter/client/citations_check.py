@@ -2,8 +2,8 @@
 `check_claims`): one module, so the three front ends give the same verdicts for the same text.
 
 Why it reuses the research's own parts rather than anything lighter: a verdict here must mean what
-a research's verdict means. So the cited sentences are found by `workflows.verification`, judged
-by `workflows.judging` (the deterministic verifier, and a model's judge only once it passed its
+a research's verdict means. So the cited sentences are found by `workflows.checks.verification`, judged
+by `workflows.checks.judging` (the deterministic verifier, and a model's judge only once it passed its
 canaries), pages are read by the crawler with all its rules (robots.txt, no private addresses
 unless CRAWL_ALLOW_PRIVATE, size and time caps) and local documents by the corpus's reader (only a
 regular file, a byte cap, parsed in a limited child process).
@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from activities.web import crawler as web
 from activities.web import reading
 from config import Settings
-from workflows import alignment, judging
 from workflows.activity_models import VerifyClaimsInput, VerifyClaimsOutput
+from workflows.checks import alignment, judging
+from workflows.checks.verification import cited_sentences
 from workflows.record import Calibration, CheckedBy, Claim, Evidence, Source, Verdict
-from workflows.verification import cited_sentences
 
 #: Text kept per source: what a long page's claims are checked against (the rest is said cut).
 SOURCE_CHARS = 60_000

@@ -27,7 +27,7 @@ from activities import pricing
 from config import Settings
 from starter.client.temporal import shown
 from starter.client.terminal import clean, escape
-from workflows.language_codes import is_language
+from workflows.loop.language_codes import is_language
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, STEP_LIMITS, ResearchRequest
 from workflows.roles import Tier
 

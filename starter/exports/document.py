@@ -16,8 +16,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from starter.exports.names import literal_names
-from workflows import verification
-from workflows.citations import CITATION, origin
+from workflows.checks import verification
+from workflows.checks.citations import CITATION, origin
 from workflows.models import ResearchResult
 
 WEB_URL = re.compile(r"(?i)^https?://[^\s]+$")

@@ -15,8 +15,8 @@ import re
 from markdown_it import MarkdownIt
 
 from starter.exports.names import literal_names
-from workflows import verification
-from workflows.citations import CITATION, origin
+from workflows.checks import verification
+from workflows.checks.citations import CITATION, origin
 from workflows.models import ResearchResult
 
 #: The standalone page's own policy: its inline style, nothing else (no script, no request).

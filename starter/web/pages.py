@@ -34,7 +34,7 @@ from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
 from starter.web.standing_pages import research_context
 from starter.web.templating import templates
-from workflows import citations
+from workflows.checks import citations
 from workflows.events import EventKind
 from workflows.models import (
     QUERY_MAX_CHARS,

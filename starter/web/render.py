@@ -30,9 +30,9 @@ from markupsafe import Markup
 
 from starter.exports.markup import without_sources_list
 from starter.exports.names import literal_names
-from workflows.citations import CITATION, origin
+from workflows.checks.citations import CITATION, origin
+from workflows.checks.verification import who_checked
 from workflows.models import ResearchResult, Source, VerificationSummary
-from workflows.verification import who_checked
 
 REL = "noopener noreferrer nofollow"
 #: At most this many evidence paragraphs and claims in one popover, each clipped to QUOTE_CHARS.

@@ -21,8 +21,8 @@ from temporalio.exceptions import ApplicationError
 from activities.notify import body, post_webhook, send_email, signature
 from config import Settings
 from tests.support.http_doubles import local_server, serving
-from workflows.notify import DeliverInput, Notice, NoticeKind
-from workflows.standing import Changes, SourceRef
+from workflows.standing.changes import Changes, SourceRef
+from workflows.standing.notify import DeliverInput, Notice, NoticeKind
 
 SECRET = "whsec-unit-0123456789"
 

@@ -88,7 +88,7 @@ async def bench() -> None:
 
     from config import data_converter
     from tests.support.llm_server import running_llm, write_like_a_model
-    from workflows.budget import TARGET_WORDS
+    from workflows.loop.budget import TARGET_WORDS
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
 

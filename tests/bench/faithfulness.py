@@ -2,7 +2,7 @@
 
 The labelled development set (../shared/attribution/dev.jsonl: 12 evidence sets of real Python
 documentation, 144 claims labelled by kind, and per set a faithful report and a flawed one) goes
-through the verifier a research and `check` use (workflows/judging.py) three ways: with no model
+through the verifier a research and `check` use (workflows/checks/judging.py) three ways: with no model
 (the deterministic verifier alone), with a careful judge and with an uncritical one (both scripted
 OpenAI-protocol servers; the uncritical one must fail its canaries, so its verdicts never count).
 With FAITHFULNESS_LLM_URL set (a running OpenAI-compatible server, e.g. llama.cpp's from
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.shared import REPO
-from workflows import judging
 from workflows.activity_models import VerifyClaimsInput, VerifyClaimsOutput
+from workflows.checks import judging
+from workflows.checks.verification import cited_sentences
 from workflows.record import Calibration, Claim, Evidence, Source
-from workflows.verification import cited_sentences
 
 ATTRIBUTION = Path(
     os.environ.get("ATTRIBUTION_SET") or REPO.parent / "shared" / "attribution" / "dev.jsonl"

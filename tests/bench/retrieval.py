@@ -87,7 +87,7 @@ def parse_dev_set(text: str) -> tuple[list[Question], list[Question], list[Quest
 
 def cited_files(result: Any) -> list[str]:
     """The corpus files the report cites, in citation order."""
-    from workflows.citations import cited_ids
+    from workflows.checks.citations import cited_ids
 
     by_id = {s.id: s.url for s in result.sources}
     files = []

@@ -21,7 +21,7 @@ from tests.bench import faithfulness
 from tests.e2e.test_llm_research import start_worker, worker_env
 from tests.support import judges
 from tests.support.llm_server import running_llm
-from workflows.citations import sub_citations
+from workflows.checks.citations import sub_citations
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, Verdict
 from workflows.research import DeepResearchWorkflow
 

@@ -18,7 +18,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from tests.conftest import BIN_DIR, REPO
-from workflows.citations import cited_ids
+from workflows.checks.citations import cited_ids
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus, Verdict
 from workflows.research import DeepResearchWorkflow
 

@@ -14,6 +14,7 @@ from docx.oxml.ns import qn
 
 from starter.exports import CONTENT_TYPES, FORMATS, export, file_name
 from starter.exports.markup import to_html, to_markdown
+from workflows.checks.verification import verification_note
 from workflows.models import (
     Depth,
     Plan,
@@ -24,7 +25,6 @@ from workflows.models import (
     Stats,
     VerificationSummary,
 )
-from workflows.verification import verification_note
 
 SUMMARY = VerificationSummary(
     method="lexical", claims=3, supported=2, unverified=1, share_supported=0.6667

@@ -17,7 +17,7 @@ from starter.web.models import ResearchView
 from tests.web.conftest import WebServer, WebWorker, one_line_error, start, wait_for
 from tests.web.reports import _result, store_research
 from workflows.models import Depth, QueryMode, ResearchStatus, ReviewTarget, Source, Stage
-from workflows.standing import Changes, SourceRef
+from workflows.standing.changes import Changes, SourceRef
 
 CONTROLS = "\u202e\u2066\u2069\u200b\u2060\ufeff"
 STDLIB = sysconfig.get_paths()["stdlib"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.alignment import read, verdict
-from workflows.claim_parts import units
+from workflows.checks.alignment import read, verdict
+from workflows.checks.claim_parts import units
 
 LOCK_DOCS = [
     "A primitive lock is in one of two states, locked or unlocked. It is created in the unlocked "

@@ -1,8 +1,8 @@
-"""The evidence pool kept after each step (workflows/evidence.py)."""
+"""The evidence pool kept after each step (workflows/loop/evidence.py)."""
 
 from __future__ import annotations
 
-from workflows.evidence import EVIDENCE_CHARS, merge, supporting_evidence
+from workflows.loop.evidence import EVIDENCE_CHARS, merge, supporting_evidence
 from workflows.models import Passage
 
 AQUEDUCTS = Passage(

@@ -16,7 +16,7 @@ from tests.support.shared import REPO
 from tests.workflow.test_verified_report import PAGE, QUESTION, aqueduct_script
 from tests.workflow.test_workflow import run_research
 from workflows.activity_models import SynthesizeOutput
-from workflows.citations import cited_ids
+from workflows.checks.citations import cited_ids
 
 needs_set = pytest.mark.skipif(
     not faithfulness.ATTRIBUTION.exists(),

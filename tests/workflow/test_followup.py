@@ -1,4 +1,4 @@
-"""What a follow-up refers to (workflows/followup.py) and the conversation it is given (starter)."""
+"""What a follow-up refers to (workflows/loop/followup.py) and the conversation it is given (starter)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.activities.test_library import rich_result
 from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research
 from workflows.activity_models import SynthesizeInput
-from workflows.followup import context, referent
+from workflows.loop.followup import context, referent
 from workflows.models import (
     Clarification,
     Depth,

@@ -6,13 +6,13 @@ call) stands: what they answer is what a careful model, an uncritical one and a 
 
 from __future__ import annotations
 
-from workflows import judging
 from workflows.activity_models import (
     ClaimVerdict,
     JudgeVerdict,
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
+from workflows.checks import judging
 from workflows.record import CheckedBy, Claim, Evidence, Source, Verdict
 
 EVIDENCE = [

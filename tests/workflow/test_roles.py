@@ -86,7 +86,7 @@ def test_the_worker_registers_each_row_under_its_name_with_its_models() -> None:
 
 
 def test_the_doubles_stand_in_for_every_row() -> None:
-    # Beside the rows: the real `notification_targets` (workflows/notify.py), asked by every research.
+    # Beside the rows: the real `notification_targets` (workflows/standing/changes/notify.py), asked by every research.
     built = [definition(fn) for fn in Script().activities()]
     assert built.pop().name == "notification_targets"
 

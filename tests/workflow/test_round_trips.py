@@ -222,7 +222,7 @@ def test_no_retired_patch_id_is_used_again() -> None:
     assert not patches.ACTIVE & patches.RETIRED
     code = "".join(
         p.read_text()
-        for p in (Path(__file__).parents[2] / "workflows").glob("*.py")
+        for p in (Path(__file__).parents[2] / "workflows").rglob("*.py")
         if p.name != "patches.py"
     )
     assert not [i for i in patches.RETIRED if f'"{i}"' in code]

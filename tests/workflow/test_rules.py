@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from workflows.activity_models import PlanOutput, StepDraft
+from workflows.loop.planning import merge_plan
+from workflows.loop.reflection import MAX_PLAN_ITERATIONS, guard
+from workflows.loop.researching import APPENDED, judge_loop_back
 from workflows.models import Plan, PlanStep, Reflection, ReflectionDecision, StepStatus
-from workflows.planning import merge_plan
-from workflows.reflection import MAX_PLAN_ITERATIONS, guard
-from workflows.researching import APPENDED, judge_loop_back
 from workflows.stages import mermaid
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def test_the_readme_shows_the_diagram_the_stage_table_draws() -> None:
 
 
 def test_the_workflow_package_imports_no_activity_code() -> None:
-    for path in sorted((REPO / "workflows").glob("*.py")):
+    for path in sorted((REPO / "workflows").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("activities", "starter")), (

@@ -14,7 +14,7 @@ import pytest
 from worker import SANDBOX
 
 REPO = Path(__file__).resolve().parents[2]
-CORE = sorted((REPO / "workflows").glob("*.py"))
+CORE = sorted((REPO / "workflows").rglob("*.py"))
 
 #: What the core may import: deterministic standard-library modules, temporalio, pydantic, itself.
 ALLOWED_IMPORTS = {

@@ -1,4 +1,4 @@
-"""Claim verification's deterministic half (workflows/verification.py): which sentences are claims,
+"""Claim verification's deterministic half (workflows/checks/verification.py): which sentences are claims,
 how far word overlap can judge them, and how the report is edited by the verdicts."""
 
 from __future__ import annotations
@@ -6,9 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from workflows import verification
-from workflows.models import Claim, Verdict, VerificationSummary
-from workflows.verification import (
+from workflows.checks import verification
+from workflows.checks.verification import (
     PARTIAL_MARK,
     cited_sentences,
     drop_unused_sources,
@@ -20,6 +19,7 @@ from workflows.verification import (
     summarize,
     verification_note,
 )
+from workflows.models import Claim, Verdict, VerificationSummary
 
 OFFLINE_REPORT = """# How does Tokio schedule tasks?
 
@@ -397,9 +397,9 @@ def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
         "collections.abc",
         "dataclasses",
         "workflows.text",
-        "workflows.citations",  # the one citation pattern; pure (re and workflows.models)
+        "workflows.checks.citations",  # the one citation pattern; pure (re and workflows.models)
         "workflows.models",
-        "workflows",  # workflows.alignment: pure (re, dataclasses, workflows.text)
+        "workflows.checks",  # workflows.checks.alignment: pure (re, dataclasses, workflows.text)
     }
 
 

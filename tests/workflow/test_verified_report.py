@@ -26,7 +26,7 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.citations import cited_ids
+from workflows.checks.citations import cited_ids
 from workflows.models import (
     Depth,
     Message,

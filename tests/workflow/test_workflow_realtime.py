@@ -78,7 +78,7 @@ async def test_a_spent_time_budget_goes_to_synthesis_with_what_it_has(dev_client
     )
     assert result.outcome is Stage.COMPLETED
     assert any("time budget of 2 s ran out" in note for note in result.notes)
-    # The time budget is a budget like the token and cost ones (workflows/budget.py).
+    # The time budget is a budget like the token and cost ones (workflows/loop/budget.py).
     assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
     assert result.report_markdown.startswith(
         "> Partial report: the time budget of 2 s ran out after 1 of 3 steps."

@@ -1,7 +1,7 @@
 """The orchestrator's conversation (seed 000): ask back while the question is too vague.
 
 Routing has three layers: the counter limit and the reply shortcut decide without an LLM
-(`workflows/routing.py`, pure); only then does the `route` role look at the last messages. A
+(`workflows/loop/routing.py`, pure); only then does the `route` role look at the last messages. A
 clarification question waits durably for the user's answer, which arrives as a signal or an
 update, minutes or days later; an unanswered question times out and the research goes ahead.
 """
@@ -17,8 +17,9 @@ from temporalio import workflow
 from workflows import roles
 from workflows.activity_models import ClarifyInput, RouteInput
 from workflows.calls import call
-from workflows.concurrency import both
 from workflows.events import EventKind, emit
+from workflows.loop.concurrency import both
+from workflows.loop.routing import Route, route_without_llm
 from workflows.models import (
     ANSWER_MAX_CHARS,
     ROUTING_HISTORY,
@@ -30,7 +31,6 @@ from workflows.models import (
     Stage,
 )
 from workflows.parts import Conversation
-from workflows.routing import Route, route_without_llm
 from workflows.stages import enter
 from workflows.state import ResearchState
 from workflows.text import has_lone_surrogate, without_controls

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workflows.claim_parts import Unit, code_names, has_name, numbers, terms, units
-from workflows.contradiction import opposites, polarity, stitched
+from workflows.checks.claim_parts import Unit, code_names, has_name, numbers, terms, units
+from workflows.checks.contradiction import opposites, polarity, stitched
 from workflows.text import stem, tokenize
 
 #: Share of the claim's content words one unit must hold for the claim to be as close to a quote

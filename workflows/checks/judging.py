@@ -6,10 +6,10 @@ overlap pre-check let through, and nothing noticed. So before any of a model's v
 model judges canaries made from the evidence at hand, mixed with nothing else: a sentence of the
 evidence quoted word for word (it must be supported) and the same kind of sentence with a number,
 a code name, a negation or an opposite word changed (none may be supported). A judge that gets one
-wrong is not trusted: the deterministic verdicts (workflows/alignment.py) stand, and the summary
+wrong is not trusted: the deterministic verdicts (workflows/checks/alignment.py) stand, and the summary
 says who checked (`checked_by`) and why.
 
-The same code checks a research's report (workflows/checking.py, inside the workflow: `ask` is an
+The same code checks a research's report (workflows/checks/checking.py, inside the workflow: `ask` is an
 activity call) and any text given to `check` (starter: `ask` calls the engine directly), so the
 figures measured for one hold for the other. Pure apart from `ask`: deterministic, sandbox-safe.
 """
@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from workflows import alignment, claim_parts, contradiction
 from workflows.activity_models import ClaimCheck, VerifyClaimsInput, VerifyClaimsOutput
+from workflows.checks import alignment, claim_parts, contradiction
 from workflows.record import Calibration, CheckedBy, Claim, Evidence, Source, Verdict
 
 #: The judge: one batch of claims with their evidence in, verdicts out (None: it did not answer).

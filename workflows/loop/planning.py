@@ -18,6 +18,13 @@ from workflows.activity_models import (
 )
 from workflows.calls import call
 from workflows.events import EventKind, emit
+from workflows.loop.researching import (
+    PAGES_PER_STEP,
+    SEARCH_QUERIES_PER_STEP,
+    clean_queries,
+    search_all,
+    write_queries,
+)
 from workflows.models import (
     ROUTING_HISTORY,
     Depth,
@@ -27,13 +34,6 @@ from workflows.models import (
     QueryMode,
     ResearchRequest,
     StepStatus,
-)
-from workflows.researching import (
-    PAGES_PER_STEP,
-    SEARCH_QUERIES_PER_STEP,
-    clean_queries,
-    search_all,
-    write_queries,
 )
 from workflows.state import ResearchState
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows import evidence, roles
+from workflows import roles
 from workflows.activity_models import (
     ObserveInput,
     ObserveOutput,
@@ -25,8 +25,10 @@ from workflows.activity_models import (
     WriteQueriesInput,
 )
 from workflows.calls import call
-from workflows.concurrency import together
 from workflows.events import EventKind, emit
+from workflows.loop import evidence
+from workflows.loop.concurrency import together
+from workflows.loop.step_budget import affordable_wave
 from workflows.models import (
     OBSERVATION_LIMIT,
     LoopBack,
@@ -38,7 +40,6 @@ from workflows.models import (
 )
 from workflows.stages import show_progress
 from workflows.state import ResearchState
-from workflows.step_budget import affordable_wave
 from workflows.text import content_terms, stem
 
 SEARCH_QUERIES_PER_STEP = 2

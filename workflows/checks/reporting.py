@@ -15,7 +15,7 @@ from datetime import datetime
 
 from temporalio import workflow
 
-from workflows import budget, citations, language, roles
+from workflows import roles
 from workflows.activity_models import (
     OutlineInput,
     OutlineOutput,
@@ -28,7 +28,9 @@ from workflows.activity_models import (
     SynthesizeInput,
 )
 from workflows.calls import call
+from workflows.checks import citations
 from workflows.events import Event, EventKind, emit
+from workflows.loop import budget, language
 from workflows.models import Claim, PlanStep, ResearchResult, Stage, StepStatus
 from workflows.stages import enter
 from workflows.state import ResearchState

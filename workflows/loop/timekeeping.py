@@ -2,7 +2,7 @@
 person is waited for.
 
 Research runs until it is done or a budget stops it: the token or cost budget from inside
-(`BudgetSpent`, workflows/budget.py), the time budget from outside with a durable timer. Time spent
+(`BudgetSpent`, workflows/loop/budget.py), the time budget from outside with a durable timer. Time spent
 waiting for a person's review does not count: the timer is re-armed with what is left once the
 person has answered. Deterministic: only `workflow.now()` and workflow timers.
 """
@@ -16,8 +16,8 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows import budget
-from workflows.conversation import duration
+from workflows.loop import budget
+from workflows.loop.conversation import duration
 from workflows.models import MODE_BUDGET_S, BudgetKind
 from workflows.state import ResearchState
 

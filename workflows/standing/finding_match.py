@@ -2,7 +2,7 @@
 says, never by its words.
 
 A model words the same finding differently on every run, so two findings are the same when they
-cite the same source (as the two runs identify it: workflows/source_match.py) and either rest on
+cite the same source (as the two runs identify it: workflows/standing/changes/source_match.py) and either rest on
 the same evidence paragraph of it or share most of their content words; findings on different
 sources must share nearly all of them. Numbers and code identifiers are compared on their own: a
 matched finding whose figure was replaced by another ("12%" then "15%") is a changed finding, not

@@ -18,8 +18,7 @@ from temporalio.exceptions import ActivityError
 
 from workflows import record
 from workflows.models import Claim, Stage
-from workflows.notify import Notice, NoticeKind, announce
-from workflows.standing import (
+from workflows.standing.changes import (
     PREVIOUS_RUN,
     Changes,
     PreviousRunInput,
@@ -27,6 +26,7 @@ from workflows.standing import (
     compare,
     with_section,
 )
+from workflows.standing.notify import Notice, NoticeKind, announce
 from workflows.state import ResearchState
 
 #: What a research in each of these stages waits for (the table is workflows/record.WAITING).

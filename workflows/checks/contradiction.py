@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
-from workflows.claim_parts import terms
+from workflows.checks.claim_parts import terms
 from workflows.text import STOPWORDS, stem, tokenize
 
 _NEGATIONS = frozenset(

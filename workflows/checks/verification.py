@@ -18,8 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows import alignment
-from workflows.citations import CITATION
+from workflows.checks import alignment
+from workflows.checks.citations import CITATION
 from workflows.models import CheckedBy, Claim, Verdict, VerificationSummary
 from workflows.text import content_terms, stem, tokenize
 
@@ -35,7 +35,7 @@ SUPPORTED_COVERAGE = 0.8
 #: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
 PARTIAL_MARK = " *(partly supported)*"
 
-#: The one citation pattern (workflows/citations.py), but not `\[7\]` (escaped text) or `[1](url)` (a link).
+#: The one citation pattern (workflows/checks/citations.py), but not `\[7\]` (escaped text) or `[1](url)` (a link).
 _CITE = re.compile(r"(?<!\\)" + CITATION.pattern + r"(?!\()")
 #: split_sentences's boundary (end punctuation, space, a capital) plus a citation that ends a
 #: sentence ("... B [1]. C", "... B.[1] C"); applied to the raw line so `text` stays a substring.
@@ -226,7 +226,7 @@ def lexical_check(claim: str, evidence: list[str]) -> LexicalCheck:
 def lexical_verdict(
     claim: str, evidence: list[str], titles: list[str] | None = None
 ) -> LexicalCheck:
-    """The deterministic verifier's whole verdict (workflows/alignment.py): SUPPORTED only when one
+    """The deterministic verifier's whole verdict (workflows/checks/alignment.py): SUPPORTED only when one
     cited passage holds every content word, number and code name of the claim with the same
     polarity; a swapped number or name, or a flipped meaning, is UNSUPPORTED; words gathered from
     several passages (a paraphrase, or a stitched claim) at most PARTIAL. The offline engine's

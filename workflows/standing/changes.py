@@ -4,9 +4,9 @@ A standing research (a question researched again on a schedule, `starter/client/
 ordinary research whose request names its `standing_id`. When such a run has written its report,
 the previous run of the same standing research is read from the library (the `previous_run`
 activity: its sources with their fingerprints, its claims and the evidence they rest on) and
-compared here, with no model. Sources are the same by URL or by text (workflows/source_match.py:
+compared here, with no model. Sources are the same by URL or by text (workflows/standing/changes/source_match.py:
 new, gone, updated with what changed in them); findings are the same by what they rest on and
-what they say, not by their words (workflows/finding_match.py: new, no longer supported, saying
+what they say, not by their words (workflows/standing/changes/finding_match.py: new, no longer supported, saying
 another figure, verdict moved). A finding not repeated while its sources did not change is listed
 apart and changes nothing. The report then opens with "What changed since DATE", and the result
 carries the comparison as data (`ResearchResult.changes`).
@@ -20,9 +20,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from workflows.finding_match import Finding, figures_replaced, findings, pair, plain
 from workflows.record import Claim, Evidence, Source, Verdict
-from workflows.source_match import match_sources, url_key, what_changed
+from workflows.standing.finding_match import Finding, figures_replaced, findings, pair, plain
+from workflows.standing.source_match import match_sources, url_key, what_changed
 
 #: Activity names (activities/standing.py), called by name so the core imports no activity code.
 PREVIOUS_RUN = "previous_run"

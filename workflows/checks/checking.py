@@ -1,7 +1,7 @@
 """Checking the report (seed 002's citation-aware synthesis, seed 004's critic).
 
 Each cited sentence becomes a claim, checked against what was read of the sources it cites:
-deterministically first (workflows/judging.py, workflows/alignment.py), by the model's judge only
+deterministically first (workflows/checks/judging.py, workflows/checks/alignment.py), by the model's judge only
 once it has passed its canaries (issue 36); unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
 report. Partly supported sentences stay, marked. Then the critic scores the report.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workflows import judging, roles, verification
+from workflows import roles
 from workflows.activity_models import (
     ClaimCheck,
     CritiqueInput,
@@ -19,6 +19,7 @@ from workflows.activity_models import (
     VerifyClaimsOutput,
 )
 from workflows.calls import call
+from workflows.checks import judging, verification
 from workflows.events import EventKind, emit
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
@@ -117,7 +118,7 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
 
 
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
-    """Verdicts for `claims[i]`, i in `which` (workflows/judging.py): each claim against what was
+    """Verdicts for `claims[i]`, i in `which` (workflows/checks/judging.py): each claim against what was
     read of the sources it cites; the model's judge (an activity) only when a model wrote the
     report and it passes its canaries, calibrated once per research. Returns the method."""
     chosen = list(which)

@@ -12,8 +12,9 @@ the admission stops the research as before.
 
 from __future__ import annotations
 
-from workflows import budget, roles
+from workflows import roles
 from workflows.activity_models import ObserveInput
+from workflows.loop import budget
 from workflows.models import BudgetKind
 from workflows.record import Passage
 from workflows.state import ResearchState

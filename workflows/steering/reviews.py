@@ -33,9 +33,11 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio import workflow
 
-from workflows import citations, refining
-from workflows.conversation import duration
+from workflows.checks import citations
+from workflows.checks.reporting import synthesize
 from workflows.events import EventKind, emit
+from workflows.loop.conversation import duration
+from workflows.loop.planning import make_plan
 from workflows.models import (
     Claim,
     DecidedBy,
@@ -50,10 +52,9 @@ from workflows.models import (
     StepOrigin,
     StepStatus,
 )
-from workflows.planning import make_plan
-from workflows.reporting import synthesize
 from workflows.stages import enter
 from workflows.state import ResearchState
+from workflows.steering import refining
 
 MAX_REVIEW_ROUNDS = 3
 #: Checks a rewritten report (verification and the critic): research.py's `_verify`.

@@ -28,7 +28,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
-from workflows.standing import Changes
+from workflows.standing.changes import Changes
 
 #: Activity names (activities/notify.py).
 NOTIFICATION_TARGETS = "notification_targets"
