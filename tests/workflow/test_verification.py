@@ -11,7 +11,6 @@ from workflows.checks.verification import (
     PARTIAL_MARK,
     cited_sentences,
     drop_unused_sources,
-    lexical_check,
     lexical_verdict,
     mark_partial,
     remove_sentence,
@@ -93,42 +92,6 @@ SCHEDULER = [
 ]
 
 
-# --- lexical_check: the pre-check before the judge ------------------------------------------------
-
-
-def test_a_claim_citing_an_unrelated_source_is_caught_before_the_judge() -> None:
-    check = lexical_check(
-        "Rust's ownership rules let the compiler prevent data races between threads.", UNRELATED
-    )
-
-    assert check.verdict is Verdict.UNSUPPORTED
-    assert check.coverage < verification.UNRELATED_COVERAGE
-    assert (
-        "shares 1 of 9 content words (11%)" in check.reason and "unrelated source" in check.reason
-    )
-
-
-def test_a_paraphrase_of_the_evidence_is_left_to_the_judge() -> None:
-    check = lexical_check(
-        "Because of its ownership rules, Rust's compiler stops data races in threaded programs.",
-        OWNERSHIP,
-    )
-
-    assert check.verdict is None
-    assert 0.5 < check.coverage < 1.0
-    assert "content words" in check.reason
-
-
-def test_a_claim_without_evidence_is_unsupported_and_one_without_content_words_is_not_decided() -> (
-    None
-):
-    empty = lexical_check("Tokio was released in 2016.", [])
-    assert empty.verdict is Verdict.UNSUPPORTED and empty.missing_numbers == ("2016",)
-    assert lexical_check("It is so.", OWNERSHIP) == verification.LexicalCheck(
-        1.0, (), None, "shares 0 of 0 content words (100%) with the cited evidence"
-    )
-
-
 # --- lexical_verdict: the offline engine's whole method -------------------------------------------
 
 
@@ -170,7 +133,6 @@ def test_a_claim_stitched_from_words_of_two_paragraphs_is_not_supported() -> Non
     assert check.coverage == 1.0  # all its words are in the evidence, but in no single passage
     assert check.verdict is Verdict.PARTIAL
     assert "spread over several passages" in check.reason
-    assert lexical_check(claim, SCHEDULER).verdict is None
 
 
 def test_inflections_numbers_and_unrelated_evidence() -> None:

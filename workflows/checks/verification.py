@@ -2,11 +2,10 @@
 the evidence of the sources it cites, and edit the report by the verdicts.
 
 Why: the complaint users make most often about research assistants is a citation that does not say
-what its sentence claims. Most such citations are not subtle: the sentence cites a source about
-something else. Word overlap catches those for free, so the LLM judge is paid only for claims that
-share enough words with their evidence to need reading (`lexical_check`). Without an LLM nothing
-better exists, so the offline engine uses the same measure, with stricter bands, as its whole
-verification method (`lexical_verdict`, called by activities/offline_engine/checks.py).
+what its sentence claims. The verdicts themselves are the deterministic verifier's
+(workflows/checks/alignment.py, `lexical_verdict` here for the offline engine and the guard on what
+a model writes) and a calibrated judge's (workflows/checks/judging.py); this module finds the
+claims, edits the report by their verdicts and sums them up.
 
 Pure and deterministic (stdlib, workflows.text, workflows.models only): it runs inside the
 workflow sandbox, and every edit of the report is replayed.
@@ -21,16 +20,7 @@ from dataclasses import dataclass
 from workflows.checks import alignment
 from workflows.checks.citations import CITATION
 from workflows.models import CheckedBy, Claim, Verdict, VerificationSummary
-from workflows.text import content_terms, stem, tokenize
 
-#: Below this share of its content words in the cited evidence, a claim cites an unrelated source.
-#: Low on purpose: the pre-check must never overrule the judge on a fair paraphrase, which often
-#: keeps only a third of the words; a quarter is what unrelated text shares by chance (names, years).
-UNRELATED_COVERAGE = 0.25
-#: The offline verdict bands: half the words is a partial match, four fifths in one passage (and
-#: every number) is as close to a quote as word overlap can tell.
-PARTIAL_COVERAGE = 0.5
-SUPPORTED_COVERAGE = 0.8
 #: Appended right after a partly supported sentence's last citation, before its final punctuation
 #: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
 PARTIAL_MARK = " *(partly supported)*"
@@ -50,27 +40,6 @@ _SOURCES_TITLE = re.compile(
     r"(?:\d+(?:\.\d+)*\.?\s+)?(?:sources?|references?|bibliography|works cited)", re.IGNORECASE
 )
 _SOURCE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\[(\d+)\]")
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*%?(?![\w%])")
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ]
-    )
-}
 
 
 # --- the report's cited sentences -----------------------------------------------------------------
@@ -190,39 +159,6 @@ class LexicalCheck:
     reason: str
 
 
-@dataclass(frozen=True)
-class _Overlap:
-    found: int
-    total: int
-    missing: tuple[str, ...]
-
-    @property
-    def coverage(self) -> float:
-        return self.found / self.total if self.total else 1.0
-
-    def figures(self) -> str:
-        return f"{self.found} of {self.total} content words ({self.coverage:.0%})"
-
-
-def lexical_check(claim: str, evidence: list[str]) -> LexicalCheck:
-    """The cheap pre-check before the judge: decides only UNSUPPORTED (no evidence, or too few shared
-    words for the citation to be about the claim); anything else is left to the judge (None)."""
-    texts = [t for t in evidence if t.strip()]
-    if not texts:
-        return _no_evidence(claim)
-    union = _overlap(claim, texts)
-    if union.coverage < UNRELATED_COVERAGE:
-        return LexicalCheck(
-            union.coverage,
-            union.missing,
-            Verdict.UNSUPPORTED,
-            f"shares {union.figures()} with the cited evidence: the citation points at an unrelated source",
-        )
-    return LexicalCheck(
-        union.coverage, union.missing, None, f"shares {union.figures()} with the cited evidence"
-    )
-
-
 def lexical_verdict(
     claim: str, evidence: list[str], titles: list[str] | None = None
 ) -> LexicalCheck:
@@ -239,43 +175,6 @@ def lexical_verdict(
         Verdict(finding.verdict),
         finding.reason,
     )
-
-
-def _no_evidence(claim: str) -> LexicalCheck:
-    return LexicalCheck(
-        0.0,
-        tuple(_numbers(claim).values()),
-        Verdict.UNSUPPORTED,
-        "no evidence was recorded for the cited sources, so nothing backs the citation",
-    )
-
-
-def _overlap(claim: str, evidence: list[str]) -> _Overlap:
-    wanted_words, wanted_numbers = _words(claim), _numbers(claim)
-    words = {w for text in evidence for w in _words(text)}
-    numbers = {n for text in evidence for n in _numbers(text)}
-    numbers |= {_NUMBER_WORDS[t] for text in evidence for t in tokenize(text) if t in _NUMBER_WORDS}
-    words |= {
-        w for w, n in _NUMBER_WORDS.items() if n in numbers
-    }  # "four" in a claim, "4" in a source
-    missing = tuple(shown for key, shown in wanted_numbers.items() if key not in numbers)
-    found = len(wanted_words & words) + len(wanted_numbers) - len(missing)
-    return _Overlap(found, len(wanted_words) + len(wanted_numbers), missing)
-
-
-def _words(text: str) -> set[str]:
-    """Stems of the content words, numbers left to `_numbers`; hyphenated words count by their parts."""
-    terms = content_terms(_CITE.sub(" ", text))
-    parts = [p for t in terms for p in (t.split("-") if "-" in t else [t])]
-    return {stem(p) for p in parts if len(p) > 1 and not re.fullmatch(r"[\d.,%]+", p)}
-
-
-def _numbers(text: str) -> dict[str, str]:
-    """The numbers of a text by value ("1,000" and "1000", "40%" and "40" are one), as written."""
-    found: dict[str, str] = {}
-    for match in _NUMBER.finditer(_CITE.sub(" ", text)):
-        found.setdefault(match.group(0).rstrip("%").replace(",", ""), match.group(0))
-    return found
 
 
 # --- editing the report -------------------------------------------------------------------------
