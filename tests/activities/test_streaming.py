@@ -9,7 +9,6 @@ what takes minutes on a CPU takes seconds.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,9 +23,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.openai_engine import OpenAIEngine
-from activities.openai_engine.servers import forget_servers
 from activities.usage import metered
 from config import Settings
+from tests.activities.test_openai_engine import clean_env  # noqa: F401 - fixture
 from tests.support.llm_server import USAGE, Fault, ScriptedLLM, running_llm
 from tests.support.sse import tokens
 from workflows.activity_models import RouteInput, RouteOutput
@@ -40,15 +39,6 @@ QUESTION = RouteInput(
 )
 #: The route reply the server writes, about 17 tokens of 4 characters.
 ROUTE_TOKENS = len(tokens('{"decision": "RESEARCH", "reasoning": "The question is specific."}'))
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in list(os.environ):
-        if name.startswith(("OPENAI_", "LLM_")):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    forget_servers()
 
 
 @pytest.fixture
