@@ -202,6 +202,25 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return url
 
 
+def library_at(path: Path, revision: str, *statements: str) -> str:
+    """A SQLite library migrated only to REVISION, with STATEMENTS run in it: a library written by
+    an older version, for the tests of the migrations after it. Its URL."""
+    from alembic import command
+    from alembic.config import Config
+
+    url = f"sqlite:///{path}"
+    config = Config()
+    config.set_main_option("script_location", str(store.MIGRATIONS))
+    engine = sqlalchemy.create_engine(store.database_url(url))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+    engine.dispose()
+    return url
+
+
 def count(url: str, table: str) -> int:
     with store.engine_for(store.database_url(url)).connect() as connection:
         return int(connection.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one())
@@ -471,23 +490,14 @@ def test_each_user_lists_and_searches_only_their_own_research(db_url: str) -> No
 
 def test_research_stored_before_owners_belongs_to_local(tmp_path: Path) -> None:
     """Migration 0004 on a library of revision 0003 that holds a research: it becomes `local`'s."""
-    from alembic import command
-    from alembic.config import Config
-
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
-    config = Config()
-    config.set_main_option("script_location", str(store.MIGRATIONS))
-    engine = sqlalchemy.create_engine(store.database_url(url))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0003")
-        connection.exec_driver_sql(
-            "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
-            " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes) VALUES ('old', 'run',"
-            " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
-            " '[]', '[]', '{}', '[]')"
-        )
-    engine.dispose()
+    url = library_at(
+        tmp_path / "old.sqlite",
+        "0003",
+        "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
+        " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes) VALUES ('old', 'run',"
+        " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
+        " '[]', '[]', '{}', '[]')",
+    )
     [entry] = store.list_research(url)  # the store migrates the rest of the way on first use
     assert entry.owner == "local" and store.list_research(url, owner="alice") == []
 
@@ -521,23 +531,14 @@ def test_research_stored_before_titles_keeps_its_question_and_can_be_renamed(
 ) -> None:
     """Migration 0006 on a library of revision 0005 that holds a research: the research is kept,
     with no title of its own (its question is its title), and can be renamed."""
-    from alembic import command
-    from alembic.config import Config
-
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
-    config = Config()
-    config.set_main_option("script_location", str(store.MIGRATIONS))
-    engine = sqlalchemy.create_engine(store.database_url(url))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0005")
-        connection.exec_driver_sql(
-            "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
-            " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes, owner) VALUES ('old', 'run',"
-            " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
-            " '[]', '[]', '{}', '[]', 'local')"
-        )
-    engine.dispose()
+    url = library_at(
+        tmp_path / "old.sqlite",
+        "0005",
+        "INSERT INTO research (workflow_id, run_id, query, outcome, mode, depth, engine, started_at, finished_at,"
+        " report_markdown, plan_iterations, stage_history, loop_backs, stats, notes, owner) VALUES ('old', 'run',"
+        " 'Old question', 'completed', 'deep', 'light', 'offline', '2026-01-01', '2026-01-01', '# Old', 1,"
+        " '[]', '[]', '{}', '[]', 'local')",
+    )
 
     [entry] = store.list_research(url)  # the store migrates the rest of the way on first use
     assert (entry.workflow_id, entry.query, entry.title) == ("old", "Old question", None)
@@ -573,22 +574,13 @@ def test_a_library_whose_web_app_made_the_sessions_table_migrates_and_keeps_its_
     """Migration 0008 (issue 37): the signed-out sessions' table belongs to the migrations now. A
     library of revision 0007 where the web app had made the table itself keeps it, rows and all;
     a new library gets it from the migration."""
-    from alembic import command
-    from alembic.config import Config
-
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
-    config = Config()
-    config.set_main_option("script_location", str(store.MIGRATIONS))
-    engine = sqlalchemy.create_engine(store.database_url(url))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0007")
-        connection.exec_driver_sql(
-            "CREATE TABLE web_revoked_sessions (session_id VARCHAR(64) PRIMARY KEY,"
-            " expires_at INTEGER NOT NULL)"
-        )
-        connection.exec_driver_sql("INSERT INTO web_revoked_sessions VALUES ('s1', 4102444800)")
-    engine.dispose()
+    url = library_at(
+        tmp_path / "old.sqlite",
+        "0007",
+        "CREATE TABLE web_revoked_sessions (session_id VARCHAR(64) PRIMARY KEY,"
+        " expires_at INTEGER NOT NULL)",
+        "INSERT INTO web_revoked_sessions VALUES ('s1', 4102444800)",
+    )
 
     assert count(url, "web_revoked_sessions") == 1  # the store migrated it on first use
     assert count(url, "alembic_version") == 1
