@@ -18,7 +18,7 @@ offline engine, the model guard and `check` alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workflows.checks.claim_parts import Unit, code_names, has_name, numbers, terms, units
 from workflows.checks.contradiction import opposites, polarity, stitched
@@ -83,19 +83,21 @@ def read(claim: str, texts: list[str], titles: list[str] | None = None) -> Readi
     pieces = units([t for t in texts if t.strip()])
     everything = " ".join([*texts, *(titles or [])])
     held = terms(everything)
-    exact = {**numbers(claim), **code_names(claim)}
-    exact_held = [k for k in exact if k in numbers(everything) or has_name(k, everything)]
+    claim_numbers, claim_names = numbers(claim), code_names(claim)
+    held_numbers = numbers(everything)
+    exact = {**claim_numbers, **claim_names}
+    exact_held = [k for k in exact if k in held_numbers or has_name(k, everything)]
     found = len(wanted & held) + len(exact_held)
     total = len(wanted) + len(exact)
     coverage = found / total if total else 1.0
     missing_exact = [
         shown
-        for key, shown in numbers(claim).items()
-        if key not in numbers(everything) and shown[0].isdigit()  # "two or more" may paraphrase
-    ] + [shown for key, shown in code_names(claim).items() if not has_name(key, everything)]
+        for key, shown in claim_numbers.items()
+        if key not in held_numbers and shown[0].isdigit()  # "two or more" may paraphrase
+    ] + [shown for key, shown in claim_names.items() if not has_name(key, everything)]
     if not pieces:
         return Reading(0.0, 0, total, None, 0.0, sorted(wanted), [], missing_exact)
-    best, best_coverage = _closest(wanted, claim, pieces)
+    best, best_coverage = _closest(wanted, claim_numbers, claim_names, pieces)
     reading = Reading(
         coverage=coverage,
         found=found,
@@ -108,22 +110,27 @@ def read(claim: str, texts: list[str], titles: list[str] | None = None) -> Readi
     reading.conflicts = _conflicts(claim, best.text)
     reading.spread = stitched(claim, best.text)
     named = " ".join([best.text, *(titles or [])])
+    best_numbers = numbers(best.text)
     reading.unquoted = [
-        shown for key, shown in numbers(claim).items() if key not in numbers(best.text)
-    ] + [shown for key, shown in code_names(claim).items() if not has_name(key, named)]
+        shown for key, shown in claim_numbers.items() if key not in best_numbers
+    ] + [shown for key, shown in claim_names.items() if not has_name(key, named)]
     return reading
 
 
-def _closest(wanted: set[str], claim: str, pieces: list[Unit]) -> tuple[Unit, float]:
+def _closest(
+    wanted: set[str], claim_numbers: dict[str, str], claim_names: dict[str, str], pieces: list[Unit]
+) -> tuple[Unit, float]:
     def score(unit: Unit) -> tuple[float, int, int]:
         held = terms(unit.text)
         shared = len(wanted & held) / len(wanted) if wanted else 1.0
-        exact = sum(1 for key in code_names(claim) if has_name(key, unit.text))
-        exact += sum(1 for key in numbers(claim) if key in numbers(unit.text))
+        unit_numbers = numbers(unit.text)
+        exact = sum(1 for key in claim_names if has_name(key, unit.text))
+        exact += sum(1 for key in claim_numbers if key in unit_numbers)
         return (shared, exact, -len(held - wanted))
 
-    best = max(pieces, key=score)
-    return best, score(best)[0]
+    scored = [(score(unit), unit) for unit in pieces]
+    best_score, best = max(scored, key=lambda pair: pair[0])
+    return best, best_score[0]
 
 
 def _conflicts(claim: str, passage: str) -> list[str]:
@@ -152,6 +159,8 @@ class Finding:
     #: Decided beyond doubt (no evidence, an unrelated source, a number or code name the cited
     #: text never has): no judge is asked.
     certain: bool = False
+    #: What the verdict was read from (None when there was no evidence at all).
+    reading: Reading | None = None
 
 
 def verdict(claim: str, texts: list[str], titles: list[str] | None = None) -> Finding:
@@ -160,6 +169,11 @@ def verdict(claim: str, texts: list[str], titles: list[str] | None = None) -> Fi
     if not texts:
         return Finding("unsupported", "no evidence was recorded for the cited sources", True)
     r = read(claim, texts, titles)
+    return replace(_weighed(r), reading=r)
+
+
+def _weighed(r: Reading) -> Finding:
+    """The verdict a reading gives: the rules of the module docstring, in order."""
     held = f"{r.found} of {r.total} content words ({r.coverage:.0%})"
     if r.coverage < UNRELATED_COVERAGE:
         why = f"the cited evidence holds only {held}: it is about something else"

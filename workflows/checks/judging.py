@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,10 +56,14 @@ class Canary:
 # --- the deterministic verdict ---------------------------------------------------------------------
 
 
-def deterministic(claim: Claim, evidence: list[Evidence], sources: list[Source]) -> Claim:
-    """The claim with the deterministic verifier's verdict and reason."""
+def finding_of(claim: Claim, evidence: list[Evidence], sources: list[Source]) -> alignment.Finding:
+    """The deterministic verifier's finding on the claim, against the evidence it cites."""
     titles = [s.title for s in sources if s.id in claim.source_ids]
-    finding = alignment.verdict(claim.text, [e.text for e in evidence], titles)
+    return alignment.verdict(claim.text, [e.text for e in evidence], titles)
+
+
+def deterministic(claim: Claim, finding: alignment.Finding) -> Claim:
+    """The claim with the deterministic verifier's verdict and reason."""
     return claim.model_copy(
         update={
             "verdict": Verdict(finding.verdict),
@@ -72,7 +76,7 @@ def deterministic(claim: Claim, evidence: list[Evidence], sources: list[Source])
 # --- canaries ---------------------------------------------------------------------------------------
 
 
-def canaries(evidence: list[Evidence], names: Iterable[str] = ()) -> list[Canary]:
+def canaries(evidence: list[Evidence]) -> list[Canary]:
     """One quote and up to three changed sentences, made deterministically from `evidence` (the
     first sentences that allow each change), each from another sentence where possible."""
     sentences = [
@@ -83,7 +87,7 @@ def canaries(evidence: list[Evidence], names: Iterable[str] = ()) -> list[Canary
     ]
     if not sentences:
         return []
-    every_name = {**{claim_parts.name_key(n): n for n in names}}
+    every_name: dict[str, str] = {}
     for item in evidence:
         every_name.update(claim_parts.code_names(item.text))
     made = [Canary(sentences[0][0], sentences[0][1], "quote")]
@@ -202,14 +206,16 @@ async def judge_claims(
     deterministic verifier cannot settle for certain (no evidence, an unrelated source, a number or
     code name the cited text never has). Returns the claims and the calibration (asked once:
     pass the one returned before to judge rewrites later)."""
-    checked = [deterministic(c, evidence_for(c), sources) for c in claims]
+    evidence = [evidence_for(c) for c in claims]
+    findings = [finding_of(c, e, sources) for c, e in zip(claims, evidence, strict=True)]
+    checked = [deterministic(c, f) for c, f in zip(claims, findings, strict=True)]
     if ask is None or not claims:
         return checked, calibration
-    undecided = [i for i, c in enumerate(checked) if not _certain(c, evidence_for(c), sources)]
+    undecided = [i for i, f in enumerate(findings) if not f.certain]
     if not undecided:
         return checked, calibration
     if calibration is None:
-        pool = _unique([e for i in undecided for e in evidence_for(claims[i])])
+        pool = _unique([e for i in undecided for e in evidence[i]])
         calibration = await calibrate(canaries(pool), about, sources, ask)
     if not calibration.trusted:
         return checked, calibration
@@ -217,7 +223,7 @@ async def judge_claims(
         undecided[k : k + CLAIMS_PER_JUDGE] for k in range(0, len(undecided), CLAIMS_PER_JUDGE)
     ]
     answers = await asyncio.gather(
-        *(ask(_batch(claims, b, evidence_for, sources, about)) for b in batches)
+        *(ask(_batch(claims, b, evidence, sources, about)) for b in batches)
     )
     for answer in answers:
         if answer is None or answer.checked_by is CheckedBy.LEXICAL:
@@ -234,27 +240,22 @@ async def judge_claims(
     return checked, calibration
 
 
-def _certain(claim: Claim, evidence: list[Evidence], sources: list[Source]) -> bool:
-    titles = [s.title for s in sources if s.id in claim.source_ids]
-    return alignment.verdict(claim.text, [e.text for e in evidence], titles).certain
-
-
 def _batch(
     claims: list[Claim],
     which: list[int],
-    evidence_for: Callable[[Claim], list[Evidence]],
+    evidence: list[list[Evidence]],
     sources: list[Source],
     about: dict[str, Any],
 ) -> VerifyClaimsInput:
     cited = {n for i in which for n in claims[i].source_ids}
     words = set().union(*(claim_parts.terms(claims[i].text) for i in which))
-    evidence = _unique([e for i in which for e in evidence_for(claims[i])])
+    pool = _unique([e for i in which for e in evidence[i]])
     return VerifyClaimsInput(
         **about,
         claims=[
             ClaimCheck(index=i, text=claims[i].text, source_ids=claims[i].source_ids) for i in which
         ],
-        evidence=_bounded(evidence, words),
+        evidence=_bounded(pool, words),
         sources=[s for s in sources if s.id in cited],
     )
 

@@ -168,7 +168,7 @@ def lexical_verdict(
     several passages (a paraphrase, or a stitched claim) at most PARTIAL. The offline engine's
     judge and the guard on what a model writes both use it."""
     finding = alignment.verdict(claim, evidence, titles)
-    reading = alignment.read(claim, [t for t in evidence if t.strip()], titles)
+    reading = finding.reading or alignment.read(claim, [], titles)  # no evidence: nothing held
     return LexicalCheck(
         reading.coverage,
         tuple(reading.missing_exact),
