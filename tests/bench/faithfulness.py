@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.judges import plain
 from tests.support.shared import REPO
 from workflows.activity_models import VerifyClaimsInput, VerifyClaimsOutput
 from workflows.checks import judging
+from workflows.checks.citations import CITATION
 from workflows.checks.verification import cited_sentences
 from workflows.record import Calibration, Claim, Evidence, Source
 
@@ -126,8 +128,8 @@ def _claims(markdown: str) -> list[Claim]:
 
 
 def _plain(text: str) -> str:
-    text = re.sub(r"\[\d+(?:\s*,\s*\d+)*\]", "", text)
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    """A report's sentence as compared, its citations dropped."""
+    return plain(CITATION.sub("", text))
 
 
 def known_verdicts(sets: list[dict[str, Any]]) -> dict[str, str]:

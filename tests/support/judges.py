@@ -16,7 +16,8 @@ from typing import Any
 _CLAIM_LINE = re.compile(r"^(\d+)\. (.*) \(cites ([^()]*)\)$", re.M)
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
+    """A sentence as compared: lower case, punctuation and spacing folded."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
@@ -31,7 +32,7 @@ def claims_of(prompt: str) -> list[tuple[int, str, tuple[int, ...]]]:
 def key(text: str, cites: list[int] | tuple[int, ...]) -> str:
     """A claim as a careful judge recognises it: its words and what it cites (the same sentence
     citing another source is another claim)."""
-    return f"{_plain(text)} {sorted(cites)}"
+    return f"{plain(text)} {sorted(cites)}"
 
 
 def evidence_of(prompt: str) -> str:
@@ -44,11 +45,11 @@ def careful(known: dict[str, str]) -> Any:
     """A verify_claims reply function: `known` maps `key(claim, cites)` to its verdict."""
 
     def reply(prompt: str) -> dict[str, Any]:
-        evidence = _plain(evidence_of(prompt))
+        evidence = plain(evidence_of(prompt))
         verdicts = []
         for index, text, cites in claims_of(prompt):
             verdict = known.get(key(text, cites)) or (
-                "supported" if _plain(text) in evidence else "unsupported"
+                "supported" if plain(text) in evidence else "unsupported"
             )
             verdicts.append({"index": index, "verdict": verdict, "reason": f"read: {verdict}"})
         return {"verdicts": verdicts}
