@@ -24,8 +24,9 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from starter.client.errors import ClientError
 from starter.client.requests import RequestError
-from starter.client.temporal import CliError, one_line
+from starter.client.temporal import one_line
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.web import auth, conversation, documents, review_texts, service
@@ -259,7 +260,10 @@ async def _read(call: Awaitable[T]) -> T:
         raise PageError(err.status, err.message) from None
     except RequestError as err:
         raise PageError(422, str(err)) from None
-    except (RPCError, TimeoutError, CliError, WorkflowQueryFailedError, ApplicationError) as err:
+    except ClientError as err:
+        failure = ApiError.of(err)
+        raise PageError(failure.status, failure.message) from None
+    except (RPCError, TimeoutError, WorkflowQueryFailedError, ApplicationError) as err:
         message = getattr(err, "message", None) or str(err) or "Temporal did not answer"
         raise PageError(503, one_line(message)) from None
 

@@ -13,7 +13,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from activities.storage import store
-from starter.client.temporal import CliError, one_line
+from starter.client.errors import ClientError
+from starter.client.temporal import one_line
 from starter.exports import clean
 from starter.web import auth, standing_service
 from starter.web.deps import Backend
@@ -77,7 +78,7 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     context["changed"] = changes.changed
     try:
         earlier = await app.library(lambda url: store.load_research(url, changes.since_research_id))
-    except (CliError, Exception):  # noqa: BLE001 - the comparison still shows without it
+    except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
         earlier = None
     if earlier is not None and earlier.result.owner == user:
         context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
