@@ -79,21 +79,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
     from starter.web.api import router as api
 
     app.include_router(api, prefix="/api")
-    try:
-        from starter.web import pages
-    except ModuleNotFoundError as err:  # the pages come with their own change
-        if err.name != "starter.web.pages":
-            raise
-    else:
-        from starter.web import signin_pages, standing_pages
+    from starter.web.pages import router as pages
 
-        app.include_router(pages.router)
-        app.include_router(signin_pages.router)
-        app.include_router(standing_pages.router)
-        from starter.web import document_forms, page_forms
-
-        app.include_router(page_forms.router)
-        app.include_router(document_forms.router)
+    app.include_router(pages)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 

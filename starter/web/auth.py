@@ -4,7 +4,7 @@ Access control is off when RESEARCH_API_TOKENS is unset: one user, RESEARCH_USER
 and `serve` only binds a loopback address. With tokens (`NAME:TOKEN,NAME:TOKEN`) every API call
 needs `Authorization: Bearer TOKEN` or the session cookie a page got by signing in with a token.
 
-For the pages (starter/web/pages.py), each takes the request (or, without it, the request being
+For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
 
 - `user_from_request(request) -> str | None`: the user of a Bearer token or a session cookie

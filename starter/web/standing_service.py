@@ -1,7 +1,7 @@
 """What the standing research's routes and page do: one call of `starter.client.standing` each,
 within a time limit, its failures mapped to HTTP once (another user's standing research is 404, as
 an unknown id is; bad input 422 in one line; a run already running 409), as `service.py` does for
-research. The router (`api/standing.py`) and the page (`standing_pages.py`) stay thin over it.
+research. The router (`api/standing.py`) and the page (`pages/standing.py`) stay thin over it.
 """
 
 from __future__ import annotations

@@ -5,16 +5,13 @@ same `documents` calls, owner and one-line refusals) and sends the browser back 
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import quote
-
 from fastapi import APIRouter, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
-from starter.web import auth, documents
-from starter.web.deps import ApiError
-from starter.web.page_forms import _cross_site, _error
+from starter.web import documents
+from starter.web.deps import Backend
+from starter.web.pages.forms import act
 
 router = APIRouter(include_in_schema=False)
 HOME = "/#documents"
@@ -25,31 +22,22 @@ async def upload(request: Request) -> Response:
     form = await request.form(max_files=1, max_fields=5)
     file = form.get("file")
     fields = {"csrf": str(form.get("csrf", ""))}
-    return await _do(
-        request,
-        fields,
-        lambda user, cfg: documents.upload(
-            cfg, user, file if isinstance(file, UploadFile) else None
-        ),
-    )
+    upload = file if isinstance(file, UploadFile) else None
+
+    async def add(user: str, app: Backend) -> str:
+        await documents.upload(app.cfg, user, upload)
+        return HOME
+
+    return await act(request, fields, "/", add)
 
 
 @router.post("/documents/{document_id}/delete")
 async def delete(request: Request, document_id: str) -> Response:
     form = await request.form(max_files=0, max_fields=5)
     fields = {"csrf": str(form.get("csrf", ""))}
-    return await _do(request, fields, lambda user, cfg: documents.delete(cfg, user, document_id))
 
+    async def remove(user: str, app: Backend) -> str:
+        await documents.delete(app.cfg, user, document_id)
+        return HOME
 
-async def _do(request: Request, form: dict[str, str], work: Any) -> Response:
-    user = auth.user_from_request(request)
-    if user is None:
-        return RedirectResponse(f"/signin?next={quote('/', safe='')}", status_code=303)
-    refused = _cross_site(request, form)
-    if refused:
-        return _error(request, user, 403, refused, "/")
-    try:
-        await work(user, request.app.state.backend.cfg)
-    except ApiError as err:
-        return _error(request, user, err.status, err.message, "/")
-    return RedirectResponse(HOME, status_code=303)
+    return await act(request, fields, "/", remove)
