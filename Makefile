@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]' >&2
 	@touch $(STAMP)
 
 setup: $(STAMP)
@@ -30,8 +30,9 @@ browser:
 # ARGS: the stack's flags, e.g. `make demo ARGS="--port 7300 --ui-port 8300"` (see README).
 ARGS ?=
 
+# `@`: make's own lines stay off standard output, so `make demo > report.md` keeps only the report.
 demo: setup
-	$(PY) -m starter.cli.stack demo $(ARGS)
+	@$(PY) -m starter.cli.stack demo $(ARGS)
 
 # ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
 # MYPY_PATHS: one word more checks one more package. `make check` and `make test` run it first.

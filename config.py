@@ -24,6 +24,14 @@ DEFAULT_MODEL = "gpt-4o-mini"
 LLM_CALL_LIMIT_MAX_S = 3600.0
 
 
+#: The project's own folder (where `make dev` runs the worker and the web app): the default home of
+#: the library, the index and the web app's state, so the CLI run from any other folder reads the
+#: same library instead of creating an empty `.data/` where it stands. Its `.env` is read from
+#: anywhere too; one in the working directory overrides it.
+HOME = Path(__file__).resolve().parent
+DATA_DIR = HOME / ".data"
+
+
 class ConfigError(ValueError):
     """A setting that does not validate: one line naming the variable, for the person starting us."""
 
@@ -31,7 +39,7 @@ class ConfigError(ValueError):
 class Settings(BaseSettings):
     #: Numbers are finite: `inf` as a timeout would wait forever, `nan` compares false with every limit.
     model_config = SettingsConfigDict(
-        env_file=".env", extra="ignore", populate_by_name=True, allow_inf_nan=False
+        env_file=(HOME / ".env", ".env"), extra="ignore", populate_by_name=True, allow_inf_nan=False
     )
 
     temporal_address: str = "localhost:7233"
@@ -87,7 +95,7 @@ class Settings(BaseSettings):
     brave_base_url: str = "https://api.search.brave.com"
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
-    research_index_dir: Path = Path(".data/index")
+    research_index_dir: Path = DATA_DIR / "index"
     #: The largest file of RESEARCH_CORPUS_DIR the local provider reads; larger ones are skipped.
     corpus_max_file_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
 
@@ -109,7 +117,7 @@ class Settings(BaseSettings):
     langfuse_secret_key: SecretStr | None = None
     langfuse_host: str | None = None
 
-    research_db_url: str = "sqlite:///.data/research.sqlite"
+    research_db_url: str = f"sqlite:///{DATA_DIR / 'research.sqlite'}"
 
     #: The web app's access control (starter/web/auth.py): comma-separated NAME:TOKEN pairs; unset,
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
@@ -123,7 +131,7 @@ class Settings(BaseSettings):
     #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
     research_allowed_hosts: str = ""
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
-    research_data_dir: Path = Path(".data")
+    research_data_dir: Path = DATA_DIR
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed

@@ -293,7 +293,7 @@ def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
             env=env,
         )
         print(
-            demo_epilogue(time.monotonic() - started, code, ui_port, research_id, owner),
+            demo_epilogue(time.monotonic() - started, code, ui_port, research_id, owner, port),
             file=sys.stderr,
         )
         if server is not None and sys.stdin.isatty():
@@ -321,20 +321,39 @@ def token_user() -> str | None:
     return names[0] if names and cfg.research_user not in names else None
 
 
+def library_place() -> str:
+    """Where the research is kept, as the CLI and the web app find it (RESEARCH_DB_URL, or the
+    project's `.data/research.sqlite`), without a password."""
+    from starter.client.library import where
+
+    return where(Settings().research_db_url)
+
+
+def stack_program(port: int) -> str:
+    """The starter as a printed hint runs it against this stack: with `TEMPORAL_ADDRESS` when the
+    stack's Temporal is not on the default port (the shell that ran `make dev` does not have it)."""
+    return program() if port == PORT else f"TEMPORAL_ADDRESS=127.0.0.1:{port} {program()}"
+
+
 def demo_epilogue(
-    seconds: float, code: int, ui_port: int, research_id: str, owner: str | None = None
+    seconds: float,
+    code: int,
+    ui_port: int,
+    research_id: str,
+    owner: str | None = None,
+    port: int = PORT,
 ) -> str:
     """What to do next, at 80 columns: prose wrapped, each command on a line of its own (whole,
     so it runs when pasted into the shell that ran `make demo`)."""
-    run, wid = program(), shlex.quote(research_id)
+    run, wid = stack_program(port), shlex.quote(research_id)
     lines = [
         "",
         f"demo: finished in {seconds:.0f} s (exit {code}).",
         f"demo: in the Web UI, http://localhost:{ui_port}/namespaces/default/workflows/{research_id} shows the "
         "summary and current details (User Metadata), every activity in the event history, and the "
         "clarification_answer signal under More Actions → Send a Signal.",
-        "demo: the research is kept in the library (.data/research.sqlite); read it, export it, or ask a "
-        "follow-up:",
+        f"demo: the research is kept in the library ({library_place()}), which the CLI reads from any "
+        "folder; read it, export it, or ask a follow-up:",
         f"    {run} show {wid}",
         f"    {run} export {wid} --format html",
         f'    {run} research "Tell me more about the second point" --follow-up {wid}',
@@ -383,11 +402,11 @@ def dev(
             print(
                 f"dev: access control is on: research started from the CLI belongs to "
                 f"RESEARCH_USER ({Settings().research_user}), which no token names, so the web app "
-                f"will not show it; run `RESEARCH_USER={owner} {program()} research ...` instead.",
+                f"will not show it; run `RESEARCH_USER={owner} {stack_program(port)} research ...` instead.",
                 file=sys.stderr,
             )
         print(
-            f'dev: worker running; try `{program()} research "your question"`. '
+            f'dev: worker running; try `{stack_program(port)} research "your question"`. '
             "Ctrl-C (or SIGTERM, SIGHUP) stops them all.",
             file=sys.stderr,
             flush=True,

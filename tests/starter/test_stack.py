@@ -200,3 +200,52 @@ def test_with_tokens_the_demo_research_belongs_to_a_token_user(
     assert stack.token_user() is None
     monkeypatch.delenv("RESEARCH_API_TOKENS")
     assert stack.token_user() is None
+
+
+def test_hints_after_the_demo_carry_temporal_address_on_a_port_not_the_default() -> None:
+    """Issue 39, item 5: `make demo ARGS='--port 7300'` printed `show ID`, which then failed
+    ("cannot reach Temporal at localhost:7233")."""
+    from starter.cli import stack
+
+    moved = stack.demo_epilogue(3, 0, 8300, "demo-1", port=7300)
+    commands = [line.strip() for line in moved.splitlines() if line.startswith("    ")]
+    assert commands and all(c.startswith("TEMPORAL_ADDRESS=127.0.0.1:7300 ") for c in commands)
+    usual = stack.demo_epilogue(3, 0, 8233, "demo-1")
+    assert "TEMPORAL_ADDRESS" not in usual
+
+
+def test_the_library_is_the_projects_whatever_folder_the_cli_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39, item 5: `history` from another folder read (and created) an empty
+    `.data/research.sqlite` there instead of the library `make dev` and the web app use."""
+    import config
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEARCH_", "TEMPORAL_"))}
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "deep-research"), "history", "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / ".data").exists()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RESEARCH_DB_URL", raising=False)
+    assert config.Settings().research_db_url == f"sqlite:///{config.HOME / '.data/research.sqlite'}"
+
+
+def test_make_demo_writes_nothing_of_its_own_to_standard_output() -> None:
+    """Issue 39, edges: `make demo > report.md` kept make's own command lines above the report.
+    PY=/bin/true runs the recipes with nothing behind them: what is left on stdout is make's."""
+    run = subprocess.run(
+        ["make", "--no-print-directory", "demo", "PY=/bin/true"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""
