@@ -7,8 +7,10 @@ one-line message and its kind, so no front end shows a traceback.
 from __future__ import annotations
 
 import asyncio
+import shlex
+import sys
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio import exceptions as tex
@@ -22,7 +24,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from config import Settings, connect_temporal
+from config import HOME, Settings, connect_temporal
 from starter.client.errors import ClientError, Kind
 from starter.client.terminal import clean, escape
 from workflows.events import Event
@@ -37,6 +39,18 @@ WORKFLOW_TYPE = DeepResearchWorkflow.__name__
 CONNECT_TIMEOUT = timedelta(seconds=3)
 #: How long one `status` query may take before we conclude no worker is answering.
 QUERY_TIMEOUT = timedelta(seconds=5)
+#: A worker long-polls its task queue again at least every 70 s: one seen by Temporal within this
+#: long is alive, however busy (a query waits behind its running workflow task).
+POLLER_FRESH = timedelta(seconds=90)
+#: A query not answered: its deadline passed, or (RESOURCE_EXHAUSTED) Temporal's buffer of queries
+#: waiting for the research's running workflow task is full: both mean "ask its pollers why".
+UNANSWERED = (
+    RPCStatusCode.DEADLINE_EXCEEDED,
+    RPCStatusCode.CANCELLED,
+    RPCStatusCode.RESOURCE_EXHAUSTED,
+)
+#: How long a client waits before it asks a busy research again (the web app's Retry-After).
+BUSY_RETRY_S = 5.0
 #: How long an answer may wait for a worker to accept it.
 UPDATE_WAIT_S = 20.0
 #: An id (or any input) shown back in a message is cut to this many characters.
@@ -110,21 +124,71 @@ async def _query(handle: WorkflowHandle, what: str, query: Any, *args: Any) -> A
     """One query, its failures in one line: unknown research, no worker answering in time (or
     Ctrl-C while waiting), a query the workflow refused."""
     try:
-        return await handle.query(query, *args, rpc_timeout=QUERY_TIMEOUT)
+        # Bounded as a whole: the SDK retries a full query buffer (RESOURCE_EXHAUSTED) for seconds.
+        async with asyncio.timeout(QUERY_TIMEOUT.total_seconds() + 1):
+            return await handle.query(query, *args, rpc_timeout=QUERY_TIMEOUT)
+    except TimeoutError as err:
+        if _interrupted():
+            raise asyncio.CancelledError() from err
+        raise await slow_or_stopped(handle) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err
-        if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+        if err.status in UNANSWERED:
             if _interrupted():
                 raise asyncio.CancelledError() from err
-            raise ClientError(
-                f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
-                "is a worker running on its task queue? (start one with `python worker.py`)",
-                Kind.NO_ANSWER,
-            ) from err
+            raise await slow_or_stopped(handle) from err
         raise
     except WorkflowQueryFailedError as err:
         raise ClientError(f"{what} query failed: {one_line(str(err))}", Kind.NO_ANSWER) from err
+
+
+async def slow_or_stopped(handle: WorkflowHandle) -> ClientError:
+    """Why a research did not answer a query in time, told by its task queue's pollers rather
+    than by the one query: a worker that polls is busy (the research is still working, ask again:
+    `retry_after_s`); none polling, the worker is gone and one must be started."""
+    polls = await worker_polls(handle)
+    if polls:
+        return ClientError(
+            f"research {shown(handle.id)} is still working: its worker is busy and did not "
+            f"answer within {QUERY_TIMEOUT.seconds}s",
+            Kind.NO_ANSWER,
+            retry_after_s=BUSY_RETRY_S,
+        )
+    worker = f"{shlex.quote(sys.executable)} {shlex.quote(str(HOME / 'worker.py'))}"
+    why = "no worker polls its task queue" if polls is False else "is a worker running?"
+    return ClientError(
+        f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: {why} "
+        f"(start one with `make dev`, or `{worker}`)",
+        Kind.NO_ANSWER,
+    )
+
+
+async def worker_polls(handle: WorkflowHandle) -> bool | None:
+    """Whether a worker polls the research's task queue now (Temporal's DescribeTaskQueue: a
+    poller seen within POLLER_FRESH); None when Temporal cannot tell us."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    client: Client = handle._client  # the handle's own client: the SDK offers no public accessor
+    try:
+        described = await handle.describe(rpc_timeout=QUERY_TIMEOUT)
+        queue = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=described.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            ),
+            timeout=QUERY_TIMEOUT,
+        )
+    except RPCError:
+        return None
+    now = datetime.now(UTC)
+    return any(
+        now - poller.last_access_time.ToDatetime(tzinfo=UTC) < POLLER_FRESH
+        for poller in queue.pollers
+    )
 
 
 async def send_answer(handle: WorkflowHandle, text: str) -> str:

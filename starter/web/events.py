@@ -33,10 +33,16 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from starter.client import research_client
-from starter.client.temporal import is_not_found, one_line, root_message
+from starter.client.temporal import (
+    UNANSWERED,
+    is_not_found,
+    one_line,
+    root_message,
+    slow_or_stopped,
+)
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
@@ -64,7 +70,7 @@ CLOSED_BY = (
     (tex.TimeoutError, "timed_out"),
 )
 #: How the SDK reports a query's deadline.
-TIMED_OUT = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+TIMED_OUT = UNANSWERED
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -130,7 +136,7 @@ class Poller:
             if isinstance(err, RPCError) and is_not_found(err):
                 self.closed = True  # gone from Temporal: nothing more will come
             elif not self.closed:
-                self._complain(err)
+                await self._complain(err)
             return False
         self.complained = False
         for sub in self.subscribers:
@@ -145,16 +151,14 @@ class Poller:
             self.asking = batch[-1].kind in ASKING
         return bool(batch)
 
-    def _complain(self, err: BaseException) -> None:
-        """Said once per outage: the worker (or Temporal) does not answer; polling goes on."""
+    async def _complain(self, err: BaseException) -> None:
+        """Said once per outage: the worker is busy (it polls: still working) or gone (none
+        polls), or Temporal does not answer; polling goes on."""
         if self.complained:
             return
         self.complained = True
         if isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in TIMED_OUT):
-            reason = (
-                f"research {self.id} did not answer within {RPC_TIMEOUT.seconds}s: "
-                "is a worker running on its task queue? (still trying)"
-            )
+            reason = f"{await slow_or_stopped(self.handle)} (still trying)"
         else:
             reason = (
                 f"cannot follow research {self.id} right now: {one_line(str(err))} (still trying)"

@@ -104,10 +104,13 @@ class ResearchView(BaseModel):
     failure: str | None = None
     #: The title its owner gave it in the library, if any.
     title: str | None = None
+    #: A page's running research whose busy worker did not answer its status in time: what to say
+    #: instead of its status ("still working"), never an error.
+    busy: str | None = None
 
     @property
     def running(self) -> bool:
-        return self.live is not None
+        return self.live is not None or self.busy is not None
 
     @property
     def question(self) -> str:

@@ -17,7 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
 from starter.client import research_client
-from starter.client.errors import ClientError
+from starter.client.errors import ClientError, Kind
 from starter.client.requests import RequestError, build_request
 from starter.client.session import Session
 from starter.client.temporal import Refused, root_message
@@ -41,6 +41,9 @@ from starter.web.models import (
 )
 from workflows.models import ResearchResult, Stage
 
+#: How long a status may take: the query, and when it is late, asking Temporal whether a worker
+#: polls the research's task queue (busy or gone: starter/client/temporal.py slow_or_stopped).
+STATUS_S = RPC_TIMEOUT.total_seconds() + 5
 #: How long an answer or a review may wait for a worker to take it.
 UPDATE_S = 10.0
 #: How long listing may take, and how many of everyone's research it reads to find a user's.
@@ -74,11 +77,17 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
     return run.id
 
 
-async def view(research: Research, app: Backend) -> ResearchView:
-    """The research as it is now: its status query while it runs, its result once closed."""
+async def view(research: Research, app: Backend, patient: bool = False) -> ResearchView:
+    """The research as it is now: its status query while it runs, its result once closed.
+    PATIENT (a page): a busy worker's late answer is "still working" (`busy`), not a failure."""
     head = {"id": research.id, "owner": research.owner, "status": research.state}
     if research.running and research.handle is not None:
-        live = await within(research_client.status(research.handle))
+        try:
+            live = await within(research_client.status(research.handle), STATUS_S)
+        except ClientError as err:
+            if not (patient and err.retry_after_s and err.kind is Kind.NO_ANSWER):
+                raise
+            return ResearchView(**head, busy=str(err))
         # a model's question, the critic's words: cleaned as the report is
         return ResearchView(**head, live=clean_model(live))
     result, failure, title = await closed_result(research, app)

@@ -203,7 +203,7 @@ async def test_while_no_worker_answers_the_stream_says_so_and_ends_when_the_rese
             _, stream = await reading
     kinds = [event.event for event in stream]
     assert kinds[0] == "unavailable" and kinds.count("unavailable") == 1
-    assert "did not answer within 5s: is a worker running" in stream[0].data["reason"]
+    assert "did not answer within 5s: no worker polls its task queue" in stream[0].data["reason"]
     assert stream[-1].event == "end" and stream[-1].data["status"] == "terminated"
     assert stream[-1].data["failure"].startswith("the research was terminated")
 

@@ -75,7 +75,10 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         if view.result
         else view.live.stage.value
         if view.live
+        else "still working"
+        if view.busy
         else "",
+        "busy": view.busy,
         "follow_up_of": found.follow_up_of if found is not None else None,
         "steps": [step.model_dump(mode="json") for step in steps],
         "step_words": STEP_WORDS,
@@ -84,7 +87,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "done": sum(1 for step in steps if step.status in DONE),
         "skipped": sum(1 for step in steps if step.status == StepStatus.SKIPPED.value),
         "event_kinds": [k.value for k in EventKind],
-        "running": live is not None,
+        "running": view.running,
         "pending_question": live.pending_question if live is not None else None,
         "pending_review": waits,
         "draft": render_markdown(clean(live.draft_report_markdown or ""))
@@ -163,7 +166,7 @@ async def _view(request: Request, user: str, research_id: str) -> ResearchView:
 
 
 async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView:
-    return await service.view(await owned_research(research_id, user, app), app)
+    return await service.view(await owned_research(research_id, user, app), app, patient=True)
 
 
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:

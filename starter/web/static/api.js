@@ -8,7 +8,10 @@ export function csrfToken() {
 async function answer(response) {
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    throw new Error(data.error || `${response.status} ${response.statusText}`);
+    const error = new Error(data.error || `${response.status} ${response.statusText}`);
+    // Retry-After on a 503: busy, not broken (a research whose worker is still working).
+    error.retryAfter = Number(response.headers.get("retry-after")) || 0;
+    throw error;
   }
   return data;
 }

@@ -89,7 +89,7 @@ export function openLog(id, log, status, handlers) {
 
 function unavailable(message) {
   const data = JSON.parse(message.data || "{}");
-  return `The research is not answering${data.reason ? ` (${data.reason})` : ""}: still trying…`;
+  return data.reason || "The research is not answering: still trying…";
 }
 
 // A stage's name as words ("awaiting plan review"), as the page's stage line says it.

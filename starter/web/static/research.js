@@ -28,9 +28,45 @@ async function refresh() {
     shown = mine;
     await update(status);
     say(part("status-error"), null);
+    note(null);
   } catch (error) {
+    if (error.retryAfter) {
+      // Its worker polls but is busy: still working, not an error; ask again when it says.
+      say(part("status-error"), null);
+      note(error.message);
+      refreshSoon(error.retryAfter * 1000);
+      return;
+    }
+    note(null);
     say(part("status-error"), new Error(`The research's status could not be read: ${error.message}`));
   }
+}
+
+function note(text) {
+  const line = part("status-note");
+  if (!line) return;
+  line.textContent = text || "";
+  line.hidden = !text;
+}
+
+// The plan as the events tell it (a `plan` event carries its steps, `step_started` and
+// `step_done` their status), shown at once: a busy worker's slow status never leaves
+// "No plan yet" beside steps done. The status, when it answers, shows the plan as it is.
+let planSoFar = null;
+function followPlan(event) {
+  const data = event.data || {};
+  if (event.kind === "plan" && Array.isArray(data.steps)) {
+    planSoFar = { steps: data.steps.map((step) => ({ ...step })) };
+  } else if (planSoFar && (event.kind === "step_started" || event.kind === "step_done")) {
+    const step = planSoFar.steps[data.index - 1];
+    if (!step) return;
+    step.status = event.kind === "step_done" ? "completed" : "in_progress";
+  } else {
+    return;
+  }
+  if (ended) return;
+  renderPlan(part("plan-steps"), planSoFar);
+  renderProgress(part("progress"), planSoFar);
 }
 
 function refreshSoon(delay = 150) {
@@ -93,6 +129,7 @@ openLog(id, part("log"), part("log-state"), {
   onEvent(event) {
     const stage = event.kind === "stage" && event.data && event.data.stage;
     if (stage && !ended) showStage(ENDED.has(stage) ? "finishing" : stage);
+    followPlan(event);
     if (REFRESH_ON.has(event.kind)) refreshSoon();
   },
   onEnd() {

@@ -1,0 +1,48 @@
+"""Issue 39 in a real browser: a research whose worker is busy reads "still working" (a quiet
+status line, no red alert, no advice to start a worker) at 1300 and 400 px.
+
+Screenshots go to the test's folder (and to SCREENSHOTS_DIR when set).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from tests.web.browser_support import Seen, in_browser, shoot
+from tests.web.conftest import WebServer
+from tests.web.test_slow_status import busy_research
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+WIDTHS = {"1300": {"width": 1300, "height": 900}, "400": {"width": 400, "height": 860}}
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+async def test_a_busy_research_says_still_working_not_a_red_error(
+    open_web_server: WebServer, dev_client: Client, tmp_path: Path, width: str
+) -> None:
+    research_id = await busy_research(dev_client)
+
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(f"{open_web_server.url}/research/{research_id}")
+        note = page.locator("#status-note")
+        note.wait_for(state="visible")
+        page.wait_for_timeout(12_000)  # the page asks again: still a note, never the alert
+        shoot(page, f"busy-{width}", tmp_path, full_page=True)
+        return {
+            "note": note.inner_text(),
+            "alert": page.locator("#status-error").is_visible(),
+            "debug": page.evaluate(
+                '() => [document.getElementById("status-error").outerHTML, document.getElementById("status-note").outerHTML, document.getElementById("log-state").outerHTML]'
+            ),
+            "text": page.locator("body").inner_text(),
+            "errors": [p for p in seen.problems() if "503" not in p],
+        }
+
+    seen = await in_browser(scenario, viewport=WIDTHS[width])
+    assert "still working" in seen["note"], seen["debug"]
+    assert not seen["alert"] and "worker.py" not in seen["text"]
+    assert seen["errors"] == []
