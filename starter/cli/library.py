@@ -31,6 +31,7 @@ from starter.client.terminal import clean
 from starter.client.titles import research_title
 from starter.exports import FORMATS
 from starter.exports import export as export_report
+from starter.exports.markup import to_markdown
 
 T = TypeVar("T")
 #: `--out -`: standard output.
@@ -69,7 +70,8 @@ async def history(args: argparse.Namespace, session: Session) -> int:
 
 async def show(args: argparse.Namespace, session: Session) -> int:
     stored = stored_research(session, args.id)
-    text = stored.model_dump_json(indent=2) if args.json else stored.result.report_markdown
+    # the report with every source read, cited or not, listed and marked (exports/markup.py)
+    text = stored.model_dump_json(indent=2) if args.json else to_markdown(stored.result).rstrip()
     print(text)
     if args.out:
         write_file(Path(args.out), text + ("\n" if args.json else ""))

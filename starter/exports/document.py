@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from starter.exports.markup import cited_in, source_mark
 from starter.exports.names import literal_names
 from workflows.checks import verification
-from workflows.checks.citations import CITATION, origin
+from workflows.checks.citations import CITATION
 from workflows.models import ResearchResult
 
 WEB_URL = re.compile(r"(?i)^https?://[^\s]+$")
@@ -94,6 +95,7 @@ class SourceEntry:
     url: str
     #: The URL when it may be a link (http or https), else None: a local file:// path is text.
     link: str | None
+    #: Where it comes from, and whether the report cites it (markup.source_mark).
     origin: str
 
 
@@ -120,8 +122,10 @@ def read(result: ResearchResult) -> Report:
         note = verification.verification_note(result.verification)
         if note.strip("*") not in result.report_markdown:
             blocks.append(Para([Span(note.strip("*"), italic=True)]))
+    cited = cited_in(result)
     sources = [
-        SourceEntry(s.id, s.title, s.url, web_link(s.url), origin(s)) for s in result.sources
+        SourceEntry(s.id, s.title, s.url, web_link(s.url), source_mark(s, cited))
+        for s in result.sources
     ]
     fallback = result.plan.title if result.plan and result.plan.title.strip() else result.query
     return Report(

@@ -16,8 +16,8 @@ from markdown_it import MarkdownIt
 
 from starter.exports.names import literal_names
 from workflows.checks import verification
-from workflows.checks.citations import CITATION, origin
-from workflows.models import ResearchResult
+from workflows.checks.citations import CITATION, cited_ids, origin
+from workflows.models import ResearchResult, Source
 
 #: The standalone page's own policy: its inline style, nothing else (no script, no request).
 HTML_CSP = (
@@ -26,14 +26,34 @@ HTML_CSP = (
 )
 
 
+def cited_in(result: ResearchResult) -> set[int]:
+    """The numbers of the sources the report cites."""
+    return set(cited_ids(result.report_markdown))
+
+
+def source_mark(source: Source, cited: set[int]) -> str:
+    """How every list of sources marks one: where it comes from, and "read, not cited" when the
+    report never cites it. Every source read is listed, so the report's numbers have no gaps
+    ([1], [3] with [2] read but not cited), and a reader tells what a claim rests on from what
+    was only read."""
+    where = origin(source)
+    return where if source.id in cited else f"{where}; read, not cited"
+
+
 def to_markdown(result: ResearchResult) -> str:
-    """The report as it was delivered, with a sources list when the report has none."""
-    report = result.report_markdown.rstrip()
-    if result.sources and not re.search(r"^#+\s*(Sources|References)\b", report, re.M | re.I):
-        report += "\n\n## Sources\n\n" + "\n".join(
-            f"- [{s.id}] {s.title} — {s.url} ({origin(s)})" for s in result.sources
+    """The report with every source read listed under its number, marked (`source_mark`): the
+    report's own list, which names only the cited ones, is replaced."""
+    if not result.sources:
+        return result.report_markdown.rstrip() + "\n"
+    cited = cited_in(result)
+    return (
+        without_sources_list(result.report_markdown).rstrip()
+        + "\n\n## Sources\n\n"
+        + "\n".join(
+            f"- [{s.id}] {s.title} — {s.url} ({source_mark(s, cited)})" for s in result.sources
         )
-    return report + "\n"
+        + "\n"
+    )
 
 
 def to_html(result: ResearchResult) -> str:
@@ -44,8 +64,9 @@ def to_html(result: ResearchResult) -> str:
     """
     known = {s.id for s in result.sources}
     body = _inert_markdown(known).render(without_sources_list(result.report_markdown))
+    cited = cited_in(result)
     items = "\n".join(
-        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)} ({html.escape(origin(s))})<br>{_url(s.url)}</li>'
+        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)} ({html.escape(source_mark(s, cited))})<br>{_url(s.url)}</li>'
         for s in result.sources
     )
     claims = ""

@@ -28,7 +28,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from starter.exports.markup import without_sources_list
+from starter.exports.markup import cited_in, without_sources_list
 from starter.exports.names import literal_names
 from workflows.checks.citations import CITATION, origin
 from workflows.checks.verification import who_checked
@@ -137,6 +137,8 @@ class SourceCard:
     evidence: list[str] = field(default_factory=list)
     #: (claim, verdict) for the report's claims that cite this source.
     claims: list[tuple[str, str]] = field(default_factory=list)
+    #: The report cites it (else it was read, not cited: listed so numbers have no gaps).
+    cited: bool = True
 
     @property
     def card_id(self) -> str:
@@ -161,11 +163,12 @@ class RenderedReport:
 
 def render_report(result: ResearchResult) -> RenderedReport:
     known = {s.id: s.url for s in result.sources}
+    cited = cited_in(result)
     markdown = without_title(without_sources_list(result.report_markdown), result.query)
     body = render_markdown(markdown, known)
     return RenderedReport(
         body,
-        [source_card(result, s) for s in result.sources],
+        [source_card(result, s, cited) for s in result.sources],
         verification_text(result.verification),
     )
 
@@ -181,7 +184,7 @@ def without_title(markdown: str, question: str) -> str:
     return rest.lstrip("\n") if same else markdown
 
 
-def source_card(result: ResearchResult, source: Source) -> SourceCard:
+def source_card(result: ResearchResult, source: Source, cited: set[int]) -> SourceCard:
     quotes = [_clip(e.text) for e in result.evidence if e.source_id == source.id][:MAX_QUOTES]
     claims = [
         (_clip(c.text), c.verdict.value)
@@ -190,7 +193,13 @@ def source_card(result: ResearchResult, source: Source) -> SourceCard:
     ][:MAX_CLAIMS]
     mark = "local" if origin(source) == "local" else "web"
     return SourceCard(
-        source.id, " ".join(source.title.split()) or source.url, source.url, mark, quotes, claims
+        source.id,
+        " ".join(source.title.split()) or source.url,
+        source.url,
+        mark,
+        quotes,
+        claims,
+        source.id in cited,
     )
 
 

@@ -370,3 +370,29 @@ def test_large_and_deeply_nested_reports_still_export() -> None:
     assert "deep [1]" in text and "• level 29" in text and "The end [2]." in text
     paragraphs = [p.text for p in word(r).paragraphs]
     assert "• level 29" in paragraphs and "The end [2]." in paragraphs and "deep [1]" in paragraphs
+
+
+def test_every_download_lists_every_source_read_and_marks_the_ones_not_cited() -> None:
+    """Issue 39: the report listed only its cited sources (numbers with gaps: [1], [3]), and the
+    page mixed cited and uncited sources unmarked."""
+    from starter.web.render import render_report
+
+    read_only = result(report="# Q\n\nOne [1]. Three [3].\n\n## Sources\n\n- [1] a\n- [3] c\n")
+    markdown = to_markdown(read_only)
+    listed = re.findall(r"^- \[(\d)\].*\((.+)\)$", markdown, re.M)
+    assert [mark for _, mark in listed] == [
+        "web, duckduckgo",
+        "local; read, not cited",
+        "web, searxng",
+    ]
+    assert "read, not cited" in to_html(read_only).split("file:///corpus")[0][-200:]
+    for fmt in ("docx", "pdf"):
+        body = export(read_only, fmt)[0]
+        text = (
+            "\n".join(p.text for p in docx.Document(io.BytesIO(body)).paragraphs)
+            if fmt == "docx"
+            else "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(body)).pages)
+        )
+        assert "(local; read, not cited)" in " ".join(text.split()), fmt
+    cards = render_report(read_only).sources
+    assert [card.cited for card in cards] == [True, False, True]
