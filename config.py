@@ -7,6 +7,9 @@ they never travel in workflow inputs, results or history.
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -194,6 +197,62 @@ class Settings(BaseSettings):
             "complex": self.llm_model_complex,
         }.get(tier)
         return per_tier or self.llm_model or DEFAULT_MODEL
+
+
+#: What a worker publishes of its settings for the clients beside it (the web app): what decides
+#: where a research searches and which model writes it; never a key.
+WORKER_FIELDS = (
+    "search_provider",
+    "search_fallback_providers",
+    "search_strategy",
+    "research_corpus_dir",
+    "llm_provider",
+    "llm_model",
+    "llm_model_simple",
+    "llm_model_analytical",
+    "llm_model_complex",
+    "llm_prices",
+)
+
+
+def worker_file(config: Settings) -> Path:
+    """Where the workers of CONFIG's task queue publish their settings: RESEARCH_DATA_DIR, the
+    folder the web app and the worker already share (uploads)."""
+    queue = re.sub(r"[^A-Za-z0-9._-]", "_", config.temporal_task_queue)
+    return config.research_data_dir / "workers" / f"{queue}.json"
+
+
+def publish_worker_settings(config: Settings) -> None:
+    """Written by a worker as it starts: the one source of truth for what its research searches
+    (`make dev` gives the worker SEARCH_PROVIDER=local and the web app nothing, and the web app
+    then offered web search the worker did not have). Best effort: a read-only folder skips it."""
+    values = {name: getattr(config, name) for name in WORKER_FIELDS}
+    values["llm_provider"] = config.engine_name
+    folder = config.research_corpus_dir
+    values["research_corpus_dir"] = str(folder.expanduser().resolve()) if folder else None
+    path = worker_file(config)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = path.with_suffix(f".{os.getpid()}.tmp")
+        fresh.write_text(json.dumps(values))
+        fresh.replace(path)
+    except OSError:
+        pass
+
+
+def as_the_worker_runs(config: Settings) -> Settings:
+    """CONFIG with the settings its task queue's worker published (what a research there will
+    really search and write with); CONFIG itself when no worker published any here."""
+    try:
+        values = json.loads(worker_file(config).read_text())
+    except (OSError, ValueError):
+        return config
+    if not isinstance(values, dict):
+        return config
+    update = {name: values[name] for name in WORKER_FIELDS if name in values}
+    if update.get("research_corpus_dir"):
+        update["research_corpus_dir"] = Path(update["research_corpus_dir"])
+    return config.model_copy(update=update)
 
 
 async def connect_temporal(config: Settings, connect_timeout: timedelta | None = None) -> Client:

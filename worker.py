@@ -30,7 +30,14 @@ from activities.providers.strategies import check_search_config
 from activities.search import search
 from activities.standing import previous_run
 from activities.web import bounded
-from config import OFFLINE_NOTICE, ConfigError, Settings, connect_temporal, settings
+from config import (
+    OFFLINE_NOTICE,
+    ConfigError,
+    Settings,
+    connect_temporal,
+    publish_worker_settings,
+    settings,
+)
 from workflows.research import DeepResearchWorkflow
 from workflows.standing.notify import NotifyWorkflow
 
@@ -93,6 +100,7 @@ async def main() -> int:
     except ApplicationError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
+    publish_worker_settings(config)  # what the web app offers is what this worker has
     if config.engine_name == "offline" and "--no-engine-notice" not in sys.argv[1:]:
         print(OFFLINE_NOTICE, file=sys.stderr)
     try:

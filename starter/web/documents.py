@@ -12,19 +12,11 @@ from typing import Any
 from starlette.datastructures import UploadFile
 
 from activities.corpus import uploads
-from config import Settings
+from config import Settings, as_the_worker_runs
 from starter.client.temporal import one_line
 from starter.web.deps import ApiError
 from starter.web.models import DocumentItem
-from workflows.models import Sources
-
-#: The home form's words for `sources` (the API takes the values).
-SOURCES = [
-    (Sources.CONFIGURED.value, "Configured"),
-    (Sources.WEB.value, "Web"),
-    (Sources.DOCUMENTS.value, "Your documents"),
-    (Sources.BOTH.value, "Web and your documents"),
-]
+from starter.web.sources import model_words, sources_words
 
 
 def _root(cfg: Settings) -> Path:
@@ -64,7 +56,8 @@ async def delete(cfg: Settings, user: str, document_id: str) -> None:
 
 
 async def home(cfg: Settings, user: str) -> dict[str, Any]:
-    """The home page's sources chooser and USER's documents (their list, or why not)."""
+    """The home page's sources chooser (what each choice searches, as the worker runs), whether a
+    model is configured, and USER's documents (their list, or why not)."""
     found: list[DocumentItem] = []
     problem = None
     try:
@@ -72,7 +65,8 @@ async def home(cfg: Settings, user: str) -> dict[str, Any]:
     except OSError as err:
         problem = f"Your documents could not be listed: {one_line(str(err))}"
     return {
-        "sources": SOURCES,
+        "sources": sources_words(as_the_worker_runs(cfg)),
+        "model": model_words(as_the_worker_runs(cfg)),
         "documents": [{**d.model_dump(), "size_text": _size(d.size)} for d in found],
         "documents_error": problem,
         "accept": ",".join(uploads.ACCEPTED_SUFFIXES),

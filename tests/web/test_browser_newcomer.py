@@ -46,3 +46,31 @@ async def test_a_busy_research_says_still_working_not_a_red_error(
     assert "still working" in seen["note"], seen["debug"]
     assert not seen["alert"] and "worker.py" not in seen["text"]
     assert seen["errors"] == []
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+async def test_the_focus_ring_is_not_an_error_colour_and_the_sources_fit(
+    open_web_server: WebServer, tmp_path: Path, width: str
+) -> None:
+    """Issue 39, edges: the orange focus ring read like a validation error; the Sources chooser,
+    now saying what each choice searches, must still fit a 400 px phone."""
+
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.goto(f"{open_web_server.url}/")
+        question = page.get_by_role("textbox", name="Question")
+        page.keyboard.press("Tab")
+        question.focus()
+        page.keyboard.type("Tides")
+        shoot(page, f"home-focus-{width}", tmp_path)
+        ring = question.evaluate("e => getComputedStyle(e).outlineColor")
+        chooser = page.get_by_role("combobox", name="Sources").bounding_box()
+        form = page.locator("form").first.bounding_box()
+        return {
+            "ring": ring,
+            "overflow": chooser["x"] + chooser["width"] - form["x"] - form["width"],
+        }
+
+    seen = await in_browser(scenario, viewport=WIDTHS[width])
+    red, green, blue = (int(n) for n in seen["ring"].split("(")[1].split(")")[0].split(",")[:3])
+    assert blue > red, seen["ring"]  # not the red-orange of an error
+    assert seen["overflow"] <= 0

@@ -35,7 +35,7 @@ def upload_and_ask(server: WebServer, document: Path, question: str, folder: Pat
         listed = page.locator(".document-list li").all_inner_texts()
         chooser = page.get_by_role("combobox", name="Sources")
         options = chooser.locator("option").all_inner_texts()
-        chooser.select_option(label="Your documents")
+        chooser.select_option(value=Sources.DOCUMENTS.value)
         page.get_by_role("textbox", name="Question").fill(question)
         if shots:
             for width in (1300, 400):
@@ -68,7 +68,13 @@ async def test_a_person_uploads_a_document_and_researches_only_their_documents(
         java_script_enabled=javascript,
     )
 
-    assert got["options"] == ["Configured", "Web", "Your documents", "Web and your documents"]
+    # each choice says what it searches (issue 39): starter/web/sources.py
+    assert [o.split(":")[0].split(" (")[0] for o in got["options"]] == [
+        "Configured",
+        "Web",
+        "Your documents and the Python documentation",
+        "Web",
+    ]
     assert len(got["listed"]) == 1 and "marrowick carillon.md" in got["listed"][0]
     assert got["problems"] == []
     searches = await _searches_of(web_worker, place)

@@ -1,0 +1,68 @@
+"""What each Sources choice searches, and which model writes, in the words the home page shows.
+
+Read from the settings the research's worker published (`config.as_the_worker_runs`): the page
+offers what the worker has, so "Configured" says "the Python documentation (no web search
+configured)" when that is all there is, and "Web" says it is not available before anyone starts a
+research that would fail at its first search.
+"""
+
+from __future__ import annotations
+
+from config import Settings
+from workflows.models import Sources
+
+#: The search providers by the names people know them by (`local` is said by `corpus_words`).
+PROVIDER_WORDS = {
+    "duckduckgo": "DuckDuckGo",
+    "searxng": "SearXNG",
+    "tavily": "Tavily",
+    "brave": "Brave Search",
+}
+
+
+def sources_words(cfg: Settings) -> list[tuple[str, str]]:
+    """Each `sources` value with what it searches under CFG (the worker's settings)."""
+    web = _web_words(cfg)
+    corpus = corpus_words(cfg)
+    no_web = "not available: no web search provider is configured"
+    return [
+        (Sources.CONFIGURED.value, f"Configured: {configured_words(cfg)}"),
+        (Sources.WEB.value, f"Web: {web}" if web else f"Web ({no_web})"),
+        (Sources.DOCUMENTS.value, f"Your documents and {corpus}"),
+        (
+            Sources.BOTH.value,
+            f"Web ({web}) and your documents" if web else f"Web and your documents ({no_web})",
+        ),
+    ]
+
+
+def configured_words(cfg: Settings) -> str:
+    """What SEARCH_PROVIDER, SEARCH_FALLBACK_PROVIDERS and SEARCH_STRATEGY search together."""
+    strategy = cfg.search_strategy.strip().lower()
+    names = [_provider_words(cfg, n) for n in cfg.search_provider_names(strategy == "conservative")]
+    joined = (" and " if strategy == "exploratory" else ", then ").join(names)
+    return joined if cfg.web_search_providers else f"{joined} (no web search configured)"
+
+
+def corpus_words(cfg: Settings) -> str:
+    """The local corpus: RESEARCH_CORPUS_DIR's folder, else the bundled Python documentation."""
+    folder = cfg.research_corpus_dir
+    return f"the documents in {folder.name or folder}" if folder else "the Python documentation"
+
+
+def model_words(cfg: Settings) -> str:
+    """Whether a model is configured, and which one writes the report."""
+    if cfg.engine_name == "offline":
+        return (
+            "No model is configured: the offline engine writes extractive reports from the "
+            "sentences it finds (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)."
+        )
+    return f"Model: {cfg.model_for('complex')} ({cfg.engine_name})."
+
+
+def _web_words(cfg: Settings) -> str:
+    return ", then ".join(_provider_words(cfg, n) for n in cfg.web_search_providers)
+
+
+def _provider_words(cfg: Settings, name: str) -> str:
+    return corpus_words(cfg) if name == "local" else PROVIDER_WORDS.get(name, name)
