@@ -18,11 +18,13 @@ a search for this owner never opens. The workflow carries only the owner's name 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import secrets
 import shutil
 import unicodedata
+import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,8 +35,8 @@ from urllib.parse import unquote, urlsplit
 UPLOAD_MAX_BYTES = 5 * 1024 * 1024
 #: The kinds of document taken, by file name suffix (PDF: pypdfium2 and pypdf are dependencies).
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm")
-ACCEPTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
-ACCEPTED_WORDS = "Markdown (.md), text (.txt), HTML (.html) or PDF (.pdf)"
+ACCEPTED_SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".docx")
+ACCEPTED_WORDS = "Markdown (.md), text (.txt), HTML (.html), PDF (.pdf) or Word (.docx)"
 #: The longest file name kept (its suffix is kept whole).
 NAME_MAX_CHARS = 120
 UPLOAD_ID = re.compile(r"[0-9a-f]{12}")
@@ -94,12 +96,25 @@ def check(name: str, data: bytes) -> None:
         if not data.startswith(b"%PDF-"):
             raise UploadRefused(415, f"{name} is not a PDF file: upload {ACCEPTED_WORDS}")
         return
+    if suffix == ".docx":
+        if not _is_word(data):
+            raise UploadRefused(415, f"{name} is not a Word document: upload {ACCEPTED_WORDS}")
+        return
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         raise UploadRefused(
             415, f"{name} is not UTF-8 text: save it as UTF-8, or upload {ACCEPTED_WORDS}"
         ) from None
+
+
+def _is_word(data: bytes) -> bool:
+    """A .docx is a zip holding `word/document.xml` (what activities/corpus/binary.py reads)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return "word/document.xml" in archive.namelist()
+    except (zipfile.BadZipFile, ValueError):
+        return False
 
 
 def save(root: Path, owner: str, name: str, data: bytes) -> Upload:

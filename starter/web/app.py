@@ -190,7 +190,13 @@ class Guard:
 
         try:
             if _body_size(scope) > body_limit(scope, MAX_BODY_BYTES):
-                return await error(413, too_large(scope, MAX_BODY_BYTES))(scope, receive, secured)
+                refused = too_large(scope, MAX_BODY_BYTES)
+                answer = (
+                    error(413, refused)
+                    if scope["path"].startswith("/api/")
+                    else _refused_page(scope, refused)  # a page's form: the styled error page
+                )
+                return await answer(scope, receive, secured)
             await self.app(scope, receive, secured)
         except Exception:
             log.exception("%s %s failed", scope.get("method"), scope.get("path"))
@@ -200,6 +206,14 @@ class Guard:
                 )
         finally:
             auth.current_request.reset(token)
+
+
+def _refused_page(scope: Scope, message: str) -> Any:
+    """The error page for a page's form whose body is refused unread (an upload over 5 MB)."""
+    from starter.web.pages.frame import error_page
+
+    request = Request(scope)
+    return error_page(request, auth.user_from_request(request) or "", 413, message, back="/")
 
 
 def _body_size(scope: Scope) -> int:

@@ -73,8 +73,8 @@ async def test_a_file_name_cannot_leave_the_owners_folder_or_carry_controls(
     [
         ("big.md", b"#" * (5 * 1024 * 1024 + 1), 413, "larger than 5 MB"),
         ("huge.md", b"#" * (6 * 1024 * 1024), 413, "larger than 5 MB"),
-        ("tool.exe", b"MZ\x90\x00", 415, "Markdown (.md), text (.txt), HTML (.html) or PDF (.pdf)"),
-        ("notes.docx", b"PK\x03\x04", 415, "upload Markdown (.md)"),
+        ("tool.exe", b"MZ\x90\x00", 415, "HTML (.html), PDF (.pdf) or Word (.docx)"),
+        ("notes.docx", b"PK\x03\x04", 415, "not a Word document"),
         ("fake.pdf", b"hello", 415, "not a PDF file"),
         ("latin.txt", "caf\u00e9".encode("latin-1"), 415, "not UTF-8 text"),
         ("empty.md", b"  \n", 422, "empty"),
@@ -118,3 +118,32 @@ async def test_web_sources_without_a_web_provider_are_refused_before_the_researc
         )
         listed = (await alice.get("/api/research")).json()
     assert all(item["question"] != "What do quokkas eat?" for item in listed)
+
+
+async def test_a_word_document_is_taken(server: WebServer) -> None:
+    """Issue 39, edges: `.docx` was refused, though the corpus reads Word."""
+    import io
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("The Quillmoor ferry crosses twice a day.")
+    data = io.BytesIO()
+    document.save(data)
+    async with server.client("alice") as alice:
+        taken = await alice.post("/api/documents", files={"file": ("ferry.docx", data.getvalue())})
+        assert taken.status_code == 201, taken.text
+        assert [d["name"] for d in (await alice.get("/api/documents")).json()] == ["ferry.docx"]
+
+
+async def test_an_upload_over_5_mb_from_the_page_is_the_styled_error_page(
+    server: WebServer,
+) -> None:
+    """Issue 39, edges: the page's upload form got raw JSON for a file over 5 MB."""
+    async with server.client("alice") as alice:
+        refused = await alice.post(
+            "/documents", files={"file": ("huge.md", b"#" * (6 * 1024 * 1024))}
+        )
+    assert refused.status_code == 413
+    assert refused.headers["content-type"].startswith("text/html")
+    assert "larger than 5 MB" in refused.text and "/static/style.css" in refused.text
