@@ -171,6 +171,10 @@ def list_research(
 
 def _entry(row: ResearchRow) -> LibraryEntry:
     verification = row.verification or {}
+    checked = verification.get("claims") if verification.get("enabled") else None
+    # "N of M claims supported" counts the claims the verification checked (a cancelled research
+    # keeps claims it never checked: "1 of 0"), and is not said when none was ("0 of 0").
+    claims = checked if isinstance(checked, int) else len(row.claims)
     return LibraryEntry(
         workflow_id=row.workflow_id,
         run_id=row.run_id,
@@ -178,8 +182,8 @@ def _entry(row: ResearchRow) -> LibraryEntry:
         outcome=row.outcome,
         finished_at=aware(row.finished_at),
         sources=len(row.sources),
-        claims=len(row.claims),
-        supported=verification.get("supported") if verification.get("enabled") else None,
+        claims=claims,
+        supported=verification.get("supported") if checked else None,
         owner=row.owner,
         title=row.title,
     )

@@ -19,7 +19,7 @@ from starter.client.hints import (  # noqa: F401 (the commands' hints, used as p
     result_command,
     watch_command,
 )
-from workflows.models import ResearchStatus
+from workflows.models import ResearchStatus, ReviewTarget
 
 #: The width every line of the status summary fits (a command is never wrapped: it is pasted).
 WIDTH = 80
@@ -69,7 +69,12 @@ def status_summary(workflow_id: str, status: ResearchStatus) -> str:
     if status.plan is not None:
         lines.append(f"  plan (iteration {status.plan_iterations}): {status.plan.title}")
         step = step_line(status)
-        if step:
+        if status.pending_review is ReviewTarget.PLAN:  # the plan under review: every step
+            lines += [
+                f"    {i}. [{s.status.value}] {clip(s.title)}"
+                for i, s in enumerate(status.plan.steps, start=1)
+            ]
+        elif step:
             lines.append(f"  {step}")
         done = sum(1 for s in status.plan.steps if s.status.value in ("completed", "skipped"))
         lines.append(f"  steps done: {done}/{len(status.plan.steps)}")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from starter.exports import FORMATS
+from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
 
 #: `?format=` of a report download: the names in the one table of export formats.
@@ -107,6 +108,9 @@ class ResearchView(BaseModel):
     #: A page's running research whose busy worker did not answer its status in time: what to say
     #: instead of its status ("still working"), never an error.
     busy: str | None = None
+    #: A page's running research: its events so far, rendered in the Progress log (it is not
+    #: empty without JavaScript; the live log goes on after the last of them).
+    events: list[Event] = Field(default_factory=list)
 
     @property
     def running(self) -> bool:

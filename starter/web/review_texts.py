@@ -6,6 +6,7 @@ finished report take these."""
 from __future__ import annotations
 
 from workflows.models import DecidedBy, Review, ReviewDecision, ReviewTarget
+from workflows.steering.reviews import UNCHANGED
 
 
 def round_text(round_: int, most: int) -> str:
@@ -31,12 +32,18 @@ def revise_help(round_: int, most: int) -> str:
     )
 
 
-def revised_notice(reviews: list[Review]) -> str | None:
-    """The finished report's line on its review: None when it was never revised."""
+def revised_notice(reviews: list[Review], report: str = "") -> str | None:
+    """The finished report's line on its review: None when it was never revised. A REPORT whose
+    rewrite came out as the draft was says so, never "revised with your feedback"."""
     rounds = [r for r in reviews if r.target is ReviewTarget.REPORT]
     revisions = sum(1 for r in rounds if r.decision is ReviewDecision.REVISE)
     if not revisions:
         return None
+    if UNCHANGED in report:
+        return (
+            "You asked for a revision, but the rewrite came out the same as the draft: the engine "
+            "that writes this report could not act on your feedback."
+        )
     times = "once" if revisions == 1 else f"{revisions} times"
     said = f"Revised {times} after your review, with your feedback"
     last = rounds[-1]

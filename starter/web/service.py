@@ -40,6 +40,7 @@ from starter.web.models import (
     ResearchView,
     Steered,
 )
+from workflows.events import Event
 from workflows.models import ResearchResult, Stage
 
 #: How long a status may take: the query, and when it is late, asking Temporal whether a worker
@@ -92,11 +93,23 @@ async def view(research: Research, app: Backend, patient: bool = False) -> Resea
                 raise
             return ResearchView(**head, busy=str(err))
         # a model's question, the critic's words: cleaned as the report is
-        return ResearchView(**head, live=clean_model(live))
+        shown = ResearchView(**head, live=clean_model(live))
+        if patient:
+            shown.events = await _events_so_far(research.handle)
+        return shown
     result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
     return ResearchView(**head, result=result, failure=failure, title=title)
+
+
+async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
+    """A page's Progress log as rendered: the research's events so far (none if it is slow to
+    say: the live log fetches them)."""
+    try:
+        return [clean_model(e) for e in await within(research_client.events(handle, 0))]
+    except (ClientError, TimeoutError):
+        return []
 
 
 async def closed_result(

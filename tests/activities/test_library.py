@@ -586,3 +586,16 @@ def test_a_library_whose_web_app_made_the_sessions_table_migrates_and_keeps_its_
     assert count(url, "alembic_version") == 1
     fresh = f"sqlite:///{tmp_path / 'new.sqlite'}"
     assert count(fresh, "web_revoked_sessions") == 0
+
+
+def test_the_library_counts_only_the_claims_it_checked(db_url: str) -> None:
+    """Issue 39, edges: a cancelled entry read "1 of 0 claims supported", an unchecked one "0 of 0"."""
+    cancelled = record("research-cancelled")
+    cancelled.result.verification = VerificationSummary(enabled=True, claims=1, supported=1)
+    store.write(cancelled, db_url)
+    unchecked = record("research-unchecked")
+    unchecked.result.verification = VerificationSummary(enabled=True, claims=0, supported=0)
+    store.write(unchecked, db_url)
+    shown = {e.workflow_id: (e.supported, e.claims) for e in store.list_research(db_url)}
+    assert shown["research-cancelled"] == (1, 1)
+    assert shown["research-unchecked"][0] is None

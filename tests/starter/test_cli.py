@@ -240,6 +240,28 @@ def test_the_status_summary_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> 
     assert " ".join(text.split()).count("or the caller times out?") == 3  # wrapped, not cut
 
 
+def test_status_during_a_plan_review_shows_every_step() -> None:
+    """Issue 39, edges: `status` during a plan review showed only the first step."""
+    status = ResearchStatus(
+        query="How do tides form?",
+        stage=Stage.AWAITING_PLAN_REVIEW,
+        stage_history=[Stage.PLANNING],
+        pending_question=None,
+        depth=Depth.MEDIUM,
+        mode=QueryMode.DEEP,
+        clarification_count=0,
+        plan=Plan(title="Tides", steps=[PlanStep(title=f"Step about {w}") for w in "ABC"]),
+        current_step_index=0,
+        plan_iterations=1,
+        reflections=[],
+        sources_count=0,
+        pending_review=ReviewTarget.PLAN,
+        review_rounds=1,
+    )
+    text = progress.status_summary("research-1", status)
+    assert all(f"{n}. [pending] Step about {w}" in text for n, w in zip("123", "ABC", strict=True))
+
+
 def test_the_progress_lines_of_a_research_fit_80_columns() -> None:
     """What an attached `research` or `watch` prints as the research goes (seen in `make demo`:
     a reflection's reasoning ran to 200 columns)."""

@@ -165,6 +165,10 @@ async def _rewrite(
     return refining.with_open_issues(state, revised), claims
 
 
+#: What the report says when a rewrite came out as the draft was (the page reads it: not "revised").
+UNCHANGED = "The rewrite came out the same as the draft"
+
+
 def revision_note(revised: str, draft: str, feedback: list[str]) -> str:
     """The report's closing line after a revision: the feedback it was revised with (each round's),
     and, when the rewrite came out as the draft was (the offline engine writes from its sources
@@ -174,7 +178,7 @@ def revision_note(revised: str, draft: str, feedback: list[str]) -> str:
     line = f"> **Revised after review:** {said}."
     if revised.strip() == draft.strip():
         line += (
-            " The rewrite came out the same as the draft: the engine that writes this report could "
+            f" {UNCHANGED}: the engine that writes this report could "
             "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
             "follows it)."
         )

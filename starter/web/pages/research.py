@@ -79,6 +79,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         if view.busy
         else "",
         "busy": view.busy,
+        "events": view.events,
         "follow_up_of": found.follow_up_of if found is not None else None,
         "steps": [step.model_dump(mode="json") for step in steps],
         "step_words": STEP_WORDS,
@@ -95,7 +96,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
     }
-    if live is not None and waits == "report":
+    if live is not None and waits:
         rounds, most = live.review_rounds, live.review_rounds_max
         context["review_round"] = rounds
         context["round_text"] = review_texts.round_text(rounds, most)
@@ -182,14 +183,15 @@ def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
         "outcome": result.outcome.value,
         "notes": unsaid_notes(result),
         "suggestions": suggested_questions(result),
-        "revised": review_texts.revised_notice(result.reviews),
+        "revised": review_texts.revised_notice(result.reviews, result.report_markdown),
         "downloads": [(f.name, f.label) for f in FORMATS.values()],
     }
 
 
 #: Headings that say where a report is, not what it is about: never a suggested next question.
 _NOT_A_TOPIC = re.compile(
-    r"^(summary|sources|references|notes?|conclusions?|introduction|overview|what changed\b)",
+    r"^(summary|sources|references|notes?|conclusions?|introduction|overview|what changed\b"
+    r"|answer\b|not found\b|open (questions|issues)\b|limitations?\b|caveats?\b)",
     re.I,
 )
 

@@ -17,7 +17,9 @@ class LiveLog {
     this.status = status;
     this.handlers = handlers;
     this.kinds = (log.dataset.kinds || "").split(/\s+/).filter(Boolean);
-    this.last = 0;
+    // The events the page came with (rendered by the server): the stream goes on after them.
+    const shown = [...this.list.querySelectorAll("li[data-seq]")].map((li) => Number(li.dataset.seq));
+    this.last = Math.max(0, ...shown);
     this.retries = 0;
     this.ended = false;
   }

@@ -9,6 +9,11 @@ export function planReview(section, id, status, changed) {
   const first = steps.filter((s) => s.status !== "pending").length + 1;
   const proposed = steps.filter((s) => s.status === "pending").map((s) => ({ title: s.title.trim(), description: (s.description || "").trim() }));
   heading(section, "Review the plan");
+  const most = status.review_rounds_max;
+  if (status.review_rounds) {
+    section.append(element("p", { class: "round" },
+      `Review round ${status.review_rounds}${most ? ` of ${most}` : ""}`));
+  }
   section.append(element("p", {}, "The research waits for your word before any step runs. "
     + "Edit, remove or add steps and approve them, or say what to change and ask for a revision."));
   const form = element("form", { class: "review" });
