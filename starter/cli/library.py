@@ -38,11 +38,19 @@ T = TypeVar("T")
 STDOUT = "-"
 
 
+async def search(args: argparse.Namespace, session: Session) -> int:
+    """`library search TEXT`: `history --filter TEXT` by the name the web library gives it."""
+    return await history(argparse.Namespace(**vars(args), filter=args.text), session)
+
+
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
     user = research_client.local_owner(session.cfg)  # RESEARCH_USER's research only
+    # about=True: the question, title, clarification answers and report, as the web library finds
     entries = read_library(
-        lambda: store.list_research(url, contains=args.filter, limit=args.limit, owner=user)
+        lambda: store.list_research(
+            url, contains=args.filter, limit=args.limit, owner=user, about=True
+        )
     )
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))

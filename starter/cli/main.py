@@ -247,7 +247,12 @@ COMMANDS: tuple[Command, ...] = (
         library.history,
         (
             JSON,
-            arg("--filter", metavar="TEXT", help="only research whose question contains TEXT"),
+            arg(
+                "--filter",
+                metavar="TEXT",
+                help="only research that TEXT finds, as the web library's search does: in its "
+                "question, title, clarifications or report",
+            ),
             LIMIT,
         ),
     ),
@@ -274,8 +279,15 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "library",
-        "the research library: rename a stored research",
+        "the research library: search it, rename a stored research",
         actions=(
+            Command(
+                "search",
+                "stored research that TEXT finds in its question, title, clarifications or "
+                "report (what the web library's search finds)",
+                library.search,
+                (arg("text", help="what to look for, in quotes"), JSON, LIMIT),
+            ),
             Command(
                 "rename",
                 "give a stored research a title of your own (listed, shown and exported under it)",

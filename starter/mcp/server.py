@@ -274,8 +274,8 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
-        """Finished research in the library whose question contains TEXT (all when empty), newest
-        first; each report is the resource research://ID/report."""
+        """Finished research in the library that TEXT finds (all when empty) in its question,
+        title, clarifications or report, newest first; each report is research://ID/report."""
         async with one_line_errors():
             entries = await asyncio.to_thread(
                 library.read_library,
@@ -284,6 +284,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                     contains=text.strip() or None,
                     limit=max(1, min(limit, 100)),
                     owner=reader,
+                    about=True,  # the report's text too, as the web library's search
                 ),
             )
             return [

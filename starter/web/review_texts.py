@@ -32,6 +32,22 @@ def revise_help(round_: int, most: int) -> str:
     )
 
 
+#: What the review panel says of a revision it shows (the page's script says the same).
+REVISED = "The draft below is the revision: rewritten with your feedback and checked again."
+SAME = (
+    "The draft below is the revision you asked for, but it came out the same as before: the "
+    "engine that writes this report could not act on your feedback."
+)
+
+
+def revision_line(round_: int, draft: str) -> str | None:
+    """The review panel's line on the draft it shows: none in round 1; a revision that came out
+    as the draft was is not called "rewritten with your feedback"."""
+    if round_ <= 1:
+        return None
+    return SAME if UNCHANGED in draft else REVISED
+
+
 def revised_notice(reviews: list[Review], report: str = "") -> str | None:
     """The finished report's line on its review: None when it was never revised. A REPORT whose
     rewrite came out as the draft was says so, never "revised with your feedback"."""

@@ -43,7 +43,7 @@ async def test_history_lists_newest_first_with_a_filter_and_as_json(
     assert "research-new" in lines[0] and "research-old" in lines[1]
     assert "supported 1/3" in lines[1] and "2026-11-20 09:30" in lines[1]
 
-    only = await starter("history", "--filter", "aqueducts", "--json", env=library_env)
+    only = await starter("history", "--filter", "roman aqueducts", "--json", env=library_env)
     assert [e["workflow_id"] for e in json.loads(only.out)] == ["research-old"]
 
 
@@ -352,3 +352,14 @@ async def test_library_rename_of_an_unknown_id_or_with_an_empty_title_is_one_lin
     assert error_line(empty) == "error: the title is empty: use text of 1 to 200 characters"
     kept = await starter("history", "--json", env=library_env)
     assert [e["title"] for e in json.loads(kept.out)] == [None, None]
+
+
+async def test_history_filter_and_library_search_find_what_the_web_library_finds(
+    library_env: dict[str, str],
+) -> None:
+    """Issue 39, edges: `history --filter` looked at the question only; `library search` did not
+    exist. "settling tanks" is in research-old's report alone."""
+    for args in (("history", "--filter", "Settling Tanks"), ("library", "search", "settling tanks")):
+        run = await starter(*args, "--json", env=library_env)
+        assert run.code == 0, run.err
+        assert [e["workflow_id"] for e in json.loads(run.out)] == ["research-old"], args

@@ -277,11 +277,13 @@ async def test_a_revised_report_comes_back_for_round_two_and_its_approval_comple
     got = await in_browser(report_review_rounds(open_web_server, research_id, tmp_path), **WIDE)
 
     assert got["first"] == "Review round 1 of 3"
-    assert "The draft below is the revision" in got["panel"]
+    assert "The draft below is the revision you asked for, but it came out the same" in got["panel"]
     assert "Revised after review: “Say what is missing”" in got["panel"]
     assert "shows you the revision for another review round" in got["panel"]
     assert got["notice"] == [
-        "Revised once after your review, with your feedback; you approved the revision."
+        # the doubles rewrite it as it was: never "rewritten with your feedback" (issue 39)
+        "You asked for a revision, but the rewrite came out the same as the draft: the engine "
+        "that writes this report could not act on your feedback."
     ], got["report"][:800]
     assert "Revised after review: “Say what is missing”" in got["report"]
     assert any("report review: revise Say what is missing" in line for line in got["log"])
@@ -336,9 +338,13 @@ async def test_without_javascript_a_revised_report_is_reviewed_again_and_approve
 
     assert got["first"] == "Review round 1 of 3"
     assert (
-        "Review round 2 of 3" in got["panel"] and "The draft below is the revision" in got["panel"]
+        "Review round 2 of 3" in got["panel"]
+        and "The draft below is the revision you asked for, but it came out the same"
+        in got["panel"]
     )
     assert "Revised after review: “Say what is missing”" in got["panel"]
     assert got["notice"] == [
-        "Revised once after your review, with your feedback; you approved the revision."
+        # the doubles rewrite it as it was: never "rewritten with your feedback" (issue 39)
+        "You asked for a revision, but the rewrite came out the same as the draft: the engine "
+        "that writes this report could not act on your feedback."
     ]

@@ -83,6 +83,11 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "follow_up_of": found.follow_up_of if found is not None else None,
         "steps": [step.model_dump(mode="json") for step in steps],
         "step_words": STEP_WORDS,
+        "revision_words": {
+            "unchanged": review_texts.UNCHANGED,
+            "revised": review_texts.REVISED,
+            "same": review_texts.SAME,
+        },
         "step_done": DONE,
         "planned": len(steps),
         "done": sum(1 for step in steps if step.status in DONE),
@@ -101,6 +106,9 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         context["review_round"] = rounds
         context["round_text"] = review_texts.round_text(rounds, most)
         context["revise_help"] = review_texts.revise_help(rounds, most)
+        context["revision_line"] = review_texts.revision_line(
+            rounds, live.draft_report_markdown or ""
+        )
     if view.result is not None:
         shown = _public(view.result, backend(request))
         context.update(_report_context(research_id, shown))

@@ -64,8 +64,11 @@ function reportReview(section, id, status, changed) {
   section.append(element("p", { class: "round" },
     `Review round ${status.review_rounds}${most ? ` of ${most}` : ""}`));
   if (status.review_rounds > 1) {
-    section.append(element("p", {},
-      "The draft below is the revision: rewritten with your feedback and checked again."));
+    // The words come from the page (starter/web/review_texts.py): a rewrite that came out as the
+    // draft was is not called "rewritten with your feedback".
+    const words = JSON.parse(section.dataset.words || "{}");
+    const same = words.unchanged && (status.draft_report_markdown || "").includes(words.unchanged);
+    section.append(element("p", {}, (same ? words.same : words.revised) || ""));
   }
   const critique = status.critique;
   if (critique) {
