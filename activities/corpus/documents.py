@@ -141,7 +141,22 @@ def document(url: str, title: str, parts: list[Section]) -> Document:
         "\n\n".join(x for x in (p.heading.rsplit(HEADING_SEPARATOR, 1)[-1], p.text) if x)
         for p in kept
     )
-    return Document(url=url, title=" ".join(clean(title).split()), body=body, parts=kept)
+    return Document(url=url, title=plain_title(clean(title)), body=body, parts=kept)
+
+
+#: Markdown a title may carry from wherever it was typed (a Word, PDF or HTML document written in
+#: Markdown, a heading "# Title", "**bold**", `code`): shown as words, never as marks.
+_TITLE_HEADING = re.compile(r"^\s*#{1,6}\s+")
+_TITLE_EMPHASIS = re.compile(r"(\*\*|\*|`)(\S(?:.*?\S)?)\1|(?<!\w)(__|_)(\S(?:.*?\S)?)\3(?!\w)")
+
+
+def plain_title(title: str) -> str:
+    """TITLE on one line without Markdown's marks: `# **The** [bells](x)` is "The bells"."""
+    text = _MD_LINK.sub(r"\1", " ".join(title.split()))
+    text = _TITLE_HEADING.sub("", text)
+    for _ in range(3):  # nested marks: ***both***, **`code`**
+        text = _TITLE_EMPHASIS.sub(lambda m: m.group(2) or m.group(4), text)
+    return text.strip()
 
 
 def normalise(text: str) -> str:

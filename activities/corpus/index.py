@@ -79,7 +79,7 @@ from workflows.text import select_passages, trim
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
 #: it, so an old index is simply left behind instead of being misread.
-INDEX_VERSION = 3
+INDEX_VERSION = 4  # 4: titles without Markdown marks (issue 39)
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
 DOCUMENT_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 #: Files that describe a corpus rather than belong to it (the shared corpora carry a SOURCE.md
