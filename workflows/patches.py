@@ -92,5 +92,9 @@ RETIRED = frozenset(
         "findings-matched",
     }
 )
-#: The ids in use (patched or deprecated), for the test that no id is reused: none at v0.1.0.
-ACTIVE: frozenset[str] = frozenset()
+#: patched 2026-11-27 (issue 39): a research cancelled with a report announces research.cancelled
+#: (before, a cancelled research sent no notice at all).
+CANCELLED_NOTICE = "cancelled-notice"
+
+#: The ids in use (patched or deprecated), for the test that no id is reused.
+ACTIVE: frozenset[str] = frozenset({CANCELLED_NOTICE})

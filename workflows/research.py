@@ -22,6 +22,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.exceptions import FailureError
 
+from workflows import patches
 from workflows.activity_models import CoordinateOutput
 from workflows.checks.checking import check
 from workflows.checks.reporting import finished, save, synthesize
@@ -279,6 +280,8 @@ class DeepResearchWorkflow:
         await watcher.idle()
         if result.outcome is Stage.COMPLETED:
             await notices.send(state, NoticeKind.COMPLETED, outcome=result.outcome.value)
+        elif result.outcome is Stage.CANCELLED and workflow.patched(patches.CANCELLED_NOTICE):
+            await notices.send(state, NoticeKind.CANCELLED, outcome=result.outcome.value)
         if state.changes is not None and state.changes.changed:
             await notices.send(state, NoticeKind.CHANGED, changes=state.changes)
 

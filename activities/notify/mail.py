@@ -4,14 +4,14 @@ both are set, with the same facts as a webhook's body in plain text."""
 from __future__ import annotations
 
 import asyncio
-import json
 import smtplib
 from email.message import EmailMessage
+from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
 from activities.notify.channel import Channel
-from activities.notify.message import body
+from activities.notify.message import body, found
 from config import Settings
 from workflows.standing.notify import DeliverInput, Notice
 
@@ -31,9 +31,7 @@ def send_email(cfg: Settings, inp: DeliverInput) -> None:
     message["To"] = ", ".join(email_recipients(cfg))
     message["X-Research-Delivery"] = inp.delivery_id
     message["X-Research-Event"] = inp.notice.event.value
-    message.set_content(
-        f"{data['text']}\n\nOpen: {data['url']}\n\n{json.dumps(data, indent=2, ensure_ascii=False)}\n"
-    )
+    message.set_content(readable(cfg, inp.notice, data))
     assert cfg.smtp_host is not None
     try:
         with smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=TIMEOUT_S) as smtp:
@@ -53,6 +51,27 @@ def send_email(cfg: Settings, inp: DeliverInput) -> None:
             f"SMTP delivery through {cfg.smtp_host} failed: {type(err).__name__}",
             type="SmtpError",
         ) from None
+
+
+def readable(cfg: Settings, notice: Notice, data: dict[str, Any]) -> str:
+    """The email's body, for a person: what happened, to which question, what it found (or what
+    it waits for, what failed, what changed), and the link; no JSON."""
+    lines = [data["text"].split(" — ")[0], "", f"Question: {' '.join(notice.question.split())}"]
+    if notice.pending:
+        lines.append(f"Waiting for: {notice.pending}")
+    if notice.error:
+        lines.append(f"What failed: {notice.error}")
+    if what := found(cfg, notice):
+        lines += ["", what]
+    if notice.changes is not None:
+        c = notice.changes
+        lines += [
+            "",
+            f"Since the last run: {len(c.new_sources)} new sources, {len(c.gone_sources)} gone, "
+            f"{len(c.new_claims)} new findings, {len(c.dropped_claims)} no longer made.",
+        ]
+    lines += ["", f"Open it: {data['url']}", ""]
+    return "\n".join(lines)
 
 
 def _targets(cfg: Settings, notice: Notice) -> list[str]:

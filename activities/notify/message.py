@@ -10,7 +10,9 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from activities.storage import store
 from config import Settings
+from workflows.checks.citations import cited_ids
 from workflows.standing.notify import Notice, NoticeKind
 
 
@@ -25,6 +27,7 @@ def summary(notice: Notice, url: str) -> str:
         question = question[:119] + "…"
     what = {
         NoticeKind.COMPLETED: "Research completed",
+        NoticeKind.CANCELLED: "Research cancelled (its report keeps what it had found)",
         NoticeKind.FAILED: "Research failed",
         NoticeKind.WAITING: f"Research waits for you ({(notice.waiting_for or '').replace('_', ' ')})",
         NoticeKind.CHANGED: "Standing research found changes",
@@ -38,6 +41,41 @@ def summary(notice: Notice, url: str) -> str:
             f"{len(c.dropped_claims)} no longer made, {len(c.changed_findings)} changed)"
         )
     return line
+
+
+#: The most of a report's summary a notice quotes.
+FOUND_CHARS = 600
+
+
+def found(cfg: Settings, notice: Notice) -> str | None:
+    """What a finished research found, for a person reading its notice: the opening of its
+    report's summary, its sources read and cited, its claims supported. Read from the library
+    (the research was saved before it announced its end); None when it cannot be read."""
+    if notice.event not in (NoticeKind.COMPLETED, NoticeKind.CANCELLED):
+        return None
+    try:
+        stored = store.load_research(cfg.research_db_url, notice.research_id)
+    except Exception:  # noqa: BLE001 - a notice goes out without it rather than not at all
+        return None
+    if stored is None:
+        return None
+    result = stored.result
+    cited = set(cited_ids(result.report_markdown))
+    lines = [_opening(result.report_markdown)]
+    lines.append(f"Sources: {len(result.sources)} read, {len(cited)} cited in the report.")
+    checked = result.verification
+    if checked is not None and checked.enabled and checked.claims:
+        lines.append(f"Claims: {checked.supported} of {checked.claims} supported by their sources.")
+    return "\n".join(line for line in lines if line)
+
+
+def _opening(report: str) -> str:
+    """The report's first paragraph of prose (its summary), clipped."""
+    for block in report.split("\n\n"):
+        text = " ".join(block.split())
+        if text and not text.startswith(("#", ">", "- [", "|", "*This report", "```")):
+            return text if len(text) <= FOUND_CHARS else text[: FOUND_CHARS - 1] + "…"
+    return ""
 
 
 def body(cfg: Settings, notice: Notice) -> dict[str, Any]:

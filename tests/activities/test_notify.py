@@ -192,3 +192,46 @@ def test_email_goes_through_a_real_smtp_server() -> None:
     text = mail.get_payload(decode=True).decode()
     assert "https://research.example/research/" in text and "Which one?" in text
     assert SECRET not in raw.decode()
+
+
+def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
+    tmp_path: Any,
+) -> None:
+    """Issue 39, edges: email notices were one line plus raw JSON; "completed" said nothing of
+    the result. The research is in the library when its end is announced."""
+    from activities.storage import store
+    from tests.activities.test_library import record
+
+    db_url = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    saved = record(notice().research_id)
+    saved.result.report_markdown = (
+        "# Aqueducts\n\n## Summary\n\nSettling tanks let silt fall out of the water [1].\n\n"
+        "## Sources\n\n- [1] Aqueducts — https://example.org/a\n"
+    )
+    store.write(saved, db_url)
+    inbox = Inbox()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        cfg = config(
+            smtp_host="127.0.0.1",
+            smtp_port=port,
+            smtp_starttls=False,
+            notify_email_to="alice@example.org",
+            research_db_url=db_url,
+        )
+        for kind in (NoticeKind.COMPLETED, NoticeKind.CANCELLED):
+            send_email(cfg, DeliverInput(notice=notice(kind), target="email", delivery_id="d"))
+    finally:
+        controller.stop()
+    for (_, _, raw), word in zip(inbox.messages, ("completed", "cancelled"), strict=True):
+        mail = message_from_bytes(raw)
+        assert " ".join(str(mail["Subject"]).split()).startswith(f"Research {word}")
+        text = mail.get_payload(decode=True).decode()
+        assert "Settling tanks let silt fall out of the water [1]." in text
+        assert "Sources: 2 read, 1 cited in the report." in text
+        assert "https://research.example/research/" in text
+        assert "{" not in text and '"event"' not in text

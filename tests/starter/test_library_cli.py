@@ -359,7 +359,10 @@ async def test_history_filter_and_library_search_find_what_the_web_library_finds
 ) -> None:
     """Issue 39, edges: `history --filter` looked at the question only; `library search` did not
     exist. "settling tanks" is in research-old's report alone."""
-    for args in (("history", "--filter", "Settling Tanks"), ("library", "search", "settling tanks")):
+    for args in (
+        ("history", "--filter", "Settling Tanks"),
+        ("library", "search", "settling tanks"),
+    ):
         run = await starter(*args, "--json", env=library_env)
         assert run.code == 0, run.err
         assert [e["workflow_id"] for e in json.loads(run.out)] == ["research-old"], args

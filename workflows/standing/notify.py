@@ -45,6 +45,7 @@ DELIVERY_RETRY = RetryPolicy(
 
 class NoticeKind(str, Enum):
     COMPLETED = "research.completed"
+    CANCELLED = "research.cancelled"
     FAILED = "research.failed"
     WAITING = "research.waiting"
     CHANGED = "standing.changed"
