@@ -1,4 +1,4 @@
-"""`python -m starter schedule ...`: standing research from the command line (starter/client/standing.py
+"""`deep-research schedule ...`: standing research from the command line (starter/client/standing.py
 does the work). Owner: RESEARCH_USER, as for every research started from this machine."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
 from starter.client import research_client, standing
+from starter.client.hints import program
 from starter.client.requests import FLAGS, NAMES, build_request
 from starter.client.session import Session
 
@@ -40,7 +41,7 @@ async def add(args: argparse.Namespace, session: Session) -> int:
         print(standing_id)
     say(
         f"standing research {standing_id} created; run it now with "
-        f"`python -m starter schedule run {standing_id}`"
+        f"`{program()} schedule run {standing_id}`"
     )
     return EXIT_OK
 
@@ -52,7 +53,7 @@ async def list_(args: argparse.Namespace, session: Session) -> int:
         print(json.dumps([v.model_dump(mode="json") for v in views]))
         return EXIT_OK
     if not views:
-        say("no standing research (create one with `python -m starter schedule add ...`)")
+        say(f"no standing research (create one with `{program()} schedule add ...`)")
         return EXIT_OK
     print("ID                 SCHEDULE   STATE    NEXT RUN              LAST RUN  QUESTION")
     for v in views:
@@ -91,14 +92,14 @@ async def run(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     research_id = await standing.run_now(client, session.cfg, args.id, _owner(session))
     print(research_id)
-    say(f"started {research_id}; follow it with `python -m starter result {research_id}`")
+    say(f"started {research_id}; follow it with `{program()} result {research_id}`")
     return EXIT_OK
 
 
 async def pause(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     await standing.pause(client, session.cfg, args.id, _owner(session))
-    say(f"{args.id} paused (resume it with `python -m starter schedule resume {args.id}`)")
+    say(f"{args.id} paused (resume it with `{program()} schedule resume {args.id}`)")
     return EXIT_OK
 
 
@@ -112,5 +113,5 @@ async def resume(args: argparse.Namespace, session: Session) -> int:
 async def delete(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     await standing.delete(client, session.cfg, args.id, _owner(session))
-    say(f"{args.id} deleted; its runs stay in the library (`python -m starter history`)")
+    say(f"{args.id} deleted; its runs stay in the library (`{program()} history`)")
     return EXIT_OK

@@ -407,3 +407,32 @@ def test_the_demos_worker_leaves_the_offline_notice_to_the_starter(
     monkeypatch.setattr(stack.subprocess, "Popen", lambda args, **kw: started.append(args))
     stack.start_worker(1, engine_notice=False)
     assert started[0][-1] == "--no-engine-notice"
+
+
+def test_no_printed_hint_is_python_dash_m_starter() -> None:
+    """Issue 39, edges: `python -m starter ...` fails in a shell without the virtualenv; every hint
+    names the program as `starter.client.hints.program()` does (docstrings may say it)."""
+    import ast
+    from pathlib import Path
+
+    import starter
+
+    found = []
+    for path in Path(starter.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        found += [
+            f"{path.name}:{node.lineno}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and "python -m starter " in node.value
+        ]
+    assert found == []
