@@ -9,6 +9,7 @@ import hmac
 import json
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from email import message_from_bytes
 from http.server import BaseHTTPRequestHandler
@@ -157,7 +158,9 @@ class Inbox:
         return "250 OK"
 
 
-def test_email_goes_through_a_real_smtp_server() -> None:
+@contextmanager
+def smtp_server() -> Iterator[tuple[int, Inbox]]:
+    """A real SMTP server on a free loopback port (aiosmtpd), and what it received."""
     inbox = Inbox()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -165,6 +168,13 @@ def test_email_goes_through_a_real_smtp_server() -> None:
     controller = Controller(inbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:
+        yield port, inbox
+    finally:
+        controller.stop()
+
+
+def test_email_goes_through_a_real_smtp_server() -> None:
+    with smtp_server() as (port, inbox):
         cfg = config(
             smtp_host="127.0.0.1",
             smtp_port=port,
@@ -178,8 +188,6 @@ def test_email_goes_through_a_real_smtp_server() -> None:
             delivery_id="d-7/email",
         )
         send_email(cfg, inp)
-    finally:
-        controller.stop()
     [(sender, recipients, raw)] = inbox.messages
     assert sender == "research@example.org"
     assert recipients == ["alice@example.org", "team@example.org"]
@@ -209,13 +217,7 @@ def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
         "## Sources\n\n- [1] Aqueducts — https://example.org/a\n"
     )
     store.write(saved, db_url)
-    inbox = Inbox()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
+    with smtp_server() as (port, inbox):
         cfg = config(
             smtp_host="127.0.0.1",
             smtp_port=port,
@@ -225,8 +227,6 @@ def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
         )
         for kind in (NoticeKind.COMPLETED, NoticeKind.CANCELLED):
             send_email(cfg, DeliverInput(notice=notice(kind), target="email", delivery_id="d"))
-    finally:
-        controller.stop()
     for (_, _, raw), word in zip(inbox.messages, ("completed", "cancelled"), strict=True):
         mail = message_from_bytes(raw)
         assert " ".join(str(mail["Subject"]).split()).startswith(f"Research {word}")

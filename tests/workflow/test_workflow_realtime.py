@@ -48,8 +48,14 @@ async def slow_after_first_step(req: ReadPageInput) -> Any:
 
 
 async def run(
-    client: Client, script: Script, request: ResearchRequest, cancel_when: Any = None
+    client: Client,
+    script: Script,
+    request: ResearchRequest,
+    cancel_when: Any = None,
+    children: list[str] | None = None,
 ) -> ResearchResult:
+    """REQUEST researched to its end (cancelled once CANCEL_WHEN(status) holds); CHILDREN, when
+    given, gets the ids of the child workflows it started (its notices)."""
     task_queue = f"tq-{uuid.uuid4()}"
     async with Worker(
         client,
@@ -66,7 +72,14 @@ async def run(
                     break
                 await asyncio.sleep(0.05)
             await handle.cancel()
-        return await handle.result()
+        result = await handle.result()
+        if children is not None:
+            children += [
+                e.start_child_workflow_execution_initiated_event_attributes.workflow_id
+                async for e in handle.fetch_history_events()
+                if e.HasField("start_child_workflow_execution_initiated_event_attributes")
+            ]
+        return result
 
 
 async def test_a_spent_time_budget_goes_to_synthesis_with_what_it_has(dev_client: Client) -> None:
@@ -134,34 +147,19 @@ async def test_cancelling_while_waiting_for_an_answer_ends_at_once(dev_client: C
 async def test_a_cancelled_research_announces_it(dev_client: Client) -> None:
     """Issue 39, edges: a research cancelled with a report sent no notice at all; now
     `research.cancelled` (its NotifyWorkflow child, started from the research's history)."""
-    script = Script(plan=three_steps, read_page=slow_after_first_step)
-    task_queue, research_id = f"tq-{uuid.uuid4()}", f"wf-{uuid.uuid4()}"
-    async with Worker(
+    children: list[str] = []
+    result = await run(
         dev_client,
-        task_queue=task_queue,
-        workflows=[DeepResearchWorkflow],
-        activities=script.activities(),
-    ):
-        handle = await dev_client.start_workflow(
-            DeepResearchWorkflow.run,
-            ResearchRequest(
-                query="How do Rust lifetimes work?",
-                depth=Depth.LIGHT,
-                notify=["https://hooks.example.org/research"],  # a target: the notice is sent
-            ),
-            id=research_id,
-            task_queue=task_queue,
-        )
-        for _ in range(200):
-            status = await handle.query(DeepResearchWorkflow.status)
-            if status.current_step_index == 1 and status.stage is Stage.RESEARCHING:
-                break
-            await asyncio.sleep(0.05)
-        await handle.cancel()
-        assert (await handle.result()).outcome is Stage.CANCELLED
-        children = [
-            e.start_child_workflow_execution_initiated_event_attributes.workflow_id
-            async for e in handle.fetch_history_events()
-            if e.HasField("start_child_workflow_execution_initiated_event_attributes")
-        ]
+        Script(plan=three_steps, read_page=slow_after_first_step),
+        ResearchRequest(
+            query="How do Rust lifetimes work?",
+            depth=Depth.LIGHT,
+            notify=["https://hooks.example.org/research"],  # a target: the notice is sent
+        ),
+        cancel_when=lambda status: (
+            status.current_step_index == 1 and status.stage is Stage.RESEARCHING
+        ),
+        children=children,
+    )
+    assert result.outcome is Stage.CANCELLED
     assert any(child.endswith("/research.cancelled") for child in children), children
