@@ -6,6 +6,7 @@ Screenshots go to the test's folder (and to SCREENSHOTS_DIR when set).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from temporalio.client import Client
 
 from tests.web.browser_support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer
+from tests.web.conftest import WebServer, start
 from tests.web.test_slow_status import busy_research
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -74,3 +75,37 @@ async def test_the_focus_ring_is_not_an_error_colour_and_the_sources_fit(
     red, green, blue = (int(n) for n in seen["ring"].split("(")[1].split(")")[0].split(",")[:3])
     assert blue > red, seen["ring"]  # not the red-orange of an error
     assert seen["overflow"] <= 0
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+async def test_the_plan_follows_the_events_while_the_status_is_busy(
+    open_web_server: WebServer, tmp_path: Path, width: str
+) -> None:
+    """Issue 39, item 3: "No plan yet" stood beside 3 steps done while the status query was slow.
+    Here every status answer is "still working" (503 with Retry-After); the plan card and the bar
+    follow the plan and step events of the live log."""
+    async with open_web_server.client(None) as http:
+        research_id = await start(http, question="A slow look at how lighthouse keepers lived")
+    busy = {"error": f"research {research_id} is still working: its worker is busy"}
+
+    def scenario(page: Any, seen: Seen) -> dict[str, Any]:
+        page.route(
+            re.compile(rf".*/api/research/{research_id}$"),
+            lambda route: route.fulfill(status=503, headers={"retry-after": "5"}, json=busy),
+        )
+        page.goto(f"{open_web_server.url}/research/{research_id}")
+        page.locator("#log li.kind-step_done").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(300)
+        shoot(page, f"busy-plan-{width}", tmp_path, full_page=True)
+        return {
+            "steps": page.locator("#plan-steps li.step").count(),
+            "done": page.locator("#plan-steps li.step-completed").count(),
+            "none": page.locator("#plan-steps .step-none").count(),
+            "bar": page.locator("#progress-text").inner_text(),
+            "note": page.locator("#status-note").inner_text(),
+        }
+
+    seen = await in_browser(scenario, viewport=WIDTHS[width])
+    assert seen["none"] == 0 and seen["steps"] >= 1 and seen["done"] >= 1, seen
+    assert f"{seen['done']} of {seen['steps']} steps done" in seen["bar"]
+    assert "still working" in seen["note"]

@@ -52,7 +52,9 @@ function note(text) {
 // The plan as the events tell it (a `plan` event carries its steps, `step_started` and
 // `step_done` their status), shown at once: a busy worker's slow status never leaves
 // "No plan yet" beside steps done. The status, when it answers, shows the plan as it is.
-let planSoFar = null;
+// Seeded with the plan the page came with: the events it was rendered with are not replayed.
+const rendered = JSON.parse(part("plan-steps").dataset.steps || "[]");
+let planSoFar = rendered.length ? { steps: rendered } : null;
 function followPlan(event) {
   const data = event.data || {};
   if (event.kind === "plan" && Array.isArray(data.steps)) {
