@@ -61,3 +61,21 @@ async def test_web_sources_are_refused_before_the_research_starts_when_the_worke
     assert refused.status_code == 422
     assert "no web search provider is configured" in refused.json()["error"]
     assert "the Python documentation (no web search configured)" in home.text
+
+
+async def test_every_front_end_checks_web_sources_against_what_the_worker_published(
+    tmp_path: Path,
+) -> None:
+    """The CLI and MCP start research through the same `ready` as the web app."""
+    import pytest
+
+    from starter.client.requests import RequestError, build_request
+    from starter.client.research_client import ready
+    from starter.client.session import Session
+
+    cli = Settings(_env_file=None, search_provider="duckduckgo", research_data_dir=tmp_path)
+    publish_worker_settings(cli.model_copy(update={"search_provider": "local"}))
+    with pytest.raises(RequestError, match="no web search provider is configured"):
+        await ready(
+            build_request({"question": "Tides?", "sources": "web"}), Session(cli), owner="x"
+        )
