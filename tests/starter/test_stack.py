@@ -122,17 +122,18 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(
         with urllib.request.urlopen(url[1] + "api/health", timeout=10) as answer:
             assert json.loads(answer.read()) == {"ok": True, "temporal": True}
         # The command it suggests runs when pasted into this shell, where the virtualenv is not
-        # active (TEMPORAL_ADDRESS only because this stack is on free ports, not 7233).
+        # active and TEMPORAL_ADDRESS is not set: the hint carries it (this stack is not on 7233).
         hint = re.search(r"dev: worker running; try `([^`]+)`", log.read_text(errors="replace"))
         assert hint and hint[1].startswith(
-            f"{Path(sys.executable).parent / 'deep-research'} research "
+            f"TEMPORAL_ADDRESS=127.0.0.1:{port} {Path(sys.executable).parent / 'deep-research'} "
+            "research "
         ), hint
         pasted = subprocess.run(
             ["/bin/sh", "-c", hint[1] + " --detach"],
             cwd=REPO,
             capture_output=True,
             text=True,
-            env={**env, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"},
+            env=env,
             timeout=60,
         )
         assert pasted.returncode == 0 and pasted.stdout.startswith("research-"), pasted.stderr
