@@ -80,20 +80,19 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
 
 async def view(research: Research, app: Backend, patient: bool = False) -> ResearchView:
     """The research as it is now: its status query while it runs, its result once closed.
-    PATIENT (a page): a busy worker's late answer is "still working" (`busy`), not a failure."""
+    PATIENT (a page): its events so far too, read before the status (so the plan shown is at least
+    as new as the log), and a busy worker's late answer is "still working" (`busy`), not a failure."""
     head = {"id": research.id, "owner": research.owner, "status": research.state}
     if research.running and research.handle is not None:
         try:
+            events = await _events_so_far(research.handle) if patient else []
             live = await within(research_client.status(research.handle), STATUS_S)
         except ClientError as err:
             if not (patient and err.retry_after_s and err.kind is Kind.NO_ANSWER):
                 raise
             return ResearchView(**head, busy=str(err))
         # a model's question, the critic's words: cleaned as the report is
-        shown = ResearchView(**head, live=clean_model(live))
-        if patient:
-            shown.events = await _events_so_far(research.handle)
-        return shown
+        return ResearchView(**head, live=clean_model(live), events=events)
     result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
@@ -101,11 +100,15 @@ async def view(research: Research, app: Backend, patient: bool = False) -> Resea
 
 
 async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
-    """A page's Progress log as rendered: the research's events so far (none if it is slow to
-    say: the live log fetches them)."""
+    """A page's Progress log as rendered: the research's events so far (none when Temporal is
+    slow to say: the live log fetches them); a busy worker's `ClientError` is raised."""
     try:
-        return [clean_model(e) for e in await within(research_client.events(handle, 0))]
-    except (ClientError, TimeoutError):
+        return [clean_model(e) for e in await within(research_client.events(handle, 0), STATUS_S)]
+    except TimeoutError:
+        return []
+    except ClientError as err:
+        if err.retry_after_s:
+            raise
         return []
 
 
