@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -226,8 +227,9 @@ def publish_worker_settings(config: Settings) -> None:
     """Written by a worker as it starts: the one source of truth for what its research searches
     (`make dev` gives the worker SEARCH_PROVIDER=local and the web app nothing, and the web app
     then offered web search the worker did not have). Best effort: a read-only folder skips it."""
-    values = {name: getattr(config, name) for name in WORKER_FIELDS}
+    values: dict[str, object] = {name: getattr(config, name) for name in WORKER_FIELDS}
     values["llm_provider"] = config.engine_name
+    values["worker"] = {"host": socket.gethostname(), "pid": os.getpid()}
     folder = config.research_corpus_dir
     values["research_corpus_dir"] = str(folder.expanduser().resolve()) if folder else None
     path = worker_file(config)
@@ -247,12 +249,26 @@ def as_the_worker_runs(config: Settings) -> Settings:
         values = json.loads(worker_file(config).read_text())
     except (OSError, ValueError):
         return config
-    if not isinstance(values, dict):
+    if not isinstance(values, dict) or _gone(values.get("worker")):
         return config
     update = {name: values[name] for name in WORKER_FIELDS if name in values}
     if update.get("research_corpus_dir"):
         update["research_corpus_dir"] = Path(update["research_corpus_dir"])
     return config.model_copy(update=update)
+
+
+def _gone(worker: object) -> bool:
+    """The publishing worker has stopped (its process on this machine is gone): its settings say
+    nothing of the next worker. One on another machine is taken at its word."""
+    if not isinstance(worker, dict) or worker.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(worker.get("pid", 0)), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 async def connect_temporal(config: Settings, connect_timeout: timedelta | None = None) -> Client:

@@ -36,7 +36,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.storage import store
-from config import Settings, as_the_worker_runs
+from config import Settings
 from starter.client import followup, hints
 from starter.client.errors import ClientError, Kind
 from starter.client.requests import check_prices, check_sources
@@ -136,9 +136,8 @@ async def ready(
     """What every client does to a built request before it starts: prices checked for a cost
     budget, web sources refused when no web provider is configured, a follow-up's conversation read from the earlier research (continuing a research),
     which must be OWNER's: the user the research will belong to."""
-    worker = as_the_worker_runs(session.cfg)  # what its worker published: one source of truth
-    check_prices(request, worker, names)
-    check_sources(request, worker, names)
+    check_prices(request, session.cfg, names)
+    check_sources(request, session.cfg, names)
     if not request.follow_up_of:
         return request
     try:

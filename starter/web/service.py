@@ -16,6 +16,7 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
+from config import as_the_worker_runs
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.requests import RequestError, build_request
@@ -65,7 +66,9 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
         await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
     client = await app.temporal()
     try:
-        request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
+        # checked against the settings the worker published: what it will really search with
+        worker = as_the_worker_runs(app.cfg)
+        request = await research_client.ready(request, Session(worker, client=client), owner=user)
     except RequestError as err:
         raise ApiError(422, str(err)) from None
     except ClientError as err:

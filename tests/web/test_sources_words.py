@@ -63,19 +63,22 @@ async def test_web_sources_are_refused_before_the_research_starts_when_the_worke
     assert "the Python documentation (no web search configured)" in home.text
 
 
-async def test_every_front_end_checks_web_sources_against_what_the_worker_published(
-    tmp_path: Path,
-) -> None:
-    """The CLI and MCP start research through the same `ready` as the web app."""
-    import pytest
+def test_a_stopped_workers_settings_are_not_taken(tmp_path: Path) -> None:
+    """A worker that stopped (its process on this machine gone) says nothing of the next one: a
+    `make demo` run earlier must not decide what the web app offers now."""
+    import json
+    import subprocess
+    import sys
 
-    from starter.client.requests import RequestError, build_request
-    from starter.client.research_client import ready
-    from starter.client.session import Session
+    from config import worker_file
 
-    cli = Settings(_env_file=None, search_provider="duckduckgo", research_data_dir=tmp_path)
-    publish_worker_settings(cli.model_copy(update={"search_provider": "local"}))
-    with pytest.raises(RequestError, match="no web search provider is configured"):
-        await ready(
-            build_request({"question": "Tides?", "sources": "web"}), Session(cli), owner="x"
-        )
+    app = Settings(_env_file=None, search_provider="duckduckgo", research_data_dir=tmp_path)
+    publish_worker_settings(app.model_copy(update={"search_provider": "local"}))
+    assert as_the_worker_runs(app).web_search_providers == []  # this process published: alive
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True
+    )
+    published = json.loads(worker_file(app).read_text())
+    published["worker"]["pid"] = int(ended.stdout)
+    worker_file(app).write_text(json.dumps(published))
+    assert as_the_worker_runs(app).web_search_providers == ["duckduckgo"]
