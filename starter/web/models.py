@@ -117,6 +117,15 @@ class ResearchView(BaseModel):
         return self.live is not None or self.busy is not None
 
     @property
+    def stage_shown(self) -> str:
+        """The stage a page shows: the outcome, the running stage, or "still working"."""
+        if self.result is not None:
+            return self.result.outcome.value
+        if self.live is not None:
+            return self.live.stage.value
+        return "still working" if self.busy else ""
+
+    @property
     def question(self) -> str:
         found = self.live or self.result
         return found.query if found is not None else self.id

@@ -5,7 +5,9 @@ finished report take these."""
 
 from __future__ import annotations
 
-from workflows.models import DecidedBy, Review, ReviewDecision, ReviewTarget
+from typing import Any
+
+from workflows.models import DecidedBy, ResearchStatus, Review, ReviewDecision, ReviewTarget
 from workflows.steering.reviews import UNCHANGED
 
 
@@ -38,6 +40,21 @@ SAME = (
     "The draft below is the revision you asked for, but it came out the same as before: the "
     "engine that writes this report could not act on your feedback."
 )
+
+
+#: The review panel's words, for the page's script (static/waiting.js) to say the same.
+PANEL_WORDS = {"unchanged": UNCHANGED, "revised": REVISED, "same": SAME}
+
+
+def review_context(status: ResearchStatus) -> dict[str, Any]:
+    """What the page's review panel without JavaScript says in the round it shows."""
+    rounds, most = status.review_rounds, status.review_rounds_max
+    return {
+        "review_round": rounds,
+        "round_text": round_text(rounds, most),
+        "revise_help": revise_help(rounds, most),
+        "revision_line": revision_line(rounds, status.draft_report_markdown or ""),
+    }
 
 
 def revision_line(round_: int, draft: str) -> str | None:

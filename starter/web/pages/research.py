@@ -71,23 +71,13 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "id": research_id,
         "question": view.heading,
         "asked": view.question if view.title else None,  # renamed: the question it answers
-        "stage": view.result.outcome.value
-        if view.result
-        else view.live.stage.value
-        if view.live
-        else "still working"
-        if view.busy
-        else "",
+        "stage": view.stage_shown,
         "busy": view.busy,
         "events": view.events,
         "follow_up_of": found.follow_up_of if found is not None else None,
         "steps": [step.model_dump(mode="json") for step in steps],
         "step_words": STEP_WORDS,
-        "revision_words": {
-            "unchanged": review_texts.UNCHANGED,
-            "revised": review_texts.REVISED,
-            "same": review_texts.SAME,
-        },
+        "revision_words": review_texts.PANEL_WORDS,
         "step_done": DONE,
         "planned": len(steps),
         "done": sum(1 for step in steps if step.status in DONE),
@@ -102,13 +92,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "critique": live.critique if live is not None and waits == "report" else None,
     }
     if live is not None and waits:
-        rounds, most = live.review_rounds, live.review_rounds_max
-        context["review_round"] = rounds
-        context["round_text"] = review_texts.round_text(rounds, most)
-        context["revise_help"] = review_texts.revise_help(rounds, most)
-        context["revision_line"] = review_texts.revision_line(
-            rounds, live.draft_report_markdown or ""
-        )
+        context.update(review_texts.review_context(live))
     if view.result is not None:
         shown = _public(view.result, backend(request))
         context.update(_report_context(research_id, shown))
