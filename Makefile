@@ -35,7 +35,7 @@ demo: setup
 
 # ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
 # MYPY_PATHS: one word more checks one more package. `make check` and `make test` run it first.
-MYPY_PATHS ?= workflows
+MYPY_PATHS ?= workflows telemetry
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
