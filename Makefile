@@ -118,6 +118,7 @@ bench: setup
 	$(PY) -m tests.bench.budgets
 	$(PY) -m tests.bench.retrieval
 	$(PY) -m tests.bench.faithfulness
+	$(PY) -m tests.bench.team
 
 # Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
 # model, a careful judge and an uncritical one (README "How far to trust the citations").
