@@ -1,5 +1,6 @@
-"""The web app as a process of its own (`python -m starter serve`), as a deployment runs it, and a
-real OTLP/HTTP receiver that keeps every span it is sent."""
+"""Processes as a deployment runs them: a worker with its metrics port, the web app
+(`python -m starter serve`), a light research started on a worker's queue; and a real OTLP/HTTP
+receiver that keeps every span it is sent."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,11 +20,49 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+from temporalio.client import Client, WorkflowHandle
 
-from tests.support.workers import REPO
-from tests.telemetry.scrape import free_port, get
+from tests.support.llm_server import ScriptedLLM
+from tests.support.workers import REPO, WorkerProcess, prepare_corpus, worker_env
+from tests.telemetry.scrape import free_port, get, wait_for
+from workflows.models import Depth, ResearchRequest, ResearchResult
+from workflows.research import DeepResearchWorkflow
 
 TOKEN = "alice-token-0123456789"
+QUESTION = "How does the with statement use context managers in Python?"
+
+
+def worker_with_metrics(
+    address: str, llm: ScriptedLLM, folder: Path, **extra: str
+) -> tuple[WorkerProcess, str]:
+    """A worker on a queue of its own serving /metrics and /healthz, once it polls; and their base
+    URL. Stop it with `.stop()`."""
+    prepare_corpus(folder / "index")
+    port = free_port()
+    env = worker_env(
+        address,
+        f"tq-{folder.name[:20]}-{uuid.uuid4().hex[:6]}",
+        llm.base_url,
+        folder,
+        WORKER_METRICS_PORT=str(port),
+        **extra,
+    )
+    worker = WorkerProcess(env, folder / "worker.log").start()
+    base = f"http://127.0.0.1:{port}"
+    wait_for(f"{base}/healthz", 200)
+    return worker, base
+
+
+async def start_light(
+    client: Client, worker: WorkerProcess
+) -> WorkflowHandle[DeepResearchWorkflow, ResearchResult]:
+    """A light research on WORKER's task queue."""
+    return await client.start_workflow(
+        DeepResearchWorkflow.run,
+        ResearchRequest(query=QUESTION, depth=Depth.LIGHT),
+        id=f"research-{uuid.uuid4().hex[:8]}",
+        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
+    )
 
 
 @contextlib.contextmanager
