@@ -9,7 +9,8 @@ the caller says it is); the exporter reads the other standard OTEL_EXPORTER_OTLP
 (headers, timeout, compression) itself.
 
 Langfuse (activities/tracing.py) finds this tracer provider already registered and adds its own
-processor to it, so both see the same spans; it keeps exporting the LLM generations it always did.
+processor to it: Langfuse still exports only its own spans (its default filter: its SDK's spans
+and `gen_ai.*` ones), and the collector receives Langfuse's generation spans beside these.
 """
 
 from __future__ import annotations
