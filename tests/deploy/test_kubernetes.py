@@ -123,6 +123,8 @@ def test_workers_scale_on_the_task_queue_they_poll(rendered: list[dict[str, Any]
     scaled = one(rendered, "ScaledObject", "worker")["spec"]
     env = env_of(rendered, "worker")
     assert scaled["scaleTargetRef"]["name"] == "worker"
+    # KEDA owns the count: a count in the Deployment would reset it at every `kubectl apply`.
+    assert "replicas" not in one(rendered, "Deployment", "worker")["spec"]
     assert 1 <= scaled["minReplicaCount"] < scaled["maxReplicaCount"]
     (trigger,) = scaled["triggers"]
     assert trigger["type"] == "temporal"
