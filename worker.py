@@ -1,7 +1,8 @@
 """One worker process: the research workflow and every activity, configured from the environment.
 
 Run as many as you like against the same task queue (`docker compose up --scale worker=N`).
-SIGTERM or SIGINT stops polling, lets running activities finish (up to a grace period) and exits.
+SIGTERM or SIGINT stops polling, lets running activities finish (up to WORKER_SHUTDOWN_GRACE_S,
+20 s by default) and exits. WORKER_METRICS_PORT: /metrics and /healthz (telemetry/health.py).
 `--no-engine-notice`: the offline engine is not announced here (`make demo` runs the starter in
 the same terminal, and the starter announces it).
 """
