@@ -69,10 +69,15 @@ class _Researches(WorkflowInboundInterceptor):
                 1, {"error": _error_name(err)}
             )
             raise
-        outcome = getattr(getattr(result, "outcome", None), "value", "completed")
-        meter.create_counter(COMPLETED, "researches that ended with a report").add(
-            1, {"outcome": str(outcome)}
-        )
+        outcome = str(getattr(getattr(result, "outcome", None), "value", "completed"))
+        if outcome == "failed":  # a result that says so counts as a failure all the same
+            meter.create_counter(FAILED, "researches that failed (no report)").add(
+                1, {"error": "failed"}
+            )
+        else:
+            meter.create_counter(COMPLETED, "researches that ended with a report").add(
+                1, {"outcome": outcome}
+            )
         return result
 
 
