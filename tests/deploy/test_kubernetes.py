@@ -114,7 +114,14 @@ def test_the_keda_schema_refuses_what_keda_would_refuse(rendered: list[dict[str,
             "triggers": [{**trigger, "metadata": {"endpoint": "temporal:7233"}}],
         },
     }
-    for wrong in (misspelt, no_queue):
+    misspelt_metadata = {
+        **scaled,
+        "spec": {
+            **scaled["spec"],
+            "triggers": [{**trigger, "metadata": {**trigger["metadata"], "taskqueue": "x"}}],
+        },
+    }
+    for wrong in (misspelt, no_queue, misspelt_metadata):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(wrong, keda)
 
