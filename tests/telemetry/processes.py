@@ -69,7 +69,11 @@ async def start_light(
 def web_app(env: dict[str, str], log: Path) -> Iterator[str]:
     """The web app on a loopback port with RESEARCH_API_TOKENS set (alice); yields its base URL."""
     port = free_port()
-    env = {**env, "RESEARCH_API_TOKENS": f"alice:{TOKEN}"}
+    env = {
+        **env,
+        "RESEARCH_API_TOKENS": f"alice:{TOKEN}",
+        "RESEARCH_DATA_DIR": str(log.parent / "web-data"),  # its own state, not the clone's
+    }
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(port)],
