@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from pydantic import BaseModel
-from temporalio import activity
+from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
 from workflows import activity_models as m
@@ -114,6 +114,10 @@ class Role(Generic[Req, Rep]):
     #: How long all attempts together may take (schedule-to-close); None: the retry policy's
     #: attempts alone bound it.
     window: timedelta | None = None
+    #: How long a regular attempt may go without a heartbeat before Temporal retries it on
+    #: another worker (the research's activities heartbeat: activities/heartbeats.py); None: it
+    #: does not heartbeat, its timeout alone bounds it.
+    heartbeat: timedelta | None = field(default_factory=lambda: HEARTBEAT_TIMEOUT)
 
     @property
     def llm(self) -> bool:
@@ -129,6 +133,32 @@ class Role(Generic[Req, Rep]):
     def max_tokens(self) -> int:
         """The longest reply one call may be asked for (0 for a role without an LLM)."""
         return max((p.max_tokens for p in self.asks), default=0)
+
+    async def run(self, arg: Req) -> Rep:
+        """This activity, scheduled from a workflow with the row's limits: local where the row
+        says so (short, CPU-light work), else regular."""
+        # Called by name: the SDK decodes the result as `self.output`, a `Rep`.
+        result: Rep
+        if self.local is not None and self.local(arg):
+            result = await workflow.execute_local_activity(
+                self.name,
+                arg,
+                result_type=self.output,
+                start_to_close_timeout=self.timeout,
+                schedule_to_close_timeout=self.window,
+                retry_policy=self.retry,
+            )
+            return result
+        result = await workflow.execute_activity(
+            self.name,
+            arg,
+            result_type=self.output,
+            start_to_close_timeout=self.timeout,
+            schedule_to_close_timeout=self.window,
+            heartbeat_timeout=self.heartbeat,
+            retry_policy=self.retry,
+        )
+        return result
 
     def define(self, fn: Callable[[Req], Awaitable[Rep]]) -> Callable[[Req], Awaitable[Rep]]:
         """`fn` (one parameter, any annotation) as this role's activity: registered under the
@@ -292,6 +322,7 @@ PREVIOUS_RUN = Role(
     timeout=timedelta(seconds=60),
     retry=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
     isolated=True,
+    heartbeat=None,
 )
 #: Which receivers a notice goes to: opaque keys (`webhook:0`, `email`), never an address.
 NOTIFICATION_TARGETS = Role(
@@ -303,6 +334,7 @@ NOTIFICATION_TARGETS = Role(
     retry=RetryPolicy(maximum_attempts=2),
     isolated=True,
     local=lambda _: True,
+    heartbeat=None,
 )
 #: One notice to one receiver, by the `NotifyWorkflow` (never by the research itself).
 DELIVER_NOTIFICATION = Role(
@@ -319,6 +351,7 @@ DELIVER_NOTIFICATION = Role(
     ),
     isolated=True,
     window=DELIVERY_WINDOW,
+    heartbeat=None,
 )
 
 ROLES: tuple[AnyRole, ...] = (

@@ -110,13 +110,8 @@ async def compare_with_previous(state: ResearchState, report: str, claims: list[
     if not standing_id:
         return report
     try:
-        row = roles.PREVIOUS_RUN
-        found = await workflow.execute_activity(
-            row.name,
-            PreviousRunInput(standing_id=standing_id, research_id=workflow.info().workflow_id),
-            result_type=row.output,
-            start_to_close_timeout=row.timeout,
-            retry_policy=row.retry,
+        found = await roles.PREVIOUS_RUN.run(
+            PreviousRunInput(standing_id=standing_id, research_id=workflow.info().workflow_id)
         )
     except ActivityError as err:
         workflow.logger.warning("no comparison with the previous run: %s", err.cause or err)

@@ -54,14 +54,8 @@ class NotifyWorkflow:
 
     async def _deliver(self, notice: Notice, target: str, delivery_id: str) -> str:
         try:
-            row = roles.DELIVER_NOTIFICATION
-            out = await workflow.execute_activity(
-                row.name,
-                DeliverInput(notice=notice, target=target, delivery_id=delivery_id),
-                result_type=row.output,
-                start_to_close_timeout=row.timeout,
-                schedule_to_close_timeout=row.window,
-                retry_policy=row.retry,
+            out = await roles.DELIVER_NOTIFICATION.run(
+                DeliverInput(notice=notice, target=target, delivery_id=delivery_id)
             )
         except ActivityError as err:
             cause = err.cause.message if isinstance(err.cause, ApplicationError) else str(err)
@@ -74,14 +68,7 @@ async def announce(notice: Notice, child_id: str) -> None:
     """Start the delivery of NOTICE (never waits for it; a failure to start is logged, never
     raised: a notification must not cost the research)."""
     try:
-        row = roles.NOTIFICATION_TARGETS
-        targets = await workflow.execute_local_activity(
-            row.name,
-            notice,
-            result_type=row.output,
-            start_to_close_timeout=row.timeout,
-            retry_policy=row.retry,
-        )
+        targets = await roles.NOTIFICATION_TARGETS.run(notice)
     except ActivityError as err:
         workflow.logger.warning("notifications skipped: %s", err.cause or err)
         return
