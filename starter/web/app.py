@@ -88,6 +88,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
 
         app.include_router(pages.router)
         app.include_router(signin_pages.router)
+        from starter.web import oidc_pages
+
+        app.include_router(oidc_pages.router)
         app.include_router(standing_pages.router)
         from starter.web import document_forms, page_forms
 

@@ -381,6 +381,9 @@ def _page(
 ) -> Response:
     context.setdefault("here", "")
     who = auth.identify(request)
+    access = auth.access_of(request)
+    context.setdefault("tokens", bool(access.tokens))
+    context.setdefault("provider", access.oidc.settings.name if access.oidc else None)
     return templates.TemplateResponse(
         request,
         name,

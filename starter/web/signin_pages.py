@@ -22,13 +22,13 @@ FORM_LIMIT = 8192
 
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return pages._page(request, "signin.html", None, next=_local(next), error=None)
+    return pages._page(request, "signin.html", None, next=local_path(next), error=None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await _form(request)
-    target = _local(form.get("next", "/"))
+    target = local_path(form.get("next", "/"))
     refused = auth.cross_site_signin(request)  # login CSRF
     if refused:
         return HTMLResponse(refused, status_code=403)
@@ -59,7 +59,9 @@ async def signout(request: Request) -> Response:
         return HTMLResponse(
             "Refused: the form did not come from this site's page.", status_code=403
         )
-    response = RedirectResponse("/signin", status_code=303)
+    from starter.web.oidc_pages import signed_out_there  # it builds on this module
+
+    response = await signed_out_there(request) or RedirectResponse("/signin", status_code=303)
     auth.end_session(response)
     return response
 
@@ -70,7 +72,7 @@ def _limited(request: Request, target: str, err: HTTPException) -> Response:
     return page
 
 
-def _local(target: str) -> str:
+def local_path(target: str) -> str:
     """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
     return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
 
