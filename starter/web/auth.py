@@ -226,7 +226,7 @@ def start_session(
     request = request or current_request.get()
     access = _access(request)
     expires = int(time.time()) + SESSION_TTL_S
-    bound = _fingerprints(access, user)[-1 if by_provider else 0]
+    bound = _fingerprints(access, user)[-1] if by_provider else None
     response.set_cookie(
         COOKIE,
         _session_value(access, user, expires, secrets.token_urlsafe(16), bound),
@@ -362,12 +362,15 @@ def _access(request: Request | None) -> Access:
     return state.access if state is not None else Access.from_settings(settings())
 
 
-def _session_value(access: Access, user: str, expires: int, session_id: str, bound: str) -> str:
+def _session_value(
+    access: Access, user: str, expires: int, session_id: str, bound: str | None = None
+) -> str:
     """`user.expiry.id.mac`: the MAC also covers what vouched for the user (BOUND: a fingerprint
     of the user's token, or of the provider's settings), so replacing a token ends the sessions
     opened with the old one (with or without a session secret), and changing the provider or
     who it lets in ends the sessions it opened."""
     name = base64.urlsafe_b64encode(user.encode()).decode().rstrip("=")
+    bound = bound if bound is not None else _fingerprints(access, user)[0]
     mac = signature(access.key, "session", user, str(expires), session_id, bound)
     return f"{name}.{expires}.{session_id}.{mac}"
 

@@ -105,12 +105,6 @@ class OidcSettings:
         )
 
     @property
-    def scope(self) -> str:
-        """The scopes asked for: `groups` only when a group decides (Google and Entra ID refuse
-        a scope they do not know)."""
-        return "openid email profile" + (" groups" if self.allowed_groups else "")
-
-    @property
     def fingerprint(self) -> str:
         """What a session opened through the provider is bound to: changing the provider, the
         client, the user claim or who is allowed ends those sessions."""
@@ -160,6 +154,15 @@ class Provider:
     keys: KeySet | None = None
     fetched_at: float = 0.0
     refetched_at: float = 0.0
+
+    @property
+    def scope(self) -> str:
+        """The scopes asked for: `groups` only when a group decides who may sign in and the
+        provider says it has that scope (Entra ID and Google refuse a scope they do not know;
+        Okta's and Keycloak's `groups` scope is what puts the claim in the ID token)."""
+        offered = self.metadata.get("scopes_supported") or ()
+        wanted = self.settings.allowed_groups and "groups" in offered
+        return "openid email profile" + (" groups" if wanted else "")
 
     def endpoint(self, name: str) -> str | None:
         value = self.metadata.get(name)

@@ -194,7 +194,7 @@ def _client(provider: Provider) -> AsyncOAuth2Client:
     return AsyncOAuth2Client(
         client_id=settings.client_id,
         client_secret=settings.client_secret,
-        scope=settings.scope,
+        scope=provider.scope,
         redirect_uri=settings.redirect_uri,
         code_challenge_method="S256",
         timeout=PROVIDER_TIMEOUT_S,

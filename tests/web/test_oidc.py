@@ -192,3 +192,45 @@ def auth_pending() -> str:
     from starter.web.oidc_pages import PENDING
 
     return PENDING
+
+
+def test_groups_are_asked_for_only_when_a_group_decides(team: Team) -> None:
+    def scope(app: WebServer) -> str:
+        answer = httpx.get(f"{app.url}/auth/login")
+        assert answer.status_code == 302
+        query = httpx.URL(answer.headers["location"]).params
+        assert query["code_challenge_method"] == "S256" and query["nonce"] and query["state"]
+        return query["scope"]
+
+    assert scope(team.app) == "openid email profile"
+    assert scope(team.analysts_only) == "openid email profile groups"
+
+
+def test_signing_out_ends_the_session_here_and_moves_on_to_the_provider(team: Team) -> None:
+    with browser() as client:
+        sign_in(team.provider, client, team.app.url, GRACE)
+        cookie = client.cookies[auth.COOKIE]
+        page = client.get(f"{team.app.url}/library").text
+        csrf = page.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        out = client.post(f"{team.app.url}/signout", data={"csrf": csrf})
+        assert out.status_code == 200
+        onward = httpx.URL(out.text.split("url=", 1)[1].split('"', 1)[0].replace("&amp;", "&"))
+        assert str(onward).startswith(f"{team.provider.issuer}/session/end?")
+        assert onward.params["post_logout_redirect_uri"] == f"{team.app.url}/signin"
+        assert onward.params["id_token_hint"].count(".") == 2
+    with httpx.Client(cookies={auth.COOKIE: cookie}) as copy:  # a copy of the cookie
+        assert copy.get(f"{team.app.url}/api/research").status_code == 401
+
+
+def test_token_users_sign_in_beside_the_provider(web_worker: WebWorker, team: Team) -> None:
+    tokens = {"carol": "carol-token-0123456789abcdef"}
+    url = team.app.url  # registered at the provider; this app is only asked for its pages
+    config = web_config(web_worker, tokens, research_public_url=url, **team.provider.settings())
+    with running_app(config, tokens) as app, browser() as client:
+        page = client.get(f"{app.url}/signin")
+        assert "Sign in with localhost" in page.text and "Access token" in page.text
+        answer = client.post(
+            f"{app.url}/signin", data={"token": tokens["carol"], "next": "/library"}
+        )
+        assert answer.status_code == 303 and auth.COOKIE in client.cookies
+        assert "Signed in as carol" in client.get(f"{app.url}/library").text
