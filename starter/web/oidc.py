@@ -51,6 +51,8 @@ PROVIDER_TIMEOUT_S = 10.0
 #: Signatures made with the provider's private key only.
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
 ALGORITHMS += ["EdDSA", "Ed25519"]
+#: What the discovery document must name for a sign-in.
+NEEDED = ("authorization_endpoint", "token_endpoint", "jwks_uri")
 #: A claim's value longer than this is not a user's name.
 MAX_USER_CHARS = 254
 
@@ -196,14 +198,21 @@ class Provider:
                         f"the identity provider at {issuer} describes another issuer: "
                         "check RESEARCH_OIDC_ISSUER"
                     )
-                keys = KeySet.import_key_set(await _json(client, str(found.get("jwks_uri"))))
+                missing = [n for n in NEEDED if not isinstance(found.get(n), str)]
+                if missing:
+                    raise Refused(
+                        f"the identity provider at {issuer} does not name its {missing[0]}"
+                    )
+                keys = KeySet.import_key_set(await _json(client, found["jwks_uri"]))
         except httpx.HTTPError as err:
             raise Refused(
                 f"the identity provider at {issuer} cannot be reached ({type(err).__name__}): "
                 "try again later"
             ) from None
         except (JoseError, ValueError, TypeError):
-            raise Refused(f"the identity provider at {issuer} sent keys we cannot read") from None
+            raise Refused(
+                f"the identity provider at {issuer} sent a description or keys we cannot read"
+            ) from None
         self.metadata, self.keys, self.fetched_at = found, keys, time.monotonic()
 
     def verify(self, token: str, what: str, nonce: str | None = None) -> dict[str, Any]:

@@ -3,8 +3,9 @@ brings it back and opens the web app's own session (auth.start_session, as a tok
 `signed_out_there` sends it on to the provider's end-session endpoint after `/signout`.
 
 Authorization Code with PKCE (S256), through Authlib's httpx client. What the callback must match
-(state, nonce, the PKCE verifier, where to go next) travels in a short-lived cookie signed with
-the sessions' key, so any replica can finish a sign-in another began; a state is used once (it is
+(the state, and where to go next) travels in a short-lived cookie signed with the sessions' key;
+the nonce and the PKCE verifier are derived from the state with that key; so any replica can
+finish a sign-in another began; a state is used once (it is
 recorded as used in the library's revocations table, like a signed-out session), so a replayed
 callback is refused. Every refusal is the sign-in page with one line, and no session.
 
@@ -55,19 +56,14 @@ async def login(request: Request, next: str = "/") -> Response:  # noqa: A002 - 
         await provider.ready()
     except Refused as err:
         return _refused(request, target, str(err), 503)
-    pending = {
-        "state": secrets.token_urlsafe(24),
-        "nonce": secrets.token_urlsafe(24),
-        "verifier": secrets.token_urlsafe(48),
-        "next": target,
-        "until": int(time.time()) + PENDING_TTL_S,
-    }
+    state = secrets.token_urlsafe(24)
+    pending = {"state": state, "next": target, "until": int(time.time()) + PENDING_TTL_S}
     async with _client(provider) as client:
         url, _ = client.create_authorization_url(
             provider.endpoint("authorization_endpoint"),
-            state=pending["state"],
-            nonce=pending["nonce"],
-            code_verifier=pending["verifier"],
+            state=state,
+            nonce=_derived(request, "nonce", state),
+            code_verifier=_derived(request, "pkce", state),
         )
     response = RedirectResponse(url, status_code=302)
     response.set_cookie(
@@ -150,10 +146,11 @@ async def _finish(
         raise Refused("the sign-in's state does not match this browser's: sign in again")
     if query.get("iss") and query["iss"].rstrip("/") != provider.settings.issuer:
         raise Refused("the answer came from another identity provider (iss)")
-    _use_once(request, str(pending["state"]), int(pending["until"]))
+    state = str(pending["state"])
+    _use_once(request, state, int(pending["until"]))
     await provider.ready()
-    id_token = await _exchange(provider, query.get("code", ""), str(pending["verifier"]))
-    claims = provider.verify(id_token, "ID token", nonce=str(pending["nonce"]))
+    id_token = await _exchange(provider, query.get("code", ""), _derived(request, "pkce", state))
+    claims = provider.verify(id_token, "ID token", nonce=_derived(request, "nonce", state))
     return provider.settings.user_of(claims), id_token
 
 
@@ -206,6 +203,12 @@ def _provider(request: Request) -> Provider:
     if provider is None:
         raise HTTPException(404, "sign-in with an identity provider is not set up here")
     return provider
+
+
+def _derived(request: Request, what: str, state: str) -> str:
+    """The nonce and the PKCE verifier of the sign-in STATE began: derived from it with the
+    sessions' key, so no cookie carries them (43 URL-safe characters: a valid PKCE verifier)."""
+    return auth.signature(auth.access_of(request).key, f"oidc-{what}", state)
 
 
 def _seal(request: Request, values: dict[str, Any]) -> str:
