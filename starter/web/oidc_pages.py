@@ -150,6 +150,7 @@ async def _finish(
     _use_once(request, state, int(pending["until"]))
     await provider.ready()
     id_token = await _exchange(provider, query.get("code", ""), _derived(request, "pkce", state))
+    await provider.refresh_for(id_token)  # signed with a key the provider has just rotated in
     claims = provider.verify(id_token, "ID token", nonce=_derived(request, "nonce", state))
     return provider.settings.user_of(claims), id_token
 
