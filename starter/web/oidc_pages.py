@@ -36,7 +36,7 @@ from starlette.exceptions import HTTPException
 
 from starter.web import auth, pages
 from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused
-from starter.web.signin_pages import local_path
+from starter.web.signin_pages import _local as local_path
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)

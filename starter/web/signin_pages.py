@@ -22,13 +22,13 @@ FORM_LIMIT = 8192
 
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return pages._page(request, "signin.html", None, next=local_path(next), error=None)
+    return pages._page(request, "signin.html", None, next=_local(next), error=None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await _form(request)
-    target = local_path(form.get("next", "/"))
+    target = _local(form.get("next", "/"))
     refused = auth.cross_site_signin(request)  # login CSRF
     if refused:
         return HTMLResponse(refused, status_code=403)
@@ -72,7 +72,7 @@ def _limited(request: Request, target: str, err: HTTPException) -> Response:
     return page
 
 
-def local_path(target: str) -> str:
+def _local(target: str) -> str:
     """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
     return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
 
