@@ -234,3 +234,15 @@ def test_token_users_sign_in_beside_the_provider(web_worker: WebWorker, team: Te
         )
         assert answer.status_code == 303 and auth.COOKIE in client.cookies
         assert "Signed in as carol" in client.get(f"{app.url}/library").text
+
+
+def test_the_providers_no_is_one_line_of_text(team: Team) -> None:
+    said = "<script>alert(1)</script> The user said no"
+    with browser() as client:
+        answer = client.get(
+            f"{team.app.url}/auth/callback",
+            params={"error": "access_denied", "error_description": said},
+        )
+        line = refusal(answer, 401)
+        assert line.startswith("the identity provider did not sign you in: &lt;script&gt;")
+        assert "<script>alert" not in answer.text
