@@ -3,6 +3,9 @@ starter/web/oidc.py without a provider (the provider itself: test_oidc.py)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ import pytest
 from config import ConfigError, Settings
 from starter.web import auth
 from starter.web.oidc import OidcSettings, Refused
+from tests.conftest import REPO
 
 ISSUER = "https://id.example.org/realms/team"
 
@@ -103,3 +107,19 @@ def test_leaving_the_allowed_list_ends_the_sessions_the_provider_opened(tmp_path
         settings(research_oidc_allowed="grace@example.org", research_db_url=library)
     )
     assert auth._session_user(after, cookie) is None
+
+
+def test_serve_stops_with_one_line_on_a_half_done_provider(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEARCH_", "TEMPORAL_"))}
+    env |= {"RESEARCH_OIDC_ISSUER": ISSUER, "RESEARCH_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "starter", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env | {"PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "RESEARCH_OIDC_CLIENT_ID" in lines[0], done.stderr
