@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from starter.client import citations_check as checking
+from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
-from starter.client.temporal import CliError, shown
+from starter.client.temporal import shown
 
 #: The verdicts as the human output shows them, aligned.
 SHOWN = {
@@ -30,7 +31,7 @@ QUOTE_CHARS = 400
 
 
 async def check(args: argparse.Namespace, session: Session) -> int:
-    """0: no sentence unsupported; 1: at least one; 2: bad input (one line, `CliError`)."""
+    """0: no sentence unsupported; 1: at least one; 2: bad input (one line, `ClientError`)."""
     markdown, named, base = _text(args.file)
     try:
         given = (
@@ -42,7 +43,7 @@ async def check(args: argparse.Namespace, session: Session) -> int:
             markdown, given, session.cfg, local_files=True, base=base, named=named
         )
     except checking.CheckRefused as err:
-        raise CliError(str(err), 2) from None
+        raise ClientError(str(err), Kind.INVALID) from None
     if args.json:
         print(json.dumps(result, ensure_ascii=False), flush=True)
     else:
@@ -60,15 +61,17 @@ def _text(file: str) -> tuple[str, str, Path]:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            raise CliError(f"no file {named}", 2) from None
+            raise ClientError(f"no file {named}", Kind.INVALID) from None
         except IsADirectoryError:
-            raise CliError(f"{named} is a folder, not a text file", 2) from None
+            raise ClientError(f"{named} is a folder, not a text file", Kind.INVALID) from None
         except OSError as err:
-            raise CliError(f"cannot read {named}: {err.strerror or err}", 2) from None
+            raise ClientError(f"cannot read {named}: {err.strerror or err}", Kind.INVALID) from None
     try:
         return data.decode("utf-8-sig"), named, base
     except UnicodeDecodeError:
-        raise CliError(f"{named} is not UTF-8 text (give Markdown or plain text)", 2) from None
+        raise ClientError(
+            f"{named} is not UTF-8 text (give Markdown or plain text)", Kind.INVALID
+        ) from None
 
 
 def _show(result: dict[str, Any], model: bool) -> None:

@@ -13,15 +13,16 @@ from temporalio.service import RPCError
 
 from config import OFFLINE_NOTICE
 from starter.cli import library, progress, reviews
+from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING
 from starter.cli.progress import say
 from starter.cli.stream import EventPrinter
 from starter.client import research_client
+from starter.client.errors import ClientError, Kind
 from starter.client.events import EventStream
 from starter.client.requests import FLAGS, NAMES, build_request
 from starter.client.session import Session
 from starter.client.temporal import (
     AnswerRefused,
-    CliError,
     deliver,
     is_not_found,
     not_found,
@@ -32,9 +33,6 @@ from starter.client.temporal import (
 )
 from workflows.events import EventKind
 from workflows.models import ResearchResult, Stage
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
-
 
 # --- research -------------------------------------------------------------------------------------
 
@@ -89,8 +87,8 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
             await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
-        raise CliError(
-            f"research {shown(handle.id)} failed: {root_message(err)}", EXIT_FAILED
+        raise ClientError(
+            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
         ) from err
     finally:
         if not result_task.done():
@@ -104,7 +102,7 @@ async def _take_up(handle: WorkflowHandle, interactive: bool, result_task: async
     commands that answer it. False when nobody answered here (the research keeps waiting)."""
     try:
         status = await research_client.status(handle)
-    except CliError:
+    except ClientError:
         return True  # asked again on the next event or poll
     if status.pending_review:
         if not interactive:
@@ -149,7 +147,7 @@ async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future
             say(f"error: answer refused: {refused}")
         try:
             still = (await research_client.status(handle)).pending_question == question
-        except CliError:
+        except ClientError:
             still = True
         if not still:
             return True  # the question lapsed (timed out) while we were typing
@@ -176,7 +174,7 @@ def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
 async def watch(args: argparse.Namespace, session: Session) -> int:
     """Print a research's events as they happen until it ends; exit as `result` would."""
     if args.since < 0:
-        raise CliError("--since must be 0 or more", EXIT_USAGE)
+        raise ClientError("--since must be 0 or more", Kind.INVALID)
     client = await session.connect()
     handle = research_client.handle(client, args.id)
     await research_client.check_owner(handle, session.cfg)
@@ -201,8 +199,8 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
-        raise CliError(
-            f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED
+        raise ClientError(
+            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
         ) from err
     finally:
         if not result_task.done():
@@ -254,8 +252,8 @@ async def result(args: argparse.Namespace, session: Session) -> int:
         await _say_what_it_waits_for(handle, result_task)
         outcome = await result_task
     except WorkflowFailureError as err:
-        raise CliError(
-            f"research {shown(args.id)} failed: {root_message(err)}", EXIT_FAILED
+        raise ClientError(
+            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
         ) from err
     except RPCError as err:
         if is_not_found(err):
@@ -288,7 +286,7 @@ async def _say_what_it_waits_for(handle: WorkflowHandle, result_task: asyncio.Fu
 async def _say_waiting(handle: WorkflowHandle) -> None:
     try:
         current = await research_client.status(handle)
-    except CliError:
+    except ClientError:
         return  # said on the next question or review
     if current.pending_question:
         say(f"research {handle.id} waits for an answer to its question: {current.pending_question}")
@@ -312,7 +310,7 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
     await research_client.check_owner(handle, session.cfg)
     try:
         await require_running(handle, "cancel")
-    except CliError:
+    except ClientError:
         try:
             cancelled = (
                 await research_client.handle(client, args.id).result()
@@ -320,8 +318,8 @@ async def cancel(args: argparse.Namespace, session: Session) -> int:
         except Exception:  # failed, or its result unreadable: the first message stands
             cancelled = False
         if cancelled:
-            raise CliError(
-                f"research {shown(args.id)} was already cancelled: nothing to cancel", EXIT_USAGE
+            raise ClientError(
+                f"research {shown(args.id)} was already cancelled: nothing to cancel", Kind.CONFLICT
             ) from None
         raise
     await research_client.cancel(handle)

@@ -16,12 +16,11 @@ import logging
 import time
 from pathlib import Path
 
-from starter.client.temporal import CliError
+from starter.client.errors import ClientError, Kind
 from starter.client.terminal import escape
 
 #: Files listed per kind of change; the rest are counted.
 LISTED = 20
-EXIT_USAGE = 2
 
 
 async def index(args: argparse.Namespace, session: object) -> int:
@@ -33,7 +32,7 @@ async def index(args: argparse.Namespace, session: object) -> int:
     cfg = session.cfg  # type: ignore[attr-defined]
     folder = Path(args.dir).expanduser() if args.dir else cfg.research_corpus_dir
     if folder is not None and not folder.is_dir():
-        raise CliError(f"{escape(str(folder))} is not a folder of documents", EXIT_USAGE)
+        raise ClientError(f"{escape(str(folder))} is not a folder of documents", Kind.INVALID)
     corpus = LocalCorpus(folder, cfg.research_index_dir)
     started = time.perf_counter()
     try:

@@ -20,19 +20,19 @@ from pathlib import Path
 from typing import TypeVar
 
 from activities.storage import store
+from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
 from starter.client import research_client
+from starter.client.errors import ClientError, Kind
 from starter.client.library import read_library, stored_research, where
 from starter.client.session import Session
-from starter.client.temporal import CliError, shown
+from starter.client.temporal import shown
 from starter.client.terminal import clean
 from starter.client.titles import research_title
 from starter.exports import FORMATS
 from starter.exports import export as export_report
 
 T = TypeVar("T")
-EXIT_OK = 0
-EXIT_USAGE = 2
 #: `--out -`: standard output.
 STDOUT = "-"
 
@@ -81,10 +81,10 @@ async def export(args: argparse.Namespace, session: Session) -> int:
     (from the title) here; `--out -` writes it to stdout, but never a binary format to a terminal."""
     to_stdout = args.out == STDOUT
     if to_stdout and FORMATS[args.format].binary and sys.stdout.isatty():
-        raise CliError(
+        raise ClientError(
             f"{args.format} is binary: not written to a terminal (give --out FILE, "
             "or redirect stdout to a file)",
-            EXIT_USAGE,
+            Kind.INVALID,
         )
     stored = stored_research(session, args.id)
     body, _, suggested = await asyncio.to_thread(export_report, stored.result, args.format)
@@ -108,7 +108,9 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     user = research_client.local_owner(session.cfg)
     entry = read_library(lambda: store.rename_research(url, args.id, user, title))
     if entry is None:
-        raise CliError(f"no stored research with id {shown(args.id)} in {where(url)}", EXIT_USAGE)
+        raise ClientError(
+            f"no stored research with id {shown(args.id)} in {where(url)}", Kind.NOT_FOUND
+        )
     if args.json:
         print(entry.model_dump_json(indent=2))
     else:
@@ -128,5 +130,5 @@ def write_file(path: Path, content: str | bytes) -> None:
         else:
             path.write_bytes(content)
     except OSError as err:
-        raise CliError(f"cannot write {path}: {err.strerror or err}", EXIT_USAGE) from None
+        raise ClientError(f"cannot write {path}: {err.strerror or err}", Kind.INVALID) from None
     say(f"wrote {path}")

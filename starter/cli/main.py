@@ -37,16 +37,17 @@ from starter.cli import (
     reviews,
     schedules,
 )
+from starter.cli.exits import EXIT_USAGE, exit_code
 from starter.cli.progress import say
 from starter.client import requests
+from starter.client.errors import ClientError
 from starter.client.hints import SCRIPT, program
 from starter.client.requests import RequestError
 from starter.client.session import Session
-from starter.client.temporal import CliError, one_line, shown
+from starter.client.temporal import one_line, shown
 from starter.client.terminal import CleanStream
 from starter.exports import FORMATS
 
-EXIT_USAGE = 2
 #: The distribution whose version `--version` prints (pyproject.toml).
 DISTRIBUTION = "deep-research"
 
@@ -388,9 +389,9 @@ def run(argv: list[str] | None = None) -> int:
             if wid
             else "\ninterrupted"
         )
-    except CliError as err:
+    except ClientError as err:
         say(f"error: {err}")
-        code = err.code
+        code = exit_code(err)
     except RequestError as err:
         say(f"error: {err}")
         code = EXIT_USAGE

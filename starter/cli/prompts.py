@@ -8,9 +8,8 @@ import asyncio
 from activities import tracing
 from activities.prompts.loader import push_prompts
 from starter.cli.progress import say
-from starter.client.temporal import CliError, one_line
-
-EXIT_USAGE = 2
+from starter.client.errors import ClientError, Kind
+from starter.client.temporal import one_line
 
 
 async def push(args: argparse.Namespace, session: object) -> int:
@@ -19,16 +18,16 @@ async def push(args: argparse.Namespace, session: object) -> int:
     config = session.cfg  # type: ignore[attr-defined]
     langfuse = tracing.langfuse_for(config)
     if langfuse is None:
-        raise CliError(
+        raise ClientError(
             "prompts push needs LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY "
             "(and LANGFUSE_HOST for a self-hosted Langfuse)",
-            EXIT_USAGE,
+            Kind.INVALID,
         )
     host = config.langfuse_host or "https://cloud.langfuse.com"
     try:
         lines = await asyncio.to_thread(push_prompts, langfuse)
     except Exception as err:  # noqa: BLE001 - every Langfuse failure becomes one line
-        raise CliError(_why(err, host), EXIT_USAGE) from None
+        raise ClientError(_why(err, host), Kind.UNREACHABLE) from None
     for line in lines:
         say(line)
     return 0

@@ -24,14 +24,15 @@ from temporalio.client import (
 )
 
 from starter.cli import progress
+from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
+from starter.client.errors import ClientError, Kind
 from starter.client.hints import program
 from starter.client.session import Session
 from starter.client.steering import ReviewRefused, send_review
-from starter.client.temporal import CliError, deliver
+from starter.client.temporal import deliver
 from workflows.models import STEP_LIMITS, ResearchStatus, ReviewTarget
 
-EXIT_OK, EXIT_USAGE = 0, 2
 #: The draft report's lines shown where a person decides on it; a longer draft is cut there, with
 #: the command that shows it whole (`status ID`).
 DRAFT_LINES = 80
@@ -69,7 +70,9 @@ def _payload(args: argparse.Namespace) -> dict[str, Any]:
         try:
             text = Path(args.steps).read_text(encoding="utf-8")
         except OSError as err:
-            raise CliError(f"cannot read {args.steps}: {err.strerror or err}", EXIT_USAGE) from None
+            raise ClientError(
+                f"cannot read {args.steps}: {err.strerror or err}", Kind.INVALID
+            ) from None
         return {"decision": "approve", "steps": parse_steps(text), "feedback": args.feedback or ""}
     return {"decision": "revise", "feedback": args.feedback}
 
@@ -82,11 +85,11 @@ def parse_steps(text: str) -> list[dict[str, str]]:
         try:
             items = json.loads(stripped)
         except json.JSONDecodeError as err:
-            raise CliError(
-                f"the steps are not valid JSON: {err.msg} (line {err.lineno})", EXIT_USAGE
+            raise ClientError(
+                f"the steps are not valid JSON: {err.msg} (line {err.lineno})", Kind.INVALID
             ) from None
         if not isinstance(items, list):
-            raise CliError("the steps must be a JSON list", EXIT_USAGE)
+            raise ClientError("the steps must be a JSON list", Kind.INVALID)
         return [
             {"title": str(i), "description": ""}
             if not isinstance(i, dict)

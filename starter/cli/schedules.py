@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 
+from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
 from starter.client import research_client, standing
 from starter.client.requests import FLAGS, NAMES, build_request
 from starter.client.session import Session
-
-EXIT_OK = 0
 
 
 def _owner(session: Session) -> str:

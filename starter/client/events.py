@@ -10,7 +10,8 @@ import sys
 from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError
 
-from starter.client.temporal import CliError, is_not_found, query_events
+from starter.client.errors import ClientError
+from starter.client.temporal import is_not_found, query_events
 from workflows.events import Event, EventKind
 
 
@@ -40,7 +41,7 @@ class EventStream:
         once and retried, not fatal (it may be restarting). An unknown id always raises."""
         try:
             batch = await query_events(self.handle, self.seq)
-        except CliError as err:
+        except ClientError as err:
             if not tolerant:
                 raise
             self._once(f"waiting: {err} (still trying)")

@@ -14,12 +14,12 @@ from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
 from starter.client import research_client
+from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
-from starter.client.temporal import CliError, shown
+from starter.client.temporal import shown
 from starter.client.titles import titled
 
 T = TypeVar("T")
-EXIT_USAGE = 2
 
 
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
@@ -29,8 +29,8 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
         stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:
-        raise CliError(
-            f"no stored research with id {shown(research_id)} in {where(url)}", EXIT_USAGE
+        raise ClientError(
+            f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
     return stored.model_copy(update={"result": titled(stored.result, stored.title)})
 
@@ -40,7 +40,7 @@ def read_library(query: Callable[[], T]) -> T:
     try:
         return query()
     except ApplicationError as err:
-        raise CliError(err.message, EXIT_USAGE) from None
+        raise ClientError(err.message, Kind.UNREACHABLE) from None
 
 
 def where(url: str) -> str:

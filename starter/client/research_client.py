@@ -12,7 +12,7 @@ read without a worker. Everything after that is a thin call on a handle: `answer
 `cancel`, `status`, `events`, `result`; `list_research` reads Temporal's visibility into one shape
 of row (`ListedResearch`) for `list` and `GET /api/research` alike.
 
-Failures the person can cause or meet are `starter.client.temporal.CliError` (one line and an exit code);
+Failures the person can cause or meet are `starter.client.temporal.ClientError` (one line and an exit code);
 the web app turns them into its status codes in one place (`starter.web.deps.api_error`).
 """
 
@@ -38,12 +38,12 @@ from temporalio.service import RPCError
 from activities.storage import store
 from config import Settings
 from starter.client import followup, hints
+from starter.client.errors import ClientError, Kind
 from starter.client.requests import check_prices, check_sources
 from starter.client.session import Session
 from starter.client.steering import send_review
 from starter.client.temporal import (
     WORKFLOW_TYPE,
-    CliError,
     is_not_found,
     query_events,
     query_status,
@@ -55,7 +55,6 @@ from workflows.events import Event
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus, Stage
 from workflows.research import DeepResearchWorkflow
 
-EXIT_USAGE = 2
 #: The longest summary line a research carries in Temporal's Web UI.
 SUMMARY_CHARS = 80
 
@@ -90,7 +89,7 @@ async def owner_of(research: WorkflowHandle, cfg: Settings) -> str:
 
 async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
     """The CLI's and the MCP server's owner check: they read as RESEARCH_USER, and another user's
-    research is unknown to them (`CliError`, the words of an id that does not exist). An id
+    research is unknown to them (`ClientError`, the words of an id that does not exist). An id
     Temporal does not know passes: the call that follows says so in its own words."""
     try:
         owner = await owner_of(research, cfg)
@@ -99,7 +98,7 @@ async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
             return
         raise
     if owner != local_owner(cfg):
-        raise CliError(f"no research with id {shown(research.id)}", EXIT_USAGE)
+        raise ClientError(f"no research with id {shown(research.id)}", Kind.NOT_FOUND)
 
 
 class StartResearch(BaseModel):
@@ -141,7 +140,14 @@ async def ready(
     check_sources(request, session.cfg, names)
     if not request.follow_up_of:
         return request
-    earlier = await earlier_research(request.follow_up_of, session, owner)
+    try:
+        earlier = await earlier_research(request.follow_up_of, session, owner)
+    except ClientError as err:
+        if err.kind in (Kind.UNREACHABLE, Kind.NO_ANSWER):
+            raise
+        raise ClientError(
+            str(err), Kind.INVALID
+        ) from None  # the request names what cannot be followed
     return request.model_copy(update={"history": followup.conversation(earlier)})
 
 
@@ -149,8 +155,8 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
     """The research to follow up: from the library (which keeps it after Temporal forgot it),
     else from Temporal if it completed there. Another user's research is unknown, exactly like an
     id that does not exist: a follow-up never reads someone else's question or report."""
-    unknown = CliError(
-        f"no research with id {shown(research_id)} in the library or in Temporal", EXIT_USAGE
+    unknown = ClientError(
+        f"no research with id {shown(research_id)} in the library or in Temporal", Kind.NOT_FOUND
     )
     # off the event loop: the web app's loop serves every page while the library is read
     stored = await asyncio.to_thread(store.load_research, session.cfg.research_db_url, research_id)
@@ -169,9 +175,9 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
         raise unknown
     if described.status is not WorkflowExecutionStatus.COMPLETED:
         state = described.status.name.lower() if described.status else "unknown"
-        raise CliError(
+        raise ClientError(
             f"research {shown(research_id)} is {state}: only a finished research can be followed up",
-            EXIT_USAGE,
+            Kind.CONFLICT,
         )
     return await research.result()
 
@@ -225,10 +231,10 @@ async def start(
             rpc_timeout=rpc_timeout,
         )
     except WorkflowAlreadyStartedError as err:
-        raise CliError(
+        raise ClientError(
             f"a research with id {shown(run.id)} is already running "
             f"(follow it with `{hints.result_command(run.id)}`)",
-            EXIT_USAGE,
+            Kind.CONFLICT,
         ) from err
 
 
@@ -251,7 +257,7 @@ def handle(client: Client, research_id: str) -> Handle:
 
 
 async def status(research: WorkflowHandle) -> ResearchStatus:
-    """The `status` query (`CliError` when unknown or no worker answers)."""
+    """The `status` query (`ClientError` when unknown or no worker answers)."""
     return await query_status(research)
 
 

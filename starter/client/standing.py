@@ -12,7 +12,7 @@ budgeted, stored in the library), with the id Temporal gives it (the schedule's 
   after that many scheduled runs (Temporal's `remaining_actions`), a budget in all.
 - Owners: the schedule's memo says whose it is; another user's answers as an unknown id does.
 
-Failures a person can cause are `CliError` (one line, an exit code); the web app maps them.
+Failures a person can cause are `ClientError` (one line, an exit code); the web app maps them.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings
 from starter.client import research_client
-from starter.client.temporal import CliError, shown
+from starter.client.errors import ClientError, Kind
+from starter.client.temporal import shown
 from workflows.models import ResearchRequest
 
-EXIT_USAGE, EXIT_UNKNOWN, EXIT_CONFLICT = 2, 4, 5
 PREFIX = "standing-"
 STANDING_ID = re.compile(r"standing-[0-9a-f]{8}")
 #: Shortest and longest `every`: a run a minute is already a lot of research.
@@ -91,12 +91,12 @@ def parse_every(text: str) -> timedelta:
     given = str(text).strip().lower()
     parts = re.findall(r"(\d+)\s*([smhdw])", given)
     if not parts or re.sub(r"\d+\s*[smhdw]", "", given).strip():
-        raise CliError(
-            f"invalid every {shown(given)}: use a duration such as 30m, 12h, 1d or 7d", EXIT_USAGE
+        raise ClientError(
+            f"invalid every {shown(given)}: use a duration such as 30m, 12h, 1d or 7d", Kind.INVALID
         )
     every = timedelta(seconds=sum(int(n) * UNITS[u] for n, u in parts))
     if not MIN_EVERY <= every <= MAX_EVERY:
-        raise CliError(f"invalid every {shown(given)}: use 1m to 366d", EXIT_USAGE)
+        raise ClientError(f"invalid every {shown(given)}: use 1m to 366d", Kind.INVALID)
     return every
 
 
@@ -104,9 +104,9 @@ def check_cron(expr: str) -> str:
     expr = " ".join(str(expr).split())
     fields = expr.split(" ")
     if not (5 <= len(fields) <= 7) and not expr.startswith("@"):
-        raise CliError(
+        raise ClientError(
             f"invalid cron {shown(expr)}: use five fields, e.g. '0 8 * * 1' (Mondays 08:00 UTC)",
-            EXIT_USAGE,
+            Kind.INVALID,
         )
     return expr
 
@@ -114,18 +114,20 @@ def check_cron(expr: str) -> str:
 def check_notify(urls: list[str]) -> list[str]:
     cleaned = [u.strip() for u in urls if u and u.strip()]
     if len(cleaned) > MAX_NOTIFY:
-        raise CliError(f"invalid notify: at most {MAX_NOTIFY} URLs", EXIT_USAGE)
+        raise ClientError(f"invalid notify: at most {MAX_NOTIFY} URLs", Kind.INVALID)
     for url in cleaned:
         if not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", url) or "@" in url.split("/")[2]:
-            raise CliError(f"invalid notify URL {shown(url)}: use http(s)://host/path", EXIT_USAGE)
+            raise ClientError(
+                f"invalid notify URL {shown(url)}: use http(s)://host/path", Kind.INVALID
+            )
     return cleaned
 
 
 def spec_of(every: str | None, cron: str | None) -> tuple[ScheduleSpec, timedelta]:
     """The schedule's spec and its catch-up window."""
     if bool(every) == bool(cron):
-        raise CliError(
-            "give either every (e.g. 1d) or cron (e.g. '0 8 * * 1'), not both", EXIT_USAGE
+        raise ClientError(
+            "give either every (e.g. 1d) or cron (e.g. '0 8 * * 1'), not both", Kind.INVALID
         )
     if every:
         interval = parse_every(every)
@@ -149,7 +151,7 @@ async def create(
     """A new standing research of OWNER's; its id."""
     spec, catchup = spec_of(every, cron)
     if max_runs is not None and not 1 <= max_runs <= 10_000:
-        raise CliError(f"invalid max_runs {max_runs}: use 1 to 10000", EXIT_USAGE)
+        raise ClientError(f"invalid max_runs {max_runs}: use 1 to 10000", Kind.INVALID)
     standing_id = f"{PREFIX}{uuid.uuid4().hex[:8]}"
     request = request.model_copy(
         update={"standing_id": standing_id, "notify": check_notify(notify or [])}
@@ -176,7 +178,7 @@ async def create(
     try:
         await client.create_schedule(standing_id, schedule, memo=memo)
     except RPCError as err:
-        raise CliError(f"the schedule was refused: {err.message}", EXIT_USAGE) from None
+        raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
     await _listed(client, standing_id, present=True)
     return standing_id
 
@@ -195,7 +197,7 @@ async def _listed(client: Client, standing_id: str, present: bool) -> None:
 
 
 async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> ScheduleDescription:
-    """OWNER's standing research STANDING_ID described, or `CliError` (the same for another
+    """OWNER's standing research STANDING_ID described, or `ClientError` (the same for another
     user's as for one that does not exist)."""
     if not STANDING_ID.fullmatch(str(standing_id)):
         raise unknown(standing_id)
@@ -210,8 +212,8 @@ async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> 
     return described
 
 
-def unknown(standing_id: str) -> CliError:
-    return CliError(f"no standing research with id {shown(str(standing_id))}", EXIT_UNKNOWN)
+def unknown(standing_id: str) -> ClientError:
+    return ClientError(f"no standing research with id {shown(str(standing_id))}", Kind.NOT_FOUND)
 
 
 async def view(described: ScheduleDescription) -> StandingView:
@@ -250,7 +252,7 @@ async def list_standing(client: Client, cfg: Settings, owner: str) -> list[Stand
     for standing_id in ids:
         try:
             views.append(await view(await owned(client, cfg, standing_id, owner)))
-        except CliError:
+        except ClientError:
             continue  # deleted since it was listed
     return sorted(views, key=lambda v: v.created_at or datetime.min, reverse=True)
 
@@ -286,13 +288,13 @@ async def runs(
 
 
 async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -> str:
-    """Start a run at once; the research id of the run. One already running: `CliError` (409)."""
+    """Start a run at once; the research id of the run. One already running: `ClientError` (409)."""
     described = await owned(client, cfg, standing_id, owner)
     running = [getattr(a, "workflow_id", "") for a in described.info.running_actions]
     if running:
-        raise CliError(
+        raise ClientError(
             f"a run of {standing_id} is already running: {running[-1]} (runs never overlap)",
-            EXIT_CONFLICT,
+            Kind.CONFLICT,
         )
     before = {getattr(a.action, "workflow_id", "") for a in described.info.recent_actions}
     handle = client.get_schedule_handle(standing_id)
@@ -307,7 +309,9 @@ async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -
         if new:
             return new[-1]
         await asyncio.sleep(0.2)
-    raise CliError(f"the run of {standing_id} did not start within {RUN_NOW_WAIT_S:.0f}s", 1)
+    raise ClientError(
+        f"the run of {standing_id} did not start within {RUN_NOW_WAIT_S:.0f}s", Kind.NO_ANSWER
+    )
 
 
 async def pause(client: Client, cfg: Settings, standing_id: str, owner: str) -> StandingView:

@@ -18,7 +18,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from starter.client.temporal import CliError, Refused, is_not_found, not_found, root_message
+from starter.client.errors import ClientError, Kind
+from starter.client.temporal import Refused, is_not_found, not_found, root_message
 from starter.client.terminal import clean
 from workflows.research import DeepResearchWorkflow
 
@@ -38,9 +39,10 @@ async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
     except WorkflowUpdateFailedError as err:
         raise ReviewRefused(root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        raise CliError(
+        raise ClientError(
             f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the review was not confirmed)"
+            "(the review was not confirmed)",
+            Kind.NO_ANSWER,
         ) from err
     except RPCError as err:
         if is_not_found(err):

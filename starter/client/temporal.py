@@ -1,7 +1,7 @@
 """The starter's side of the Temporal conversation: connect, query, answer, explain failures.
 
-Every Temporal problem the user can cause or meet is turned into a `CliError` here, with a
-one-line message and an exit code, so the CLI never shows a traceback.
+Every Temporal problem the user can cause or meet is turned into a `ClientError` here, with a
+one-line message and its kind, so no front end shows a traceback.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, connect_temporal
+from starter.client.errors import ClientError, Kind
 from starter.client.terminal import clean, escape
 from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
@@ -42,14 +43,6 @@ UPDATE_WAIT_S = 20.0
 SHOWN_CHARS = 100
 
 
-class CliError(Exception):
-    """A user-facing failure: printed as `error: <message>`, the process exits with `code`."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 class Refused(Exception):
     """The workflow's validator refused an answer or a review; the message is its reason."""
 
@@ -62,8 +55,9 @@ async def connect(cfg: Settings) -> Client:
     try:
         return await connect_temporal(cfg, connect_timeout=CONNECT_TIMEOUT)
     except Exception as err:  # RuntimeError on refusal, ValueError on a malformed address
-        raise CliError(
-            f"cannot reach Temporal at {cfg.temporal_address} (start one with `make dev`)", 2
+        raise ClientError(
+            f"cannot reach Temporal at {cfg.temporal_address} (start one with `make dev`)",
+            Kind.UNREACHABLE,
         ) from err
 
 
@@ -71,8 +65,8 @@ def is_not_found(err: BaseException) -> bool:
     return isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND
 
 
-def not_found(workflow_id: str) -> CliError:
-    return CliError(f"no research with id {shown(workflow_id)}", 2)
+def not_found(workflow_id: str) -> ClientError:
+    return ClientError(f"no research with id {shown(workflow_id)}", Kind.NOT_FOUND)
 
 
 async def require_running(handle: WorkflowHandle, what: str) -> None:
@@ -85,7 +79,9 @@ async def require_running(handle: WorkflowHandle, what: str) -> None:
         raise
     if desc.status != WorkflowExecutionStatus.RUNNING:
         state = desc.status.name.lower() if desc.status else "closed"
-        raise CliError(f"research {shown(handle.id)} is already {state}: nothing to {what}", 2)
+        raise ClientError(
+            f"research {shown(handle.id)} is already {state}: nothing to {what}", Kind.CONFLICT
+        )
 
 
 async def deliver(
@@ -97,16 +93,16 @@ async def deliver(
     try:
         return await send(handle)
     except Refused as refused:
-        raise CliError(f"{what} refused: {refused}", 2) from refused
+        raise ClientError(f"{what} refused: {refused}", Kind.INVALID) from refused
 
 
 async def query_status(handle: WorkflowHandle) -> ResearchStatus:
-    """The `status` query; `CliError` when the workflow is unknown or no worker answers."""
+    """The `status` query; `ClientError` when the workflow is unknown or no worker answers."""
     return await _query(handle, "status", DeepResearchWorkflow.status)
 
 
 async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
-    """The `events` query; `CliError` when the research is unknown or no worker answers."""
+    """The `events` query; `ClientError` when the research is unknown or no worker answers."""
     return await _query(handle, "events", DeepResearchWorkflow.events, since)
 
 
@@ -121,13 +117,14 @@ async def _query(handle: WorkflowHandle, what: str, query: Any, *args: Any) -> A
         if err.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
             if _interrupted():
                 raise asyncio.CancelledError() from err
-            raise CliError(
+            raise ClientError(
                 f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: "
-                "is a worker running on its task queue? (start one with `python worker.py`)"
+                "is a worker running on its task queue? (start one with `python worker.py`)",
+                Kind.NO_ANSWER,
             ) from err
         raise
     except WorkflowQueryFailedError as err:
-        raise CliError(f"{what} query failed: {one_line(str(err))}") from err
+        raise ClientError(f"{what} query failed: {one_line(str(err))}", Kind.NO_ANSWER) from err
 
 
 async def send_answer(handle: WorkflowHandle, text: str) -> str:
@@ -148,9 +145,10 @@ async def send_answer(handle: WorkflowHandle, text: str) -> str:
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         if _interrupted():
             raise asyncio.CancelledError() from err
-        raise CliError(
+        raise ClientError(
             f"no worker took the answer within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the answer was not confirmed)"
+            "(the answer was not confirmed)",
+            Kind.NO_ANSWER,
         ) from err
     except RPCError as err:
         if is_not_found(err):

@@ -43,6 +43,7 @@ from temporalio.service import RPCError
 
 from activities.storage import store
 from starter.client import library, research_client
+from starter.client.errors import ClientError, Kind
 from starter.client.events import EventStream
 from starter.client.requests import (
     OPTIONS,
@@ -54,14 +55,7 @@ from starter.client.requests import (
     research_id,
 )
 from starter.client.session import Session
-from starter.client.temporal import (
-    CliError,
-    deliver,
-    is_not_found,
-    one_line,
-    root_message,
-    shown,
-)
+from starter.client.temporal import deliver, is_not_found, one_line, root_message, shown
 from starter.client.terminal import clean
 from starter.client.titles import titled
 from starter.exports.markup import to_markdown
@@ -321,15 +315,17 @@ async def _finished(handle: WorkflowHandle) -> ResearchResult:
         described = await handle.describe()
     except RPCError as err:
         if is_not_found(err):
-            raise CliError(
-                f"no research with id {shown(handle.id)} in the library or in Temporal"
+            raise ClientError(
+                f"no research with id {shown(handle.id)} in the library or in Temporal",
+                Kind.NOT_FOUND,
             ) from err
         raise
     if described.status is WorkflowExecutionStatus.RUNNING:
         status = await research_client.status(handle)
-        raise CliError(
+        raise ClientError(
             f"research {shown(handle.id)} is still running ({status.stage.value}); "
-            "wait with research_status, or research's wait"
+            "wait with research_status, or research's wait",
+            Kind.CONFLICT,
         )
     return await _result(handle)
 
@@ -367,7 +363,9 @@ async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None)
     try:
         return await (waiting if waiting is not None else handle.result())
     except WorkflowFailureError as err:
-        raise CliError(f"research {shown(handle.id)} failed: {root_message(err)}") from err
+        raise ClientError(
+            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
+        ) from err
 
 
 def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
@@ -433,7 +431,7 @@ class one_line_errors:
     ) -> bool:
         if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
             return False
-        if isinstance(err, CliError | RequestError):
+        if isinstance(err, ClientError | RequestError):
             raise ToolError(str(err)) from None
         if is_not_found(err):
             raise ToolError("no research with that id") from None

@@ -24,8 +24,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, settings
+from starter.client.errors import ClientError
 from starter.client.requests import RequestError
-from starter.client.temporal import CliError, one_line
+from starter.client.temporal import one_line
 from starter.web import auth
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
@@ -78,24 +79,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
     from starter.web.api import router as api
 
     app.include_router(api, prefix="/api")
-    try:
-        from starter.web import pages
-    except ModuleNotFoundError as err:  # the pages come with their own change
-        if err.name != "starter.web.pages":
-            raise
-    else:
-        from starter.web import signin_pages, standing_pages
+    from starter.web.pages import router as pages
 
-        app.include_router(pages.router)
-        app.include_router(signin_pages.router)
-        from starter.web import oidc_pages
-
-        app.include_router(oidc_pages.router)
-        app.include_router(standing_pages.router)
-        from starter.web import document_forms, page_forms
-
-        app.include_router(page_forms.router)
-        app.include_router(document_forms.router)
+    app.include_router(pages)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 
@@ -105,6 +91,14 @@ def create_app(config: Settings | None = None) -> FastAPI:
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": one_line(message)}, status_code=status, headers=headers)
+
+
+def _api_error(err: ApiError) -> JSONResponse:
+    """The status and line; who to sign in with for a 401, when to come back for a 429."""
+    headers = {"www-authenticate": "Bearer"} if err.status == 401 else {}
+    if err.retry_after_s is not None:
+        headers["retry-after"] = str(max(1, round(err.retry_after_s)))
+    return error(err.status, err.message, headers or None)
 
 
 def _rpc(request: Request, err: RPCError) -> JSONResponse:
@@ -122,9 +116,7 @@ def _rpc(request: Request, err: RPCError) -> JSONResponse:
 
 
 HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
-    ApiError: lambda request, err: error(
-        err.status, err.message, {"www-authenticate": "Bearer"} if err.status == 401 else None
-    ),
+    ApiError: lambda request, err: _api_error(err),
     RequestValidationError: lambda request, err: error(422, invalid_input(err)),
     HTTPException: lambda request, err: error(
         err.status_code, str(err.detail), dict(err.headers or {})
@@ -135,7 +127,7 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
         503,
         f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is a worker running (and Temporal)?",
     ),
-    CliError: lambda request, err: error(503, str(err)),
+    ClientError: lambda request, err: _api_error(ApiError.of(err)),
     WorkflowQueryFailedError: lambda request, err: error(
         503, f"the research could not answer: {err}"
     ),

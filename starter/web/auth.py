@@ -4,10 +4,10 @@ Access control is off when RESEARCH_API_TOKENS and RESEARCH_OIDC_ISSUER are unse
 RESEARCH_USER (default `local`), and `serve` only binds a loopback address. With tokens
 (`NAME:TOKEN,NAME:TOKEN`) every API call needs `Authorization: Bearer TOKEN` or the session
 cookie a page got by signing in with a token. With an OpenID Connect provider (oidc.py,
-oidc_pages.py) people sign in there and get the same session cookie; API clients may also send
+pages/oidc_signin.py) people sign in there and get the same session cookie; API clients may also send
 the provider's access token (a JWT, checked like an ID token) as their Bearer token.
 
-For the pages (starter/web/pages.py), each takes the request (or, without it, the request being
+For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
 
 - `user_from_request(request) -> str | None`: the user of a Bearer token or a session cookie
@@ -222,7 +222,7 @@ def cross_site_signin(request: Request) -> str | None:
 def start_session(
     response: Response, user: str, request: Request | None = None, by_provider: bool = False
 ) -> None:
-    """BY_PROVIDER: the identity provider vouched for USER (oidc_pages.py), not a token."""
+    """BY_PROVIDER: the identity provider vouched for USER (pages/oidc_signin.py), not a token."""
     request = request or current_request.get()
     access = _access(request)
     expires = int(time.time()) + SESSION_TTL_S
@@ -348,7 +348,7 @@ def _bearer_user(token: str, request: Request) -> str | None:
 
 
 def access_of(request: Request | None) -> Access:
-    """The users and keys of the app serving REQUEST (for oidc_pages.py)."""
+    """The users and keys of the app serving REQUEST (for pages/oidc_signin.py)."""
     return _access(request)
 
 

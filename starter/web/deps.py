@@ -24,8 +24,9 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
+from starter.client.errors import ClientError, Kind
 from starter.client.research_client import local_owner, stored_owner
-from starter.client.temporal import CliError, connect, is_not_found
+from starter.client.temporal import connect, is_not_found
 from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 
@@ -52,13 +53,31 @@ CALL_S = RPC_TIMEOUT.total_seconds() + 1
 RESEARCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}")
 
 
+#: What each kind of `ClientError` is over HTTP: the web app's one mapping (the API's handler, the
+#: services and the pages all go through `ApiError.of`).
+HTTP_STATUS: dict[Kind, int] = {
+    Kind.INVALID: 422,
+    Kind.NOT_FOUND: 404,
+    Kind.CONFLICT: 409,
+    Kind.LIMITED: 429,
+    Kind.UNREACHABLE: 503,
+    Kind.NO_ANSWER: 503,
+    Kind.FAILED: 502,
+}
+
+
 class ApiError(Exception):
     """An answer with a 4xx or 5xx status and `{"error": message}`: one line for the person."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after_s = retry_after_s
+
+    @classmethod
+    def of(cls, err: ClientError) -> ApiError:
+        return cls(HTTP_STATUS[err.kind], str(err), err.retry_after_s)
 
 
 def unknown(research_id: str) -> ApiError:
@@ -83,7 +102,7 @@ class Backend:
                 if self.client is None:
                     try:
                         self.client = await within(connect(self.cfg), CALL_S)
-                    except (CliError, TimeoutError) as err:
+                    except (ClientError, TimeoutError) as err:
                         raise ApiError(
                             503, f"cannot reach Temporal at {self.cfg.temporal_address}"
                         ) from err

@@ -1,7 +1,7 @@
 """Sign-in with the team's OpenID Connect provider (Keycloak, Entra ID, Google, Okta, Dex...):
 who may sign in, what the provider says about itself, and whether a token it signed is good.
 
-The flow itself (`/auth/login`, `/auth/callback`, signing out there too) is oidc_pages.py; the
+The flow itself (`/auth/login`, `/auth/callback`, signing out there too) is pages/oidc_signin.py; the
 session it opens is the one a token sign-in opens (starter/web/auth.py), so owners, isolation,
 sign-out and revocation are the same for both.
 

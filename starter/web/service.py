@@ -17,9 +17,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
 from starter.client import research_client
+from starter.client.errors import ClientError
 from starter.client.requests import RequestError, build_request
 from starter.client.session import Session
-from starter.client.temporal import CliError, Refused, root_message
+from starter.client.temporal import Refused, root_message
 from starter.client.titles import research_title, titled
 from starter.exports import clean_model
 from starter.web.deps import (
@@ -61,13 +62,15 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
     client = await app.temporal()
     try:
         request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
-    except (RequestError, CliError) as err:
+    except RequestError as err:
         raise ApiError(422, str(err)) from None
+    except ClientError as err:
+        raise ApiError.of(err) from None
     run = research_client.StartResearch(request=request, owner=user, attended=body.attended)
     try:
         await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
-    except CliError as err:
-        raise ApiError(409, str(err)) from None
+    except ClientError as err:
+        raise ApiError.of(err) from None
     return run.id
 
 
@@ -221,7 +224,9 @@ async def steer(research: Research, app: Backend, what: str, sending: Awaitable[
         raise ApiError(
             409 if reason in NOTHING_PENDING else 422, f"{what} refused: {reason}"
         ) from None
-    except (TimeoutError, CliError):
+    except ClientError as err:
+        raise ApiError.of(err) from None
+    except TimeoutError:
         raise ApiError(
             503,
             f"no worker took the {what} within {UPDATE_S:.0f}s: is a worker running? "

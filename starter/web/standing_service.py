@@ -1,7 +1,7 @@
 """What the standing research's routes and page do: one call of `starter.client.standing` each,
 within a time limit, its failures mapped to HTTP once (another user's standing research is 404, as
 an unknown id is; bad input 422 in one line; a run already running 409), as `service.py` does for
-research. The router (`api/standing.py`) and the page (`standing_pages.py`) stay thin over it.
+research. The router (`api/standing.py`) and the page (`pages/standing.py`) stay thin over it.
 """
 
 from __future__ import annotations
@@ -13,23 +13,22 @@ from temporalio.service import RPCError
 
 from activities.storage import standing as stored
 from starter.client import research_client, standing
+from starter.client.errors import ClientError
 from starter.client.requests import RequestError, build_request
 from starter.client.session import Session
-from starter.client.temporal import CliError
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import StandingCreate
 
 T = TypeVar("T")
 #: How long one standing call may take (create and run-now wait for Temporal to show the change).
 CALL_S = 25.0
-STATUS = {standing.EXIT_UNKNOWN: 404, standing.EXIT_CONFLICT: 409, standing.EXIT_USAGE: 422}
 
 
 async def _call(app: Backend, work: Awaitable[T]) -> T:
     try:
         return await within(work, CALL_S)
-    except CliError as err:
-        raise ApiError(STATUS.get(err.code, 503), str(err)) from None
+    except ClientError as err:
+        raise ApiError.of(err) from None
     except (RPCError, TimeoutError) as err:
         raise ApiError(503, f"cannot reach Temporal at {app.cfg.temporal_address}") from err
 
@@ -39,14 +38,18 @@ async def create(body: StandingCreate, user: str, app: Backend) -> str:
     try:
         request = build_request(body.request_values())
         standing.spec_of(body.every, body.cron)
-    except (RequestError, CliError) as err:
+    except RequestError as err:
         raise ApiError(422, str(err)) from None
+    except ClientError as err:
+        raise ApiError.of(err) from None
     client = await app.temporal()
     try:
         # a follow-up of another user's research is unknown (422), like an id that does not exist
         request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
-    except (RequestError, CliError) as err:
+    except RequestError as err:
         raise ApiError(422, str(err)) from None
+    except ClientError as err:
+        raise ApiError.of(err) from None
     return await _call(
         app,
         standing.create(

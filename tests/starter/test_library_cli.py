@@ -282,8 +282,8 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
 ) -> None:
     from config import Settings
     from starter.cli import library
+    from starter.client.errors import ClientError, Kind
     from starter.client.session import Session
-    from starter.client.temporal import CliError
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -293,12 +293,12 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
     session = Session(Settings(research_db_url=library_env["RESEARCH_DB_URL"]))
     for fmt in ("docx", "pdf"):
         with pytest.raises(
-            CliError, match=f"^{fmt} is binary: not written to a terminal"
+            ClientError, match=f"^{fmt} is binary: not written to a terminal"
         ) as refused:
             await library.export(
                 argparse.Namespace(id="research-old", format=fmt, out="-"), session
             )
-        assert refused.value.code == 2
+        assert refused.value.kind is Kind.INVALID
     assert sys.stdout.getvalue() == ""
 
 

@@ -17,9 +17,9 @@ from temporalio.client import WorkflowExecutionStatus
 
 from config import Settings
 from starter.client import research_client
+from starter.client.errors import ClientError
 from starter.client.requests import build_request
 from starter.client.session import Session
-from starter.client.temporal import CliError
 from tests.starter.test_starter import REPO, offline_env, starter  # noqa: F401 - fixture
 from tests.web.reports import _result, store_research
 from workflows.models import ResearchResult
@@ -142,7 +142,9 @@ async def test_a_follow_up_of_another_users_research_in_temporal_only_is_unknown
     request = build_request({"question": "Tell me more about the second point"})
     request = request.model_copy(update={"follow_up_of": "research-in-temporal"})
     session = Session(cfg, client=_Client("dave", earlier))  # type: ignore[arg-type]
-    with pytest.raises(CliError, match="^no research with id research-in-temporal in the library"):
+    with pytest.raises(
+        ClientError, match="^no research with id research-in-temporal in the library"
+    ):
         await research_client.ready(request, session, owner="carol")
     readied = await research_client.ready(request, session, owner="dave")
     assert "secret" in readied.history[-1].content  # its owner follows it up as before

@@ -189,7 +189,7 @@ def forged_access_token(issuer: str) -> str:
 
 
 def auth_pending() -> str:
-    from starter.web.oidc_pages import PENDING
+    from starter.web.pages.oidc_signin import PENDING
 
     return PENDING
 

@@ -34,9 +34,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from starter.web import auth, pages
+from starter.web import auth
 from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused
-from starter.web.signin_pages import _local as local_path
+from starter.web.pages.frame import page
+from starter.web.pages.signin import _local as local_path
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
@@ -228,9 +229,9 @@ def _unseal(request: Request, value: str) -> dict[str, Any] | None:
 
 def _refused(request: Request, target: str, message: str, status: int) -> Response:
     log.info("identity provider sign-in refused: %s", message)
-    page = pages._page(request, "signin.html", None, status=status, next=target, error=message)
-    page.delete_cookie(PENDING, path="/auth/callback")
-    return page
+    answer = page(request, "signin.html", None, status=status, next=target, error=message)
+    answer.delete_cookie(PENDING, path="/auth/callback")
+    return answer
 
 
 def _moving_on(url: str, title: str) -> HTMLResponse:

@@ -7,44 +7,29 @@ schedule. The buttons and the form call the JSON API (static/standing.js), as th
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 
 from activities.storage import store
-from starter.client.temporal import CliError, one_line
+from starter.client.errors import ClientError
+from starter.client.temporal import one_line
 from starter.exports import clean
 from starter.web import auth, standing_service
 from starter.web.deps import Backend
+from starter.web.pages.frame import backend, page, to_signin
 from starter.web.render import render_markdown
-from starter.web.templating import templates
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth, ResearchResult
 
 router = APIRouter(include_in_schema=False)
-
-
-def page(request: Request, name: str, user: str, **context: Any) -> Response:
-    who = auth.identify(request)
-    return templates.TemplateResponse(
-        request,
-        name,
-        {
-            "user": user,
-            "signed_in": who is not None and who.via == "cookie",
-            "csrf": auth.csrf_token(request),
-            **context,
-        },
-    )
 
 
 @router.get("/standing", response_class=HTMLResponse)
 async def standing_page(request: Request, question: str = "", depth: str = "") -> Response:
     user = auth.user_from_request(request)
     if user is None:
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
-    app: Backend = request.app.state.backend
+        return to_signin(request)
+    app = backend(request)
     items: list[dict[str, Any]] = []
     problem = None
     try:
@@ -68,7 +53,7 @@ async def standing_page(request: Request, question: str = "", depth: str = "") -
 
 async def research_context(app: Backend, user: str, result: ResearchResult) -> dict[str, Any]:
     """What a finished research's page adds: the run's changes beside the previous run's report
-    (RESULT as the page shows it, `pages._public`; the previous report cleaned as it is)."""
+    (RESULT as the page shows it, `research._public`; the previous report cleaned as it is)."""
     context: dict[str, Any] = {"again_question": result.query, "again_depth": result.depth.value}
     changes = result.changes
     if changes is None:
@@ -77,7 +62,7 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     context["changed"] = changes.changed
     try:
         earlier = await app.library(lambda url: store.load_research(url, changes.since_research_id))
-    except (CliError, Exception):  # noqa: BLE001 - the comparison still shows without it
+    except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
         earlier = None
     if earlier is not None and earlier.result.owner == user:
         context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
