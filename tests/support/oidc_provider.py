@@ -5,14 +5,18 @@ node process on loopback, with ada@example.org, grace@example.org and mallory@ex
 `IdentityProvider.start(app_url)` registers the app at APP_URL as its client (redirect URI
 APP_URL/auth/callback, signed-out URI APP_URL/signin); `.issuer`, `.client_id`,
 `.client_secret`; `.tamper(mode)` makes the next ID tokens forged, expired or for another
-audience. `.sign_in(client, app_url, email)` walks the real redirects and login form with an
-httpx client (what a browser does, without one), and returns the last answer.
+audience; `.access_token(email, app_url)` an access token (a JWT) as an API client gets one.
+`sign_in(provider, client, app_url, email)` walks the real redirects and login form with an
+httpx client (what a browser does, without one), and returns the app's callback's answer.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -89,10 +93,6 @@ class IdentityProvider:
     def access_token(self, email: str, app_url: str) -> str:
         """An access token the provider issues to the app for EMAIL (a JWT): the code flow, then
         the token endpoint, as an API client that signed in through the provider would."""
-        import base64
-        import hashlib
-        import secrets
-
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
         query = {
@@ -107,7 +107,7 @@ class IdentityProvider:
         }
         with httpx.Client(timeout=10) as browser:
             answer = browser.get(f"{self.issuer}/auth", params=query)
-            code = self._log_in(browser, answer, email).headers["location"]
+            code = self.log_in(browser, answer, email).headers["location"]
             code = httpx.URL(code).params["code"]
             tokens = browser.post(
                 f"{self.issuer}/token",
@@ -122,7 +122,7 @@ class IdentityProvider:
             tokens.raise_for_status()
             return str(tokens.json()["access_token"])
 
-    def _log_in(self, browser: httpx.Client, answer: httpx.Response, email: str) -> httpx.Response:
+    def log_in(self, browser: httpx.Client, answer: httpx.Response, email: str) -> httpx.Response:
         """From the provider's first redirect to its redirect back to the app (not followed)."""
         while answer.is_redirect and not _back_home(answer, self.issuer):
             answer = browser.get(urljoin(str(answer.url), answer.headers["location"]))
@@ -151,5 +151,5 @@ def sign_in(
     first = client.get(f"{app_url}/auth/login?next=/library")
     if not first.is_redirect:
         return first
-    back = provider._log_in(client, first, email)
+    back = provider.log_in(client, first, email)
     return client.get(urljoin(str(back.url), back.headers["location"]))

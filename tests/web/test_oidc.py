@@ -117,7 +117,7 @@ def test_a_replayed_answer_is_refused(team: Team) -> None:
     with browser() as client:
         first = client.get(f"{team.app.url}/auth/login")
         pending = client.cookies[auth_pending()]
-        back = team.provider._log_in(client, first, ADA)
+        back = team.provider.log_in(client, first, ADA)
         answer = back.headers["location"]
         assert client.get(answer).status_code == 200  # the real sign-in
     with browser() as thief:  # the same answer and pending cookie, again
