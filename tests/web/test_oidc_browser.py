@@ -21,6 +21,7 @@ import pytest
 from tests.support.oidc_provider import IdentityProvider, provider_missing
 from tests.web.browser_support import Seen, in_browser
 from tests.web.conftest import WebServer, WebWorker, running_app, web_config
+from tests.web.test_browser import serious
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 ADA, GRACE = "ada@example.org", "grace@example.org"
@@ -45,6 +46,7 @@ def signed_by_provider(web_worker: WebWorker) -> Iterator[tuple[WebServer, Ident
 def sign_in_at_provider(page: Any, app: WebServer, email: str) -> None:
     page.goto(app.url + "/library")
     assert urlparse(page.url).path == "/signin"
+    assert serious(page) == []  # axe-core: the sign-in page with the provider's button
     page.get_by_role("link", name="Sign in with localhost").click()
     page.wait_for_url(re.compile(r"^http://localhost:\d+/interaction/"))
     page.get_by_placeholder("Enter any login").fill(email)
