@@ -128,6 +128,13 @@ class OidcSettings:
             return "Okta"
         return "Keycloak" if "/realms/" in self.issuer else host
 
+    def lacks(self, claims: dict[str, Any]) -> bool:
+        """Whether CLAIMS miss what decides who signs in (many providers put only `sub` in an
+        ID token issued with an access token: the rest is at their userinfo endpoint)."""
+        return self.user_claim not in claims or bool(
+            self.allowed_groups and self.groups_claim not in claims
+        )
+
     def user_of(self, claims: dict[str, Any]) -> str:
         """The user the claims name, if they may sign in; else `Refused` saying why."""
         user = claims.get(self.user_claim)
@@ -215,6 +222,32 @@ class Provider:
             ) from None
         self.metadata, self.keys, self.fetched_at = found, keys, time.monotonic()
 
+    async def userinfo(self, access_token: str, subject: object) -> dict[str, Any]:
+        """The provider's userinfo for ACCESS_TOKEN: it must be about SUBJECT (the ID token's
+        `sub`); `Refused` when it cannot be had."""
+        endpoint = self.endpoint("userinfo_endpoint")
+        if endpoint is None:
+            return {}
+        try:
+            async with httpx.AsyncClient(timeout=PROVIDER_TIMEOUT_S) as client:
+                response = await client.get(
+                    endpoint,
+                    headers={
+                        "Authorization": f"Bearer {access_token}",
+                        "Accept": "application/json",
+                    },
+                )
+                found = await _read(response)
+        except httpx.HTTPError as err:
+            raise Refused(
+                f"the identity provider's userinfo cannot be had ({type(err).__name__})"
+            ) from None
+        except ValueError:
+            raise Refused("the identity provider's userinfo is not JSON we can read") from None
+        if found.get("sub") != subject:
+            raise Refused("the identity provider's userinfo is about someone else (sub)")
+        return found
+
     def verify(self, token: str, what: str, nonce: str | None = None) -> dict[str, Any]:
         """The claims of TOKEN (an ID token when NONCE is given, else an access token), checked;
         `Refused` naming WHAT failed the check."""
@@ -254,7 +287,10 @@ def _claim_problem(what: str, claim: str) -> str:
 
 
 async def _json(client: httpx.AsyncClient, url: str) -> dict[str, Any]:
-    response = await client.get(url, headers={"Accept": "application/json"})
+    return await _read(await client.get(url, headers={"Accept": "application/json"}))
+
+
+async def _read(response: httpx.Response) -> dict[str, Any]:
     response.raise_for_status()
     found = response.json()
     if not isinstance(found, dict):

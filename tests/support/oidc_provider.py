@@ -29,6 +29,8 @@ import httpx
 FOLDER = Path(__file__).parent / "oidc"
 CLIENT_ID = "deep-research-web"
 CLIENT_SECRET = "the-client-secret-of-the-tests-0123456789"
+#: The API as a resource of the provider: its access tokens are JWTs for the app's client id.
+API_RESOURCE = "urn:deep-research"
 
 
 def provider_missing() -> str | None:
@@ -48,8 +50,10 @@ class IdentityProvider:
     client_secret: str = field(default=CLIENT_SECRET, repr=False)
 
     @classmethod
-    def start(cls, *app_urls: str) -> IdentityProvider:
+    def start(cls, *app_urls: str, id_token_claims: bool = False) -> IdentityProvider:
+        """ID_TOKEN_CLAIMS: email and groups in the ID token too, not only from userinfo."""
         options = {
+            "idTokenClaims": id_token_claims,
             "port": 0,
             "clientId": CLIENT_ID,
             "clientSecret": CLIENT_SECRET,
@@ -104,6 +108,7 @@ class IdentityProvider:
             "nonce": "api-client",
             "code_challenge": challenge.decode().rstrip("="),
             "code_challenge_method": "S256",
+            "resource": API_RESOURCE,
         }
         with httpx.Client(timeout=10) as browser:
             answer = browser.get(f"{self.issuer}/auth", params=query)
@@ -117,6 +122,7 @@ class IdentityProvider:
                     "code": code,
                     "redirect_uri": f"{app_url}/auth/callback",
                     "code_verifier": verifier,
+                    "resource": API_RESOURCE,
                 },
             )
             tokens.raise_for_status()

@@ -34,7 +34,7 @@ def signed_by_provider(web_worker: WebWorker) -> Iterator[tuple[WebServer, Ident
         pytest.skip(reason)
     sock = socket.create_server(("127.0.0.1", 0))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    provider = IdentityProvider.start(url)
+    provider = IdentityProvider.start(url, id_token_claims=True)
     try:
         config = web_config(web_worker, research_public_url=url, **provider.settings())
         with running_app(config, sock=sock) as app:

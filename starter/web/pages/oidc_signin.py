@@ -150,14 +150,18 @@ async def _finish(
     state = str(pending["state"])
     _use_once(request, state, int(pending["until"]))
     await provider.ready()
-    id_token = await _exchange(provider, query.get("code", ""), _derived(request, "pkce", state))
+    tokens = await _exchange(provider, query.get("code", ""), _derived(request, "pkce", state))
+    id_token, access_token = tokens["id_token"], tokens.get("access_token")
     await provider.refresh_for(id_token)  # signed with a key the provider has just rotated in
     claims = provider.verify(id_token, "ID token", nonce=_derived(request, "nonce", state))
+    if provider.settings.lacks(claims) and isinstance(access_token, str):
+        claims = {**await provider.userinfo(access_token, claims.get("sub")), **claims}
     return provider.settings.user_of(claims), id_token
 
 
-async def _exchange(provider: Provider, code: str, verifier: str) -> str:
-    """The ID token for CODE, from the provider's token endpoint (client secret + PKCE)."""
+async def _exchange(provider: Provider, code: str, verifier: str) -> dict[str, Any]:
+    """The tokens for CODE (an ID token among them), from the provider's token endpoint (client
+    secret + PKCE)."""
     if not code:
         raise Refused("the identity provider sent no authorization code: sign in again")
     try:
@@ -171,10 +175,9 @@ async def _exchange(provider: Provider, code: str, verifier: str) -> str:
         raise Refused(
             f"the identity provider cannot be reached ({type(err).__name__}): try again later"
         ) from None
-    id_token = tokens.get("id_token")
-    if not isinstance(id_token, str):
+    if not isinstance(tokens.get("id_token"), str):
         raise Refused("the identity provider sent no ID token (is `openid` among the scopes?)")
-    return id_token
+    return dict(tokens)
 
 
 def _use_once(request: Request, state: str, until: int) -> None:

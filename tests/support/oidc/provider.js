@@ -1,9 +1,15 @@
 // A real OpenID Connect provider for the web app's sign-in tests: panva's oidc-provider (OpenID
 // certified), on loopback, with three people, one confidential client, PKCE, JWT access tokens
-// and RP-initiated logout. Started by tests/support/oidc_provider.py:
+// for the API (resource `urn:deep-research`) and RP-initiated logout. Started by
+// tests/support/oidc_provider.py:
 //
 //   node provider.js '{"port": 0, "clientId": "...", "clientSecret": "...",
-//                      "redirectUris": ["..."], "postLogoutRedirectUris": ["..."]}'
+//                      "redirectUris": ["..."], "postLogoutRedirectUris": ["..."],
+//                      "idTokenClaims": false}'
+//
+// By default its ID tokens name only the subject (`sub`): email and groups come from its userinfo
+// endpoint, as oidc-provider's and Okta's do when an access token is issued too. With
+// `idTokenClaims` they are in the ID token as well (as Keycloak's and Google's are).
 //
 // It prints `ready ISSUER` once it listens. Its login page is oidc-provider's own development
 // form (any password; the login is the person's email). POST /__test/tamper {"mode": ...} makes
@@ -47,14 +53,12 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   scopes: ['openid', 'email', 'profile', 'groups'],
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
-  conformIdTokenClaims: false, // the ID token carries the scopes' claims (as Keycloak's and Okta's do)
+  conformIdTokenClaims: !options.idTokenClaims,
   features: {
     devInteractions: { enabled: true },
     rpInitiatedLogout: { enabled: true },
     resourceIndicators: {
       enabled: true,
-      defaultResource: () => 'urn:deep-research',
-      useGrantedResource: () => true,
       getResourceServerInfo: () => ({
         scope: 'openid email profile groups',
         audience: options.clientId,
