@@ -173,6 +173,12 @@ class Provider:
         wanted = self.settings.allowed_groups and "groups" in offered
         return "openid email profile" + (" groups" if wanted else "")
 
+    @property
+    def issuer(self) -> str:
+        """The issuer exactly as the provider states it (tokens' `iss` match it to the letter;
+        some end in `/`, the setting may not)."""
+        return str(self.metadata.get("issuer") or self.settings.issuer)
+
     def endpoint(self, name: str) -> str | None:
         value = self.metadata.get(name)
         return value if isinstance(value, str) and value else None
@@ -200,7 +206,7 @@ class Provider:
         try:
             async with httpx.AsyncClient(timeout=PROVIDER_TIMEOUT_S) as client:
                 found = await _json(client, f"{issuer}/.well-known/openid-configuration")
-                if found.get("issuer", "").rstrip("/") != issuer:
+                if str(found.get("issuer", "")).rstrip("/") != issuer:
                     raise Refused(
                         f"the identity provider at {issuer} describes another issuer: "
                         "check RESEARCH_OIDC_ISSUER"
@@ -257,7 +263,7 @@ class Provider:
             claims = dict(jwt.decode(token, self.keys, algorithms=ALGORITHMS).claims)
             jwt.JWTClaimsRegistry(
                 leeway=CLOCK_SKEW_S,
-                iss={"essential": True, "value": self.settings.issuer},
+                iss={"essential": True, "value": self.issuer},
                 aud={"essential": True, "value": self.settings.client_id},
                 exp={"essential": True},
                 **({"nonce": {"essential": True, "value": nonce}} if nonce else {}),

@@ -34,7 +34,7 @@ class Team:
     provider: IdentityProvider
     #: Everyone the provider knows may sign in.
     app: WebServer
-    #: Only the `analysts` group (ada) may sign in.
+    #: Only the `analysts` group (ada) may sign in; its issuer setting ends in a `/`.
     analysts_only: WebServer
 
 
@@ -49,7 +49,13 @@ def team(web_worker: WebWorker) -> Iterator[Team]:
         with (
             running_app(_config(web_worker, provider, urls[0]), sock=socks[0]) as app,
             running_app(
-                _config(web_worker, provider, urls[1], research_oidc_allowed="group:analysts"),
+                _config(
+                    web_worker,
+                    provider,
+                    urls[1],
+                    research_oidc_allowed="group:analysts",
+                    research_oidc_issuer=provider.issuer + "/",  # as people paste it
+                ),
                 sock=socks[1],
             ) as analysts_only,
         ):
@@ -59,7 +65,7 @@ def team(web_worker: WebWorker) -> Iterator[Team]:
 
 
 def _config(worker: WebWorker, provider: IdentityProvider, url: str, **extra: str):  # type: ignore[no-untyped-def]
-    return web_config(worker, research_public_url=url, **provider.settings(), **extra)
+    return web_config(worker, research_public_url=url, **(provider.settings() | extra))
 
 
 def refusal(answer: httpx.Response, status: int) -> str:

@@ -145,11 +145,11 @@ async def _finish(
         raise Refused("this sign-in was not started here or took too long: sign in again")
     if not secrets.compare_digest(query.get("state", ""), str(pending["state"])):
         raise Refused("the sign-in's state does not match this browser's: sign in again")
-    if query.get("iss") and query["iss"].rstrip("/") != provider.settings.issuer:
+    await provider.ready()
+    if query.get("iss") and query["iss"] != provider.issuer:
         raise Refused("the answer came from another identity provider (iss)")
     state = str(pending["state"])
     _use_once(request, state, int(pending["until"]))
-    await provider.ready()
     tokens = await _exchange(provider, query.get("code", ""), _derived(request, "pkce", state))
     id_token, access_token = tokens["id_token"], tokens.get("access_token")
     await provider.refresh_for(id_token)  # signed with a key the provider has just rotated in
