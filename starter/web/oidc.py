@@ -51,6 +51,9 @@ PROVIDER_TIMEOUT_S = 10.0
 #: Signatures made with the provider's private key only.
 ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"]
 ALGORITHMS += ["EdDSA", "Ed25519"]
+#: Where an access token names the client it was issued to, when its audience is an API's
+#: (RFC 9068 `client_id`; `azp` in Keycloak's and Entra ID's; `cid` in Okta's).
+CLIENT_CLAIMS = ("client_id", "azp", "cid")
 #: What the discovery document must name for a sign-in.
 NEEDED = ("authorization_endpoint", "token_endpoint", "jwks_uri")
 #: A claim's value longer than this is not a user's name.
@@ -259,13 +262,14 @@ class Provider:
         `Refused` naming WHAT failed the check."""
         if self.keys is None:
             raise Refused(f"the identity provider's keys are not loaded: the {what} is refused")
+        client_id = self.settings.client_id
         try:
             claims = dict(jwt.decode(token, self.keys, algorithms=ALGORITHMS).claims)
             jwt.JWTClaimsRegistry(
                 leeway=CLOCK_SKEW_S,
                 iss={"essential": True, "value": self.issuer},
-                aud={"essential": True, "value": self.settings.client_id},
                 exp={"essential": True},
+                **({"aud": {"essential": True, "value": client_id}} if nonce else {}),
                 **({"nonce": {"essential": True, "value": nonce}} if nonce else {}),
             ).validate(claims)
         except BadSignatureError:
@@ -276,11 +280,14 @@ class Provider:
             raise Refused(_claim_problem(what, getattr(err, "claim", ""))) from None
         except (JoseError, ValueError, TypeError):
             raise Refused(f"the {what} is not a token the identity provider signed") from None
-        audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
-        if len(audiences) > 1 and claims.get("azp") != self.settings.client_id:
+        found = claims.get("aud")
+        audiences = found if isinstance(found, list) else [found]
+        if nonce is not None and len(audiences) > 1 and claims.get("azp") != client_id:
             raise Refused(_claim_problem(what, "aud"))
         if nonce is None and "nonce" in claims:  # an ID token is no access token
             raise Refused(f"the {what} is an ID token, not an access token")
+        if nonce is None and client_id not in audiences + [claims.get(c) for c in CLIENT_CLAIMS]:
+            raise Refused(_claim_problem(what, "aud"))
         return claims
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from joserfc import jwk, jwt
 
 from config import ConfigError, Settings
 from starter.web import auth
-from starter.web.oidc import OidcSettings, Refused
+from starter.web.oidc import CLOCK_SKEW_S, OidcSettings, Provider, Refused
 from tests.conftest import REPO
 
 ISSUER = "https://id.example.org/realms/team"
@@ -123,3 +124,54 @@ def test_serve_stops_with_one_line_on_a_half_done_provider(tmp_path: Path) -> No
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "RESEARCH_OIDC_CLIENT_ID" in lines[0], done.stderr
+
+
+SIGNER = jwk.RSAKey.generate_key(2048, parameters={"kid": "k1"})
+
+
+def provider_with_keys() -> Provider:
+    """A provider whose keys are known (as if fetched): SIGNER's public half."""
+    public = jwk.RSAKey.import_key(SIGNER.as_dict(private=False))
+    return Provider(rules(), metadata={"issuer": ISSUER}, keys=jwk.KeySet([public]))
+
+
+def signed(**claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "sub": "ada", "email": "ada@example.org", "iat": now, "exp": now + 60}
+    return jwt.encode({"alg": "RS256", "kid": "k1"}, body | claims, SIGNER)
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"aud": "deep-research"},
+        {"aud": ["https://api.example.org", "deep-research"]},
+        {"aud": "https://api.example.org", "client_id": "deep-research"},  # RFC 9068
+        {"aud": "api://default", "cid": "deep-research"},  # Okta
+    ],
+)
+def test_an_access_token_for_this_client_is_accepted(claims: dict[str, Any]) -> None:
+    assert provider_with_keys().verify(signed(**claims), "access token")["sub"] == "ada"
+
+
+@pytest.mark.parametrize(
+    ("claims", "said"),
+    [
+        ({"aud": "https://api.example.org"}, "issued for another application"),
+        ({"aud": "other", "azp": "other-client"}, "issued for another application"),
+        ({"aud": "deep-research", "iss": "https://evil.example.org"}, "another provider"),
+        ({"aud": "deep-research", "exp": int(time.time()) - 120}, "has expired"),
+        ({"aud": "deep-research", "nonce": "n"}, "an ID token, not an access token"),
+    ],
+)
+def test_an_access_token_for_someone_else_is_refused(claims: dict[str, Any], said: str) -> None:
+    with pytest.raises(Refused, match=said):
+        provider_with_keys().verify(signed(**claims), "access token")
+
+
+def test_clocks_may_differ_by_a_minute_and_no_more() -> None:
+    late = int(time.time()) - CLOCK_SKEW_S // 2
+    assert provider_with_keys().verify(signed(aud="deep-research", exp=late), "access token")
+    future = int(time.time()) + 3 * CLOCK_SKEW_S
+    with pytest.raises(Refused, match="missing or wrong iat"):
+        provider_with_keys().verify(signed(aud="deep-research", iat=future), "access token")
