@@ -52,6 +52,9 @@ class Option:
     allowed: str | None = None
     #: Offered by the MCP `research` tool too: the fields `POST /api/research` documents.
     mcp: bool = False
+    #: Its label on the web app's request forms (the home page's and /standing's); None: not
+    #: offered there. The forms' controls, choices and reading follow from the model's field.
+    page: str | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -64,6 +67,7 @@ OPTIONS: tuple[Option, ...] = (
             for depth, (low, high) in STEP_LIMITS.items()
         ),
         mcp=True,
+        page="Depth",
     ),
     Option(
         "mode",
@@ -71,6 +75,7 @@ OPTIONS: tuple[Option, ...] = (
         "deep (plan, research, reflect, report; default), web (one quick search step) "
         "or simple (a direct answer, no research)",
         mcp=True,
+        page="Mode",
     ),
     Option(
         "max_clarifications",
@@ -113,6 +118,7 @@ OPTIONS: tuple[Option, ...] = (
         "--review-plan",
         "wait for your approval (or revision) of the plan before any step runs",
         mcp=True,
+        page="Review the plan before research starts",
     ),
     Option(
         "review_replans",
@@ -126,6 +132,7 @@ OPTIONS: tuple[Option, ...] = (
         "wait for your review of the report: when the critic asks and you are attached to a terminal "
         "(auto), always, or never",
         mcp=True,
+        page="Review the report",
     ),
     Option(
         "review_timeout_s",
@@ -140,6 +147,7 @@ OPTIONS: tuple[Option, ...] = (
         "token budget for the whole research, report and verification included",
         "N",
         mcp=True,
+        page="Token budget",
     ),
     Option(
         "max_cost_usd",
@@ -147,6 +155,7 @@ OPTIONS: tuple[Option, ...] = (
         "cost budget in USD (prices: LLM_PRICES or the built-in table)",
         "USD",
         mcp=True,
+        page="Cost budget (USD)",
     ),
     Option(
         "sources",
@@ -155,6 +164,7 @@ OPTIONS: tuple[Option, ...] = (
         "configured web providers only), documents (the local corpus and your uploaded documents) "
         "or both (web and documents)",
         mcp=True,
+        page="Sources",
     ),
     Option(
         "language",
@@ -163,6 +173,7 @@ OPTIONS: tuple[Option, ...] = (
         "CODE",
         allowed="auto or a language code such as en, de or vi",
         mcp=True,
+        page="Report language",
     ),
 )
 #: How the CLI spells each field in its messages.

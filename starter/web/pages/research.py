@@ -23,6 +23,7 @@ from starter.exports.public import public_result
 from starter.web import auth, conversation, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchCreate, ResearchView
+from starter.web.pages import request_form
 from starter.web.pages.forms import act, read_form
 from starter.web.pages.frame import (
     PageError,
@@ -235,23 +236,8 @@ DECISIONS = ("approve", "revise", "cancel")
 @router.post("/research")
 async def start(request: Request) -> Response:
     form = await read_form(request)
-    body = {
-        "question": form.get("question"),
-        "depth": form.get("depth") or None,
-        "review_plan": "review_plan" in form,
-        "review_report": form.get("review_report") or None,
-        "mode": form.get("mode") or None,
-        "language": form.get("language") or None,
-        "sources": form.get("sources") or None,
-    }
-    return await act(
-        request,
-        form,
-        None,
-        lambda user, app: service.start(
-            ResearchCreate(**{k: v for k, v in body.items() if v is not None}), user, app
-        ),
-    )
+    body = ResearchCreate(question=form.get("question"), **request_form.values(form))
+    return await act(request, form, None, lambda user, app: service.start(body, user, app))
 
 
 @router.post("/research/{research_id}/answer")
