@@ -61,7 +61,16 @@ MAX_USER_CHARS = 254
 
 
 class Refused(Exception):
-    """A sign-in or a token that is not accepted: one line for the person, never the token."""
+    """A sign-in or a token that is not accepted: one line for the person, never the token;
+    STATUS 503 when the provider could not be asked, else 401."""
+
+    def __init__(self, message: str, status: int = 401) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def unreachable(what: str, err: Exception) -> Refused:
+    return Refused(f"{what} cannot be reached ({type(err).__name__}): try again later", 503)
 
 
 @dataclass(frozen=True)
@@ -221,10 +230,7 @@ class Provider:
                     )
                 keys = KeySet.import_key_set(await _json(client, found["jwks_uri"]))
         except httpx.HTTPError as err:
-            raise Refused(
-                f"the identity provider at {issuer} cannot be reached ({type(err).__name__}): "
-                "try again later"
-            ) from None
+            raise unreachable(f"the identity provider at {issuer}", err) from None
         except (JoseError, ValueError, TypeError):
             raise Refused(
                 f"the identity provider at {issuer} sent a description or keys we cannot read"
@@ -248,9 +254,7 @@ class Provider:
                 )
                 found = await _read(response)
         except httpx.HTTPError as err:
-            raise Refused(
-                f"the identity provider's userinfo cannot be had ({type(err).__name__})"
-            ) from None
+            raise unreachable("the identity provider's userinfo", err) from None
         except ValueError:
             raise Refused("the identity provider's userinfo is not JSON we can read") from None
         if found.get("sub") != subject:

@@ -252,3 +252,17 @@ def test_the_providers_no_is_one_line_of_text(team: Team) -> None:
         line = refusal(answer, 401)
         assert line.startswith("the identity provider did not sign you in: &lt;script&gt;")
         assert "<script>alert" not in answer.text
+
+
+def test_a_provider_that_goes_down_during_a_sign_in_is_one_line(web_worker: WebWorker) -> None:
+    sock = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    provider = IdentityProvider.start(url)
+    try:
+        with running_app(_config(web_worker, provider, url), sock=sock) as app, browser() as client:
+            back = provider.log_in(client, client.get(f"{app.url}/auth/login"), ADA)
+            provider.stop()  # after its login form, before the app exchanges the code
+            line = refusal(client.get(back.headers["location"]), 503)
+            assert line.startswith("the identity provider cannot be reached")
+    finally:
+        provider.stop()

@@ -35,9 +35,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
 from starter.web import auth
-from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused
+from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused, unreachable
 from starter.web.pages.frame import page
 from starter.web.pages.signin import _local as local_path
+
+try:  # Authlib's client is built on httpx2 where that is installed, else on httpx
+    from httpx2 import HTTPError as OAuthClientError
+except ImportError:  # pragma: no cover - depends on what else is installed
+    from httpx import HTTPError as OAuthClientError
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
@@ -88,7 +93,7 @@ async def callback(request: Request) -> Response:
         user, id_token = await _finish(request, provider, pending)
         auth.signed_in(user, request)  # too many sign-ins as one user: 429
     except Refused as err:
-        return _refused(request, target, str(err), 401)
+        return _refused(request, target, str(err), err.status)
     except HTTPException as err:
         return _refused(request, target, str(err.detail), err.status_code)
     response = _moving_on(target, "Signed in")
@@ -171,10 +176,8 @@ async def _exchange(provider: Provider, code: str, verifier: str) -> dict[str, A
             )
     except OAuthError as err:
         raise Refused(f"the identity provider refused the sign-in ({err.error})") from None
-    except httpx.HTTPError as err:
-        raise Refused(
-            f"the identity provider cannot be reached ({type(err).__name__}): try again later"
-        ) from None
+    except (httpx.HTTPError, OAuthClientError) as err:
+        raise unreachable("the identity provider", err) from None
     if not isinstance(tokens.get("id_token"), str):
         raise Refused("the identity provider sent no ID token (is `openid` among the scopes?)")
     return dict(tokens)
