@@ -266,3 +266,14 @@ def test_a_provider_that_goes_down_during_a_sign_in_is_one_line(web_worker: WebW
             assert line.startswith("the identity provider cannot be reached")
     finally:
         provider.stop()
+
+
+def test_a_code_the_provider_did_not_give_is_refused(team: Team) -> None:
+    with browser() as client:
+        started = client.get(f"{team.app.url}/auth/login")
+        state = httpx.URL(started.headers["location"]).params["state"]
+        answer = client.get(
+            f"{team.app.url}/auth/callback", params={"code": "made-up", "state": state}
+        )
+        line = refusal(answer, 401)
+        assert line == "the identity provider refused the sign-in (invalid_grant)"

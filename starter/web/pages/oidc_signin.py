@@ -178,6 +178,8 @@ async def _exchange(provider: Provider, code: str, verifier: str) -> dict[str, A
         raise Refused(f"the identity provider refused the sign-in ({err.error})") from None
     except (httpx.HTTPError, OAuthClientError) as err:
         raise unreachable("the identity provider", err) from None
+    except ValueError:  # not JSON: a proxy's error page, a provider in trouble
+        raise Refused("the identity provider's answer to the sign-in cannot be read", 503) from None
     if not isinstance(tokens.get("id_token"), str):
         raise Refused("the identity provider sent no ID token (is `openid` among the scopes?)")
     return dict(tokens)
