@@ -88,6 +88,12 @@ def to_signin(request: Request, target: str | None = None) -> Response:
     return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
 
 
+def local_path(target: str) -> str:
+    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`): where
+    a sign-in (with a token or at the identity provider) may send the browser after it."""
+    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+
+
 async def read(call: Awaitable[T]) -> T:
     """What the service answers; what the API would answer instead, as a `PageError`."""
     try:

@@ -36,8 +36,7 @@ from starlette.exceptions import HTTPException
 
 from starter.web import auth
 from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused, unreachable
-from starter.web.pages.frame import page
-from starter.web.pages.signin import _local as local_path
+from starter.web.pages.frame import local_path, page
 
 try:  # Authlib's client is built on httpx2 where that is installed, else on httpx
     from httpx2 import HTTPError as OAuthClientError
