@@ -73,6 +73,9 @@ async def test_two_people_sign_in_with_the_provider_and_see_only_their_own_work(
     def scenario(page: Any, seen: Seen) -> None:
         sign_in_at_provider(page, app, ADA)
         research_id = ask(page, app, QUESTION)
+        page.get_by_role("region", name="Report").wait_for(
+            timeout=60_000
+        )  # finished: in the library
         page.goto(app.url + "/library")
         assert page.get_by_text(QUESTION).first.is_visible()
 
