@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -228,7 +228,7 @@ class Provider:
                     raise Refused(
                         f"the identity provider at {issuer} does not name its {missing[0]}"
                     )
-                keys = KeySet.import_key_set(await _json(client, found["jwks_uri"]))
+                keys = KeySet.import_key_set(cast(Any, await _json(client, found["jwks_uri"])))
         except httpx.HTTPError as err:
             raise unreachable(f"the identity provider at {issuer}", err) from None
         except (JoseError, ValueError, TypeError):
@@ -269,13 +269,19 @@ class Provider:
         client_id = self.settings.client_id
         try:
             claims = dict(jwt.decode(token, self.keys, algorithms=ALGORITHMS).claims)
-            jwt.JWTClaimsRegistry(
-                leeway=CLOCK_SKEW_S,
-                iss={"essential": True, "value": self.issuer},
-                exp={"essential": True},
-                **({"aud": {"essential": True, "value": client_id}} if nonce else {}),
-                **({"nonce": {"essential": True, "value": nonce}} if nonce else {}),
-            ).validate(claims)
+            issuer: jwt.ClaimsOption = {"essential": True, "value": self.issuer}
+            essential: jwt.ClaimsOption = {"essential": True}
+            if nonce is None:  # an access token: whose it is, below
+                registry = jwt.JWTClaimsRegistry(leeway=CLOCK_SKEW_S, iss=issuer, exp=essential)
+            else:
+                registry = jwt.JWTClaimsRegistry(
+                    leeway=CLOCK_SKEW_S,
+                    iss=issuer,
+                    exp=essential,
+                    aud={"essential": True, "value": client_id},
+                    nonce={"essential": True, "value": nonce},
+                )
+            registry.validate(claims)
         except BadSignatureError:
             raise Refused(f"the {what} is not signed by the identity provider") from None
         except ExpiredTokenError:

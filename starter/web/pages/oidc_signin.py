@@ -28,8 +28,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-from authlib.integrations.base_client.errors import OAuthError
-from authlib.integrations.httpx_client import AsyncOAuth2Client
+from authlib.integrations.base_client.errors import OAuthError  # type: ignore[import-untyped]
+from authlib.integrations.httpx_client import AsyncOAuth2Client  # type: ignore[import-untyped]
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
@@ -41,7 +41,7 @@ from starter.web.pages.frame import local_path, page
 try:  # Authlib's client is built on httpx2 where that is installed, else on httpx
     from httpx2 import HTTPError as OAuthClientError
 except ImportError:  # pragma: no cover - depends on what else is installed
-    from httpx import HTTPError as OAuthClientError
+    from httpx import HTTPError as OAuthClientError  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 router = APIRouter(include_in_schema=False)
