@@ -35,7 +35,7 @@ demo: setup
 
 # ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
 # MYPY_PATHS: one word more checks one more package. `make check` and `make test` run it first.
-MYPY_PATHS ?= workflows
+MYPY_PATHS ?= workflows starter/client telemetry
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -125,6 +125,7 @@ bench: setup
 	$(PY) -m tests.bench.budgets
 	$(PY) -m tests.bench.retrieval
 	$(PY) -m tests.bench.faithfulness
+	$(PY) -m tests.bench.team
 
 # Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
 # model, a careful judge and an uncritical one (README "How far to trust the citations").

@@ -12,14 +12,13 @@ import asyncio
 from typing import Any
 
 from temporalio.client import (
-    WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError
 
 from starter.client.errors import ClientError, Kind
-from starter.client.temporal import Refused, is_not_found, not_found, root_message
+from starter.client.temporal import Refused, ResearchHandle, is_not_found, not_found, root_message
 from starter.client.terminal import clean
 from workflows.research import DeepResearchWorkflow
 
@@ -30,7 +29,7 @@ class ReviewRefused(Refused):
     """The workflow's validator refused the review."""
 
 
-async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
+async def send_review(handle: ResearchHandle, payload: dict[str, Any]) -> str:
     """Send PAYLOAD through the validating `review` update, its feedback and steps without control
     characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
     try:

@@ -27,7 +27,7 @@ from config import Settings, settings
 from starter.client.errors import ClientError
 from starter.client.requests import RequestError
 from starter.client.temporal import one_line
-from starter.web import auth
+from starter.web import auth, metrics
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
 from starter.web.json_body import JsonBody
@@ -82,6 +82,7 @@ def create_app(config: Settings | None = None) -> FastAPI:
     from starter.web.pages import router as pages
 
     app.include_router(pages)
+    metrics.install(app)  # /metrics, and a span per request when traces are on
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 
