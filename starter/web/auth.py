@@ -4,8 +4,8 @@ Access control is off when RESEARCH_API_TOKENS and RESEARCH_OIDC_ISSUER are unse
 RESEARCH_USER (default `local`), and `serve` only binds a loopback address. With tokens
 (`NAME:TOKEN,NAME:TOKEN`) every API call needs `Authorization: Bearer TOKEN` or the session
 cookie a page got by signing in with a token. With an OpenID Connect provider (oidc.py,
-pages/oidc_signin.py) people sign in there and get the same session cookie; API clients may also send
-the provider's access token (a JWT, checked like an ID token) as their Bearer token.
+pages/oidc_signin.py) people sign in there and get the same session cookie; API clients may
+also send the provider's access token (a JWT, checked like an ID token) as their Bearer token.
 
 For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
