@@ -119,6 +119,16 @@ class Settings(BaseSettings):
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
+    #: Sign-in with the team's OpenID Connect provider (starter/web/oidc.py, docs/oidc.md), beside
+    #: or instead of the tokens: the issuer URL (discovery at /.well-known/openid-configuration),
+    #: the client registered there (redirect URI: RESEARCH_PUBLIC_URL + /auth/callback), the
+    #: claim that names the user, and who may sign in (`NAME` or `group:NAME`, comma-separated).
+    research_oidc_issuer: str | None = None
+    research_oidc_client_id: str | None = None
+    research_oidc_client_secret: SecretStr | None = None
+    research_oidc_user_claim: str = "email"
+    research_oidc_allowed: str = ""
+    research_oidc_groups_claim: str = "groups"
     #: Host names the web app answers to without access control, besides localhost and the
     #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
     research_allowed_hosts: str = ""

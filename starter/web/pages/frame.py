@@ -48,6 +48,9 @@ def page(
     in (the sign-out button), the CSRF token its forms carry."""
     context.setdefault("here", "")
     who = auth.identify(request)
+    access = auth.access_of(request)
+    context.setdefault("tokens", bool(access.tokens))  # the sign-in page's token form
+    context.setdefault("provider", access.oidc.settings.name if access.oidc else None)
     return templates.TemplateResponse(
         request,
         name,
@@ -83,6 +86,12 @@ def to_signin(request: Request, target: str | None = None) -> Response:
     if target is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
+
+
+def local_path(target: str) -> str:
+    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`): where
+    a sign-in (with a token or at the identity provider) may send the browser after it."""
+    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
 
 
 async def read(call: Awaitable[T]) -> T:
