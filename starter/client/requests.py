@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from activities import pricing
 from config import Settings
+from starter.client.errors import ClientError, Kind
 from starter.client.temporal import shown
 from starter.client.terminal import clean, escape
 from workflows.loop.language_codes import is_language
@@ -183,11 +184,12 @@ NAMES: tuple[str, ...] = (QUESTION, *FLAGS)
 _OPTION = {o.field: o for o in OPTIONS}
 
 
-class RequestError(ValueError):
-    """A request that cannot work; the message is one line naming the option and what it allows."""
+class RequestError(ClientError, ValueError):
+    """A request that cannot work; the message is one line naming the option and what it allows
+    (a `ClientError` of kind `INVALID`: every front end shows it as it shows bad input)."""
 
     def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
+        super().__init__(message, Kind.INVALID)
         self.field = field
 
 

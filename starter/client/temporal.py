@@ -68,6 +68,20 @@ def is_not_found(err: BaseException) -> bool:
     return isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND
 
 
+def not_taken(what: str) -> ClientError:
+    """An answer or a review no worker took in time: it may not have arrived, so say so."""
+    return ClientError(
+        f"no worker took the {what} within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+        f"(the {what} was not confirmed)",
+        Kind.NO_ANSWER,
+    )
+
+
+def research_failed(research_id: str, err: BaseException) -> ClientError:
+    """A research that ended in failure, with its root cause in one line."""
+    return ClientError(f"research {shown(research_id)} failed: {root_message(err)}", Kind.FAILED)
+
+
 def not_found(workflow_id: str) -> ClientError:
     return ClientError(f"no research with id {shown(workflow_id)}", Kind.NOT_FOUND)
 
@@ -148,11 +162,7 @@ async def send_answer(handle: ResearchHandle, text: str) -> str:
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         if _interrupted():
             raise asyncio.CancelledError() from err
-        raise ClientError(
-            f"no worker took the answer within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the answer was not confirmed)",
-            Kind.NO_ANSWER,
-        ) from err
+        raise not_taken("answer") from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err

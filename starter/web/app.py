@@ -25,7 +25,6 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from config import Settings, settings
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.client.temporal import one_line
 from starter.web import auth, metrics
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
@@ -122,7 +121,6 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     HTTPException: lambda request, err: error(
         err.status_code, str(err.detail), dict(err.headers or {})
     ),
-    RequestError: lambda request, err: error(422, str(err)),
     RPCError: _rpc,
     TimeoutError: lambda request, err: error(
         503,

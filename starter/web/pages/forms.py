@@ -18,7 +18,6 @@ from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.web import auth
 from starter.web.deps import ApiError, Backend
 from starter.web.pages.frame import backend, error_page, page, to_signin
@@ -72,8 +71,6 @@ async def act(
     except ClientError as err:
         failure = ApiError.of(err)
         return error_page(request, user, failure.status, failure.message, here)
-    except RequestError as err:
-        return error_page(request, user, 422, str(err), here)
     return RedirectResponse(
         target if target.startswith("/") else f"/research/{quote(target, safe='')}", status_code=303
     )

@@ -19,7 +19,6 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.client.temporal import one_line
 from starter.web import auth
 from starter.web.deps import ApiError, Backend
@@ -100,8 +99,6 @@ async def read(call: Awaitable[T]) -> T:
         return await call
     except ApiError as err:
         raise PageError(err.status, err.message) from None
-    except RequestError as err:
-        raise PageError(422, str(err)) from None
     except ClientError as err:
         failure = ApiError.of(err)
         raise PageError(failure.status, failure.message) from None
