@@ -220,8 +220,8 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
     """(paragraph, the findings it quotes), from each step's new findings in the plan's order.
 
     A finding qualifies when it names the question's subject and what the question asks of it
-    (asking.py) and at least one of its key terms; pointers ("For more information, see ...")
-    come last. A one-aspect question is answered by the step that asked it as asked (the plan's
+    (asking.py) and at least one of its key terms; those that say more of what was asked come
+    first, pointers ("For more information, see ...") last. A one-aspect question is answered by the step that asked it as asked (the plan's
     first), in the researcher's order; a question of several aspects gets one finding per aspect
     in turn. When findings exist but none qualifies, the summary says plainly that the sources do
     not answer the question and quotes nothing: a sentence about the subject is not an answer."""
@@ -245,18 +245,42 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
             for step in steps
             if k < len(step)
         ]
-    order.sort(key=lambda f: bool(_POINTER.match(_uncited(f.text).strip())))
+    # the findings that say most of what was asked first, pointers last (a stable sort: else
+    # in the order above)
+    order.sort(
+        key=lambda f: (
+            bool(_POINTER.match(_uncited(f.text).strip())),
+            -len(ask.asked_in(_uncited(f.text))),
+        )
+    )
     chosen = order[:SUMMARY_SENTENCES]
     if chosen:
         return " ".join(s.text for s in chosen), chosen
-    return _unanswered(ask, len(findings)), []
+    return _unanswered(ask, [_uncited(f.text) for f in findings]), []
 
 
-def _unanswered(ask: Ask, found: int) -> str:
-    asked = _quote(ask.ask_terms) if ask.ask_terms else "the question's own terms"
+def _unanswered(ask: Ask, findings: list[str]) -> str:
+    """Why no finding answers, true of every finding listed below it: none names the subject,
+    or those that do say nothing of what was asked (a count of all the findings "about" the
+    subject made the line deny what a finding about something else said)."""
+    about = [f for f in findings if ask.names_subject(f)]
+    subject = escape(ask.subject) or "the question's subject"
+    if not about:
+        said = (
+            f"The one sentence found does not name {subject}"
+            if len(findings) == 1
+            else f"None of the {len(findings)} sentences found names {subject}"
+        )
+    else:
+        asked = escape(_quote(ask.ask_terms) if ask.ask_terms else "the question's own terms")
+        said = (
+            f"The one sentence found about {subject} says nothing about {asked}"
+            if len(about) == 1
+            else f"None of the {len(about)} sentences found about {subject} says anything about {asked}"
+        )
     return (
-        f"**The sources read do not answer this question.** None of the {found} sentences found about "
-        f"{escape(ask.subject)} says anything about {escape(asked)}; what they do say is listed below."
+        f"**The sources read do not answer this question.** {said}; what was found is listed "
+        "below."
     )
 
 
