@@ -279,8 +279,7 @@ def _unanswered(ask: Ask, findings: list[str]) -> str:
             else f"None of the {len(about)} sentences found about {subject} says anything about {asked}"
         )
     return (
-        f"**The sources read do not answer this question.** {said}; what was found is listed "
-        "below."
+        f"**The sources read do not answer this question.** {said}; what was found is listed below."
     )
 
 
