@@ -292,6 +292,14 @@ def _named_kind(text: str) -> Decomposition | None:
     return Decomposition(kind, found.items, found.scope, subject=subject)
 
 
+#: ", and" before a clause with a subject and a verb of its own ("..., and its error messages
+#: must still reach the terminal"): another thing asked, not more of the same clause.
+_OWN_CLAUSE = (
+    r"(?:its|their|the|my|our|your|this|these|those|it|they|we|i|you)\s+(?:[\w'-]+\s+){0,3}"
+    r"(?:must|should|can|could|will|would|may|might|need|needs)\b"
+)
+
+
 def _split_clauses(question: str) -> list[str]:
     """The question's clauses; a fragment with fewer than two content words ("In Rust,") joins
     the clause after it."""
@@ -300,7 +308,9 @@ def _split_clauses(question: str) -> list[str]:
     for part in parts:
         pieces.extend(
             re.split(
-                rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)", part, flags=re.I
+                rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)|,\s+and\s+(?={_OWN_CLAUSE})",
+                part,
+                flags=re.I,
             )
         )
     clauses: list[str] = []
