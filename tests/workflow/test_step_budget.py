@@ -17,11 +17,16 @@ from workflows.state import ResearchState
 
 PAGE = ("The borrow checker rejects two mutable references to one value. " * 70)[:4000]
 STEP = PlanStep(title="Borrowing", description="What the borrow checker rejects.")
-OBSERVE_ALL = ObserveInput(
-    query=QUESTION,
-    step=STEP,
-    passages=[Passage(source_id=i, title=f"p{i}", url=f"u{i}", text=PAGE) for i in (1, 2, 3)],
-)
+
+
+def _read(pages: int) -> list[Passage]:
+    """`pages` sources read in full, each the same page of 4,000 characters."""
+    return [
+        Passage(source_id=n, title=f"p{n}", url=f"u{n}", text=PAGE) for n in range(1, pages + 1)
+    ]
+
+
+OBSERVE_ALL = ObserveInput(query=QUESTION, step=STEP, passages=_read(3))
 
 
 @pytest.fixture(autouse=True)
