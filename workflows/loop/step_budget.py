@@ -119,9 +119,13 @@ def step_adds(state: ResearchState, observe: ObserveInput) -> tuple[int, int]:
     """What a step's observation adds to the report's prompt, in characters: the observation
     (as long as the role wrote before, else half its `max_tokens`) and the evidence kept from
     its passages (evidence.py: at most EVIDENCE_PER_SOURCE paragraphs of EVIDENCE_CHARS each per
-    source). Nothing for a research from before the patch."""
+    source). Only for the research's first step: later steps leave the reserve of a checked
+    report, whose verification and critic the report does without when short (calls.admit), so
+    what a step adds is paid from them; counted for every step, a research whose budget is all
+    it spends unbudgeted researched 1 of 2 light steps (make bench). Nothing for a research from
+    before the patch."""
     spending = state.ledger.spending
-    if not spending.afforded_report:
+    if not spending.afforded_report or state.inquiry.steps_done() > 0:
         return (0, 0)
     observation = budget.likely_completion(spending, roles.OBSERVE) * budget.CHARS_PER_TOKEN
     read: dict[int, int] = {}
