@@ -94,8 +94,8 @@ RETIRED = frozenset(
 )
 #: patched 2026-11-27 (issue 39, item 6): under a token or cost budget, prompts are estimated from
 #: what the model is shown (not what was read, kept for the guard), the report's reserve counts
-#: the background only without a plan, and a step's observation leaves room for the one-call
-#: report over what the step adds (workflows/loop/step_budget.py). Asked once, when a research
+#: the background only without a plan, and the first step's observation leaves room for the
+#: one-call report over what it adds, or is bought alone (workflows/loop/step_budget.py). Asked once, when a research
 #: with a budget begins; researches without one record no marker.
 REPORT_AS_AFFORDED = "report-as-afforded"
 

@@ -358,8 +358,8 @@ def target_words(state: ResearchState) -> int:
 
 def research_reserve(state: ResearchState, adding: tuple[int, int] = (0, 0)) -> tuple[int, float]:
     """The reserve a research call must leave: the report's, checks included, once a step has
-    been researched; before that only the report's one call (`likely` admission only). A step's
-    observation leaves the reserve of the report over what it will add (step_budget.py)."""
+    been researched; before that only the report's one call (`likely` admission only). The first
+    step's observation leaves the reserve of the report over what it will add (step_budget.py)."""
     return report_reserve(state, checked=state.inquiry.steps_done() > 0, adding=adding)
 
 
