@@ -300,19 +300,21 @@ _OWN_CLAUSE = (
 )
 
 
+#: Where another thing asked begins: "and", "as well as" or a comma before a question word (or
+#: "whether"), or ", and" before a clause of its own.
+_NEW_CLAUSE = (
+    rf"(?:,?\s+and(?:\s+also)?|\s+as\s+well\s+as)\s+(?=(?:{_QUESTION_WORDS}|whether)\b)"
+    rf"|,\s+(?=(?:{_QUESTION_WORDS}|whether)\b)|,\s+and\s+(?={_OWN_CLAUSE})"
+)
+
+
 def _split_clauses(question: str) -> list[str]:
     """The question's clauses; a fragment with fewer than two content words ("In Rust,") joins
     the clause after it."""
     parts = re.split(r"\?+|;|(?<=[a-z0-9)])\.\s+(?=[A-Z])", question)
     pieces: list[str] = []
     for part in parts:
-        pieces.extend(
-            re.split(
-                rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)|,\s+and\s+(?={_OWN_CLAUSE})",
-                part,
-                flags=re.I,
-            )
-        )
+        pieces.extend(re.split(_NEW_CLAUSE, part, flags=re.I))
     clauses: list[str] = []
     carry = ""
     for piece in (_clean_clause(p) for p in pieces):

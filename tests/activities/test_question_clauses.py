@@ -1,6 +1,7 @@
 """A question's clauses, each a thing asked (activities/offline_engine/questions.py, issue 39).
 
-", and" before a clause with a subject and a verb of its own asks another thing: the research
+", and" before a clause with a subject and a verb of its own asks another thing, as "and",
+"as well as" or a comma before a question word or "whether" does: the research
 gives it a step of its own, so the chapter that answers it is searched for (a held-out Rust book
 question lost its second half, the chapter on printing errors to standard error, this way).
 """
@@ -23,6 +24,14 @@ CLAUSES = [
     (
         "How is a crate published, and the workspace must build first?",
         ["How is a crate published", "the workspace must build first"],
+    ),
+    (
+        "How do I split my crate into modules, and whether other modules see the items inside?",
+        ["How do I split my crate into modules", "whether other modules see the items inside"],
+    ),
+    (
+        "I want to know how channels pass data as well as how a mutex guards shared state.",
+        ["I want to know how channels pass data", "how a mutex guards shared state"],
     ),
 ]
 ONE_CLAUSE = [
