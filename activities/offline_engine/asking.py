@@ -135,7 +135,17 @@ def _main_verb(lower: list[str]) -> int | None:
         before_determiner = (
             i + 1 < len(lower) and lower[i + 1] in _DETERMINERS and word not in _PREPOSITIONS
         )
-        if word in VERBS or after_person or before_determiner or _closes_clause(lower, i):
+        # A code name ("itertools.groupby") is a whole noun phrase: after it, with an auxiliary
+        # before, comes the verb ("How does itertools.groupby group ...").
+        after_code_name = i >= 2 and "." in lower[i - 1].strip(".")
+        if (
+            word in VERBS
+            or after_person
+            or before_determiner
+            or after_code_name
+            and any(w in _AUX and w not in _COPULA for w in lower[:i])
+            or _closes_clause(lower, i)
+        ):
             return i
     aux = next((w for w in lower[:2] if w in _AUX), "")
     if (
