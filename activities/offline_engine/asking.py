@@ -33,8 +33,10 @@ from activities.offline_engine.words import (
     VERBS,
     _base,
     _Matcher,
+    _quote,
     _words,
 )
+from workflows.checks.citations import escape
 from workflows.text import STOPWORDS
 
 _AUX = frozenset(
@@ -222,3 +224,27 @@ def subject_title(question: str) -> str:
     """The question's subject phrase when it names one ("sourdough loaves"), else ""."""
     ask = read_ask(question)
     return ask.subject if ask.subject_terms else ""
+
+
+def unanswered(ask: Ask, findings: list[str]) -> str:
+    """The offline summary's first line when no finding answers, true of every finding below it: none names the subject,
+    or those that do say nothing of what was asked (a count of all the findings "about" the
+    subject made the line deny what a finding about something else said)."""
+    about = [f for f in findings if ask.names_subject(f)]
+    subject = escape(ask.subject) or "the question's subject"
+    if not about:
+        said = (
+            f"The one sentence found does not name {subject}"
+            if len(findings) == 1
+            else f"None of the {len(findings)} sentences found names {subject}"
+        )
+    else:
+        asked = escape(_quote(ask.ask_terms) if ask.ask_terms else "the question's own terms")
+        said = (
+            f"The one sentence found about {subject} says nothing about {asked}"
+            if len(about) == 1
+            else f"None of the {len(about)} sentences found about {subject} says anything about {asked}"
+        )
+    return (
+        f"**The sources read do not answer this question.** {said}; what was found is listed below."
+    )

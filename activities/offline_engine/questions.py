@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from activities.offline_engine.kinds import kind_list
 from activities.offline_engine.words import (
+    _NEW_CLAUSE,
     _QUESTION_WORDS,
     _WORD,
     ASPECT_WORDS,
@@ -290,22 +291,6 @@ def _named_kind(text: str) -> Decomposition | None:
     kind = "comparison" if found.compared else "enumeration"
     subject = _join(found.items) + (f" {found.scope}" if found.scope else "")
     return Decomposition(kind, found.items, found.scope, subject=subject)
-
-
-#: ", and" before a clause with a subject and a verb of its own ("..., and its error messages
-#: must still reach the terminal"): another thing asked, not more of the same clause.
-_OWN_CLAUSE = (
-    r"(?:its|their|the|my|our|your|this|these|those|it|they|we|i|you)\s+(?:[\w'-]+\s+){0,3}"
-    r"(?:must|should|can|could|will|would|may|might|need|needs)\b"
-)
-
-
-#: Where another thing asked begins: "and", "as well as" or a comma before a question word (or
-#: "whether"), or ", and" before a clause of its own.
-_NEW_CLAUSE = (
-    rf"(?:,?\s+and(?:\s+also)?|\s+as\s+well\s+as)\s+(?=(?:{_QUESTION_WORDS}|whether)\b)"
-    rf"|,\s+(?=(?:{_QUESTION_WORDS}|whether)\b)|,\s+and\s+(?={_OWN_CLAUSE})"
-)
 
 
 def _split_clauses(question: str) -> list[str]:

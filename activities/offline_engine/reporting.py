@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from activities.offline_engine.asking import Ask, ask_of
+from activities.offline_engine.asking import ask_of, unanswered
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts, decompose
-from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
+from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
 from workflows.activity_models import (
     AboutQuestion,
     OutlineInput,
@@ -256,31 +256,7 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
     chosen = order[:SUMMARY_SENTENCES]
     if chosen:
         return " ".join(s.text for s in chosen), chosen
-    return _unanswered(ask, [_uncited(f.text) for f in findings]), []
-
-
-def _unanswered(ask: Ask, findings: list[str]) -> str:
-    """Why no finding answers, true of every finding listed below it: none names the subject,
-    or those that do say nothing of what was asked (a count of all the findings "about" the
-    subject made the line deny what a finding about something else said)."""
-    about = [f for f in findings if ask.names_subject(f)]
-    subject = escape(ask.subject) or "the question's subject"
-    if not about:
-        said = (
-            f"The one sentence found does not name {subject}"
-            if len(findings) == 1
-            else f"None of the {len(findings)} sentences found names {subject}"
-        )
-    else:
-        asked = escape(_quote(ask.ask_terms) if ask.ask_terms else "the question's own terms")
-        said = (
-            f"The one sentence found about {subject} says nothing about {asked}"
-            if len(about) == 1
-            else f"None of the {len(about)} sentences found about {subject} says anything about {asked}"
-        )
-    return (
-        f"**The sources read do not answer this question.** {said}; what was found is listed below."
-    )
+    return unanswered(ask, [_uncited(f.text) for f in findings]), []
 
 
 def _title(about: AboutQuestion) -> str:
