@@ -153,7 +153,6 @@ async def run(only: set[str]) -> None:
     from temporalio.worker import Worker
 
     from config import data_converter
-    from starter.client.followup import conversation
     from worker import ACTIVITIES
     from workflows.models import Depth, ReportReview, ResearchRequest
     from workflows.research import DeepResearchWorkflow
@@ -187,43 +186,8 @@ async def run(only: set[str]) -> None:
     ):
         bench = Bench(env.client)
         found, wanted, good = await research_set(bench, request, research, "dev set")
-        asked_count = 0
-        if vague:
-            print("vague questions (asked back?)")
-        for q in vague:
-            handle = await bench.start(request(q.text))
-            asked = await bench.asked_back(handle)
-            if asked:
-                await handle.terminate("bench: asked back")
-            else:
-                await handle.result()
-            asked_count += asked is not None
-            print(f"  {q.key:4} {'asked' if asked else 'RESEARCHED':10} {q.text!r}: {asked or '-'}")
-        if vague:
-            print(f"  vague questions asked back: {asked_count}/{len(vague)}")
-        resolved = 0
-        if pairs:
-            print("follow-ups (resolved from the first research, on the referred topic?)")
-        for q in pairs:
-            first, _ = await bench.research(request(q.text))
-            handle = await bench.start(
-                request(q.follow_up, history=conversation(first), follow_up_of="bench-first")
-            )
-            asked = await bench.asked_back(handle)
-            if asked:
-                await handle.terminate("bench: asked back")
-                ok, cited = False, []
-            else:
-                cited = cited_files(await handle.result())
-                ok = all(f in cited for f in q.required)
-            resolved += ok
-            state = "asked back" if asked else ("resolved" if ok else "off-topic")
-            print(
-                f"  {q.key:4} {state:10} {q.follow_up!r} → cites {', '.join(_short(f) for f in cited[:6]) or '-'}"
-                f" (wanted {', '.join(_short(f) for f in q.required)})"
-            )
-        if pairs:
-            print(f"  follow-ups resolved: {resolved}/{len(pairs)}")
+        asked_count = await vague_set(bench, request, vague)
+        resolved = await follow_up_set(bench, request, pairs)
         held = await research_set(bench, request, held_out, "held-out (tests/bench)")
     print(
         f"summary: ≥2 required cited {good}/{len(research)}, recall {found / max(1, wanted):.0%}, "
@@ -231,6 +195,56 @@ async def run(only: set[str]) -> None:
         f"held-out ≥2 required cited {held[2]}/{len(held_out)}, recall "
         f"{held[0] / max(1, held[1]):.0%} ({time.perf_counter() - started:.0f} s)"
     )
+
+
+async def vague_set(bench: Bench, request: Any, vague: list[Question]) -> int:
+    """Start each vague question and print whether it was asked back: how many were."""
+    asked_count = 0
+    if vague:
+        print("vague questions (asked back?)")
+    for q in vague:
+        handle = await bench.start(request(q.text))
+        asked = await bench.asked_back(handle)
+        if asked:
+            await handle.terminate("bench: asked back")
+        else:
+            await handle.result()
+        asked_count += asked is not None
+        print(f"  {q.key:4} {'asked' if asked else 'RESEARCHED':10} {q.text!r}: {asked or '-'}")
+    if vague:
+        print(f"  vague questions asked back: {asked_count}/{len(vague)}")
+    return asked_count
+
+
+async def follow_up_set(bench: Bench, request: Any, pairs: list[Question]) -> int:
+    """Research each first question, then its follow-up with it as the conversation: how many
+    follow-ups were researched (not asked back) and cite the file they refer to."""
+    from starter.client.followup import conversation
+
+    resolved = 0
+    if pairs:
+        print("follow-ups (resolved from the first research, on the referred topic?)")
+    for q in pairs:
+        first, _ = await bench.research(request(q.text))
+        handle = await bench.start(
+            request(q.follow_up, history=conversation(first), follow_up_of="bench-first")
+        )
+        asked = await bench.asked_back(handle)
+        if asked:
+            await handle.terminate("bench: asked back")
+            ok, cited = False, []
+        else:
+            cited = cited_files(await handle.result())
+            ok = all(f in cited for f in q.required)
+        resolved += ok
+        state = "asked back" if asked else ("resolved" if ok else "off-topic")
+        print(
+            f"  {q.key:4} {state:10} {q.follow_up!r} → cites {', '.join(_short(f) for f in cited[:6]) or '-'}"
+            f" (wanted {', '.join(_short(f) for f in q.required)})"
+        )
+    if pairs:
+        print(f"  follow-ups resolved: {resolved}/{len(pairs)}")
+    return resolved
 
 
 async def research_set(
