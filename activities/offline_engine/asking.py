@@ -144,8 +144,7 @@ def _main_verb(lower: list[str]) -> int | None:
             word in VERBS
             or after_person
             or before_determiner
-            or after_code_name
-            and any(w in _AUX and w not in _COPULA for w in lower[:i])
+            or (after_code_name and any(w in _AUX and w not in _COPULA for w in lower[:i]))
             or _closes_clause(lower, i)
         ):
             return i
@@ -166,8 +165,8 @@ def _main_verb(lower: list[str]) -> int | None:
 def _closes_clause(lower: list[str], i: int) -> bool:
     """Whether word `i` is the verb that closes a question's main clause: after a non-copula
     auxiliary and a subject, the word a phrase or a clause follows ("What does asyncio.timeout
-    raise when ...", "Why does shutil.rmtree fail on ...", "decide which ..."). "Of" joins nouns ("the list of ..."),
-    so it closes nothing."""
+    raise when ...", "Why does shutil.rmtree fail on ...", "decide which ..."). "Of" joins
+    nouns ("the list of ..."), so it closes nothing."""
     aux = next((w for w in lower[:2] if w in _AUX), "")
     follows = lower[i + 1] if i + 1 < len(lower) else ""
     subject = [
@@ -227,9 +226,10 @@ def subject_title(question: str) -> str:
 
 
 def unanswered(ask: Ask, findings: list[str]) -> str:
-    """The offline summary's first line when no finding answers, true of every finding below it: none names the subject,
-    or those that do say nothing of what was asked (a count of all the findings "about" the
-    subject made the line deny what a finding about something else said)."""
+    """The offline summary's first line when no finding answers, true of every finding below
+    it: none names the subject, or those that do say nothing of what was asked (a count of all
+    the findings "about" the subject made the line deny what a finding about something else
+    said)."""
     about = [f for f in findings if ask.names_subject(f)]
     subject = escape(ask.subject) or "the question's subject"
     if not about:

@@ -221,9 +221,9 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
 
     A finding qualifies when it names the question's subject and what the question asks of it
     (asking.py) and at least one of its key terms; those that say more of what was asked come
-    first, pointers ("For more information, see ...") last. A one-aspect question is answered by the step that asked it as asked (the plan's
-    first), in the researcher's order; a question of several aspects gets one finding per aspect
-    in turn. When findings exist but none qualifies, the summary says plainly that the sources do
+    first, pointers ("For more information, see ...") last. A one-aspect question is answered
+    by the step that asked it as asked (the plan's first), in the researcher's order; a question
+    of several aspects gets one finding per aspect in turn. When findings exist but none qualifies, the summary says plainly that the sources do
     not answer the question and quotes nothing: a sentence about the subject is not an answer."""
     findings = [f for step in by_step for f in step]
     if not findings:

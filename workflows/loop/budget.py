@@ -112,7 +112,7 @@ def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
 
 def likely(spending: Spending, role: AnyRole, arg: BaseModel) -> Charge:
     """What a call of `role` will likely take, for admission: its prompt (estimated with the
-    role's own prompt ratio once it has served) plus what it will likely write (`likely_completion`)."""
+    role's own prompt ratio once it has served) plus its likely reply (`likely_completion`)."""
     given = input_tokens(arg, shown_only=spending.afforded_report)
     prompt = _prompt(spending, given, role.name)
     return _charge(
