@@ -22,9 +22,9 @@ from pydantic import BaseModel
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.activity_models import Usage
+from workflows.activity_models import ObserveInput, Usage
 from workflows.checks.redaction import redact
-from workflows.loop import budget, model_use
+from workflows.loop import budget, model_use, step_budget
 from workflows.models import TokenCount
 from workflows.parts import Ledger
 from workflows.roles import AnyRole, Role
@@ -129,7 +129,11 @@ def admit(state: ResearchState, role: AnyRole, arg: BaseModel) -> budget.Charge 
         return budget.Charge(0, 0.0)
     charge = budget.likely(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = budget.research_reserve(state)
+        reserve_tokens, reserve_cost = (
+            step_budget.reserve_beside(state, arg)
+            if isinstance(arg, ObserveInput)
+            else budget.research_reserve(state)
+        )
         over = budget.over_budget(
             state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost
         )
