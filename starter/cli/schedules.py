@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
@@ -96,21 +97,23 @@ async def run(args: argparse.Namespace, session: Session) -> int:
 
 
 async def pause(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    await standing.pause(client, session.cfg, args.id, _owner(session))
+    await _change(args, session, standing.pause)
     say(f"{args.id} paused (resume it with `python -m starter schedule resume {args.id}`)")
     return EXIT_OK
 
 
 async def resume(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    view = await standing.resume(client, session.cfg, args.id, _owner(session))
+    view = await _change(args, session, standing.resume)
     say(f"{args.id} resumed; next run {view.next_run_at or '-'}")
     return EXIT_OK
 
 
 async def delete(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    await standing.delete(client, session.cfg, args.id, _owner(session))
+    await _change(args, session, standing.delete)
     say(f"{args.id} deleted; its runs stay in the library (`python -m starter history`)")
     return EXIT_OK
+
+
+async def _change(args: argparse.Namespace, session: Session, change: Any) -> Any:
+    """CHANGE(client, settings, id, owner): the session's user's standing research ARGS.id."""
+    return await change(await session.connect(), session.cfg, args.id, _owner(session))

@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, Path, Request
+from fastapi.responses import JSONResponse
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -78,6 +79,13 @@ class ApiError(Exception):
     @classmethod
     def of(cls, err: ClientError) -> ApiError:
         return cls(HTTP_STATUS[err.kind], str(err), err.retry_after_s)
+
+
+def created(collection: str, new_id: str) -> JSONResponse:
+    """201 with the new thing's id and where it now lives (`/api/COLLECTION/ID`)."""
+    return JSONResponse(
+        {"id": new_id}, status_code=201, headers={"Location": f"/api/{collection}/{new_id}"}
+    )
 
 
 def unknown(research_id: str) -> ApiError:

@@ -207,6 +207,18 @@ def running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult
     return research.handle
 
 
+async def answer(research: Research, app: Backend, text: str) -> Any:
+    """The person's answer to the research's question, through its validating update."""
+    handle = running(research, "answer")
+    return await steer(research, app, "answer", research_client.answer(handle, text.strip()))
+
+
+async def review(research: Research, app: Backend, payload: dict[str, Any]) -> Any:
+    """The person's review of the plan or the report, through the validating update."""
+    handle = running(research, "review")
+    return await steer(research, app, "review", research_client.review(handle, payload))
+
+
 async def steer(research: Research, app: Backend, what: str, sending: Awaitable[str]) -> Any:
     """Deliver an answer or a review; the research's status once it was taken (just the reply if
     that cannot be read). A refusal is 409 (nothing pending) or 422 (invalid), with its reason."""

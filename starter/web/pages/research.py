@@ -12,19 +12,19 @@ the owner check and the 404 for someone else's research are one function for bot
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from starter.client import research_client
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.web import auth, conversation, review_texts, service
-from starter.web.deps import ApiError, Backend, owned_research
+from starter.web.deps import ApiError, Backend, Research, owned_research
 from starter.web.models import ResearchCreate, ResearchView
 from starter.web.pages import request_form
-from starter.web.pages.forms import act, read_form
+from starter.web.pages.forms import Work, act, read_form
 from starter.web.pages.frame import (
     PageError,
     backend,
@@ -243,47 +243,53 @@ async def start(request: Request) -> Response:
 @router.post("/research/{research_id}/answer")
 async def answer(request: Request, research_id: str) -> Response:
     form = await read_form(request)
-
-    async def send(user: str, app: Backend) -> str:
-        research = await owned_research(research_id, user, app)
-        handle = service.running(research, "answer")
-        text = form.get("answer", "").strip()
-        await service.steer(research, app, "answer", research_client.answer(handle, text))
-        return research_id
-
-    return await act(request, form, research_id, send)
+    return await act(
+        request,
+        form,
+        research_id,
+        _steering(research_id, lambda r, app: service.answer(r, app, form.get("answer", ""))),
+    )
 
 
 @router.post("/research/{research_id}/review")
 async def review(request: Request, research_id: str) -> Response:
     form = await read_form(request)
-
-    async def send(user: str, app: Backend) -> str:
-        decision = form.get("decision", "")
-        if decision not in DECISIONS:
-            raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
-        research = await owned_research(research_id, user, app)
-        handle = service.running(research, "review")
-        payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
-        if form.get("round"):  # the report review round the page showed: a later one refuses it
-            if not form["round"].isdigit():
-                raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
-            payload["round"] = int(form["round"])
-        await service.steer(research, app, "review", research_client.review(handle, payload))
-        return research_id
-
-    return await act(request, form, research_id, send)
+    return await act(
+        request,
+        form,
+        research_id,
+        _steering(research_id, lambda r, app: service.review(r, app, _review(form))),
+    )
 
 
 @router.post("/research/{research_id}/cancel")
 async def cancel(request: Request, research_id: str) -> Response:
     form = await read_form(request)
+    return await act(request, form, research_id, _steering(research_id, service.cancel))
 
-    async def send(user: str, app: Backend) -> str:
-        await service.cancel(await owned_research(research_id, user, app), app)
+
+def _steering(research_id: str, send: Callable[[Research, Backend], Awaitable[Any]]) -> Work:
+    """A form's work on the user's own research (another's is unknown, as the API says): SEND,
+    then the research's page."""
+
+    async def work(user: str, app: Backend) -> str:
+        await send(await owned_research(research_id, user, app), app)
         return research_id
 
-    return await act(request, form, research_id, send)
+    return work
+
+
+def _review(form: dict[str, str]) -> dict[str, Any]:
+    """The review a form sends, as the API's `Review` body has it."""
+    decision = form.get("decision", "")
+    if decision not in DECISIONS:
+        raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
+    payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
+    if form.get("round"):  # the report review round the page showed: a later one refuses it
+        if not form["round"].isdigit():
+            raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
+        payload["round"] = int(form["round"])
+    return payload
 
 
 @router.post("/research/{research_id}/follow-up")
