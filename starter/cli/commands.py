@@ -39,7 +39,7 @@ from workflows.models import ResearchResult, Stage
 
 async def research(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    owner = research_client.local_owner(session.cfg)
+    owner = session.user
     request = await research_client.ready(build_request(values, FLAGS), session, FLAGS, owner=owner)
     # Someone can answer a review only at an attached terminal: only then may `auto` ask for one.
     request = request.model_copy(update={"attended": not args.detach and sys.stdin.isatty()})

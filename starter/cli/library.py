@@ -22,7 +22,6 @@ from typing import TypeVar
 from activities.storage import store
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
-from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.library import read_library, stored_research, where
 from starter.client.session import Session
@@ -39,7 +38,7 @@ STDOUT = "-"
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    user = research_client.local_owner(session.cfg)  # RESEARCH_USER's research only
+    user = session.user  # RESEARCH_USER's research only
     entries = read_library(
         lambda: store.list_research(url, contains=args.filter, limit=args.limit, owner=user)
     )
@@ -105,7 +104,7 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     exit 2, like `show`."""
     title = research_title(args.title)  # a RequestError: one line, exit 2
     url = session.cfg.research_db_url
-    user = research_client.local_owner(session.cfg)
+    user = session.user
     entry = read_library(lambda: store.rename_research(url, args.id, user, title))
     if entry is None:
         raise ClientError(

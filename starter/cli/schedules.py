@@ -15,7 +15,7 @@ from starter.client.session import Session
 
 
 def _owner(session: Session) -> str:
-    return research_client.local_owner(session.cfg)
+    return session.user
 
 
 async def add(args: argparse.Namespace, session: Session) -> int:

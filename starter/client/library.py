@@ -25,7 +25,7 @@ T = TypeVar("T")
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
-    mine = research_client.local_owner(session.cfg)
+    mine = session.user
     if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
         stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:

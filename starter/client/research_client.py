@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import (
     Client,
     ScheduleActionStartWorkflow,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
 )
@@ -40,7 +41,7 @@ from config import Settings
 from starter.client import followup, hints
 from starter.client.errors import ClientError, Kind
 from starter.client.requests import check_prices, check_sources
-from starter.client.session import Session
+from starter.client.session import Session, local_owner
 from starter.client.steering import send_review
 from starter.client.temporal import (
     WORKFLOW_TYPE,
@@ -66,12 +67,6 @@ def new_id() -> str:
     return f"research-{uuid.uuid4().hex[:8]}"
 
 
-def local_owner(cfg: Settings) -> str:
-    """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
-    read research as: RESEARCH_USER."""
-    return (getattr(cfg, "research_user", None) or "").strip() or "local"
-
-
 def stored_owner(stored: Any, cfg: Settings) -> str:
     """The owner of a library entry or stored research (the library's `owner` column; research
     from before owners is RESEARCH_USER's)."""
@@ -84,7 +79,12 @@ def stored_owner(stored: Any, cfg: Settings) -> str:
 async def owner_of(research: ResearchHandle, cfg: Settings) -> str:
     """The owner of a research Temporal knows: the memo `start` writes (research from before
     owners is RESEARCH_USER's)."""
-    described = await research.describe()
+    return await owner_in(await research.describe(), cfg)
+
+
+async def owner_in(described: WorkflowExecutionDescription, cfg: Settings) -> str:
+    """The owner a described research's memo names (research from before owners is
+    RESEARCH_USER's): the one reading of it, for the CLI, MCP and the web app alike."""
     return str(await described.memo_value("owner", local_owner(cfg)))
 
 
@@ -172,7 +172,7 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
         described = await research.describe()
     except RPCError as err:
         raise unknown from err
-    if str(await described.memo_value("owner", local_owner(session.cfg))) != owner:
+    if await owner_in(described, session.cfg) != owner:
         raise unknown
     if described.status is not WorkflowExecutionStatus.COMPLETED:
         state = described.status.name.lower() if described.status else "unknown"

@@ -9,7 +9,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from activities.storage import store
-from starter.client import library, research_client
+from starter.client import library
 from starter.client.requests import research_id
 from starter.client.session import Session
 from starter.client.temporal import shown
@@ -23,7 +23,7 @@ def add_library_tools(server: Any, session: Session, one_line_errors: Any) -> No
         finds it by it and its report is titled with it. Returns its library entry."""
         async with one_line_errors():
             wanted, new = research_id(id), research_title(title)
-            owner = research_client.local_owner(session.cfg)
+            owner = session.user
             entry = await asyncio.to_thread(
                 library.read_library,
                 lambda: store.rename_research(session.cfg.research_db_url, wanted, owner, new),

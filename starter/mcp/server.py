@@ -105,9 +105,7 @@ class ResearchServer(MCPServer):
         url = self.session.cfg.research_db_url
         try:
             entries = await asyncio.to_thread(
-                lambda: store.list_research(
-                    url, limit=LISTED_REPORTS, owner=research_client.local_owner(self.session.cfg)
-                )
+                lambda: store.list_research(url, limit=LISTED_REPORTS, owner=self.session.user)
             )
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
             entries = []
@@ -149,7 +147,7 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            owner = research_client.local_owner(session.cfg)
+            owner = session.user
             request = await research_client.ready(build_request(values), session, owner=owner)
             run = research_client.StartResearch(request=request, owner=owner, attended=attended)
             handle = await research_client.start(await session.connect(), session.cfg, run)
@@ -257,7 +255,7 @@ async def _answer(
 
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
-    reader = research_client.local_owner(session.cfg)  # another user's research is unknown here
+    reader = session.user  # another user's research is unknown here
 
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> N
     """Create, list and show; `_add_steering_tools` runs, pauses, resumes and deletes."""
 
     def owner() -> str:
-        return research_client.local_owner(session.cfg)
+        return session.user
 
     _add_creation_tool(server, session, one_line_errors, owner)
     _add_reading_tools(server, session, one_line_errors, owner)

@@ -26,7 +26,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.storage import store
 from config import Settings
 from starter.client.errors import ClientError, Kind
-from starter.client.research_client import local_owner, stored_owner
+from starter.client.research_client import owner_in, stored_owner
 from starter.client.temporal import connect, is_not_found
 from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
 from workflows.models import ResearchResult
@@ -194,7 +194,7 @@ async def owned_research(
         return await _stored(app, id, user, err)
     # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
     # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
-    owner = str(await described.memo_value("owner", local_owner(app.cfg)))
+    owner = await owner_in(described, app.cfg)
     if owner != user:  # the same library read an unknown id costs: the 404s take as long
         await _stored(app, id, "\x00", RPCError("not yours", RPCStatusCode.NOT_FOUND, b""))
         raise unknown(id)
