@@ -7,6 +7,7 @@ another user's research is unknown in every front end alike, and a library error
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -17,7 +18,7 @@ from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
 from starter.client.temporal import shown
-from starter.client.titles import titled
+from starter.client.titles import research_title, titled
 
 T = TypeVar("T")
 
@@ -33,6 +34,18 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
             f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
     return stored.model_copy(update={"result": titled(stored.result, stored.title)})
+
+
+async def rename(
+    url: str, owner: str, research_id: str, title: object
+) -> store.LibraryEntry | None:
+    """OWNER's stored research RESEARCH_ID titled TITLE (checked and cleaned: a `RequestError`
+    when empty or too long), off the event loop; its library entry, or None when none of OWNER's
+    has that id (another user's too). The CLI, the MCP tool and the web app rename through this."""
+    new = research_title(title)
+    return await asyncio.to_thread(
+        read_library, lambda: store.rename_research(url, research_id, owner, new)
+    )
 
 
 def read_library(query: Callable[[], T]) -> T:

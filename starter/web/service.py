@@ -16,12 +16,12 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
 from activities.storage import store
-from starter.client import research_client
+from starter.client import library, research_client
 from starter.client.errors import ClientError
 from starter.client.requests import build_request
 from starter.client.session import Session
 from starter.client.temporal import Refused, root_message
-from starter.client.titles import research_title, titled
+from starter.client.titles import titled
 from starter.exports import clean_model
 from starter.web.deps import (
     RPC_TIMEOUT,
@@ -184,8 +184,7 @@ async def delete_stored(user: str, app: Backend, research_id: str) -> None:
 async def rename_stored(user: str, app: Backend, research_id: str, title: object) -> LibraryItem:
     """Give USER's stored research the title TITLE (cleaned; empty or too long: 422); its
     library entry after that. 404 when none of USER's has that id, as for delete."""
-    new = research_title(title)
-    entry = await app.library(lambda url: store.rename_research(url, research_id, user, new))
+    entry = await library.rename(app.cfg.research_db_url, user, research_id, title)
     if entry is None:
         raise ApiError(404, f"no research with id {research_id} in your library")
     return _item(entry)
