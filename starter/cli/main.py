@@ -308,7 +308,15 @@ COMMANDS: tuple[Command, ...] = (
             Command("run", "run it now (prints the run's research id)", schedules.run, (STANDING,)),
             Command("pause", "pause its schedule", schedules.pause, (STANDING,)),
             Command("resume", "resume its schedule", schedules.resume, (STANDING,)),
-            Command("delete", "stop it for good (its runs stay)", schedules.delete, (STANDING,)),
+            Command(
+                "delete",
+                "stop it for good (its runs stay); asks first at a terminal",
+                schedules.delete,
+                (
+                    STANDING,
+                    arg("--yes", action="store_true", help="delete without asking first"),
+                ),
+            ),
         ),
     ),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from starter.cli.exits import EXIT_OK
@@ -109,6 +110,15 @@ async def resume(args: argparse.Namespace, session: Session) -> int:
 
 
 async def delete(args: argparse.Namespace, session: Session) -> int:
+    """At a terminal, asks first (as the web app's Delete does); `--yes`, or a script whose input
+    is no terminal, deletes at once."""
+    if not getattr(args, "yes", False) and sys.stdin.isatty():
+        client = await session.connect()
+        view = await standing.view(await standing.owned(client, session.cfg, args.id, session.user))
+        asked = f"Delete the standing research {args.id} ({view.question!r})? Its runs stay. [y/N] "
+        if input(asked).strip().lower() not in ("y", "yes"):
+            say(f"{args.id} kept")
+            return EXIT_OK
     await _change(args, session, standing.delete)
     say(f"{args.id} deleted; its runs stay in the library (`python -m starter history`)")
     return EXIT_OK
