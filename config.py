@@ -125,6 +125,22 @@ class Settings(BaseSettings):
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
     research_data_dir: Path = Path(".data")
 
+    #: Limits per user and per web app (docs/web-app.md: Limits), so no one user can take the
+    #: service: connections the web app holds at once (503 beyond); upload bytes it holds in memory
+    #: at once in all, and uploads at once per user; each user's documents (bytes and files, 507
+    #: beyond); research each user may have running at once, and start in a minute (429 with
+    #: Retry-After); report pages rendered at once, in all and per user (a user's further renders
+    #: wait behind everyone else's).
+    web_max_connections: int = Field(default=500, ge=1)
+    web_uploads_in_flight_mb: int = Field(default=64, ge=6)
+    web_uploads_per_user: int = Field(default=2, ge=1)
+    upload_quota_mb: int = Field(default=100, ge=1)
+    upload_quota_files: int = Field(default=100, ge=1)
+    research_running_per_user: int = Field(default=10, ge=1)
+    research_starts_per_minute: int = Field(default=20, ge=1)
+    web_renders: int = Field(default=4, ge=1)
+    web_renders_per_user: int = Field(default=1, ge=1)
+
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed
     #: with (X-Research-Signature); private and loopback receivers only with WEBHOOK_ALLOW_PRIVATE=1.

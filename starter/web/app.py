@@ -28,6 +28,7 @@ from starter.client.errors import ClientError
 from starter.client.requests import RequestError
 from starter.client.temporal import one_line
 from starter.web import auth
+from starter.web.admission import UploadsInFlight
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
 from starter.web.json_body import JsonBody
@@ -73,6 +74,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
         Shield,
         open_mode=not backend.access.on,
         allowed_hosts=cfg.research_allowed_hosts.split(","),
+        uploads=UploadsInFlight(
+            cfg.web_uploads_in_flight_mb * 1024 * 1024, cfg.web_uploads_per_user
+        ),
     )
     app.add_middleware(Guard)  # outermost: its headers and one-line 500s cover Shield's answers
 

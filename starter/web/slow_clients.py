@@ -6,7 +6,8 @@ sends its request line and headers slowly (a byte, or a header line, a second) i
 forever. `HeaderDeadline` (uvicorn's h11 protocol plus one timer) closes a connection whose request
 headers are not complete HEADER_TIMEOUT_S after the connection opened, or after the previous
 response was sent. Headers are also capped in size (MAX_HEADER_BYTES: h11 answers 400 beyond).
-A body that comes too slowly is the app's to refuse (starter/web/shield.py: 408).
+A body that comes too slowly is the app's to refuse (starter/web/shield.py: 408). The connections
+held at once are capped too (WEB_MAX_CONNECTIONS, uvicorn's `limit_concurrency`: 503 beyond).
 """
 
 from __future__ import annotations
@@ -69,5 +70,8 @@ def uvicorn_config(app: Any, **options: Any) -> uvicorn.Config:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "server_header": False,
     }
+    backend = getattr(getattr(app, "state", None), "backend", None)
+    if backend is not None:  # connections at once: 503 beyond (WEB_MAX_CONNECTIONS)
+        values["limit_concurrency"] = backend.cfg.web_max_connections
     values.update(options)
     return uvicorn.Config(app, **values)

@@ -1,0 +1,143 @@
+"""Issue 38, R1: a body that needs a token is not read before the token is checked, against the
+real uvicorn server (it runs in this process, so its memory is this process's RSS)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.web.conftest import TOKENS, WebServer, WebWorker, one_line_error, running_app, web_config
+
+MIB = 1024 * 1024
+CHUNK = b"x" * (128 * 1024)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+async def _upload_without_token(server: WebServer, size: int, path: str = "/api/documents") -> None:
+    """One connection that sends an upload of SIZE bytes with no token, as fast as the server
+    takes it, then reads what it answered (if the connection still stands)."""
+    parts = urlsplit(server.url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    try:
+        writer.write(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                "Content-Type: multipart/form-data; boundary=b\r\n"
+                f"Content-Length: {size}\r\n\r\n"
+            ).encode()
+        )
+        for _ in range(size // len(CHUNK)):
+            writer.write(CHUNK)
+            await writer.drain()
+        await asyncio.wait_for(reader.read(200), 20)
+    except (OSError, TimeoutError):
+        pass  # refused and closed: the rest of the body was never read
+    finally:
+        writer.close()
+
+
+async def test_many_uploads_without_a_token_are_refused_before_their_bodies_are_read(
+    web_server: WebServer,
+) -> None:
+    connections, size = 70, 4 * MIB
+    before = peak = _rss()
+    sending = asyncio.gather(*(_upload_without_token(web_server, size) for _ in range(connections)))
+    while not sending.done():
+        peak = max(peak, _rss())
+        await asyncio.sleep(0.02)
+    await sending
+    grown = (max(peak, _rss()) - before) / MIB
+    # read first, the bodies would be 280 MiB; refused from their headers, a few MiB of buffers
+    assert grown < 64, f"the web process grew by {grown:.0f} MiB"
+
+
+@pytest.mark.parametrize(
+    ("path", "size"), [("/api/documents", 3 * MIB), ("/api/research", 200_000)]
+)
+async def test_a_write_without_a_token_is_answered_401_before_its_body_arrives(
+    web_server: WebServer, path: str, size: int
+) -> None:
+    """The headers alone are answered: the client has sent none of the body it announced."""
+    parts = urlsplit(web_server.url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    writer.write(
+        (
+            f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {size}\r\n\r\n"
+        ).encode()
+    )
+    await writer.drain()
+    started = time.monotonic()
+    answer = await asyncio.wait_for(reader.readuntil(b"}"), 5)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:80]
+    assert b"sign in" in answer
+    assert time.monotonic() - started < 5
+
+
+async def test_a_wrong_token_is_refused_before_the_upload_is_read(web_server: WebServer) -> None:
+    async with httpx.AsyncClient(base_url=web_server.url, timeout=30) as client:
+        response = await client.post(
+            "/api/documents",
+            headers={"Authorization": "Bearer not-a-token-of-anyone-0123"},
+            files={"file": ("notes.md", b"# Notes\n" * 1000, "text/markdown")},
+        )
+    assert "not valid" in one_line_error(response, 401)
+
+
+async def test_the_home_pages_upload_form_without_a_session_goes_to_sign_in(
+    web_server: WebServer,
+) -> None:
+    async with httpx.AsyncClient(base_url=web_server.url, timeout=30) as client:
+        response = await client.post(
+            "/documents", files={"file": ("notes.md", b"# Notes\n", "text/markdown")}
+        )
+    assert response.status_code == 303
+    assert response.headers["location"].startswith("/signin")
+
+
+async def test_one_users_uploads_in_flight_are_capped_while_anothers_go_through(
+    web_worker: WebWorker,
+) -> None:
+    """Signed in, a user may have WEB_UPLOADS_PER_USER uploads arriving at once; the next is 429
+    with Retry-After, and another user's upload is taken meanwhile."""
+    config = web_config(web_worker, TOKENS, web_uploads_per_user=2)
+    with running_app(config, TOKENS) as server:
+        parts = urlsplit(server.url)
+        held = []
+        for _ in range(2):  # two uploads that announce 1 MiB and send nothing yet
+            reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+            writer.write(
+                (
+                    f"POST /api/documents HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                    f"Authorization: Bearer {TOKENS['alice']}\r\n"
+                    "Content-Type: multipart/form-data; boundary=b\r\n"
+                    f"Content-Length: {MIB}\r\n\r\n"
+                ).encode()
+            )
+            await writer.drain()
+            held.append(writer)
+        await asyncio.sleep(0.3)
+        async with server.client("alice") as alice, server.client("bob") as bob:
+            third = await alice.post(
+                "/api/documents", files={"file": ("a.md", b"# A\n", "text/markdown")}
+            )
+            other = await bob.post(
+                "/api/documents", files={"file": ("b.md", b"# B\n", "text/markdown")}
+            )
+        for writer in held:
+            writer.close()
+    assert "upload" in one_line_error(third, 429)
+    assert third.headers["retry-after"]
+    assert other.status_code == 201, other.text
