@@ -7,6 +7,7 @@ replicas can serve the same users behind a load balancer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,6 +24,7 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.corpus import uploads
 from config import Settings, settings
 from starter.client.errors import ClientError
 from starter.client.requests import RequestError
@@ -56,6 +58,7 @@ def create_app(config: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await forget_dead_uploads(cfg)
         yield
         await backend.hub.close()
 
@@ -100,6 +103,16 @@ def create_app(config: Settings | None = None) -> FastAPI:
         app.include_router(document_forms.router)
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
+
+
+async def forget_dead_uploads(cfg: Settings) -> None:
+    """What uploads that died (a crash, a full disk) left behind is removed when the app starts."""
+    try:
+        await asyncio.to_thread(
+            uploads.sweep_all_partials, uploads.uploads_root(cfg.research_data_dir)
+        )
+    except OSError as err:
+        log.warning("stale uploads could not be removed: %s", err.strerror or err)
 
 
 # --- errors: one line, the right status ----------------------------------------------------------
