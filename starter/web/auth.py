@@ -23,7 +23,7 @@ RESEARCH_DATA_DIR), so any replica verifies it. A user whose token is removed or
 signed out at once (with or without a secret); signing out records the session id in the
 library's database (starter/web/sessions.py), so a copy of the cookie fails on every replica.
 Wrong tokens (sign-in form or Bearer) are counted per client: past the limit, 429 until the
-window passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
+window passes; past the limit of all clients together, wrong tokens are 429 but a right one passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
 The CSRF token is an HMAC of the session cookie (or of the user, without one).
 
 A state-changing request authenticated by a cookie (or, with access control off, any that a
@@ -167,9 +167,13 @@ def check_token(token: str, request: Request | None = None) -> str | None:
     for name, known in access.tokens.items():
         if hmac.compare_digest(given, known.encode()):
             owner = name
-    if owner is None:
-        access.attempts.failed(client)
-    return owner
+    if owner is not None:
+        return owner  # never held back by other addresses' failures (the backstop's)
+    access.attempts.failed(client)
+    wait = access.attempts.everyone_wait_s()
+    if wait > 0:
+        raise too_many(wait, "too many wrong access tokens lately")
+    return None
 
 
 def too_many(wait: float, what: str) -> HTTPException:
