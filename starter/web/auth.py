@@ -3,6 +3,8 @@
 Access control is off when RESEARCH_API_TOKENS is unset: one user, RESEARCH_USER (default `local`),
 and `serve` only binds a loopback address. With tokens (`NAME:TOKEN,NAME:TOKEN`) every API call
 needs `Authorization: Bearer TOKEN` or the session cookie a page got by signing in with a token.
+User names are compared without case: two names that differ only in case are refused at start (one
+line), so `alice` and `Alice` are never two users; `local` is reserved (the CLI's and MCP's user).
 
 For the pages (starter/web/pages.py), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
@@ -62,6 +64,9 @@ USER_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 #: What a token may hold: no separators (`,` `:` `;`), no spaces, no quotes.
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The CLI's and the MCP server's user by default (RESEARCH_USER): no token may be named so (in
+#: any case), or its holder would own all their research.
+RESERVED_USER = "local"
 
 #: The request being served; set by the app's middleware, so `check_token` needs no argument.
 current_request: ContextVar[Request | None] = ContextVar("current_request", default=None)
@@ -138,8 +143,17 @@ def parse_tokens(text: str) -> dict[str, str]:
                 f"RESEARCH_API_TOKENS: the token of {name} is shorter than {MIN_TOKEN_CHARS} "
                 "characters; make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'"
             )
-        if name in tokens:
-            raise ConfigError(f"RESEARCH_API_TOKENS: {name} is named twice")
+        if name.casefold() == RESERVED_USER:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: the name {name} is reserved for the research of the CLI "
+                "and the MCP server (RESEARCH_USER's default): choose another name"
+            )
+        twice = [known for known in tokens if known.casefold() == name.casefold()]
+        if twice:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: {name} is named twice ({twice[0]} and {name}: names are "
+                "compared without case)"
+            )
         if token in tokens.values():
             raise ConfigError(f"RESEARCH_API_TOKENS: {name} has the same token as another user")
         tokens[name] = token
