@@ -31,6 +31,7 @@ from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.web import auth, conversation, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
+from starter.web.fair import renders_of
 from starter.web.models import ResearchView
 from starter.web.render import render_markdown, render_report
 from starter.web.standing_pages import research_context
@@ -166,8 +167,10 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         context["round_text"] = review_texts.round_text(rounds, most)
         context["revise_help"] = review_texts.revise_help(rounds, most)
     if view.result is not None:
-        shown = _public(view.result, _backend(request))
-        context.update(_report_context(research_id, shown))
+        shown, rendered = await renders_of(request).run(
+            user, _rendered, research_id, view.result, _backend(request)
+        )
+        context.update(rendered)
         context.update(await research_context(_backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     turns = await conversation.thread(
@@ -191,11 +194,11 @@ async def report_fragment(request: Request, research_id: str) -> Response:
         return templates.TemplateResponse(request, "failure.html", {"failure": view.failure})
     if view.result is None:
         return _fragment_error(PageError(409, "the research has not finished yet"))
-    return templates.TemplateResponse(
-        request,
-        "report.html",
-        _report_context(research_id, _public(view.result, _backend(request))),
+    user = auth.user_from_request(request) or ""
+    _, rendered = await renders_of(request).run(
+        user, _rendered, research_id, view.result, _backend(request)
     )
+    return templates.TemplateResponse(request, "report.html", rendered)
 
 
 @router.get("/research/{research_id}/draft-fragment", response_class=HTMLResponse)
@@ -323,6 +326,15 @@ def _public(result: ResearchResult, app: Backend) -> ResearchResult:
     """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
     (starter/exports/public.py)."""
     return public_result(result, app.cfg.research_corpus_dir)
+
+
+def _rendered(
+    research_id: str, result: ResearchResult, app: Backend
+) -> tuple[ResearchResult, dict[str, Any]]:
+    """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
+    thread in the user's turn (starter/web/fair.py)."""
+    shown = _public(result, app)
+    return shown, _report_context(research_id, shown)
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
