@@ -32,14 +32,10 @@ from config import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.temporal import WORKFLOW_TYPE
 
-#: The window of RESEARCH_STARTS_PER_MINUTE.
-WINDOW_S = 60.0
-#: How long a start of this process counts before Temporal's list is trusted to show it.
-LAG_S = 30.0
-#: The most rows one check reads from Temporal's list.
-SCAN = 5000
-#: When a person at the running limit is told to try again.
-RUNNING_RETRY_S = 30.0
+#: The window of RESEARCH_STARTS_PER_MINUTE; how long a start of this process counts before
+#: Temporal's list is trusted to show it; the most rows one check reads from that list; and when a
+#: person at the running limit is told to try again.
+WINDOW_S, LAG_S, SCAN, RUNNING_RETRY_S = 60.0, 30.0, 5000, 30.0
 
 
 class _Recent:

@@ -11,17 +11,10 @@ import httpx
 import pytest
 
 from tests.web.conftest import TOKENS, WebServer, WebWorker, one_line_error, running_app, web_config
+from tests.web.test_transport_limits import _rss
 
 MIB = 1024 * 1024
 CHUNK = b"x" * (128 * 1024)
-
-
-def _rss() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 async def _upload_without_token(server: WebServer, size: int, path: str = "/api/documents") -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
@@ -13,7 +15,6 @@ import pytest
 from tests.starter.test_starter import error_line, starter
 from tests.web.conftest import (
     QUESTION,
-    WebServer,
     WebWorker,
     one_line_error,
     running_app,
@@ -21,20 +22,30 @@ from tests.web.conftest import (
 )
 
 
-def _users(*names: str) -> dict[str, str]:
-    """Users of this test only (the session's server keeps other tests' research running)."""
+@asynccontextmanager
+async def two_users(
+    worker: WebWorker, running: int, per_minute: int
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """A server with these limits and two users of this test only (the session's server keeps
+    other tests' research running), as two clients; their research is cancelled after."""
     tag = uuid.uuid4().hex[:6]
-    return {f"{name}-{tag}": f"{name}-token-{tag}-0123456789" for name in names}
+    tokens = {f"{name}-{tag}": f"{name}-token-{tag}-0123456789" for name in ("one", "two")}
+    config = web_config(
+        worker, tokens, research_running_per_user=running, research_starts_per_minute=per_minute
+    )
+    with running_app(config, tokens) as server:
+        first, second = (server.client(user) for user in tokens)
+        async with first, second:
+            try:
+                yield first, second
+            finally:
+                for client in (first, second):
+                    for row in (await client.get("/api/research")).json():
+                        await client.post(f"/api/research/{row['id']}/cancel")
 
 
 async def _start(client: httpx.AsyncClient) -> httpx.Response:
     return await client.post("/api/research", json={"question": QUESTION, "review_plan": True})
-
-
-async def _cancel_all(server: WebServer, user: str) -> None:
-    async with server.client(user) as client:
-        for row in (await client.get("/api/research")).json():
-            await client.post(f"/api/research/{row['id']}/cancel")
 
 
 async def test_one_user_at_their_running_limit_does_not_hold_back_another(
@@ -42,53 +53,32 @@ async def test_one_user_at_their_running_limit_does_not_hold_back_another(
 ) -> None:
     """Six starts at once by one user with a limit of 2: two start, four are 429 with
     Retry-After; another user's start is taken meanwhile; when one ends, the first may start again."""
-    tokens = _users("carol", "dave")
-    carol, dave = tokens
-    config = web_config(
-        web_worker, tokens, research_running_per_user=2, research_starts_per_minute=100
-    )
-    with running_app(config, tokens) as server:
-        try:
-            async with server.client(carol) as mine, server.client(dave) as other:
-                answers = await asyncio.gather(*(_start(mine) for _ in range(6)))
-                taken = [a for a in answers if a.status_code == 201]
-                refused = [a for a in answers if a.status_code != 201]
-                assert len(taken) == 2, [a.status_code for a in answers]
-                for answer in refused:
-                    assert "running" in one_line_error(answer, 429)
-                    assert int(answer.headers["retry-after"]) >= 1
-                assert (await _start(other)).status_code == 201  # R6: not starved
-                first = taken[0].json()["id"]
-                assert (await mine.post(f"/api/research/{first}/cancel")).status_code == 202
-                for _ in range(100):
-                    view = (await mine.get(f"/api/research/{first}")).json()
-                    if view.get("status") != "running":
-                        break
-                    await asyncio.sleep(0.1)
-                assert (await _start(mine)).status_code == 201
-        finally:
-            await _cancel_all(server, carol)
-            await _cancel_all(server, dave)
+    async with two_users(web_worker, running=2, per_minute=100) as (mine, other):
+        answers = await asyncio.gather(*(_start(mine) for _ in range(6)))
+        taken = [a for a in answers if a.status_code == 201]
+        refused = [a for a in answers if a.status_code != 201]
+        assert len(taken) == 2, [a.status_code for a in answers]
+        for answer in refused:
+            assert "running" in one_line_error(answer, 429)
+            assert int(answer.headers["retry-after"]) >= 1
+        assert (await _start(other)).status_code == 201  # R6: not starved
+        first = taken[0].json()["id"]
+        assert (await mine.post(f"/api/research/{first}/cancel")).status_code == 202
+        for _ in range(100):
+            if (await mine.get(f"/api/research/{first}")).json().get("status") != "running":
+                break
+            await asyncio.sleep(0.1)
+        assert (await _start(mine)).status_code == 201
 
 
 async def test_starts_per_minute_are_limited_per_user(web_worker: WebWorker) -> None:
-    tokens = _users("erin", "frank")
-    erin, frank = tokens
-    config = web_config(
-        web_worker, tokens, research_running_per_user=100, research_starts_per_minute=3
-    )
-    with running_app(config, tokens) as server:
-        try:
-            async with server.client(erin) as mine, server.client(frank) as other:
-                for _ in range(3):
-                    assert (await _start(mine)).status_code == 201
-                over = await _start(mine)
-                assert "last minute" in one_line_error(over, 429)
-                assert 1 <= int(over.headers["retry-after"]) <= 60
-                assert (await _start(other)).status_code == 201
-        finally:
-            await _cancel_all(server, erin)
-            await _cancel_all(server, frank)
+    async with two_users(web_worker, running=100, per_minute=3) as (mine, other):
+        for _ in range(3):
+            assert (await _start(mine)).status_code == 201
+        over = await _start(mine)
+        assert "last minute" in one_line_error(over, 429)
+        assert 1 <= int(over.headers["retry-after"]) <= 60
+        assert (await _start(other)).status_code == 201
 
 
 @pytest.mark.usefixtures("dev_env")
