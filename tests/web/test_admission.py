@@ -134,3 +134,24 @@ async def test_one_users_uploads_in_flight_are_capped_while_anothers_go_through(
     assert "upload" in one_line_error(third, 429)
     assert third.headers["retry-after"]
     assert other.status_code == 201, other.text
+
+
+async def test_connections_past_the_cap_are_503_and_served_again_once_they_close(
+    web_worker: WebWorker,
+) -> None:
+    config = web_config(web_worker, TOKENS, web_max_connections=4)
+    with running_app(config, TOKENS) as server:
+        parts = urlsplit(server.url)
+        held = []
+        for _ in range(4):  # connections that say nothing yet
+            _, writer = await asyncio.open_connection(parts.hostname, parts.port)
+            writer.write(b"GET /api/health HTTP/1.1\r\n")
+            await writer.drain()
+            held.append(writer)
+        await asyncio.sleep(0.3)
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            assert (await client.get("/api/health")).status_code == 503
+            for writer in held:
+                writer.close()
+            await asyncio.sleep(0.3)
+            assert (await client.get("/api/health")).status_code == 200
