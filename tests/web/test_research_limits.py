@@ -5,14 +5,16 @@ Retry-After over the API, exit 2 in the CLI; another user is never held back by 
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.starter.test_starter import error_line, starter
+from tests.starter.test_starter import REPO, error_line, starter
 from tests.web.conftest import (
     QUESTION,
     WebWorker,
@@ -92,3 +94,23 @@ async def test_the_cli_meets_the_same_running_limit_with_exit_2(
     assert second.code == 2
     assert "running" in error_line(second)
     assert (await starter("cancel", first.out.strip(), env=env)).code == 0
+
+
+@pytest.mark.usefixtures("dev_env")
+async def test_the_mcp_server_meets_the_same_running_limit_as_a_tool_error(
+    subprocess_env: dict[str, str],
+) -> None:
+    env = {**subprocess_env, "RESEARCH_RUNNING_PER_USER": "1"}
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "starter", "mcp"], cwd=str(REPO), env=env
+    )
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as mcp:
+        await mcp.initialize()
+        first = await mcp.call_tool("research", {"question": QUESTION})
+        assert not first.is_error, first
+        second = await mcp.call_tool("research", {"question": QUESTION})
+    assert second.is_error
+    [content] = second.content
+    assert "running" in content.text and "\n" not in content.text
+    started = first.structured_content or {}
+    assert (await starter("cancel", str(started.get("id")), env=env)).code == 0
