@@ -136,6 +136,9 @@ class Settings(BaseSettings):
     web_uploads_per_user: int = Field(default=2, ge=1)
     upload_quota_mb: int = Field(default=100, ge=1)
     upload_quota_files: int = Field(default=100, ge=1)
+    #: The most text the search index keeps of one user's documents (a PDF's text can be far
+    #: larger than its file): a document past it is skipped, with the reason.
+    upload_quota_text_chars: int = Field(default=50_000_000, ge=1000)
     research_running_per_user: int = Field(default=10, ge=1)
     research_starts_per_minute: int = Field(default=20, ge=1)
     web_renders: int = Field(default=4, ge=1)
