@@ -7,7 +7,8 @@ connections each sending a 5 MB upload with no token once took the web process f
 - **The token first.** With access control on, an API call that changes something (`POST`, `PUT`,
   `PATCH`, `DELETE` under /api/) and an upload (UPLOAD_PATHS) must name a user (a Bearer token or
   the session cookie) before its body is read: else 401 in one line (an upload form: the sign-in
-  page), and the connection closes with the body unread.
+  page), sent whole at once; what the client still sends is read and dropped (nothing kept, within
+  the body's size and time limits), so it reads the answer, and then the connection closes.
 - **Upload bytes in flight.** A signed-in user's upload reserves its size (declared, else the
   largest an upload may be) from WEB_UPLOADS_IN_FLIGHT_MB for as long as the request lasts: past it,
   503 with Retry-After; one user may have WEB_UPLOADS_PER_USER uploads arriving at once (429).

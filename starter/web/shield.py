@@ -41,9 +41,6 @@ UPLOAD_TOO_LARGE = (
 #: `POST /api/check` takes a text and its sources' texts (starter/client/citations_check.py bounds each).
 CHECK_PATHS = ("/api/check",)
 CHECK_BODY_BYTES = 2 * 1024 * 1024
-#: A refused body up to this size is read (and dropped) before the answer, so its client reads
-#: the answer instead of a reset connection; a larger one is never read.
-DRAINED_BYTES = 64 * 1024
 #: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).
 BODY_IDLE_S = 10.0
 BODY_TOTAL_S = 30.0
@@ -84,13 +81,13 @@ class Shield:
             return await self._too_large(send, scope)
         sender = who_sends(scope)  # the token before the body (admission.py)
         if isinstance(sender, Refusal):
-            return await self._refuse(receive, send, sender, declared)
+            return await self._refuse(receive, send, sender, limit)
         held = int(declared) if declared is not None else limit
         if sender is None or self.uploads is None or scope.get("path") not in UPLOAD_PATHS:
             return await self._serve(scope, receive, send)
         refused = self.uploads.reserve(sender, held)
         if refused is not None:
-            return await self._refuse(receive, send, refused, declared)
+            return await self._refuse(receive, send, refused, limit)
         try:
             await self._serve(scope, receive, send)
         finally:
@@ -167,26 +164,29 @@ class Shield:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _refuse(
-        self, receive: Receive, send: Send, refusal: Refusal, declared: str | None
-    ) -> None:
-        """REFUSAL's answer; a small body is read first (and dropped), so its client reads the
-        answer instead of a reset connection."""
-        if declared is not None and int(declared) <= DRAINED_BYTES:
-            if not await self._drain(receive):
-                return await _answer(send, 408, "the request body came too slowly")
-        await _answer(send, refusal.status, refusal.message, refusal.headers)
+    async def _refuse(self, receive: Receive, send: Send, refusal: Refusal, limit: int) -> None:
+        """REFUSAL's whole answer at once; then what the client still sends of its body is read
+        and dropped (at most LIMIT bytes, within the body's time limits: nothing is kept), so a
+        client that sends its body before reading reads the answer, not a reset connection."""
+        await _answer(send, refusal.status, refusal.message, refusal.headers, finish=False)
+        await self._drain(receive, limit)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _drain(self, receive: Receive) -> bool:
-        """Reads a refused body and keeps none of it; False when it pauses past the idle limit."""
-        more = True
-        while more:
+    async def _drain(self, receive: Receive, limit: int) -> None:
+        loop = asyncio.get_running_loop()
+        idle = self.body_idle_s or BODY_IDLE_S
+        deadline = loop.time() + (self.body_total_s or BODY_TOTAL_S)
+        size, more = 0, True
+        while more and size <= limit:
+            wait = min(idle, deadline - loop.time())
             try:
-                message = await asyncio.wait_for(receive(), self.body_idle_s or BODY_IDLE_S)
+                if wait <= 0:
+                    return
+                message = await asyncio.wait_for(receive(), wait)
             except TimeoutError:
-                return False
+                return
+            size += len(message.get("body", b""))
             more = message["type"] == "http.request" and message.get("more_body", False)
-        return True
 
     async def _too_large(self, send: Send, scope: Scope) -> None:
         await _answer(send, 413, too_large(scope, self.max_body))
@@ -206,10 +206,14 @@ def too_large(scope: Scope, default: int = MAX_BODY_BYTES) -> str:
 
 
 async def _answer(
-    send: Send, status: int, message: str, headers: dict[str, str] | None = None
+    send: Send,
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    finish: bool = True,
 ) -> None:
     """A one-line JSON error that also closes the connection (the rest of a refused body is
-    never read)."""
+    never read); FINISH false leaves the response open (its body all sent) for `_refuse`."""
     body = json.dumps({"error": message}).encode()
     extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send(
@@ -225,7 +229,7 @@ async def _answer(
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": body, "more_body": not finish})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

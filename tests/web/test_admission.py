@@ -17,11 +17,14 @@ MIB = 1024 * 1024
 CHUNK = b"x" * (128 * 1024)
 
 
-async def _upload_without_token(server: WebServer, size: int, path: str = "/api/documents") -> None:
+async def _upload_without_token(
+    server: WebServer, size: int, path: str = "/api/documents"
+) -> bytes:
     """One connection that sends an upload of SIZE bytes with no token, as fast as the server
-    takes it, then reads what it answered (if the connection still stands)."""
+    takes it, then reads what it answered: its status line."""
     parts = urlsplit(server.url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    answer = b""
     try:
         writer.write(
             (
@@ -33,11 +36,12 @@ async def _upload_without_token(server: WebServer, size: int, path: str = "/api/
         for _ in range(size // len(CHUNK)):
             writer.write(CHUNK)
             await writer.drain()
-        await asyncio.wait_for(reader.read(200), 20)
+        answer = await asyncio.wait_for(reader.readline(), 20)
     except (OSError, TimeoutError):
-        pass  # refused and closed: the rest of the body was never read
+        pass
     finally:
         writer.close()
+    return answer
 
 
 async def test_many_uploads_without_a_token_are_refused_before_their_bodies_are_read(
@@ -49,7 +53,8 @@ async def test_many_uploads_without_a_token_are_refused_before_their_bodies_are_
     while not sending.done():
         peak = max(peak, _rss())
         await asyncio.sleep(0.02)
-    await sending
+    answers = await sending
+    assert all(a.startswith(b"HTTP/1.1 401 ") for a in answers), {a[:30] for a in answers}
     grown = (max(peak, _rss()) - before) / MIB
     # read first, the bodies would be 280 MiB; refused from their headers, a few MiB of buffers
     assert grown < 64, f"the web process grew by {grown:.0f} MiB"
@@ -84,9 +89,26 @@ async def test_a_wrong_token_is_refused_before_the_upload_is_read(web_server: We
         response = await client.post(
             "/api/documents",
             headers={"Authorization": "Bearer not-a-token-of-anyone-0123"},
-            files={"file": ("notes.md", b"# Notes\n" * 1000, "text/markdown")},
+            files={"file": ("notes.md", b"# Notes\n" * (3 * MIB // 8), "text/markdown")},
         )
     assert "not valid" in one_line_error(response, 401)
+
+
+async def test_a_client_sending_its_whole_upload_first_reads_the_401(
+    web_server: WebServer,
+) -> None:
+    """An HTTP client sends the body before it reads: it still gets the answer, not a reset."""
+    async with httpx.AsyncClient(base_url=web_server.url, timeout=60) as client:
+        answers = await asyncio.gather(
+            *(
+                client.post(
+                    "/api/documents",
+                    files={"file": (f"n{i}.md", b"# Notes\n" * (2 * MIB // 8), "text/markdown")},
+                )
+                for i in range(25)
+            )
+        )
+    assert {a.status_code for a in answers} == {401}
 
 
 async def test_the_home_pages_upload_form_without_a_session_goes_to_sign_in(

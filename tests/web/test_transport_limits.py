@@ -135,6 +135,7 @@ def _slow_body(server: WebServer) -> bytes:
     with socket.create_connection((host, port), timeout=60) as sock:
         sock.sendall(
             f"POST /api/research HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {server.tokens['alice']}\r\n"  # else 401 before any body
             "Content-Length: 1000\r\n\r\n{".encode()
         )
         answer = b""
