@@ -191,8 +191,14 @@ def sweep_partials(mine: Path, older_than_s: float = STALE_PART_S) -> int:
 
 
 def sweep_all_partials(root: Path) -> int:
-    """`sweep_partials` over every owner's folder (the web app does it when it starts)."""
-    return sum(sweep_partials(mine) for mine in root.iterdir()) if root.is_dir() else 0
+    """`sweep_partials` over every owner's folder, each under its lock (an upload through another
+    replica may be under way): the web app does it when it starts."""
+    removed = 0
+    for mine in root.iterdir() if root.is_dir() else ():
+        if mine.is_dir():
+            with _locked(mine):
+                removed += sweep_partials(mine)
+    return removed
 
 
 @contextmanager

@@ -90,3 +90,17 @@ def test_what_a_dead_upload_left_behind_is_removed_by_the_next_upload(tmp_path: 
     uploads.save(root, "alice", "notes.md", b"# Notes\n")
     assert not dead.exists()
     assert (fresh / ".part-ba9876543210").exists()
+
+
+def test_the_web_app_removes_what_dead_uploads_left_when_it_starts(
+    web_worker: WebWorker, tmp_path: Path
+) -> None:
+    root = uploads.uploads_root(tmp_path / "data")
+    dead = uploads.owner_folder(root, "bob") / "00112233aabb"
+    dead.mkdir(parents=True)
+    partial = dead / ".part-00112233aabb"
+    partial.write_bytes(b"z" * 4096)
+    old = time.time() - uploads.STALE_PART_S - 5
+    os.utime(partial, (old, old))
+    with running_app(web_config(web_worker, TOKENS, research_data_dir=tmp_path / "data"), TOKENS):
+        assert not dead.exists()
