@@ -39,23 +39,28 @@ WINDOW_S, LAG_S, SCAN, RUNNING_RETRY_S = 60.0, 30.0, 5000, 30.0
 
 
 class _Recent:
-    """The starts this process made lately, and one lock per user (per event loop)."""
+    """The starts this process made lately (per Temporal client and user), and one lock per user
+    (per event loop)."""
 
     def __init__(self) -> None:
-        self.starts: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        self.starts: dict[tuple[int, str], list[tuple[float, str]]] = defaultdict(list)
         self.locks: dict[tuple[int, str], asyncio.Lock] = {}
 
     def lock(self, owner: str) -> asyncio.Lock:
         key = (id(asyncio.get_running_loop()), owner)
         return self.locks.setdefault(key, asyncio.Lock())
 
-    def record(self, owner: str, research_id: str) -> None:
-        self.starts[owner].append((time.time(), research_id))
+    def record(self, client: Client, owner: str, research_id: str) -> None:
+        self.starts[(id(client), owner)].append((time.time(), research_id))
 
-    def lately(self, owner: str) -> list[tuple[float, str]]:
+    def lately(self, client: Client, owner: str) -> list[tuple[float, str]]:
         cutoff = time.time() - max(WINDOW_S, LAG_S)
-        kept = [(at, rid) for at, rid in self.starts.get(owner, []) if at > cutoff]
-        self.starts[owner] = kept
+        key = (id(client), owner)
+        kept = [(at, rid) for at, rid in self.starts.get(key, []) if at > cutoff]
+        if kept:
+            self.starts[key] = kept
+        else:
+            self.starts.pop(key, None)
         return kept
 
 
@@ -76,7 +81,7 @@ async def admitted(
     async with RECENT.lock(owner):
         await check(client, cfg, owner, default_owner, rpc_timeout)
         yield
-        RECENT.record(owner, research_id)
+        RECENT.record(client, owner, research_id)
 
 
 async def check(
@@ -88,7 +93,7 @@ async def check(
 ) -> None:
     running, started = await _listed(client, cfg, owner, default_owner, rpc_timeout)
     now = time.time()
-    for at, rid in RECENT.lately(owner):
+    for at, rid in RECENT.lately(client, owner):
         started.setdefault(rid, at)
         if rid not in running and now - at < LAG_S and await _running(client, rid, rpc_timeout):
             running.add(rid)
