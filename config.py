@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     upload_quota_text_chars: int = Field(default=50_000_000, ge=1000)
     research_running_per_user: int = Field(default=10, ge=1)
     research_starts_per_minute: int = Field(default=20, ge=1)
-    web_renders: int = Field(default=4, ge=1)
+    web_renders: int = Field(default=2, ge=1)
     web_renders_per_user: int = Field(default=1, ge=1)
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
