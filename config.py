@@ -119,6 +119,16 @@ class Settings(BaseSettings):
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
+    #: Sign-in with the team's OpenID Connect provider (starter/web/oidc.py, docs/oidc.md), beside
+    #: or instead of the tokens: the issuer URL (discovery at /.well-known/openid-configuration),
+    #: the client registered there (redirect URI: RESEARCH_PUBLIC_URL + /auth/callback), the
+    #: claim that names the user, and who may sign in (`NAME` or `group:NAME`, comma-separated).
+    research_oidc_issuer: str | None = None
+    research_oidc_client_id: str | None = None
+    research_oidc_client_secret: SecretStr | None = None
+    research_oidc_user_claim: str = "email"
+    research_oidc_allowed: str = ""
+    research_oidc_groups_claim: str = "groups"
     #: Host names the web app answers to without access control, besides localhost and the
     #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
     research_allowed_hosts: str = ""
@@ -172,6 +182,12 @@ class Settings(BaseSettings):
     max_concurrent_workflow_tasks: int = Field(default=10, ge=1)
     #: Run workflow code in Temporal's sandbox (worker.py says what it costs and what it checks).
     workflow_sandbox: bool = False
+    #: The worker's /metrics (Prometheus) and /healthz on this port, every interface (telemetry/);
+    #: unset, neither is served.
+    worker_metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    #: Seconds a stopping worker lets its running activities finish before it cancels them (they
+    #: are then retried on another worker). Kubernetes: the longest activity, 3,660 s (docs/team.md).
+    worker_shutdown_grace_s: float = Field(default=20.0, ge=0, le=24 * 3600)
 
     @property
     def engine_name(self) -> str:
@@ -208,9 +224,12 @@ class Settings(BaseSettings):
 
 
 async def connect_temporal(config: Settings, connect_timeout: timedelta | None = None) -> Client:
-    """The one way this project reaches Temporal: the pydantic converter on both sides, and TLS
-    switched on by the SDK when an API key is set (Temporal Cloud)."""
+    """The one way this project reaches Temporal: the pydantic converter on both sides, TLS
+    switched on by the SDK when an API key is set (Temporal Cloud), and Temporal's tracing
+    interceptor when this process sends traces (telemetry/traces.py)."""
     from temporalio.client import Client
+
+    from telemetry import traces
 
     return await Client.connect(
         config.temporal_address,
@@ -218,6 +237,7 @@ async def connect_temporal(config: Settings, connect_timeout: timedelta | None =
         api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
         data_converter=data_converter(),
         connect_timeout=connect_timeout,
+        interceptors=traces.client_interceptors(),
     )
 
 

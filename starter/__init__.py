@@ -24,7 +24,7 @@ How the client side is built: three clients, one research client underneath.
   (`mcp/`), and the web app (`web/`: `models.py` the API's request and response models
   and `ResearchView`, running or finished; `deps.py` the dependencies and their aliases;
   `service.py` what the routers and the pages do with research; `api/` one thin router per
-  resource; `pages.py` server-rendered pages that call `service.py`, never the app's own API).
+  resource; `pages/` one module per page, server-rendered, calling `service.py`, never the app's own API).
 - `exports/` holds the one table of download formats (`FORMATS`), which the CLI's `export`, the
   API's `?format=`, the page's download links and the web app's download limits
   (`web/downloads.py`, which writes them in `exports/child.py`'s process) read.

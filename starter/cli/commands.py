@@ -28,7 +28,7 @@ from starter.client.temporal import (
     not_found,
     one_line,
     require_running,
-    root_message,
+    research_failed,
     shown,
 )
 from workflows.events import EventKind
@@ -87,9 +87,7 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
             await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(handle.id, err) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -199,9 +197,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
-        raise ClientError(
-            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(args.id, err) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -252,9 +248,7 @@ async def result(args: argparse.Namespace, session: Session) -> int:
         await _say_what_it_waits_for(handle, result_task)
         outcome = await result_task
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(args.id, err) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(args.id) from err

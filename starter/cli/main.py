@@ -42,7 +42,6 @@ from starter.cli.progress import say
 from starter.client import requests
 from starter.client.errors import ClientError
 from starter.client.hints import SCRIPT, program
-from starter.client.requests import RequestError
 from starter.client.session import Session
 from starter.client.temporal import one_line, shown
 from starter.client.terminal import CleanStream
@@ -392,9 +391,6 @@ def run(argv: list[str] | None = None) -> int:
     except ClientError as err:
         say(f"error: {err}")
         code = exit_code(err)
-    except RequestError as err:
-        say(f"error: {err}")
-        code = EXIT_USAGE
     except RPCError as err:
         code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
         say(

@@ -22,7 +22,7 @@ import asyncio
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import (
@@ -44,6 +44,7 @@ from starter.client.session import Session
 from starter.client.steering import send_review
 from starter.client.temporal import (
     WORKFLOW_TYPE,
+    ResearchHandle,
     is_not_found,
     query_events,
     query_status,
@@ -80,14 +81,14 @@ def stored_owner(stored: Any, cfg: Settings) -> str:
     return str(owner or local_owner(cfg))
 
 
-async def owner_of(research: WorkflowHandle, cfg: Settings) -> str:
+async def owner_of(research: ResearchHandle, cfg: Settings) -> str:
     """The owner of a research Temporal knows: the memo `start` writes (research from before
     owners is RESEARCH_USER's)."""
     described = await research.describe()
     return str(await described.memo_value("owner", local_owner(cfg)))
 
 
-async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
+async def check_owner(research: ResearchHandle, cfg: Settings) -> None:
     """The CLI's and the MCP server's owner check: they read as RESEARCH_USER, and another user's
     research is unknown to them (`ClientError`, the words of an id that does not exist). An id
     Temporal does not know passes: the call that follows says so in its own words."""
@@ -179,7 +180,7 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
             f"research {shown(research_id)} is {state}: only a finished research can be followed up",
             Kind.CONFLICT,
         )
-    return await research.result()
+    return cast(ResearchResult, await research.result())
 
 
 def summary_line(request: ResearchRequest) -> str:
@@ -225,13 +226,12 @@ async def start(
         ):  # the owner's running and per-minute limits
             return await client.start_workflow(
                 DeepResearchWorkflow.run,
-                request,
+                args=[request],  # `run` takes it raw (RawValue): it validates what it is given
                 id=run.id,
                 task_queue=cfg.temporal_task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
                 static_summary=summary_line(request),
                 memo=memo(request),
-                result_type=ResearchResult,
                 rpc_timeout=rpc_timeout,
             )
     except WorkflowAlreadyStartedError as err:
@@ -248,7 +248,7 @@ def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWor
     request = run.request.model_copy(update={"owner": run.owner, "attended": False})
     return ScheduleActionStartWorkflow(
         DeepResearchWorkflow.run,
-        request,
+        args=[request],
         id=run.id,
         task_queue=cfg.temporal_task_queue,
         static_summary=summary_line(request),
@@ -260,34 +260,34 @@ def handle(client: Client, research_id: str) -> Handle:
     return result_handle(client, research_id)
 
 
-async def status(research: WorkflowHandle) -> ResearchStatus:
+async def status(research: ResearchHandle) -> ResearchStatus:
     """The `status` query (`ClientError` when unknown or no worker answers)."""
     return await query_status(research)
 
 
-async def events(research: WorkflowHandle, since: int = 0) -> list[Event]:
+async def events(research: ResearchHandle, since: int = 0) -> list[Event]:
     """The research's events after SINCE, oldest first."""
     return await query_events(research, since)
 
 
 async def events_as_sent(
-    research: WorkflowHandle, since: int, rpc_timeout: timedelta | None = None
+    research: ResearchHandle, since: int, rpc_timeout: timedelta | None = None
 ) -> list[Event]:
     """The `events` query with Temporal's own errors (the web app's poller tells them apart)."""
     return await research.query(DeepResearchWorkflow.events, since, rpc_timeout=rpc_timeout)
 
 
-async def answer(research: WorkflowHandle, text: str) -> str:
+async def answer(research: ResearchHandle, text: str) -> str:
     """Answer the pending clarification question (validated by the workflow)."""
     return await send_answer(research, text)
 
 
-async def review(research: WorkflowHandle, payload: Mapping[str, Any]) -> str:
+async def review(research: ResearchHandle, payload: Mapping[str, Any]) -> str:
     """Answer the pending plan or report review (validated by the workflow)."""
     return await send_review(research, dict(payload))
 
 
-async def cancel(research: WorkflowHandle, rpc_timeout: timedelta | None = None) -> None:
+async def cancel(research: ResearchHandle, rpc_timeout: timedelta | None = None) -> None:
     """Cancel the research; it still returns what it had."""
     await research.cancel(rpc_timeout=rpc_timeout)
 

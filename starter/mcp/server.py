@@ -48,14 +48,19 @@ from starter.client.events import EventStream
 from starter.client.requests import (
     OPTIONS,
     QUESTION,
-    RequestError,
     build_request,
     choices,
     default,
     research_id,
 )
 from starter.client.session import Session
-from starter.client.temporal import deliver, is_not_found, one_line, root_message, shown
+from starter.client.temporal import (
+    deliver,
+    is_not_found,
+    one_line,
+    research_failed,
+    shown,
+)
 from starter.client.terminal import clean
 from starter.client.titles import titled
 from starter.exports.markup import to_markdown
@@ -363,9 +368,7 @@ async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None)
     try:
         return await (waiting if waiting is not None else handle.result())
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(handle.id, err) from err
 
 
 def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
@@ -431,7 +434,7 @@ class one_line_errors:
     ) -> bool:
         if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
             return False
-        if isinstance(err, ClientError | RequestError):
+        if isinstance(err, ClientError):
             raise ToolError(str(err)) from None
         if is_not_found(err):
             raise ToolError("no research with that id") from None

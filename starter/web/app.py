@@ -27,9 +27,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.corpus import uploads
 from config import Settings, settings
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.client.temporal import one_line
-from starter.web import auth
+from starter.web import auth, metrics
 from starter.web.admission import UploadsInFlight
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
@@ -86,21 +85,10 @@ def create_app(config: Settings | None = None) -> FastAPI:
     from starter.web.api import router as api
 
     app.include_router(api, prefix="/api")
-    try:
-        from starter.web import pages
-    except ModuleNotFoundError as err:  # the pages come with their own change
-        if err.name != "starter.web.pages":
-            raise
-    else:
-        from starter.web import signin_pages, standing_pages
+    from starter.web.pages import router as pages
 
-        app.include_router(pages.router)
-        app.include_router(signin_pages.router)
-        app.include_router(standing_pages.router)
-        from starter.web import document_forms, page_forms
-
-        app.include_router(page_forms.router)
-        app.include_router(document_forms.router)
+    app.include_router(pages)
+    metrics.install(app)  # /metrics, and a span per request when traces are on
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
 
@@ -150,7 +138,6 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     HTTPException: lambda request, err: error(
         err.status_code, str(err.detail), dict(err.headers or {})
     ),
-    RequestError: lambda request, err: error(422, str(err)),
     RPCError: _rpc,
     TimeoutError: lambda request, err: error(
         503,

@@ -27,7 +27,7 @@ from config import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.research_client import local_owner, stored_owner
 from starter.client.temporal import connect, is_not_found
-from starter.web.auth import Access, forbidden_cross_site, identify
+from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 
 
@@ -124,6 +124,7 @@ async def backend(request: Request) -> Backend:
 async def current_user(request: Request) -> str:
     """The user, or 401; a state-changing request a browser sent must also be same-origin with the
     page's CSRF token, or 403."""
+    await bearer_keys(request)
     who = identify(request)
     if who is None:
         raise ApiError(

@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError
 from activities.storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError, build_request
+from starter.client.requests import build_request
 from starter.client.session import Session
 from starter.client.temporal import Refused, root_message
 from starter.client.titles import research_title, titled
@@ -60,17 +60,10 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
     if request.follow_up_of:
         await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
     client = await app.temporal()
-    try:
-        request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
-    except RequestError as err:
-        raise ApiError(422, str(err)) from None
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    # a ClientError (a bad request, a follow-up that cannot be): the app's handler answers it
+    request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
     run = research_client.StartResearch(request=request, owner=user, attended=body.attended)
-    try:
-        await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
     return run.id
 
 

@@ -339,7 +339,7 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
 
     class Client:
         async def start_workflow(self, *args: Any, **kw: Any) -> Any:
-            started.update(kw, args=args)
+            started.update(kw, positional=args)
             return SimpleNamespace(id=kw["id"])
 
         async def list_workflows(
@@ -355,7 +355,7 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
     )
     await research_client.start(Client(), cfg, run)  # type: ignore[arg-type]
     assert started["memo"] == {"owner": owner, "question": "How do herons fish?"}
-    assert started["args"][1].owner == owner
+    assert started["args"][0].owner == owner
 
 
 # --- serve --------------------------------------------------------------------------------------

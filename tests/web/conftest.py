@@ -110,10 +110,13 @@ class WebWorker:
 
 
 @contextmanager
-def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Iterator[WebServer]:
-    """CONFIG's app under uvicorn on a free loopback port, in a thread, until the block ends."""
+def running_app(
+    config: Settings, tokens: dict[str, str] | None = None, sock: socket.socket | None = None
+) -> Iterator[WebServer]:
+    """CONFIG's app under uvicorn on a free loopback port (or SOCK, when its address must be known
+    before: an identity provider's redirect URI), in a thread, until the block ends."""
     app = create_app(config)
-    sock = socket.create_server(("127.0.0.1", 0))
+    sock = sock or socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn_config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="web app"

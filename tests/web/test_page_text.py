@@ -12,8 +12,9 @@ import pytest
 
 from starter.exports import export
 from starter.exports.markup import HTML_CSP
-from starter.web import deps, pages
+from starter.web import deps
 from starter.web.models import ResearchView
+from starter.web.pages import research as pages
 from tests.web.conftest import WebServer, WebWorker, one_line_error, start, wait_for
 from tests.web.reports import _result, store_research
 from workflows.models import Depth, QueryMode, ResearchStatus, ReviewTarget, Source, Stage

@@ -2,7 +2,7 @@
 import { element } from "./api.js";
 
 // The words for each step status, and which statuses count as done, come from the page (rendered
-// from starter/web/pages.py's STEP_WORDS and DONE, their one source).
+// from starter/web/pages/research.py's STEP_WORDS and DONE, their one source).
 const PLAN = document.getElementById("plan-steps");
 const SAY = PLAN ? JSON.parse(PLAN.dataset.words || "{}") : {};
 const DONE = PLAN ? JSON.parse(PLAN.dataset.done || "[]") : ["completed", "skipped"];

@@ -1,8 +1,9 @@
-"""The pages a person uses: ask (`/`), follow and steer one research (`/research/{id}`) and the
-library (`/library`); signing in (`/signin`) is signin_pages.py.
+"""Following and steering one research (`/research/{id}`): its plan, progress and waiting
+panels while it runs, its report, sources and downloads once it ends; and the page's forms that
+work without JavaScript (start, answer, review, cancel, follow up).
 
 Server-rendered HTML (Jinja2, autoescaped) with small JavaScript modules from /static for what
-is live: the event log, the waiting panels, the citation popovers. The pages read research through
+is live: the event log, the waiting panels, the citation popovers. The page reads research through
 the same service as the JSON API (`starter.web.service`, with `deps.owned_research`), as the
 person who asked for the page, so a page can never show what the API would refuse that person:
 the owner check and the 404 for someone else's research are one function for both.
@@ -10,44 +11,38 @@ the owner check and the 404 for someone else's research are one function for bot
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, TypeVar
-from urllib.parse import quote
+from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from temporalio.client import WorkflowQueryFailedError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
+from fastapi.responses import HTMLResponse, Response
 
-from starter.client.errors import ClientError
-from starter.client.requests import RequestError
-from starter.client.temporal import one_line
+from starter.client import research_client
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
-from starter.web import auth, conversation, documents, review_texts, service
+from starter.web import auth, conversation, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.fair import renders_of
-from starter.web.models import ResearchView
+from starter.web.models import ResearchCreate, ResearchView
+from starter.web.pages import request_form
+from starter.web.pages.forms import act, read_form
+from starter.web.pages.frame import (
+    PageError,
+    backend,
+    error_page,
+    fragment_error,
+    page,
+    read,
+    to_signin,
+)
+from starter.web.pages.standing import research_context
 from starter.web.render import render_markdown, render_report
-from starter.web.standing_pages import research_context
 from starter.web.templating import templates
 from workflows.checks import citations
 from workflows.events import EventKind
-from workflows.models import (
-    QUERY_MAX_CHARS,
-    QUERY_MIN_CHARS,
-    Depth,
-    ResearchResult,
-    StepStatus,
-)
+from workflows.models import QUERY_MAX_CHARS, ResearchResult, StepStatus
 
 router = APIRouter(include_in_schema=False)
-T = TypeVar("T")
 
 #: The one source of the words a step's status is shown with: the page renders them, and hands
 #: them (and which statuses count as done) to static/plan.js in the plan list's data attributes.
@@ -59,79 +54,17 @@ STEP_WORDS = {
 }
 #: A skipped step (the research was cancelled, a budget ran out) is not done: the bar says so.
 DONE = (StepStatus.COMPLETED.value,)
-RECENT = 10
-#: The report languages the home form offers (the API takes any ISO 639 code).
-LANGUAGES = [
-    ("auto", "the question's language"),
-    ("en", "English"),
-    ("de", "German"),
-    ("fr", "French"),
-    ("es", "Spanish"),
-    ("it", "Italian"),
-    ("pt", "Portuguese"),
-    ("nl", "Dutch"),
-    ("pl", "Polish"),
-    ("ja", "Japanese"),
-    ("zh", "Chinese"),
-    ("vi", "Vietnamese"),
-]
-
-
-class PageError(Exception):
-    """What the API said instead of data: its status and its one line."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 # --- pages ------------------------------------------------------------------------------------------
-
-
-@router.get("/", response_class=HTMLResponse)
-async def home(request: Request) -> Response:
-    if (user := auth.user_from_request(request)) is None:
-        return _to_signin(request)
-    recent, problem = [], None
-    try:
-        listed = await _read(service.list_research(user, _backend(request), None, RECENT))
-        recent = [_listed(item.model_dump()) for item in listed]
-    except PageError as err:
-        problem = f"Your research could not be listed: {err.message}"
-        if err.status == 503:  # Temporal is away: the library still knows what finished
-            try:
-                found = await _read(service.search_library(user, _backend(request), "", RECENT))
-                recent = [_listed(item.model_dump()) for item in found]
-                problem = (
-                    f"Running research cannot be listed now ({err.message}); "
-                    "your finished research from the library:"
-                )
-            except PageError:
-                pass
-    return _page(
-        request,
-        "index.html",
-        user,
-        here="home",
-        recent=recent,
-        recent_error=problem,
-        **await documents.home(_backend(request).cfg, user),
-        depths=[d.value for d in Depth],
-        languages=LANGUAGES,
-        min_chars=QUERY_MIN_CHARS,
-        max_chars=QUERY_MAX_CHARS,
-    )
 
 
 @router.get("/research/{research_id}", response_class=HTMLResponse)
 async def research(request: Request, research_id: str, ask: str = "") -> Response:
     if (user := auth.user_from_request(request)) is None:
-        return _to_signin(request)
+        return to_signin(request)
     try:
         view = await _view(request, user, research_id)
     except PageError as err:
-        return _error(request, user, err)
+        return error_page(request, user, err.status, err.message)
     found = view.live or view.result
     steps = found.plan.steps if found is not None and found.plan else []
     live = view.live
@@ -168,19 +101,19 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         context["revise_help"] = review_texts.revise_help(rounds, most)
     if view.result is not None:
         shown, rendered = await renders_of(request).run(
-            user, _rendered, research_id, view.result, _backend(request)
+            user, _rendered, research_id, view.result, backend(request)
         )
         context.update(rendered)
-        context.update(await research_context(_backend(request), user, shown))
+        context.update(await research_context(backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     turns = await conversation.thread(
-        research_id, view, user, _backend(request), lambda rid: _maybe_view(request, user, rid)
+        research_id, view, user, backend(request), lambda rid: _maybe_view(request, user, rid)
     )
     context["conversation"] = turns
     if context["follow_up_of"]:
         before = [t for t in turns if t.id == context["follow_up_of"]]
         context["earlier"] = before[0].question if before else None
-    return _page(request, "research.html", user, failure=view.failure, **context)
+    return page(request, "research.html", user, failure=view.failure, **context)
 
 
 @router.get("/research/{research_id}/report-fragment", response_class=HTMLResponse)
@@ -193,10 +126,10 @@ async def report_fragment(request: Request, research_id: str) -> Response:
     if view.failure:
         return templates.TemplateResponse(request, "failure.html", {"failure": view.failure})
     if view.result is None:
-        return _fragment_error(PageError(409, "the research has not finished yet"))
+        return fragment_error(PageError(409, "the research has not finished yet"))
     user = auth.user_from_request(request) or ""
     _, rendered = await renders_of(request).run(
-        user, _rendered, research_id, view.result, _backend(request)
+        user, _rendered, research_id, view.result, backend(request)
     )
     return templates.TemplateResponse(request, "report.html", rendered)
 
@@ -217,109 +150,24 @@ async def _fragment_source(request: Request, research_id: str) -> ResearchView |
     """The research as the API shows it, or the answer a fragment gives instead (an error as a
     paragraph: the page puts it where the fragment would go)."""
     if (user := auth.user_from_request(request)) is None:
-        return _fragment_error(PageError(401, "sign in again to read this"))
+        return fragment_error(PageError(401, "sign in again to read this"))
     try:
         return await _view(request, user, research_id)
     except PageError as err:
-        return _fragment_error(err)
-
-
-@router.get("/library", response_class=HTMLResponse)
-async def library(request: Request, q: str = "", deleted: str = "", renamed: str = "") -> Response:
-    if (user := auth.user_from_request(request)) is None:
-        return _to_signin(request)
-    q = q.strip()[:200]
-    entries, problem = [], None
-    try:
-        found = await _read(service.search_library(user, _backend(request), q, 20))
-        entries = [_listed(item.model_dump()) for item in found]
-    except PageError as err:
-        problem = f"The library could not be searched: {err.message}"
-    return _page(
-        request,
-        "library.html",
-        user,
-        here="library",
-        q=q,
-        entries=entries,
-        error=problem,
-        deleted=bool(deleted),
-        renamed=bool(renamed),
-    )
+        return fragment_error(err)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-def _backend(request: Request) -> Backend:
-    return request.app.state.backend
-
-
-async def _read(call: Awaitable[T]) -> T:
-    """What the service answers; what the API would answer instead, as a `PageError`."""
-    try:
-        return await call
-    except ApiError as err:
-        raise PageError(err.status, err.message) from None
-    except RequestError as err:
-        raise PageError(422, str(err)) from None
-    except ClientError as err:
-        failure = ApiError.of(err)
-        raise PageError(failure.status, failure.message) from None
-    except (RPCError, TimeoutError, WorkflowQueryFailedError, ApplicationError) as err:
-        message = getattr(err, "message", None) or str(err) or "Temporal did not answer"
-        raise PageError(503, one_line(message)) from None
-
-
 async def _view(request: Request, user: str, research_id: str) -> ResearchView:
     """The research USER may see (404 for another user's, as the API), running or finished."""
-    app = _backend(request)
-    return await _read(_owned_view(research_id, user, app))
+    app = backend(request)
+    return await read(_owned_view(research_id, user, app))
 
 
 async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView:
     return await service.view(await owned_research(research_id, user, app), app)
-
-
-@dataclass(frozen=True)
-class _Listed:
-    id: str
-    question: str
-    #: What the lists call it: the title its owner gave it, else its question.
-    title: str
-    stage: str
-    outcome: str
-    sources: int | None
-    claims: int | None
-    supported: int | None
-    when: datetime | None
-
-
-def _listed(item: dict[str, Any]) -> _Listed:
-    """One research as the lists show it, from the API's list or library entry."""
-    stage = str(item.get("stage") or item.get("outcome") or item.get("status") or "")
-    when = next(
-        (v for v in (item.get(k) for k in ("closed_at", "finished_at", "started_at")) if v), None
-    )
-    question = " ".join(str(item.get("question") or item.get("query") or "").split())
-    return _Listed(
-        id=str(item.get("id") or item.get("workflow_id") or ""),
-        question=question,
-        title=" ".join(str(item.get("title") or "").split()) or question,
-        stage=stage,
-        outcome=str(item.get("outcome") or stage),
-        sources=item.get("sources"),
-        claims=item.get("claims"),
-        supported=item.get("supported"),
-        when=_when(when),
-    )
-
-
-def _when(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:
@@ -392,36 +240,66 @@ def unsaid_notes(result: ResearchResult) -> list[str]:
     ]
 
 
-def _page(
-    request: Request, name: str, user: str | None, status: int = 200, **context: Any
-) -> Response:
-    context.setdefault("here", "")
-    who = auth.identify(request)
-    return templates.TemplateResponse(
-        request,
-        name,
-        {
-            "user": user,
-            "signed_in": who is not None and who.via == "cookie",
-            "csrf": auth.csrf_token(request),
-            **context,
-        },
-        status_code=status,
-    )
+# --- the page's forms without JavaScript ----------------------------------------------------------
+
+DECISIONS = ("approve", "revise", "cancel")
 
 
-def _error(request: Request, user: str, err: PageError) -> Response:
-    title = {404: "No such research", 503: "The research service is unavailable"}.get(
-        err.status, "Something went wrong"
-    )
-    message = "There is no research with that id among yours." if err.status == 404 else err.message
-    return _page(request, "error.html", user, status=err.status, title=title, message=message)
+@router.post("/research")
+async def start(request: Request) -> Response:
+    form = await read_form(request)
+    body = ResearchCreate(question=form.get("question"), **request_form.values(form))
+    return await act(request, form, None, lambda user, app: service.start(body, user, app))
 
 
-def _fragment_error(err: PageError) -> Response:
-    return HTMLResponse(f'<p class="error">{html.escape(err.message)}</p>', status_code=err.status)
+@router.post("/research/{research_id}/answer")
+async def answer(request: Request, research_id: str) -> Response:
+    form = await read_form(request)
+
+    async def send(user: str, app: Backend) -> str:
+        research = await owned_research(research_id, user, app)
+        handle = service.running(research, "answer")
+        text = form.get("answer", "").strip()
+        await service.steer(research, app, "answer", research_client.answer(handle, text))
+        return research_id
+
+    return await act(request, form, research_id, send)
 
 
-def _to_signin(request: Request) -> Response:
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
+@router.post("/research/{research_id}/review")
+async def review(request: Request, research_id: str) -> Response:
+    form = await read_form(request)
+
+    async def send(user: str, app: Backend) -> str:
+        decision = form.get("decision", "")
+        if decision not in DECISIONS:
+            raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
+        research = await owned_research(research_id, user, app)
+        handle = service.running(research, "review")
+        payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
+        if form.get("round"):  # the report review round the page showed: a later one refuses it
+            if not form["round"].isdigit():
+                raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
+            payload["round"] = int(form["round"])
+        await service.steer(research, app, "review", research_client.review(handle, payload))
+        return research_id
+
+    return await act(request, form, research_id, send)
+
+
+@router.post("/research/{research_id}/cancel")
+async def cancel(request: Request, research_id: str) -> Response:
+    form = await read_form(request)
+
+    async def send(user: str, app: Backend) -> str:
+        await service.cancel(await owned_research(research_id, user, app), app)
+        return research_id
+
+    return await act(request, form, research_id, send)
+
+
+@router.post("/research/{research_id}/follow-up")
+async def follow_up(request: Request, research_id: str) -> Response:
+    form = await read_form(request)
+    body = ResearchCreate(question=form.get("question"), follow_up_of=research_id)
+    return await act(request, form, research_id, lambda user, app: service.start(body, user, app))

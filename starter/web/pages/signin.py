@@ -1,4 +1,4 @@
-"""Signing in and out (`/signin`, `/signout`), beside the pages of pages.py.
+"""Signing in and out (`/signin`, `/signout`).
 
 A sign-in post another site made is refused (login CSRF: `auth.cross_site_signin`); wrong tokens
 are rate-limited per client and sign-ins per user (429 with Retry-After, on the form); signing
@@ -7,13 +7,14 @@ out ends the session at once, on every replica (starter/web/sessions.py).
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
-
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from starter.web import auth, pages
+from starter.web import auth
+from starter.web.pages.forms import read_form
+from starter.web.pages.frame import local_path, page
+from starter.web.pages.oidc_signin import signed_out_there
 
 router = APIRouter(include_in_schema=False)
 #: A sign-in form is a token and a path: anything longer is not one.
@@ -22,13 +23,13 @@ FORM_LIMIT = 8192
 
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return pages._page(request, "signin.html", None, next=_local(next), error=None)
+    return page(request, "signin.html", None, next=local_path(next), error=None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
-    form = await _form(request)
-    target = _local(form.get("next", "/"))
+    form = await read_form(request, FORM_LIMIT, fields=10)
+    target = local_path(form.get("next", "/"))
     refused = auth.cross_site_signin(request)  # login CSRF
     if refused:
         return HTMLResponse(refused, status_code=403)
@@ -39,7 +40,7 @@ async def signin(request: Request) -> Response:
     except HTTPException as err:  # too many attempts
         return _limited(request, target, err)
     if user is None:
-        return pages._page(
+        return page(
             request,
             "signin.html",
             None,
@@ -54,31 +55,17 @@ async def signin(request: Request) -> Response:
 
 @router.post("/signout")
 async def signout(request: Request) -> Response:
-    form = await _form(request)
+    form = await read_form(request, FORM_LIMIT, fields=10)
     if auth.user_from_request(request) is not None and form.get("csrf") != auth.csrf_token(request):
         return HTMLResponse(
             "Refused: the form did not come from this site's page.", status_code=403
         )
-    response = RedirectResponse("/signin", status_code=303)
+    response = await signed_out_there(request) or RedirectResponse("/signin", status_code=303)
     auth.end_session(response)
     return response
 
 
 def _limited(request: Request, target: str, err: HTTPException) -> Response:
-    page = pages._page(request, "signin.html", None, status=429, next=target, error=str(err.detail))
-    page.headers.update(err.headers or {})
-    return page
-
-
-def _local(target: str) -> str:
-    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
-
-
-async def _form(request: Request) -> dict[str, str]:
-    body = await request.body()
-    if len(body) > FORM_LIMIT:
-        return {}
-    return {
-        k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), max_num_fields=10).items()
-    }
+    answer = page(request, "signin.html", None, status=429, next=target, error=str(err.detail))
+    answer.headers.update(err.headers or {})
+    return answer

@@ -1,0 +1,13 @@
+"""The web app's pages, one module per page as `api/` has one per resource: home, research,
+library, standing, documents (the home page's forms), signin. Each renders in `frame.py`'s frame
+with the one templating object (`starter/web/templating.py`); forms read and answer through
+`forms.py`. A new page: a module here with its `router`, one line below, its template.
+"""
+
+from fastapi import APIRouter
+
+from starter.web.pages import documents, home, library, oidc_signin, research, signin, standing
+
+router = APIRouter(include_in_schema=False)
+for page in (home, research, library, standing, documents, signin, oidc_signin):
+    router.include_router(page.router)

@@ -1,0 +1,180 @@
+"""/standing as a person uses it (issue 39 item 2, issue 37's one list of the request's options):
+the form offers every option the home page does, and receivers; cron or every, never both
+silently; it works without JavaScript; a finished research's "Research again on a schedule"
+carries its whole request; every Delete asks first; at phone width nothing is cut off."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from starter.client.requests import OPTIONS
+from tests.web.browser_support import in_browser, shoot
+from tests.web.conftest import WebServer, WebWorker, csrf_for
+from tests.web.reports import showcase_result, store_research
+from workflows.models import QueryMode, Sources
+
+QUESTION = "How do Roman aqueducts keep a steady gradient over long distances?"
+
+
+def labels(page: str) -> set[str]:
+    return {html.unescape(m) for m in re.findall(r'<label for="[^"]+">([^<]+)</label>', page)}
+
+
+async def test_the_standing_form_offers_every_option_the_home_form_does(
+    open_web_server: WebServer,
+) -> None:
+    async with open_web_server.client(None) as client:
+        home = (await client.get("/")).text
+        standing = (await client.get("/standing")).text
+    offered = {option.page for option in OPTIONS if option.page}
+    assert offered <= labels(home) and offered <= labels(standing)
+    assert {"Sources", "Token budget", "Cost budget (USD)"} <= offered
+    assert "Notify (optional)" in labels(standing)
+
+
+async def scheduled_request(temporal: Client, standing_id: str) -> dict[str, Any]:
+    """The request each run of STANDING_ID starts with, as the schedule keeps it."""
+    described = await temporal.get_schedule_handle(standing_id).describe()
+    payload = described.schedule.action.args[0]  # type: ignore[attr-defined]
+    return json.loads(payload.data)
+
+
+async def test_without_javascript_the_form_creates_a_standing_research_with_its_options(
+    open_web_server: WebServer, web_worker: WebWorker, dev_client: Client
+) -> None:
+    form = {
+        "csrf": csrf_for(open_web_server),
+        "question": QUESTION,
+        "every": "",
+        "cron": "0 8 * * 1",
+        "sources": Sources.DOCUMENTS.value,
+        "mode": QueryMode.WEB.value,
+        "language": "de",
+        "max_tokens": "20000",
+        "notify": "https://hooks.example.org/standing\n",
+    }
+    async with open_web_server.client(None) as client:
+        created = await client.post("/standing", data=form)
+        assert created.status_code == 303 and created.headers["location"] == "/standing?created=1"
+        listed = (await client.get("/api/standing")).json()
+    mine = [s for s in listed if s["question"] == QUESTION]
+    assert len(mine) == 1 and mine[0]["cron"] == "0 8 * * 1" and mine[0]["every"] is None
+    assert mine[0]["notify"] == 1
+    asked = await scheduled_request(dev_client, mine[0]["id"])
+    assert asked["sources"] == "documents" and asked["mode"] == "web"
+    assert asked["language"] == "de" and asked["max_tokens"] == 20000
+
+
+async def test_every_and_cron_both_typed_is_refused_with_the_form_kept(
+    open_web_server: WebServer,
+) -> None:
+    form = {
+        "csrf": csrf_for(open_web_server),
+        "question": QUESTION,
+        "every": "7d",
+        "cron": "0 8 * * 1",
+        "sources": "both",
+    }
+    async with open_web_server.client(None) as client:
+        refused = await client.post("/standing", data=form)
+    page = html.unescape(refused.text)
+    assert refused.status_code == 422
+    assert "give either every (e.g. 1d) or cron (e.g. '0 8 * * 1'), not both" in page
+    assert QUESTION in page and 'value="0 8 * * 1"' in page
+    assert re.search(r'<option value="both" selected>', page)
+
+
+async def test_research_again_on_a_schedule_carries_the_whole_request(
+    open_web_server: WebServer, web_worker: WebWorker
+) -> None:
+    result = showcase_result().model_copy(
+        update={"searched": Sources.BOTH, "mode": QueryMode.WEB, "language": "fr"}
+    )
+    research_id = store_research(web_worker.db_url, result, "again")
+    async with open_web_server.client(None) as client:
+        page = html.unescape((await client.get(f"/research/{research_id}")).text)
+        again = re.search(
+            r'<form method="get" action="/standing" class="again">(.*?)</form>', page, re.S
+        )
+        assert again is not None
+        fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', again.group(1)))
+        assert (
+            fields["sources"] == "both" and fields["mode"] == "web" and fields["language"] == "fr"
+        )
+        filled = html.unescape((await client.get("/standing", params=fields)).text)
+    assert re.search(r'<option value="both" selected>', filled)
+    assert re.search(r'<option value="web" selected>', filled)
+    assert re.search(r'<option value="fr" selected>', filled)
+    assert result.query in filled
+
+
+async def test_a_delete_without_javascript_asks_first(
+    open_web_server: WebServer, web_worker: WebWorker
+) -> None:
+    research_id = store_research(web_worker.db_url, showcase_result(), "asked")
+    csrf = csrf_for(open_web_server)
+    async with open_web_server.client(None) as client:
+        asked = await client.post(f"/library/{research_id}/delete", data={"csrf": csrf})
+        still = [e["id"] for e in (await client.get("/api/library?q=aqueducts")).json()]
+        assert asked.status_code == 200 and "Are you sure?" in asked.text
+        assert research_id in still
+        done = await client.post(
+            f"/library/{research_id}/delete", data={"csrf": csrf, "confirmed": "yes"}
+        )
+        gone = [e["id"] for e in (await client.get("/api/library?q=aqueducts")).json()]
+    assert done.status_code == 303 and research_id not in gone
+
+
+#: The page's confirm() answers as the test says, and remembers what it was asked.
+CONFIRM = "window.__asked = []; window.confirm = (m) => { window.__asked.push(m); return window.__yes === true; };"
+
+
+def standing_at_two_widths(server: WebServer, folder: Path) -> Any:
+    def scenario(page: Any, seen: Any) -> dict[str, Any]:
+        page.add_init_script(CONFIRM)
+        got: dict[str, Any] = {}
+        page.goto(f"{server.url}/standing")
+        page.get_by_label("Question").fill(QUESTION + " (browser)")
+        page.get_by_label("Every").fill("3d")
+        page.get_by_label("Sources").select_option("documents")
+        page.get_by_role("button", name="Create standing research").click()
+        page.wait_for_url(re.compile(r"/standing\?created=1$"))
+        for width in (1300, 400):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(f"{server.url}/standing")
+            shoot(page, f"standing-{width}", folder, full_page=True)
+            got[width] = page.evaluate(
+                "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+            )
+        row = page.locator("tr", has_text=QUESTION + " (browser)")
+        got["next_run"] = row.locator("time").inner_text()
+        row.get_by_role("button", name=re.compile("^Delete")).click()
+        got["asked"] = page.evaluate("window.__asked.length")
+        got["kept"] = page.locator("tr", has_text=QUESTION + " (browser)").count()
+        page.evaluate("window.__yes = true")
+        with page.expect_navigation():
+            row.get_by_role("button", name=re.compile("^Delete")).click()
+        got["after"] = page.locator("tr", has_text=QUESTION + " (browser)").count()
+        got["problems"] = seen.problems()
+        return got
+
+    return scenario
+
+
+@pytest.mark.browser
+async def test_standing_fits_a_phone_reads_its_times_and_asks_before_delete(
+    open_web_server: WebServer, web_worker: WebWorker, tmp_path: Path
+) -> None:
+    got = await in_browser(standing_at_two_widths(open_web_server, tmp_path))
+    assert got[1300] is True and got[400] is True
+    assert re.fullmatch(r"\w{3} \d{2} \w{3} \d{4}, \d{2}:\d{2} UTC", got["next_run"])
+    assert got["asked"] == 1 and got["kept"] == 1
+    assert got["after"] == 0
+    assert got["problems"] == []
