@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from temporalio.converter import DataConverter
 
 DEFAULT_MODEL = "gpt-4o-mini"
+#: RESEARCH_USER's default: the CLI's and the MCP server's user, a name no web user may take.
+DEFAULT_USER = "local"
 #: The most LLM_CALL_LIMIT_S may be: what the workflow gives an LLM activity (workflows/roles.py).
 LLM_CALL_LIMIT_MAX_S = 3600.0
 
@@ -115,7 +117,7 @@ class Settings(BaseSettings):
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
     research_api_tokens: SecretStr | None = None
     #: Who owns the research started from the CLI, the MCP server, or the web app without tokens.
-    research_user: str = "local"
+    research_user: str = DEFAULT_USER
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None

@@ -54,7 +54,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from config import ConfigError, Settings, settings
+from config import DEFAULT_USER, ConfigError, Settings, settings
 from starter.web.oidc import OidcSettings, Provider, Refused
 from starter.web.sessions import Attempts, Revocations, open_secret
 
@@ -70,7 +70,7 @@ TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: The CLI's and the MCP server's user by default (RESEARCH_USER): no token may be named so (in
 #: any case), or its holder would own all their research.
-RESERVED_USER = "local"
+RESERVED_USER = DEFAULT_USER
 
 #: The request being served; set by the app's middleware, so `check_token` needs no argument.
 current_request: ContextVar[Request | None] = ContextVar("current_request", default=None)
