@@ -89,7 +89,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "running": live is not None,
         "pending_question": live.pending_question if live is not None else None,
         "pending_review": waits,
-        "draft": render_markdown(clean(live.draft_report_markdown or ""))
+        "draft": await renders_of(request).run(user, _draft_html, live.draft_report_markdown)
         if live is not None and waits == "report"
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
@@ -143,7 +143,8 @@ async def draft_fragment(request: Request, research_id: str) -> Response:
     draft = view.live.draft_report_markdown if view.live else None
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
-    return HTMLResponse(render_markdown(clean(draft)))
+    user = auth.user_from_request(request) or ""
+    return HTMLResponse(await renders_of(request).run(user, _draft_html, draft))
 
 
 async def _fragment_source(request: Request, research_id: str) -> ResearchView | Response:
@@ -183,6 +184,11 @@ def _rendered(
     thread in the user's turn (starter/web/fair.py)."""
     shown = _public(result, app)
     return shown, _report_context(research_id, shown)
+
+
+def _draft_html(draft: str | None) -> str:
+    """The report a person is asked to approve, rendered (in a thread, in the user's turn)."""
+    return render_markdown(clean(draft or ""))
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
