@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from temporalio.converter import DataConverter
 
 DEFAULT_MODEL = "gpt-4o-mini"
+#: RESEARCH_USER's default: the CLI's and the MCP server's user, a name no web user may take.
+DEFAULT_USER = "local"
 #: The most LLM_CALL_LIMIT_S may be: what the workflow gives an LLM activity (workflows/roles.py).
 LLM_CALL_LIMIT_MAX_S = 3600.0
 
@@ -115,7 +117,7 @@ class Settings(BaseSettings):
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
     research_api_tokens: SecretStr | None = None
     #: Who owns the research started from the CLI, the MCP server, or the web app without tokens.
-    research_user: str = "local"
+    research_user: str = DEFAULT_USER
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
@@ -134,6 +136,25 @@ class Settings(BaseSettings):
     research_allowed_hosts: str = ""
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
     research_data_dir: Path = Path(".data")
+
+    #: Limits per user and per web app (docs/web-app.md: Limits), so no one user can take the
+    #: service: connections the web app holds at once (503 beyond); upload bytes it holds in memory
+    #: at once in all, and uploads at once per user; each user's documents (bytes and files, 507
+    #: beyond); research each user may have running at once, and start in a minute (429 with
+    #: Retry-After); report pages rendered at once, in all and per user (a user's further renders
+    #: wait behind everyone else's).
+    web_max_connections: int = Field(default=500, ge=1)
+    web_uploads_in_flight_mb: int = Field(default=64, ge=6)
+    web_uploads_per_user: int = Field(default=2, ge=1)
+    upload_quota_mb: int = Field(default=100, ge=1)
+    upload_quota_files: int = Field(default=100, ge=1)
+    #: The most text the search index keeps of one user's documents (a PDF's text can be far
+    #: larger than its file): a document past it is skipped, with the reason.
+    upload_quota_text_chars: int = Field(default=50_000_000, ge=1000)
+    research_running_per_user: int = Field(default=10, ge=1)
+    research_starts_per_minute: int = Field(default=20, ge=1)
+    web_renders: int = Field(default=2, ge=1)
+    web_renders_per_user: int = Field(default=1, ge=1)
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed

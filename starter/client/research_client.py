@@ -38,7 +38,7 @@ from temporalio.service import RPCError
 
 from activities.storage import store
 from config import Settings
-from starter.client import followup, hints
+from starter.client import followup, hints, quotas
 from starter.client.errors import ClientError, Kind
 from starter.client.requests import check_prices, check_sources
 from starter.client.session import Session, local_owner
@@ -214,22 +214,26 @@ async def start(
     client: Client, cfg: Settings, run: StartResearch, rpc_timeout: timedelta | None = None
 ) -> Handle:
     """Start a `DeepResearchWorkflow`: the one `start_workflow` of the starter, and the one place
-    the owner is written. A duplicate running id is bad input (exit 2)."""
+    the owner is written. A duplicate running id is bad input (exit 2); an owner at their limits
+    (starter/client/quotas.py) is LIMITED (429, exit 2)."""
     update: dict[str, Any] = {"owner": run.owner}
     if run.attended is not None:
         update["attended"] = run.attended
     request = run.request.model_copy(update=update)
     try:
-        return await client.start_workflow(
-            DeepResearchWorkflow.run,
-            args=[request],  # `run` takes it raw (RawValue): it validates what it is given
-            id=run.id,
-            task_queue=cfg.temporal_task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=summary_line(request),
-            memo=memo(request),
-            rpc_timeout=rpc_timeout,
-        )
+        async with quotas.admitted(
+            client, cfg, run.owner, local_owner(cfg), run.id, rpc_timeout
+        ):  # the owner's running and per-minute limits
+            return await client.start_workflow(
+                DeepResearchWorkflow.run,
+                args=[request],  # `run` takes it raw (RawValue): it validates what it is given
+                id=run.id,
+                task_queue=cfg.temporal_task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                static_summary=summary_line(request),
+                memo=memo(request),
+                rpc_timeout=rpc_timeout,
+            )
     except WorkflowAlreadyStartedError as err:
         raise ClientError(
             f"a research with id {shown(run.id)} is already running "

@@ -6,6 +6,8 @@ RESEARCH_USER (default `local`), and `serve` only binds a loopback address. With
 cookie a page got by signing in with a token. With an OpenID Connect provider (oidc.py,
 pages/oidc_signin.py) people sign in there and get the same session cookie; API clients may
 also send the provider's access token (a JWT, checked like an ID token) as their Bearer token.
+User names are compared without case: two names that differ only in case are refused at start (one
+line), so `alice` and `Alice` are never two users; `local` is reserved (the CLI's and MCP's user).
 
 For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
@@ -26,7 +28,7 @@ RESEARCH_DATA_DIR), so any replica verifies it. A user whose token is removed or
 signed out at once (with or without a secret); signing out records the session id in the
 library's database (starter/web/sessions.py), so a copy of the cookie fails on every replica.
 Wrong tokens (sign-in form or Bearer) are counted per client: past the limit, 429 until the
-window passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
+window passes; past the limit of all clients together, wrong tokens are 429 but a right one passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
 The CSRF token is an HMAC of the session cookie (or of the user, without one).
 
 A state-changing request authenticated by a cookie (or, with access control off, any that a
@@ -52,7 +54,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from config import ConfigError, Settings, settings
+from config import DEFAULT_USER, ConfigError, Settings, settings
 from starter.web.oidc import OidcSettings, Provider, Refused
 from starter.web.sessions import Attempts, Revocations, open_secret
 
@@ -66,6 +68,9 @@ USER_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 #: What a token may hold: no separators (`,` `:` `;`), no spaces, no quotes.
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The CLI's and the MCP server's user by default (RESEARCH_USER): no token may be named so (in
+#: any case), or its holder would own all their research.
+RESERVED_USER = DEFAULT_USER
 
 #: The request being served; set by the app's middleware, so `check_token` needs no argument.
 current_request: ContextVar[Request | None] = ContextVar("current_request", default=None)
@@ -148,8 +153,17 @@ def parse_tokens(text: str) -> dict[str, str]:
                 f"RESEARCH_API_TOKENS: the token of {name} is shorter than {MIN_TOKEN_CHARS} "
                 "characters; make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'"
             )
-        if name in tokens:
-            raise ConfigError(f"RESEARCH_API_TOKENS: {name} is named twice")
+        if name.casefold() == RESERVED_USER:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: the name {name} is reserved for the research of the CLI "
+                "and the MCP server (RESEARCH_USER's default): choose another name"
+            )
+        twice = [known for known in tokens if known.casefold() == name.casefold()]
+        if twice:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: {name} is named twice ({twice[0]} and {name}: names are "
+                "compared without case)"
+            )
         if token in tokens.values():
             raise ConfigError(f"RESEARCH_API_TOKENS: {name} has the same token as another user")
         tokens[name] = token
@@ -174,7 +188,7 @@ def check_token(token: str, request: Request | None = None) -> str | None:
         raise too_many(wait, "too many wrong access tokens from this address")
     owner = _token_owner(access, token)
     if owner is None:
-        access.attempts.failed(client)
+        _failed(access, client)
     return owner
 
 
@@ -185,6 +199,15 @@ def _token_owner(access: Access, token: str) -> str | None:
         if hmac.compare_digest(given, known.encode()):
             owner = name
     return owner
+
+
+def _failed(access: Access, client: str) -> None:
+    """Counts a wrong token from CLIENT; past the backstop of all clients together, this one is
+    refused (429). Only failures are: a right token is never held back by other addresses'."""
+    access.attempts.failed(client)
+    wait = access.attempts.everyone_wait_s()
+    if wait > 0:
+        raise too_many(wait, "too many wrong access tokens lately")
 
 
 def too_many(wait: float, what: str) -> HTTPException:
@@ -343,7 +366,7 @@ def _bearer_user(token: str, request: Request) -> str | None:
         claims = access.oidc.verify(token.strip(), "access token")
         return access.oidc.settings.user_of(claims)
     except Refused:
-        access.attempts.failed(client)
+        _failed(access, client)
         return None
 
 

@@ -38,7 +38,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import KeySet
 
-from config import ConfigError, Settings
+from config import DEFAULT_USER, ConfigError, Settings
 
 #: Tolerated difference between our clock and the provider's (expiry, issued-at, not-before).
 CLOCK_SKEW_S = 60
@@ -157,6 +157,8 @@ class OidcSettings:
             )
         if any(c.isspace() or not c.isprintable() for c in user):
             raise Refused(f"the provider's {self.user_claim} claim is not a user name")
+        if user.casefold() == DEFAULT_USER:  # its holder would own the CLI's and MCP's research
+            raise Refused(f"the user name {user} is reserved here: ask your administrator")
         if not (self.allowed_users or self.allowed_groups) or user in self.allowed_users:
             return user
         groups = claims.get(self.groups_claim)

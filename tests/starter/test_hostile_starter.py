@@ -342,6 +342,12 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
             started.update(kw, positional=args)
             return SimpleNamespace(id=kw["id"])
 
+        async def list_workflows(
+            self, *args: Any, **kw: Any
+        ) -> Any:  # the owner's limits: none yet
+            for listed in ():
+                yield listed
+
     cfg = Settings(llm_provider="offline", **({} if user is None else {"research_user": user}))
     request = build_request({QUESTION: "How do herons fish?"})
     run = research_client.StartResearch(

@@ -77,6 +77,9 @@ def test_the_user_is_the_configured_claim() -> None:
         named.user_of({"email": "ada@example.org"})
     with pytest.raises(Refused, match="not a user name"):
         rules().user_of({"email": "ada lovelace"})
+    for reserved in ("local", "LOCAL"):  # the CLI's and MCP's user (issue 38, R16)
+        with pytest.raises(Refused, match="reserved"):
+            named.user_of({"preferred_username": reserved})
 
 
 def test_a_list_or_a_group_decides_who_may_sign_in() -> None:

@@ -22,6 +22,7 @@ from starter.exports import FORMATS, clean
 from starter.exports.public import public_result
 from starter.web import auth, conversation, review_texts, service
 from starter.web.deps import ApiError, Backend, Research, owned_research
+from starter.web.fair import renders_of
 from starter.web.models import ResearchCreate, ResearchView
 from starter.web.pages import request_form
 from starter.web.pages.forms import Work, act, read_form
@@ -88,7 +89,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "running": live is not None,
         "pending_question": live.pending_question if live is not None else None,
         "pending_review": waits,
-        "draft": render_markdown(clean(live.draft_report_markdown or ""))
+        "draft": await renders_of(request).run(user, _draft_html, live.draft_report_markdown)
         if live is not None and waits == "report"
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
@@ -99,8 +100,10 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         context["round_text"] = review_texts.round_text(rounds, most)
         context["revise_help"] = review_texts.revise_help(rounds, most)
     if view.result is not None:
-        shown = _public(view.result, backend(request))
-        context.update(_report_context(research_id, shown))
+        shown, rendered = await renders_of(request).run(
+            user, _rendered, research_id, view.result, backend(request)
+        )
+        context.update(rendered)
         context.update(await research_context(backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     turns = await conversation.thread(
@@ -124,11 +127,11 @@ async def report_fragment(request: Request, research_id: str) -> Response:
         return templates.TemplateResponse(request, "failure.html", {"failure": view.failure})
     if view.result is None:
         return fragment_error(PageError(409, "the research has not finished yet"))
-    return templates.TemplateResponse(
-        request,
-        "report.html",
-        _report_context(research_id, _public(view.result, backend(request))),
+    user = auth.user_from_request(request) or ""
+    _, rendered = await renders_of(request).run(
+        user, _rendered, research_id, view.result, backend(request)
     )
+    return templates.TemplateResponse(request, "report.html", rendered)
 
 
 @router.get("/research/{research_id}/draft-fragment", response_class=HTMLResponse)
@@ -140,7 +143,8 @@ async def draft_fragment(request: Request, research_id: str) -> Response:
     draft = view.live.draft_report_markdown if view.live else None
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
-    return HTMLResponse(render_markdown(clean(draft)))
+    user = auth.user_from_request(request) or ""
+    return HTMLResponse(await renders_of(request).run(user, _draft_html, draft))
 
 
 async def _fragment_source(request: Request, research_id: str) -> ResearchView | Response:
@@ -171,6 +175,20 @@ def _public(result: ResearchResult, app: Backend) -> ResearchResult:
     """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
     (starter/exports/public.py)."""
     return public_result(result, app.cfg.research_corpus_dir)
+
+
+def _rendered(
+    research_id: str, result: ResearchResult, app: Backend
+) -> tuple[ResearchResult, dict[str, Any]]:
+    """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
+    thread in the user's turn (starter/web/fair.py)."""
+    shown = _public(result, app)
+    return shown, _report_context(research_id, shown)
+
+
+def _draft_html(draft: str | None) -> str:
+    """The report a person is asked to approve, rendered (in a thread, in the user's turn)."""
+    return render_markdown(clean(draft or ""))
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
