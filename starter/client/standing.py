@@ -22,7 +22,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -31,10 +31,8 @@ from temporalio.client import (
     Schedule,
     ScheduleDescription,
     ScheduleHandle,
-    ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
-    ScheduleSpec,
     ScheduleState,
 )
 from temporalio.service import RPCError, RPCStatusCode
@@ -42,16 +40,19 @@ from temporalio.service import RPCError, RPCStatusCode
 from config import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
+from starter.client.schedule_owners import (
+    UNMARKED_QUERY,
+    ids_listed,
+    owner_attribute_ready,
+    owner_attributes,
+    owner_query,
+)
+from starter.client.schedule_pace import check_cron, check_pace, runs_per_day, spec_of
 from starter.client.temporal import shown
 from workflows.models import ResearchRequest
 
 PREFIX = "standing-"
 STANDING_ID = re.compile(r"standing-[0-9a-f]{8}")
-#: Shortest and longest `every`: a run a minute is already a lot of research.
-MIN_EVERY, MAX_EVERY = timedelta(minutes=1), timedelta(days=366)
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-#: How long a missed run may be late and still run (once, with SKIP) after downtime.
-MAX_CATCHUP = timedelta(days=1)
 #: How long "run now" looks for the run it started.
 RUN_NOW_WAIT_S = 15.0
 MAX_NOTIFY = 5
@@ -86,31 +87,6 @@ class StandingDetail(StandingView):
     runs: list[StandingRun] = Field(default_factory=list)
 
 
-def parse_every(text: str) -> timedelta:
-    """`30m`, `12h`, `1d`, `7d`, `2w`, `1d12h`: one line naming what is allowed otherwise."""
-    given = str(text).strip().lower()
-    parts = re.findall(r"(\d+)\s*([smhdw])", given)
-    if not parts or re.sub(r"\d+\s*[smhdw]", "", given).strip():
-        raise ClientError(
-            f"invalid every {shown(given)}: use a duration such as 30m, 12h, 1d or 7d", Kind.INVALID
-        )
-    every = timedelta(seconds=sum(int(n) * UNITS[u] for n, u in parts))
-    if not MIN_EVERY <= every <= MAX_EVERY:
-        raise ClientError(f"invalid every {shown(given)}: use 1m to 366d", Kind.INVALID)
-    return every
-
-
-def check_cron(expr: str) -> str:
-    expr = " ".join(str(expr).split())
-    fields = expr.split(" ")
-    if not (5 <= len(fields) <= 7) and not expr.startswith("@"):
-        raise ClientError(
-            f"invalid cron {shown(expr)}: use five fields, e.g. '0 8 * * 1' (Mondays 08:00 UTC)",
-            Kind.INVALID,
-        )
-    return expr
-
-
 def check_notify(urls: list[str]) -> list[str]:
     cleaned = [u.strip() for u in urls if u and u.strip()]
     if len(cleaned) > MAX_NOTIFY:
@@ -121,20 +97,6 @@ def check_notify(urls: list[str]) -> list[str]:
                 f"invalid notify URL {shown(url)}: use http(s)://host/path", Kind.INVALID
             )
     return cleaned
-
-
-def spec_of(every: str | None, cron: str | None) -> tuple[ScheduleSpec, timedelta]:
-    """The schedule's spec and its catch-up window."""
-    if bool(every) == bool(cron):
-        raise ClientError(
-            "give either every (e.g. 1d) or cron (e.g. '0 8 * * 1'), not both", Kind.INVALID
-        )
-    if every:
-        interval = parse_every(every)
-        return ScheduleSpec(intervals=[ScheduleIntervalSpec(every=interval)]), min(
-            interval, MAX_CATCHUP
-        )
-    return ScheduleSpec(cron_expressions=[check_cron(cron or "")]), MAX_CATCHUP
 
 
 async def create(
@@ -148,14 +110,22 @@ async def create(
     notify: list[str] | None = None,
     max_runs: int | None = None,
 ) -> str:
-    """A new standing research of OWNER's; its id."""
+    """A new standing research of OWNER's; its id. It is created paused and measured as Temporal
+    compiled it (faster than a run a minute: refused, INVALID; past OWNER's caps on schedules or
+    runs a day: refused, LIMITED), and only then set going."""
     spec, catchup = spec_of(every, cron)
     if max_runs is not None and not 1 <= max_runs <= 10_000:
         raise ClientError(f"invalid max_runs {max_runs}: use 1 to 10000", Kind.INVALID)
+    notify = check_notify(notify or [])
+    theirs = await _described(client, cfg, owner)
+    if len(theirs) >= cfg.standing_max_per_user:
+        raise ClientError(
+            f"you have {len(theirs)} standing research, the most allowed "
+            f"(STANDING_MAX_PER_USER={cfg.standing_max_per_user}): delete one first",
+            Kind.LIMITED,
+        )
     standing_id = f"{PREFIX}{uuid.uuid4().hex[:8]}"
-    request = request.model_copy(
-        update={"standing_id": standing_id, "notify": check_notify(notify or [])}
-    )
+    request = request.model_copy(update={"standing_id": standing_id, "notify": notify})
     run = research_client.StartResearch(request=request, owner=owner, id=standing_id)
     schedule = Schedule(
         action=research_client.scheduled_start(cfg, run),
@@ -163,6 +133,7 @@ async def create(
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=catchup),
         state=ScheduleState(
             note="standing research",
+            paused=True,
             limited_actions=max_runs is not None,
             remaining_actions=max_runs or 0,
         ),
@@ -175,25 +146,68 @@ async def create(
         "max_runs": max_runs,
         "notify": len(request.notify),
     }
+    marked = await owner_attribute_ready(client)
     try:
-        await client.create_schedule(standing_id, schedule, memo=memo)
+        handle = await client.create_schedule(
+            standing_id,
+            schedule,
+            memo=memo,
+            search_attributes=owner_attributes(owner) if marked else None,
+        )
     except RPCError as err:
         raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
-    await _listed(client, standing_id, present=True)
+    await _set_going(client, cfg, handle, theirs, given=every or cron or "")
+    await _listed(client, owner, standing_id, present=True)
     return standing_id
 
 
-async def _listed(client: Client, standing_id: str, present: bool) -> None:
+async def _set_going(
+    client: Client,
+    cfg: Settings,
+    handle: ScheduleHandle,
+    theirs: list[ScheduleDescription],
+    given: str,
+) -> None:
+    """Measure the paused new schedule as Temporal compiled it; unpause it, or delete it and say
+    why."""
+    spec = (await handle.describe()).schedule.spec
+    try:
+        check_pace(spec, given)
+        per_day = runs_per_day(spec) + sum(runs_per_day(d.schedule.spec) for d in theirs)
+        if per_day > cfg.standing_max_runs_per_day:
+            raise ClientError(
+                f"{given!r} would bring your standing research to {per_day} runs a day, more "
+                f"than allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): "
+                "run it less often or delete another",
+                Kind.LIMITED,
+            )
+    except ClientError:
+        await handle.delete()
+        raise
+    await handle.unpause(note="standing research")
+
+
+async def _listed(client: Client, owner: str, standing_id: str, present: bool) -> None:
     """Wait (a few seconds at most) until Temporal's list of schedules shows the change, so a
     list right after a create or a delete agrees with it."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        found = False
-        async for item in await client.list_schedules():
-            found = found or item.id == standing_id
+        found = any(i == standing_id for i, _ in await _candidates(client, owner))
         if found == present:
             return
         await asyncio.sleep(0.2)
+
+
+async def _candidates(client: Client, owner: str | None = None) -> list[tuple[str, Any]]:
+    """The schedules that may be OWNER's (all of them when OWNER is None, or when the owner
+    attribute cannot be used): theirs by the attribute, and the unmarked older ones."""
+    if not await owner_attribute_ready(client):
+        return await ids_listed(client, None)
+    query = f"({owner_query(owner)}) OR {UNMARKED_QUERY}" if owner is not None else None
+    try:
+        return await ids_listed(client, query)
+    except RPCError:
+        return await ids_listed(client, None)
 
 
 async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> ScheduleDescription:
@@ -240,20 +254,26 @@ async def view(described: ScheduleDescription) -> StandingView:
     )
 
 
-async def list_standing(client: Client, cfg: Settings, owner: str) -> list[StandingView]:
-    """OWNER's standing research, newest first."""
-    ids: list[str] = []
-    async for item in await client.list_schedules():
-        if item.id.startswith(PREFIX):
-            memo = await item.memo()
-            if str(memo.get("owner") or cfg.research_user) == owner:
-                ids.append(item.id)
-    views: list[StandingView] = []
-    for standing_id in ids:
+async def _described(client: Client, cfg: Settings, owner: str) -> list[ScheduleDescription]:
+    """OWNER's standing research, described: their marked schedules, and the unmarked older ones
+    whose memo says they are OWNER's; never a walk over every user's schedules."""
+    found: list[ScheduleDescription] = []
+    for standing_id, item in await _candidates(client, owner):
+        if not standing_id.startswith(PREFIX):
+            continue
+        memo = await item.memo()
+        if str(memo.get("owner") or cfg.research_user) != owner:
+            continue
         try:
-            views.append(await view(await owned(client, cfg, standing_id, owner)))
+            found.append(await owned(client, cfg, standing_id, owner))
         except ClientError:
             continue  # deleted since it was listed
+    return found
+
+
+async def list_standing(client: Client, cfg: Settings, owner: str) -> list[StandingView]:
+    """OWNER's standing research, newest first."""
+    views = [await view(described) for described in await _described(client, cfg, owner)]
     return sorted(views, key=lambda v: v.created_at or datetime.min, reverse=True)
 
 
@@ -332,4 +352,4 @@ async def delete(client: Client, cfg: Settings, standing_id: str, owner: str) ->
     """Stop it for good; its runs stay in the library (and a running one finishes)."""
     await owned(client, cfg, standing_id, owner)
     await client.get_schedule_handle(standing_id).delete()
-    await _listed(client, standing_id, present=False)
+    await _listed(client, owner, standing_id, present=False)
