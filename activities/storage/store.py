@@ -369,3 +369,15 @@ def started_before(
                 ),
             )
     return list(page.values())[:limit]
+
+
+def owner_of(url: str, research_id: str) -> str | None:
+    """Whose research RESEARCH_ID is in the library ('' for research from before owners), or None
+    when it is not stored: what a start with a chosen id checks, so ids are never reused across
+    owners (issue 38)."""
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session:
+        owners = session.scalars(
+            select(ResearchRow.owner).where(ResearchRow.workflow_id == research_id).limit(1)
+        ).all()
+        return None if not owners else str(owners[0] or "")
