@@ -37,6 +37,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.notify import receivers
 from config import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
@@ -85,18 +86,53 @@ class StandingView(BaseModel):
 
 class StandingDetail(StandingView):
     runs: list[StandingRun] = Field(default_factory=list)
+    receivers: list[Receiver] = Field(default_factory=list)
 
 
-def check_notify(urls: list[str]) -> list[str]:
+async def check_notify(cfg: Settings, urls: list[str]) -> list[str]:
+    """The `notify` URLs normalised, judged and resolved as the worker will (one line each
+    otherwise): `0177.0.0.1`, `localhost.` and friends never get as far as a delivery."""
     cleaned = [u.strip() for u in urls if u and u.strip()]
     if len(cleaned) > MAX_NOTIFY:
         raise ClientError(f"invalid notify: at most {MAX_NOTIFY} URLs", Kind.INVALID)
+    plain: list[str] = []
     for url in cleaned:
-        if not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", url) or "@" in url.split("/")[2]:
+        try:
+            plain.append(await receivers.checked(url, cfg.webhook_allow_private))
+        except receivers.BadReceiver as err:
             raise ClientError(
-                f"invalid notify URL {shown(url)}: use http(s)://host/path", Kind.INVALID
-            )
-    return cleaned
+                f"invalid notify URL {shown(url)}: {err.reason}", Kind.INVALID
+            ) from None
+    return plain
+
+
+class Receiver(BaseModel):
+    """A standing research's own `notify` receiver and the secret its deliveries are signed with
+    (None when the operator set no RESEARCH_WEBHOOK_SECRET: then they are not signed)."""
+
+    url: str
+    secret: str | None = None
+
+
+def receivers_of(cfg: Settings, memo: Mapping[str, Any], owner: str) -> list[Receiver]:
+    key = cfg.research_webhook_secret.get_secret_value() if cfg.research_webhook_secret else ""
+    return [
+        Receiver(url=url, secret=receivers.receiver_secret(key, owner, url) if key else None)
+        for url in memo.get("receivers") or []
+    ]
+
+
+async def detail(
+    client: Client, cfg: Settings, described: ScheduleDescription, changed: Mapping[str, bool]
+) -> StandingDetail:
+    """The standing research with its runs and its own receivers' signing secrets (only its
+    owner ever gets here: `owned` checked)."""
+    shown_view = await view(described)
+    return StandingDetail(
+        **shown_view.model_dump(),
+        runs=await runs(client, described, changed),
+        receivers=receivers_of(cfg, await described.memo(), shown_view.owner),
+    )
 
 
 async def create(
@@ -116,7 +152,7 @@ async def create(
     spec, catchup = spec_of(every, cron)
     if max_runs is not None and not 1 <= max_runs <= 10_000:
         raise ClientError(f"invalid max_runs {max_runs}: use 1 to 10000", Kind.INVALID)
-    notify = check_notify(notify or [])
+    notify = await check_notify(cfg, notify or [])
     theirs = await _described(client, cfg, owner)
     if len(theirs) >= cfg.standing_max_per_user:
         raise ClientError(
@@ -145,6 +181,7 @@ async def create(
         "cron": check_cron(cron) if cron else None,
         "max_runs": max_runs,
         "notify": len(request.notify),
+        "receivers": request.notify,
     }
     marked = await owner_attribute_ready(client)
     try:

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import socket
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from email import message_from_bytes
@@ -18,13 +19,23 @@ import pytest
 from aiosmtpd.controller import Controller
 from temporalio.exceptions import ApplicationError
 
-from activities.notify import body, post_webhook, send_email, signature
+from activities.notify import body, post_webhook, send_email
 from config import Settings
 from tests.support.http_doubles import local_server, serving
 from workflows.standing.changes import Changes, SourceRef
 from workflows.standing.notify import DeliverInput, Notice, NoticeKind
 
 SECRET = "whsec-unit-0123456789"
+
+
+def verified(secret: str, url: str, headers: dict[str, str], raw: bytes, now: float = 0) -> bool:
+    """The receiver's check, as docs/standing-research.md writes it: the timestamp recent, and
+    the HMAC over `<t>.<its own URL>.<raw body>`."""
+    fields = dict(part.split("=", 1) for part in headers["X-Research-Signature"].split(","))
+    signed = f"{fields['t']}.{url}.".encode() + raw
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    fresh = abs((now or time.time()) - int(fields["t"])) <= 300
+    return fresh and hmac.compare_digest(expected, fields["v1"])
 
 
 def notice(kind: NoticeKind = NoticeKind.COMPLETED, **extra: Any) -> Notice:
@@ -78,8 +89,7 @@ async def test_a_webhook_is_one_signed_post_whose_signature_the_receiver_can_che
     inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d-1/webhook:0")
     assert await post_webhook(cfg, url, inp) == 200
     [(headers, raw)] = kept
-    expected = "sha256=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
-    assert headers["X-Research-Signature"] == expected == signature(SECRET, raw)
+    assert verified(SECRET, url, headers, raw)
     assert headers["X-Research-Event"] == "research.completed"
     assert headers["X-Research-Delivery"] == "d-1/webhook:0"
     sent = json.loads(raw)
@@ -92,9 +102,9 @@ async def test_a_webhook_is_one_signed_post_whose_signature_the_receiver_can_che
     assert sent["url"] == (
         "https://research.example/research/standing-0123abcd-2026-11-27T08%3A00%3A00Z"
     )
-    # a retry sends the same bytes
+    # a retry sends the same bytes, signed again at its own time
     await post_webhook(cfg, url, inp)
-    assert kept[1][1] == raw
+    assert kept[1][1] == raw and verified(SECRET, url, kept[1][0], raw)
 
 
 @pytest.mark.parametrize(
@@ -192,3 +202,60 @@ def test_email_goes_through_a_real_smtp_server() -> None:
     text = mail.get_payload(decode=True).decode()
     assert "https://research.example/research/" in text and "Which one?" in text
     assert SECRET not in raw.decode()
+
+
+# --- issue 38: receivers normalised before anything is sent; deliveries that cannot be replayed ---
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0177.0.0.01:9/hook",  # octal
+        "http://127.000.000.002/hook",  # zero-padded
+        "http://\u2460\u2461\u2466.0.0.3/hook",  # circled digits, 127.0.0.3 after NFKC
+        "http://localhost./hook",  # the root dot
+        "http://0x7f.0.0.4/hook",  # hex
+        "http://2130706437/hook",  # one decimal number
+        "http://[::ffff:127.0.0.5]/hook",  # IPv4 inside IPv6
+        "http://sub.localhost/hook",
+        "http://no-such-receiver-3f1.invalid/hook",  # does not resolve
+        "http://exa mple.org/hook",
+        "http://" + "x" * 5000 + ".org/hook",  # no error text over its bound
+    ],
+)
+async def test_a_receiver_that_does_not_parse_resolve_or_is_private_fails_once_in_a_bounded_line(
+    url: str,
+) -> None:
+    inp = DeliverInput(notice=notice(), target="notify:0", delivery_id="d")
+    with pytest.raises(ApplicationError) as refused:
+        await post_webhook(config(), url, inp)
+    assert refused.value.non_retryable, refused.value.message
+    assert "\n" not in refused.value.message and len(refused.value.message) <= 300
+
+
+async def test_a_users_own_receiver_is_signed_with_its_own_secret_not_the_operators(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    from activities.notify.receivers import receiver_secret
+
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target="notify:0", delivery_id="d-2/notify:0")
+    await post_webhook(config(webhook_allow_private=True), url, inp)
+    [(headers, raw)] = kept
+    own = receiver_secret(SECRET, "alice", url)
+    assert verified(own, url, headers, raw)
+    assert not verified(SECRET, url, headers, raw)  # the operator's key verifies nothing here
+    assert own != receiver_secret(SECRET, "bob", url)
+    assert own != receiver_secret(SECRET, "alice", url + "-other")
+
+
+async def test_a_captured_delivery_fails_a_receivers_check_later_or_at_another_url(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d-3/webhook:0")
+    await post_webhook(config(webhook_allow_private=True), url, inp)
+    [(headers, raw)] = kept
+    assert verified(SECRET, url, headers, raw)
+    assert not verified(SECRET, url, headers, raw, now=time.time() + 3600)  # replayed an hour on
+    assert not verified(SECRET, "https://operator.example/hook", headers, raw)  # elsewhere

@@ -58,6 +58,7 @@ class Receiver:
     def __init__(self) -> None:
         self.posts: list[tuple[dict[str, str], bytes]] = []
         self.lock = threading.Lock()
+        self.url = ""
 
     def events(self) -> list[dict[str, Any]]:
         with self.lock:
@@ -84,13 +85,19 @@ class Receiver:
 def receiver() -> Iterator[tuple[Receiver, str]]:
     found = Receiver()
     with serving(local_server(found.handler())) as server:
-        yield found, f"http://127.0.0.1:{server.server_address[1]}/hook"
+        found.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        yield found, found.url
 
 
-def signed(headers: dict[str, str], raw: bytes) -> bool:
-    expected = "sha256=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
+def signed(headers: dict[str, str], raw: bytes, url: str) -> bool:
+    """docs/standing-research.md's check: `t=...,v1=...` over `<t>.<url>.<raw body>`."""
     given = {k.lower(): v for k, v in headers.items()}.get("x-research-signature", "")
-    return hmac.compare_digest(expected, given)
+    fields = dict(part.split("=", 1) for part in given.split(",") if "=" in part)
+    signed_text = f"{fields.get('t', '')}.{url}.".encode() + raw
+    expected = hmac.new(SECRET.encode(), signed_text, hashlib.sha256).hexdigest()
+    return abs(time.time() - int(fields.get("t", "0"))) <= 300 and hmac.compare_digest(
+        expected, fields.get("v1", "")
+    )
 
 
 async def wait_until(check: Any, what: str, timeout: float = 90) -> Any:
@@ -245,7 +252,7 @@ async def _journey(
         return events if wanted <= kinds else None
 
     events = await wait_until(all_events, "the four notifications", timeout=60)
-    assert all(signed(h, raw) for h, raw in hook.posts), "every event is signed"
+    assert all(signed(h, raw, hook.url) for h, raw in hook.posts), "every event is signed"
     by = {(e["event"], e["id"]): e for e in events}
     wait = by[("research.waiting", waiting_id)]
     assert wait["waiting_for"] == "plan_review"

@@ -141,3 +141,48 @@ async def test_a_users_list_never_walks_another_users_schedules(
     monkeypatch.setattr(standing, "ids_listed", counting)
     assert [v.id for v in await standing.list_standing(dev_client, cfg(), quiet)] == [mine]
     assert mine in walked and len(walked) < 37
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0177.0.0.1:8/hook",
+        "http://127.000.000.001/hook",
+        "http://\u2460\u2461\u2466.0.0.1/hook",
+        "http://localhost./hook",
+        "http://LOCALHOST/hook",
+        "http://0x7f000001/hook",
+        "http://[::ffff:7f00:1]/hook",
+        "http://169.254.169.254/latest",
+        "http://nowhere-7c1.invalid/hook",
+        "ftp://example.org/hook",
+        "http://user:pw@example.org/hook",
+    ],
+)
+async def test_a_notify_url_that_is_private_unusual_or_unresolvable_is_refused_at_create(
+    dev_client: Client, url: str
+) -> None:
+    owner = user()
+    with pytest.raises(ClientError) as refused:
+        await add(dev_client, owner, every="1d", notify=[url])
+    assert refused.value.kind is Kind.INVALID
+    assert str(refused.value).startswith("invalid notify URL ") and "\n" not in str(refused.value)
+    assert await standing.list_standing(dev_client, cfg(), owner) == []
+
+
+async def test_the_owner_reads_their_own_receivers_secret_in_the_detail(
+    dev_client: Client,
+) -> None:
+    from activities.notify.receivers import receiver_secret
+
+    owner = user()
+    settings = cfg(webhook_allow_private=True, research_webhook_secret="operator-key-0123456789")
+    standing_id = await add(
+        dev_client, owner, settings, every="1d", notify=["HTTP://127.0.0.1:9/Hook?x=1"]
+    )
+    described = await standing.owned(dev_client, settings, standing_id, owner)
+    shown = await standing.detail(dev_client, settings, described, {})
+    [receiver] = shown.receivers
+    assert receiver.url == "http://127.0.0.1:9/Hook?x=1"  # as it is signed and sent
+    assert receiver.secret == receiver_secret("operator-key-0123456789", owner, receiver.url)
+    assert "operator-key" not in shown.model_dump_json()
