@@ -8,6 +8,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from activities.corpus.public_names import PublicNames
 from config import Settings
 from workflows.standing.notify import Notice, NoticeKind
 
@@ -57,7 +58,7 @@ def body(cfg: Settings, notice: Notice) -> dict[str, Any]:
             data[key] = getattr(notice, key)
     if notice.changes is not None:
         data["changes"] = notice.changes.model_dump(mode="json")
-    return data
+    return PublicNames.of(cfg).data(data)  # local sources by name: receivers are not the server
 
 
 def encoded(data: dict[str, Any]) -> bytes:

@@ -18,6 +18,7 @@ from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.titles import titled
+from starter.exports.public import public_for
 
 T = TypeVar("T")
 
@@ -32,7 +33,8 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
         raise ClientError(
             f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
-    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
+    public = public_for(titled(stored.result, stored.title), session.cfg)  # sources by name
+    return stored.model_copy(update={"result": public})
 
 
 def read_library(query: Callable[[], T]) -> T:

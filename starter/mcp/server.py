@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
@@ -193,8 +194,8 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
             handle = (await session.connect()).get_workflow_handle(research_id(id))
             await research_client.check_owner(handle, session.cfg)
             status = await research_client.status(handle)
-            events = await research_client.events(handle, since)
-            return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
+            events = PublicNames.of(session.cfg).dumped(await research_client.events(handle, since))
+            return {**_status(id, status), "events": events}
 
     @server.tool()
     async def answer_clarification(
@@ -253,6 +254,7 @@ async def _answer(
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
     reader = research_client.local_owner(session.cfg)  # another user's research is unknown here
+    names = PublicNames.of(session.cfg)  # local sources by name, never the server's path
 
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
@@ -267,10 +269,10 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             if stored is not None:
                 if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
-                return _report(wanted, titled(stored.result, stored.title))
+                return names.data(_report(wanted, titled(stored.result, stored.title)))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
-            return _report(wanted, await _finished(handle))
+            return names.data(_report(wanted, await _finished(handle)))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -306,7 +308,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(to_markdown(titled(stored.result, stored.title)))
+        return names.text(clean(to_markdown(titled(stored.result, stored.title))))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:

@@ -28,7 +28,7 @@ from starter.client.errors import ClientError
 from starter.client.requests import RequestError
 from starter.client.temporal import one_line
 from starter.exports import FORMATS, clean
-from starter.exports.public import public_result
+from starter.exports.public import public_for
 from starter.web import auth, conversation, documents, review_texts, service
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.models import ResearchView
@@ -322,7 +322,7 @@ def _when(value: Any) -> datetime | None:
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:
     """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
     (starter/exports/public.py)."""
-    return public_result(result, app.cfg.research_corpus_dir)
+    return public_for(result, app.cfg)
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:

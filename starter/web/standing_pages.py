@@ -12,6 +12,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
@@ -81,5 +82,6 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
         earlier = None
     if earlier is not None and earlier.result.owner == user:
-        context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
+        earlier_report = PublicNames.of(app.cfg).text(earlier.result.report_markdown)
+        context["previous_report"] = render_markdown(clean(earlier_report))
     return context

@@ -183,7 +183,9 @@ def test_the_web_app_and_the_workers_share_one_data_volume() -> None:
         for name, service in (("web", web), ("worker", worker))
     }
     assert mounts["web"][data_dir] == mounts["worker"][data_dir]
-    assert mounts["web"][data_dir] in compose["volumes"]  # a named volume, not a folder per container
+    assert (
+        mounts["web"][data_dir] in compose["volumes"]
+    )  # a named volume, not a folder per container
 
 
 def test_the_workers_get_the_notification_settings() -> None:
