@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -152,7 +153,8 @@ def test_every_body_has_a_slack_text_line_and_a_change_carries_its_changes() -> 
     assert sent["text"].startswith("Standing research found changes: How does Rust's")
     assert "1 new sources" in sent["text"]
     assert sent["standing_id"] == "standing-0123abcd"
-    assert sent["changes"]["new_sources"] == [{"url": "file:///notes/new.md", "title": "New note"}]
+    # a local source by its name, never the server's path (issue 38)
+    assert sent["changes"]["new_sources"] == [{"url": "new.md", "title": "New note"}]
     waiting = body(config(), notice(NoticeKind.WAITING, waiting_for="plan_review"))
     assert waiting["text"].startswith("Research waits for you (plan review)")
     assert waiting["waiting_for"] == "plan_review"
@@ -259,3 +261,37 @@ async def test_a_captured_delivery_fails_a_receivers_check_later_or_at_another_u
     assert verified(SECRET, url, headers, raw)
     assert not verified(SECRET, url, headers, raw, now=time.time() + 3600)  # replayed an hour on
     assert not verified(SECRET, "https://operator.example/hook", headers, raw)  # elsewhere
+
+
+def documented_receiver(secret: str, url: str) -> type[BaseHTTPRequestHandler]:
+    """The receiver docs/standing-research.md tells people to write, run as it is written."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "standing-research.md").read_text()
+    code = doc.split("To receive and verify one:\n\n```python\n", 1)[1].split("```", 1)[0]
+    code = code.replace("HTTPServer((", "# HTTPServer((")
+    code = re.sub(r'(?m)^SECRET = b".*"$', f"SECRET = {secret.encode()!r}", code)
+    code = re.sub(r'(?m)^MY_URL = ".*?"', f"MY_URL = {url!r}", code)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/standing-research.md", "exec"), namespace)  # noqa: S102 - our own doc
+    return namespace["Hook"]
+
+
+@pytest.mark.parametrize("target", ["webhook:0", "notify:0"])
+async def test_the_documented_receiver_accepts_a_delivery_and_refuses_it_replayed_elsewhere(
+    target: str,
+) -> None:
+    from activities.notify.receivers import receiver_secret
+
+    server = local_server(documented_receiver("placeholder", "placeholder"))
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    secret = SECRET if target == "webhook:0" else receiver_secret(SECRET, "alice", url)
+    server.RequestHandlerClass = documented_receiver(secret, url)
+    inp = DeliverInput(notice=notice(), target=target, delivery_id=f"d/{target}")
+    with serving(server):
+        assert await post_webhook(config(webhook_allow_private=True), url, inp) == 204
+    other = local_server(documented_receiver(secret, "https://elsewhere.example/hook"))
+    other_url = f"http://127.0.0.1:{other.server_address[1]}/hook"
+    with serving(other), pytest.raises(ApplicationError) as refused:
+        await post_webhook(config(webhook_allow_private=True), other_url, inp)
+    assert "HTTP 401" in refused.value.message

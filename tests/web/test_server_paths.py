@@ -57,7 +57,12 @@ def hostile_paths(tmp_path: Path) -> tuple[ResearchResult, list[str], dict[str, 
         "Where do herons nest?", report, sources, evidence, [], owner="alice", changes=changes
     )
     result = result.model_copy(update={"notes": [f"could not read {upload}"]})
-    never = [str(corpus.resolve()), str(data.resolve()), STDLIB, owner_folder(Path("/"), "alice").name]
+    never = [
+        str(corpus.resolve()),
+        str(data.resolve()),
+        STDLIB,
+        owner_folder(Path("/"), "alice").name,
+    ]
     dirs = {"RESEARCH_CORPUS_DIR": str(corpus), "RESEARCH_DATA_DIR": str(data)}
     return result, never, dirs
 
