@@ -295,3 +295,42 @@ async def test_the_documented_receiver_accepts_a_delivery_and_refuses_it_replaye
     with serving(other), pytest.raises(ApplicationError) as refused:
         await post_webhook(config(webhook_allow_private=True), other_url, inp)
     assert "HTTP 401" in refused.value.message
+
+
+@pytest.mark.parametrize("starttls, warned", [("false", True), ("true", False)])
+def test_the_worker_warns_at_start_when_email_would_log_in_in_clear_text(
+    starttls: str, warned: bool
+) -> None:
+    """Issue 38 (R16): one line naming the server and the setting, never the password."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    password = "pw-do-not-print-7781"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SMTP_"))},
+        "TEMPORAL_ADDRESS": f"127.0.0.1:{closed}",
+        "LLM_PROVIDER": "offline",
+        "SMTP_HOST": "mail.example.org",
+        "SMTP_PORT": "2525",
+        "SMTP_USER": "research",
+        "SMTP_PASSWORD": password,
+        "SMTP_STARTTLS": starttls,
+    }
+    done = subprocess.run(
+        [sys.executable, "worker.py", "--no-engine-notice"],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: SMTP")]
+    assert len(warnings) == (1 if warned else 0), done.stderr
+    assert password not in done.stderr + done.stdout
+    if warned:
+        assert "mail.example.org:2525" in warnings[0] and "SMTP_STARTTLS" in warnings[0]
