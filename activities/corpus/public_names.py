@@ -11,6 +11,7 @@ downloads, the CLI, the MCP server, the pages, webhooks and email alike (issue 3
 
 from __future__ import annotations
 
+import json
 import re
 import sysconfig
 from pathlib import Path, PurePosixPath
@@ -81,8 +82,17 @@ class PublicNames:
         return [self.data(m.model_dump(mode="json")) for m in models]
 
     def model(self, model: M) -> M:
-        """MODEL (a result, an event, what changed) with every string named by the rule."""
-        return type(model).model_validate(self.data(model.model_dump(mode="json")))
+        """MODEL (a result, an event, what changed) with every string named by the rule: on its
+        JSON, so a large report costs one scan (and nothing more when no path is in it)."""
+        raw = model.model_dump_json()
+        named = self.json_text(raw)
+        return model if named == raw else type(model).model_validate_json(named)
+
+    def json_text(self, raw: str) -> str:
+        """RAW JSON with every file URL named (the name escaped for JSON) and bare folders gone."""
+        if "file:" in raw:
+            raw = FILE_URL.sub(lambda m: json.dumps(self.name(m.group(0)))[1:-1], raw)
+        return self._bare.sub("", raw) if "/" in raw else raw
 
 
 def _inside(path: PurePosixPath, folder: Path) -> bool:

@@ -12,13 +12,13 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.titles import titled
-from starter.exports.public import public_for
 
 T = TypeVar("T")
 
@@ -33,7 +33,7 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
         raise ClientError(
             f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
-    public = public_for(titled(stored.result, stored.title), session.cfg)  # sources by name
+    public = PublicNames.of(session.cfg).model(titled(stored.result, stored.title))  # by name
     return stored.model_copy(update={"result": public})
 
 
