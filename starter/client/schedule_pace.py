@@ -44,9 +44,19 @@ def parse_every(text: str) -> timedelta:
 
 
 def check_cron(expr: str) -> str:
+    """EXPR with its spaces made single. Six fields are refused: Temporal reads them as minute to
+    year, most cron tools (and people) as seconds first, so `*/30 * * * * *` would run every 30
+    minutes for one reader and every 30 seconds for the other."""
     expr = " ".join(str(expr).split())
     fields = expr.split(" ")
-    if not (5 <= len(fields) <= 7) and not expr.startswith(("@", "CRON_TZ=", "TZ=")):
+    timed = fields[1:] if fields[0].startswith(("CRON_TZ=", "TZ=")) else fields
+    if len(timed) == 6:
+        raise ClientError(
+            f"invalid cron {shown(expr)}: six fields read differently from tool to tool; use "
+            "five (minute hour day month weekday) or seven (second first, year last)",
+            Kind.INVALID,
+        )
+    if not (5 <= len(timed) <= 7) and not (timed and timed[0].startswith("@")):
         raise ClientError(
             f"invalid cron {shown(expr)}: use five fields, e.g. '0 8 * * 1' (Mondays 08:00 UTC)",
             Kind.INVALID,

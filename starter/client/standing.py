@@ -22,7 +22,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -344,6 +344,27 @@ async def runs(
     return sorted(seen.values(), key=lambda r: r.started_at or datetime.min, reverse=True)
 
 
+async def _within_runs_a_day(client: Client, cfg: Settings, owner: str) -> None:
+    """ "Run now" counts too: OWNER's standing research started at most STANDING_MAX_RUNS_PER_DAY
+    runs in the last 24 hours, or this one is refused (LIMITED), so pressing it in a loop is no
+    way around the cap a schedule's spec is held to."""
+    ids = [d.id for d in await _described(client, cfg, owner)]
+    since = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    listed = ", ".join(f"'{i}'" for i in ids)
+    query = f"TemporalScheduledById IN ({listed}) AND StartTime > '{since}'"
+    try:
+        started = (await client.count_workflows(query)).count
+    except RPCError:
+        return  # a visibility store without that attribute: the spec's cap still holds
+    if started >= cfg.standing_max_runs_per_day:
+        raise ClientError(
+            f"your standing research started {started} runs in the last 24 hours, the most "
+            f"allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): try again later",
+            Kind.LIMITED,
+            retry_after_s=3600,
+        )
+
+
 async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -> str:
     """Start a run at once; the research id of the run. One already running: `ClientError` (409)."""
     described = await owned(client, cfg, standing_id, owner)
@@ -353,6 +374,7 @@ async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -
             f"a run of {standing_id} is already running: {running[-1]} (runs never overlap)",
             Kind.CONFLICT,
         )
+    await _within_runs_a_day(client, cfg, owner)
     before = {getattr(a.action, "workflow_id", "") for a in described.info.recent_actions}
     handle = client.get_schedule_handle(standing_id)
     await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)

@@ -6,6 +6,7 @@ runs a day are capped; one user's list never walks another user's schedules."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -67,8 +68,24 @@ async def test_a_schedule_faster_than_a_minute_is_refused_in_one_line_and_leaves
     assert await standing.list_standing(dev_client, cfg(), owner) == []
 
 
+@pytest.mark.parametrize("cron", ["*/30 * * * * *", "* * * * * *", "CRON_TZ=UTC 0 */2 * * * *"])
+def test_a_six_field_cron_is_refused_as_ambiguous(cron: str) -> None:
+    with pytest.raises(ClientError) as refused:
+        schedule_pace.spec_of(None, cron)
+    assert refused.value.kind is Kind.INVALID and "six fields" in str(refused.value)
+
+
 @pytest.mark.parametrize(
-    "cron", ["@every 90s", "@every 1m", "* * * * *", "17 * * * * * *", "@hourly", "0 9 * * 1-5"]
+    "cron",
+    [
+        "@every 90s",
+        "@every 1m",
+        "* * * * *",
+        "17 * * * * * *",
+        "@hourly",
+        "CRON_TZ=Europe/Oslo 0 7 * * *",
+        "0 9 * * 1-5",
+    ],
 )
 async def test_schedules_a_minute_apart_or_slower_are_accepted(
     dev_client: Client, cron: str
@@ -186,3 +203,16 @@ async def test_the_owner_reads_their_own_receivers_secret_in_the_detail(
     assert receiver.url == "http://127.0.0.1:9/Hook?x=1"  # as it is signed and sent
     assert receiver.secret == receiver_secret("operator-key-0123456789", owner, receiver.url)
     assert "operator-key" not in shown.model_dump_json()
+
+
+async def test_run_now_counts_toward_a_users_runs_a_day(dev_client: Client) -> None:
+    owner, settings = user(), cfg(standing_max_runs_per_day=2)
+    standing_id = await add(dev_client, owner, settings, every="1d")  # 1 a day by its spec
+    for _ in range(2):
+        research_id = await standing.run_now(dev_client, settings, standing_id, owner)
+        await dev_client.get_workflow_handle(research_id).terminate("as if it finished")
+        await asyncio.sleep(1.1)  # a run's id is its schedule's plus the second it started
+    with pytest.raises(ClientError) as refused:
+        await standing.run_now(dev_client, settings, standing_id, owner)
+    assert refused.value.kind is Kind.LIMITED and refused.value.retry_after_s
+    assert "STANDING_MAX_RUNS_PER_DAY=2" in str(refused.value)
