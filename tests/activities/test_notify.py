@@ -235,15 +235,23 @@ async def test_a_receiver_that_does_not_parse_resolve_or_is_private_fails_once_i
     assert "\n" not in refused.value.message and len(refused.value.message) <= 300
 
 
+async def delivered_once(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]], target: str
+) -> tuple[str, dict[str, str], bytes]:
+    """One delivery to TARGET at the receiver: its URL, and the headers and body it got."""
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target=target, delivery_id=f"d/{target}")
+    await post_webhook(config(webhook_allow_private=True), url, inp)
+    [(headers, raw)] = kept
+    return url, headers, raw
+
+
 async def test_a_users_own_receiver_is_signed_with_its_own_secret_not_the_operators(
     receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
 ) -> None:
     from activities.notify.receivers import receiver_secret
 
-    url, kept = receiver
-    inp = DeliverInput(notice=notice(), target="notify:0", delivery_id="d-2/notify:0")
-    await post_webhook(config(webhook_allow_private=True), url, inp)
-    [(headers, raw)] = kept
+    url, headers, raw = await delivered_once(receiver, "notify:0")
     own = receiver_secret(SECRET, "alice", url)
     assert verified(own, url, headers, raw)
     assert not verified(SECRET, url, headers, raw)  # the operator's key verifies nothing here
@@ -254,10 +262,7 @@ async def test_a_users_own_receiver_is_signed_with_its_own_secret_not_the_operat
 async def test_a_captured_delivery_fails_a_receivers_check_later_or_at_another_url(
     receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
 ) -> None:
-    url, kept = receiver
-    inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d-3/webhook:0")
-    await post_webhook(config(webhook_allow_private=True), url, inp)
-    [(headers, raw)] = kept
+    url, headers, raw = await delivered_once(receiver, "webhook:0")
     assert verified(SECRET, url, headers, raw)
     assert not verified(SECRET, url, headers, raw, now=time.time() + 3600)  # replayed an hour on
     assert not verified(SECRET, "https://operator.example/hook", headers, raw)  # elsewhere
