@@ -216,3 +216,27 @@ async def test_run_now_counts_toward_a_users_runs_a_day(dev_client: Client) -> N
         await standing.run_now(dev_client, settings, standing_id, owner)
     assert refused.value.kind is Kind.LIMITED and refused.value.retry_after_s
     assert "STANDING_MAX_RUNS_PER_DAY=2" in str(refused.value)
+
+
+async def test_a_standing_research_made_before_the_owner_attribute_is_still_listed(
+    dev_client: Client,
+) -> None:
+    owner, standing_id = user(), f"standing-{uuid.uuid4().hex[:8]}"
+    await dev_client.create_schedule(  # as the code before issue 38 made them: no attribute
+        standing_id,
+        Schedule(
+            action=ScheduleActionStartWorkflow(
+                "DeepResearchWorkflow", id=standing_id, task_queue="nowhere"
+            ),
+            spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(days=1))]),
+            state=ScheduleState(paused=True),
+        ),
+        memo={"owner": owner, "question": QUESTION, "every": "1d"},
+    )
+    for _ in range(50):  # visibility is eventually consistent
+        listed = await standing.list_standing(dev_client, cfg(), owner)
+        if listed:
+            break
+        await asyncio.sleep(0.1)
+    assert [v.id for v in listed] == [standing_id]
+    assert await standing.list_standing(dev_client, cfg(), user()) == []
