@@ -47,6 +47,13 @@ class PublicNames:
             getattr(cfg, "research_corpus_dir", None), getattr(cfg, "research_data_dir", None)
         )
 
+    @classmethod
+    def of_settings(cls) -> PublicNames:
+        """From this process's settings (where no settings object is at hand)."""
+        from config import settings
+
+        return cls.of(settings())
+
     def name(self, url: str) -> str:
         """A `file:` URL as a person sees it; anything else as it is."""
         if not url.startswith("file:"):

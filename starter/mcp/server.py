@@ -272,7 +272,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
                 return names.data(_report(wanted, titled(stored.result, stored.title)))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
-            return names.data(_report(wanted, await _finished(handle)))
+            return _report(wanted, await _finished(handle))
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -363,7 +363,7 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
 
 async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None) -> ResearchResult:
     try:
-        return await (waiting if waiting is not None else handle.result())
+        return PublicNames.of_settings().model(await (waiting or handle.result()))  # by name
     except WorkflowFailureError as err:
         raise ClientError(
             f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
