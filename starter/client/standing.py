@@ -213,7 +213,7 @@ async def _set_going(
         per_day = runs_per_day(spec) + sum(runs_per_day(d.schedule.spec) for d in theirs)
         if per_day > cfg.standing_max_runs_per_day:
             raise ClientError(
-                f"{given!r} would bring your standing research to {per_day} runs a day, more "
+                f"{shown(given)} would bring your standing research to {per_day} runs a day, more "
                 f"than allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): "
                 "run it less often or delete another",
                 Kind.LIMITED,
