@@ -14,6 +14,7 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from activities.corpus.public_names import PublicNames
@@ -164,3 +165,24 @@ def test_an_event_naming_sources_shows_their_names(tmp_path: Path) -> None:
     shown = names.model(event).model_dump_json()
     no_paths(shown, never)
     assert "asyncio/tasks.py" in shown
+
+
+def test_the_cli_result_of_a_research_never_shows_a_server_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`research` (attached) and `result` print through one function."""
+    from argparse import Namespace
+
+    import config
+    from starter.cli.commands import emit_result
+
+    result, never, dirs = hostile_paths(tmp_path)
+    for name, value in dirs.items():
+        monkeypatch.setenv(name, value)
+    config.settings.cache_clear()
+    try:
+        for as_json in (False, True):
+            emit_result(result, Namespace(json=as_json, out=None))
+            no_paths(capsys.readouterr().out, never)
+    finally:
+        config.settings.cache_clear()  # the next test reads its own environment
