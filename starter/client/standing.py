@@ -174,7 +174,26 @@ async def create(
             remaining_actions=max_runs or 0,
         ),
     )
-    memo = {
+    marked = await owner_attribute_ready(client)
+    try:
+        handle = await client.create_schedule(
+            standing_id,
+            schedule,
+            memo=_memo(request, owner, every, cron, max_runs),
+            search_attributes=owner_attributes(owner) if marked else None,
+        )
+    except RPCError as err:
+        raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
+    await _set_going(client, cfg, handle, theirs, given=every or cron or "")
+    await _listed(client, owner, standing_id, present=True)
+    return standing_id
+
+
+def _memo(
+    request: ResearchRequest, owner: str, every: str | None, cron: str | None, max_runs: int | None
+) -> dict[str, Any]:
+    """What a list shows without describing the schedule, and whose it is."""
+    return {
         "owner": owner,
         "question": request.query,
         "every": (every or "").strip().lower() or None,
@@ -183,19 +202,6 @@ async def create(
         "notify": len(request.notify),
         "receivers": request.notify,
     }
-    marked = await owner_attribute_ready(client)
-    try:
-        handle = await client.create_schedule(
-            standing_id,
-            schedule,
-            memo=memo,
-            search_attributes=owner_attributes(owner) if marked else None,
-        )
-    except RPCError as err:
-        raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
-    await _set_going(client, cfg, handle, theirs, given=every or cron or "")
-    await _listed(client, owner, standing_id, present=True)
-    return standing_id
 
 
 async def _set_going(
