@@ -64,3 +64,9 @@ async def test_another_users_id_kept_only_in_the_library_is_a_conflict(
     assert refused.value.kind is Kind.CONFLICT
     mine = await research_client.start(dev_client, cfg, run("erin", chosen))
     await mine.terminate("done")
+
+
+def test_checking_an_id_never_makes_a_library_that_is_not_there(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "library.sqlite"
+    assert store.owner_of(f"sqlite:///{missing}", "research-1") is None
+    assert not missing.exists() and not missing.parent.exists()
