@@ -339,3 +339,15 @@ def test_the_worker_warns_at_start_when_email_would_log_in_in_clear_text(
     assert password not in done.stderr + done.stdout
     if warned:
         assert "mail.example.org:2525" in warnings[0] and "SMTP_STARTTLS" in warnings[0]
+
+
+async def test_an_empty_secret_signs_nothing_rather_than_with_an_empty_key(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    """Compose passes RESEARCH_WEBHOOK_SECRET through as "" when it is unset."""
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d/empty")
+    cfg = Settings(_env_file=None, research_webhook_secret="", webhook_allow_private=True)
+    await post_webhook(cfg, url, inp)
+    [(headers, _)] = kept
+    assert "X-Research-Signature" not in headers
