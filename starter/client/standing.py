@@ -114,12 +114,33 @@ class Receiver(BaseModel):
     secret: str | None = None
 
 
-def receivers_of(cfg: Settings, memo: Mapping[str, Any], owner: str) -> list[Receiver]:
+def receivers_of(cfg: Settings, urls: list[str], owner: str) -> list[Receiver]:
+    """Each receiver as deliveries sign it: its URL normalised, its secret derived."""
     key = cfg.research_webhook_secret.get_secret_value() if cfg.research_webhook_secret else ""
+    shown_urls = []
+    for url in urls:
+        try:
+            shown_urls.append(receivers.normalised(url, allow_private=True))
+        except receivers.BadReceiver:
+            continue  # never delivered to: nothing to verify
     return [
         Receiver(url=url, secret=receivers.receiver_secret(key, owner, url) if key else None)
-        for url in memo.get("receivers") or []
+        for url in shown_urls
     ]
+
+
+async def _receiver_urls(client: Client, described: ScheduleDescription) -> list[str]:
+    """The `notify` URLs: from the memo, or (a standing research made before the memo kept them)
+    from the request its schedule starts."""
+    memo = await described.memo()
+    if "receivers" in memo:
+        return [str(url) for url in memo.get("receivers") or []]
+    args = list(getattr(described.schedule.action, "args", None) or [])
+    try:
+        [request] = await client.data_converter.decode(args, [ResearchRequest])
+    except Exception:  # noqa: BLE001 - an undecodable action shows no receivers, not an error
+        return []
+    return list(request.notify)
 
 
 async def detail(
@@ -131,7 +152,7 @@ async def detail(
     return StandingDetail(
         **shown_view.model_dump(),
         runs=await runs(client, described, changed),
-        receivers=receivers_of(cfg, await described.memo(), shown_view.owner),
+        receivers=receivers_of(cfg, await _receiver_urls(client, described), shown_view.owner),
     )
 
 

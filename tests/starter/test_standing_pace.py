@@ -240,3 +240,29 @@ async def test_a_standing_research_made_before_the_owner_attribute_is_still_list
         await asyncio.sleep(0.1)
     assert [v.id for v in listed] == [standing_id]
     assert await standing.list_standing(dev_client, cfg(), user()) == []
+
+
+async def test_a_standing_research_made_before_receivers_had_secrets_shows_them(
+    dev_client: Client,
+) -> None:
+    from activities.notify.receivers import receiver_secret
+    from starter.client import research_client
+
+    owner, standing_id = user(), f"standing-{uuid.uuid4().hex[:8]}"
+    key = "operator-key-9876543210"
+    settings = cfg(research_webhook_secret=key)
+    request = ResearchRequest(query=QUESTION, notify=["HTTP://127.0.0.1:9/old-hook"])
+    run = research_client.StartResearch(request=request, owner=owner, id=standing_id)
+    await dev_client.create_schedule(  # as before issue 38: the memo counts receivers only
+        standing_id,
+        Schedule(
+            action=research_client.scheduled_start(settings, run),
+            spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(days=1))]),
+            state=ScheduleState(paused=True),
+        ),
+        memo={"owner": owner, "question": QUESTION, "every": "1d", "notify": 1},
+    )
+    described = await standing.owned(dev_client, settings, standing_id, owner)
+    [receiver] = (await standing.detail(dev_client, settings, described, {})).receivers
+    assert receiver.url == "http://127.0.0.1:9/old-hook"  # as deliveries sign it
+    assert receiver.secret == receiver_secret(key, owner, receiver.url)
