@@ -173,6 +173,10 @@ class Settings(BaseSettings):
     smtp_from: str = "deep-research@localhost"
     smtp_starttls: bool = True
     notify_email_to: str = ""
+    #: Standing research per user, and the runs a day all of a user's schedules may start together
+    #: (starter/client/standing.py; at most one run a minute each, whatever the spec).
+    standing_max_per_user: int = Field(default=20, ge=1)
+    standing_max_runs_per_day: int = Field(default=1440, ge=1)
 
     #: Worker concurrency limits (README: Performance). Activities are mostly waiting on an LLM or a
     #: search over HTTP, as coroutines, so a slot costs almost nothing; 20 slots capped a worker at

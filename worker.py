@@ -24,7 +24,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities import pricing, tracing
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
-from activities.notify import deliver_notification, notification_targets
+from activities.notify import deliver_notification, mail, notification_targets
 from activities.pages import read_page
 from activities.pricing import PriceError
 from activities.providers.strategies import check_search_config
@@ -97,6 +97,8 @@ async def main() -> int:
     except ApplicationError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
+    if warning := mail.clear_text_login_warning(config):
+        print(warning, file=sys.stderr)
     if config.engine_name == "offline" and "--no-engine-notice" not in sys.argv[1:]:
         print(OFFLINE_NOTICE, file=sys.stderr)
     traces.configure("deep-research-worker")

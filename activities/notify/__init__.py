@@ -20,7 +20,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.notify import mail, webhook
 from activities.notify.mail import send_email
-from activities.notify.message import body, signature
+from activities.notify.message import body
+from activities.notify.receivers import signature
 from activities.notify.webhook import post_webhook
 from config import settings
 from workflows import roles

@@ -11,6 +11,7 @@ from pathlib import Path
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from config import OFFLINE_NOTICE
 from starter.cli import library, progress, reviews
 from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING
@@ -152,6 +153,7 @@ async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future
 
 
 def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
+    result = PublicNames.of_settings().model(result)  # local sources by name (issue 38)
     text = result.model_dump_json(indent=2) if args.json else result.report_markdown
     print(text)
     if args.out:

@@ -71,10 +71,7 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     from activities.storage import standing as stored  # the library, read only here
 
     changed = stored.changed_runs(session.cfg.research_db_url, args.id)
-    detail = standing.StandingDetail(
-        **(await standing.view(described)).model_dump(),
-        runs=await standing.runs(client, described, changed),
-    )
+    detail = await standing.detail(client, session.cfg, described, changed)
     if args.json:
         print(json.dumps(detail.model_dump(mode="json")))
         return EXIT_OK
@@ -83,6 +80,8 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     print(
         f"  {when}, {'paused' if detail.paused else 'active'}, next run {detail.next_run_at or '-'}"
     )
+    for receiver in detail.receivers:
+        print(f"  notifies {receiver.url}  signed with {receiver.secret or '(unsigned)'}")
     for run in detail.runs:
         flag = {True: "changed", False: "no changes", None: ""}[run.changed]
         print(f"  {run.research_id}  {run.status:<10} {run.started_at or '-'}  {flag}")

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
@@ -33,7 +34,8 @@ def stored_research(session: Session, research_id: str) -> store.StoredResearch:
         raise ClientError(
             f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
-    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
+    public = PublicNames.of(session.cfg).model(titled(stored.result, stored.title))  # by name
+    return stored.model_copy(update={"result": public})
 
 
 async def rename(

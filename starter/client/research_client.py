@@ -33,7 +33,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.storage import store
@@ -220,6 +220,7 @@ async def start(
     if run.attended is not None:
         update["attended"] = run.attended
     request = run.request.model_copy(update=update)
+    await _id_free_for(client, cfg, run)
     try:
         async with quotas.admitted(
             client, cfg, run.owner, local_owner(cfg), run.id, rpc_timeout
@@ -240,6 +241,28 @@ async def start(
             f"(follow it with `{hints.result_command(run.id)}`)",
             Kind.CONFLICT,
         ) from err
+
+
+async def _id_free_for(client: Client, cfg: Settings, run: StartResearch) -> None:
+    """Refuse an id another user's research has, in Temporal or in the library (a finished one
+    whose history is gone): reusing it would put a new run where that owner's research was, and
+    its owner would get 404 (issue 38). The owner's own finished id may be reused, as before."""
+    try:
+        found: str | None = await owner_of(client.get_workflow_handle(run.id), cfg)
+    except RPCError as err:
+        if not is_not_found(err):
+            raise
+        found = None
+    if found is None:
+        try:
+            stored = await asyncio.to_thread(store.owner_of, cfg.research_db_url, run.id)
+        except ApplicationError:
+            stored = None  # the library unreachable: Temporal's answer is the one there is
+        found = None if stored is None else (stored or local_owner(cfg))
+    if found is not None and found != run.owner:
+        raise ClientError(
+            f"the id {shown(run.id)} is taken: choose another (or leave the id out)", Kind.CONFLICT
+        )
 
 
 def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWorkflow:

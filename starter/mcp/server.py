@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
@@ -196,8 +197,8 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
             handle = (await session.connect()).get_workflow_handle(research_id(id))
             await research_client.check_owner(handle, session.cfg)
             status = await research_client.status(handle)
-            events = await research_client.events(handle, since)
-            return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
+            events = PublicNames.of(session.cfg).dumped(await research_client.events(handle, since))
+            return {**_status(id, status), "events": events}
 
     @server.tool()
     async def answer_clarification(
@@ -256,6 +257,7 @@ async def _answer(
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
     reader = session.user  # another user's research is unknown here
+    names = PublicNames.of(session.cfg)  # local sources by name, never the server's path
 
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
@@ -270,7 +272,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             if stored is not None:
                 if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
-                return _report(wanted, titled(stored.result, stored.title))
+                return names.data(_report(wanted, titled(stored.result, stored.title)))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
             return _report(wanted, await _finished(handle))
@@ -309,7 +311,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(to_markdown(titled(stored.result, stored.title)))
+        return names.text(clean(to_markdown(titled(stored.result, stored.title))))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
@@ -364,7 +366,7 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
 
 async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None) -> ResearchResult:
     try:
-        return await (waiting if waiting is not None else handle.result())
+        return PublicNames.of_settings().model(await (waiting or handle.result()))  # by name
     except WorkflowFailureError as err:
         raise research_failed(handle.id, err) from err
 

@@ -15,6 +15,7 @@ from typing import Any
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError
@@ -23,6 +24,7 @@ from starter.client.session import Session
 from starter.client.temporal import Refused, root_message
 from starter.client.titles import titled
 from starter.exports import clean_model
+from starter.exports.public import public_for
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
@@ -73,11 +75,12 @@ async def view(research: Research, app: Backend) -> ResearchView:
     if research.running and research.handle is not None:
         live = await within(research_client.status(research.handle))
         # a model's question, the critic's words: cleaned as the report is
-        return ResearchView(**head, live=clean_model(live))
+        return ResearchView(**head, live=PublicNames.of(app.cfg).model(clean_model(live)))
     result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
-    return ResearchView(**head, result=result, failure=failure, title=title)
+    shown = None if result is None else public_for(result, app.cfg)  # local sources by name
+    return ResearchView(**head, result=shown, failure=failure, title=title)
 
 
 async def closed_result(

@@ -72,10 +72,7 @@ async def detail(standing_id: str, user: str, app: Backend) -> standing.Standing
         client = await app.temporal()
         described = await standing.owned(client, app.cfg, standing_id, user)
         changed = await app.library(lambda url: stored.changed_runs(url, standing_id))
-        return standing.StandingDetail(
-            **(await standing.view(described)).model_dump(),
-            runs=await standing.runs(client, described, changed),
-        )
+        return await standing.detail(client, app.cfg, described, changed)
 
     return await _call(app, read())
 

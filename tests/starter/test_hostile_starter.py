@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
@@ -347,6 +348,12 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
         ) -> Any:  # the owner's limits: none yet
             for listed in ():
                 yield listed
+
+        def get_workflow_handle(self, workflow_id: str) -> Any:  # the id is nobody's yet
+            async def describe() -> Any:
+                raise RPCError("not found", RPCStatusCode.NOT_FOUND, b"")
+
+            return SimpleNamespace(id=workflow_id, describe=describe)
 
     cfg = Settings(llm_provider="offline", **({} if user is None else {"research_user": user}))
     request = build_request({QUESTION: "How do herons fish?"})

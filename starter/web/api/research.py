@@ -11,7 +11,6 @@ workflow's own reason (409 when nothing is pending, else 422), never recorded. R
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import quote
@@ -19,7 +18,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from starter.exports import FORMATS
+from starter.exports import FORMATS, ascii_file_name
 from starter.web import downloads, service
 from starter.web.deps import ApiError, App, Owned, User, created
 from starter.web.models import (
@@ -117,5 +116,7 @@ def _cursor(before: str | None) -> datetime | None:
 
 
 def _attachment(name: str) -> str:
-    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "report"
-    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
+    """RFC 6266: the name in UTF-8 (`filename*`), an ASCII one beside it for older clients."""
+    return (
+        f"attachment; filename=\"{ascii_file_name(name)}\"; filename*=UTF-8''{quote(name, safe='')}"
+    )

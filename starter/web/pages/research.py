@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from starter.exports import FORMATS, clean
-from starter.exports.public import public_result
+from starter.exports.public import public_for
 from starter.web import auth, conversation, review_texts, service
 from starter.web.deps import ApiError, Backend, Research, owned_research
 from starter.web.fair import renders_of
@@ -174,7 +174,7 @@ async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:
     """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
     (starter/exports/public.py)."""
-    return public_result(result, app.cfg.research_corpus_dir)
+    return public_for(result, app.cfg)
 
 
 def _rendered(
