@@ -13,9 +13,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
+from starter.client.titles import titled
 from starter.exports import clean
 from starter.web import auth, standing_service
 from starter.web.deps import ApiError, Backend
@@ -151,7 +153,10 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
         earlier = None
     if earlier is not None and earlier.result.owner == user:
-        context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
+        earlier_report = PublicNames.of(app.cfg).text(  # as its owner titled it
+            titled(earlier.result, earlier.title).report_markdown
+        )
+        context["previous_report"] = render_markdown(clean(earlier_report))
     return context
 
 
