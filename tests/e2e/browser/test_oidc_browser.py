@@ -18,10 +18,10 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.e2e.browser.support import Seen, in_browser
+from tests.e2e.browser.test_browser import serious
 from tests.support.oidc_provider import IdentityProvider, provider_missing
-from tests.web.browser_support import Seen, in_browser
 from tests.web.conftest import WebServer, WebWorker, running_app, web_config
-from tests.web.test_browser import serious
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 ADA, GRACE = "ada@example.org", "grace@example.org"
