@@ -8,6 +8,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 # starter/ includes the web app's templates and static files (package data in pyproject.toml).
 COPY starter ./starter
+COPY telemetry ./telemetry
 COPY worker.py config.py ./
 EXPOSE 8000
 RUN pip install . && useradd --create-home research && mkdir -p /app/.data && chown research /app/.data

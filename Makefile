@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser demo lint check test models test-models bench-models bench-faithfulness dev bench worker clean
+.PHONY: setup browser oidc-provider demo lint check test models test-models bench-models bench-faithfulness dev bench worker clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ demo: setup
 
 # ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
 # MYPY_PATHS: one word more checks one more package. `make check` and `make test` run it first.
-MYPY_PATHS ?= workflows
+MYPY_PATHS ?= workflows starter/client telemetry
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -47,12 +47,19 @@ lint: setup
 # Measured 2026-11-27 on 2 cores shared with other work: 4 min 44 s to 6 min 55 s with 2 processes
 # (1,645 tests), 10 min 40 s in one (CHECK_JOBS=0); most of it is waiting on servers and timers.
 CHECK_JOBS ?= 2
-check: setup lint
+check: setup oidc-provider lint
 	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not e2e and not browser and not models"
 
 # Everything: lint and every test but the real-model ones (`make test-models`).
-test: setup browser lint
+test: setup browser oidc-provider lint
 	$(PY) -m pytest
+
+# The sign-in tests' identity provider (tests/support/oidc: oidc-provider from the npm registry,
+# at the versions of its package-lock.json). Without node and npm those tests skip, saying why.
+oidc-provider:
+	@if command -v npm >/dev/null; then npm ci --prefix tests/support/oidc --no-audit --no-fund --silent \
+		|| echo "oidc-provider could not be installed: the OpenID Connect sign-in tests will be skipped"; \
+	else echo "npm is missing: the OpenID Connect sign-in tests will be skipped"; fi
 
 # Real models (issue 28, issue 36): llama.cpp's OpenAI-compatible server (llama-cpp-python[server],
 # built from source once, about 20 minutes on 2 cores) in a virtualenv of its own, with each model
@@ -119,6 +126,7 @@ bench: setup
 	$(PY) -m tests.bench.budgets
 	$(PY) -m tests.bench.retrieval
 	$(PY) -m tests.bench.faithfulness
+	$(PY) -m tests.bench.team
 
 # Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
 # model, a careful judge and an uncritical one (README "How far to trust the citations").

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from temporalio.converter import DataConverter
 
 DEFAULT_MODEL = "gpt-4o-mini"
+#: RESEARCH_USER's default: the CLI's and the MCP server's user, a name no web user may take.
+DEFAULT_USER = "local"
 #: The most LLM_CALL_LIMIT_S may be: what the workflow gives an LLM activity (workflows/roles.py).
 LLM_CALL_LIMIT_MAX_S = 3600.0
 
@@ -127,15 +129,44 @@ class Settings(BaseSettings):
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
     research_api_tokens: SecretStr | None = None
     #: Who owns the research started from the CLI, the MCP server, or the web app without tokens.
-    research_user: str = "local"
+    research_user: str = DEFAULT_USER
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
+    #: Sign-in with the team's OpenID Connect provider (starter/web/oidc.py, docs/oidc.md), beside
+    #: or instead of the tokens: the issuer URL (discovery at /.well-known/openid-configuration),
+    #: the client registered there (redirect URI: RESEARCH_PUBLIC_URL + /auth/callback), the
+    #: claim that names the user, and who may sign in (`NAME` or `group:NAME`, comma-separated).
+    research_oidc_issuer: str | None = None
+    research_oidc_client_id: str | None = None
+    research_oidc_client_secret: SecretStr | None = None
+    research_oidc_user_claim: str = "email"
+    research_oidc_allowed: str = ""
+    research_oidc_groups_claim: str = "groups"
     #: Host names the web app answers to without access control, besides localhost and the
     #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
     research_allowed_hosts: str = ""
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
     research_data_dir: Path = DATA_DIR
+
+    #: Limits per user and per web app (docs/web-app.md: Limits), so no one user can take the
+    #: service: connections the web app holds at once (503 beyond); upload bytes it holds in memory
+    #: at once in all, and uploads at once per user; each user's documents (bytes and files, 507
+    #: beyond); research each user may have running at once, and start in a minute (429 with
+    #: Retry-After); report pages rendered at once, in all and per user (a user's further renders
+    #: wait behind everyone else's).
+    web_max_connections: int = Field(default=500, ge=1)
+    web_uploads_in_flight_mb: int = Field(default=64, ge=6)
+    web_uploads_per_user: int = Field(default=2, ge=1)
+    upload_quota_mb: int = Field(default=100, ge=1)
+    upload_quota_files: int = Field(default=100, ge=1)
+    #: The most text the search index keeps of one user's documents (a PDF's text can be far
+    #: larger than its file): a document past it is skipped, with the reason.
+    upload_quota_text_chars: int = Field(default=50_000_000, ge=1000)
+    research_running_per_user: int = Field(default=10, ge=1)
+    research_starts_per_minute: int = Field(default=20, ge=1)
+    web_renders: int = Field(default=2, ge=1)
+    web_renders_per_user: int = Field(default=1, ge=1)
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed
@@ -154,6 +185,10 @@ class Settings(BaseSettings):
     smtp_from: str = "deep-research@localhost"
     smtp_starttls: bool = True
     notify_email_to: str = ""
+    #: Standing research per user, and the runs a day all of a user's schedules may start together
+    #: (starter/client/standing.py; at most one run a minute each, whatever the spec).
+    standing_max_per_user: int = Field(default=20, ge=1)
+    standing_max_runs_per_day: int = Field(default=1440, ge=1)
 
     #: Worker concurrency limits (README: Performance). Activities are mostly waiting on an LLM or a
     #: search over HTTP, as coroutines, so a slot costs almost nothing; 20 slots capped a worker at
@@ -165,6 +200,12 @@ class Settings(BaseSettings):
     max_concurrent_workflow_tasks: int = Field(default=10, ge=1)
     #: Run workflow code in Temporal's sandbox (worker.py says what it costs and what it checks).
     workflow_sandbox: bool = False
+    #: The worker's /metrics (Prometheus) and /healthz on this port, every interface (telemetry/);
+    #: unset, neither is served.
+    worker_metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    #: Seconds a stopping worker lets its running activities finish before it cancels them (they
+    #: are then retried on another worker). Kubernetes: the longest activity, 3,660 s (docs/team.md).
+    worker_shutdown_grace_s: float = Field(default=20.0, ge=0, le=24 * 3600)
 
     @property
     def engine_name(self) -> str:
@@ -272,9 +313,12 @@ def _gone(worker: object) -> bool:
 
 
 async def connect_temporal(config: Settings, connect_timeout: timedelta | None = None) -> Client:
-    """The one way this project reaches Temporal: the pydantic converter on both sides, and TLS
-    switched on by the SDK when an API key is set (Temporal Cloud)."""
+    """The one way this project reaches Temporal: the pydantic converter on both sides, TLS
+    switched on by the SDK when an API key is set (Temporal Cloud), and Temporal's tracing
+    interceptor when this process sends traces (telemetry/traces.py)."""
     from temporalio.client import Client
+
+    from telemetry import traces
 
     return await Client.connect(
         config.temporal_address,
@@ -282,6 +326,7 @@ async def connect_temporal(config: Settings, connect_timeout: timedelta | None =
         api_key=config.temporal_api_key.get_secret_value() if config.temporal_api_key else None,
         data_converter=data_converter(),
         connect_timeout=connect_timeout,
+        interceptors=traces.client_interceptors(),
     )
 
 

@@ -1,7 +1,8 @@
 """One worker process: the research workflow and every activity, configured from the environment.
 
 Run as many as you like against the same task queue (`docker compose up --scale worker=N`).
-SIGTERM or SIGINT stops polling, lets running activities finish (up to a grace period) and exits.
+SIGTERM or SIGINT stops polling, lets running activities finish (up to WORKER_SHUTDOWN_GRACE_S,
+20 s by default) and exits. WORKER_METRICS_PORT: /metrics and /healthz (telemetry/health.py).
 `--no-engine-notice`: the offline engine is not announced here (`make demo` runs the starter in
 the same terminal, and the starter announces it).
 """
@@ -23,7 +24,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities import pricing, tracing
 from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
-from activities.notify import deliver_notification, notification_targets
+from activities.notify import deliver_notification, mail, notification_targets
 from activities.pages import read_page
 from activities.pricing import PriceError
 from activities.providers.strategies import check_search_config
@@ -38,10 +39,12 @@ from config import (
     publish_worker_settings,
     settings,
 )
+from telemetry import metrics, traces
+from telemetry.counters import ProductMetrics
+from telemetry.health import HealthServer
 from workflows.research import DeepResearchWorkflow
 from workflows.standing.notify import NotifyWorkflow
 
-GRACEFUL_SHUTDOWN = timedelta(seconds=20)
 #: Every activity the research workflow schedules, and the notifier's.
 ACTIVITIES = [
     *LLM_ACTIVITIES,
@@ -85,7 +88,8 @@ def build_worker(client: Client, config: Settings) -> Worker:
         workflow_runner=workflow_runner(config),
         max_concurrent_activities=config.max_concurrent_activities,
         max_concurrent_workflow_tasks=config.max_concurrent_workflow_tasks,
-        graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
+        graceful_shutdown_timeout=timedelta(seconds=config.worker_shutdown_grace_s),
+        interceptors=[ProductMetrics()],
     )
 
 
@@ -101,8 +105,16 @@ async def main() -> int:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
     publish_worker_settings(config)  # what the web app offers is what this worker has
+    if warning := mail.clear_text_login_warning(config):
+        print(warning, file=sys.stderr)
     if config.engine_name == "offline" and "--no-engine-notice" not in sys.argv[1:]:
         print(OFFLINE_NOTICE, file=sys.stderr)
+    traces.configure("deep-research-worker")
+    health = None
+    if config.worker_metrics_port:  # before connecting: the client records into this runtime
+        health = health_server(config)
+        if health is None:
+            return 2
     try:
         client = await connect_temporal(config)
     except (RuntimeError, ValueError):  # refused, or a malformed address
@@ -112,18 +124,46 @@ async def main() -> int:
         )
         return 2
     worker = build_worker(client, config)
+    await run_until_stopped(worker, config, health)
+    # The last spans leave now, once, not after every call (bounded if the collector is down).
+    await asyncio.to_thread(tracing.flush_all)
+    await asyncio.to_thread(traces.flush)
+    bounded.close_pool()
+    return 0
+
+
+async def run_until_stopped(worker: Worker, config: Settings, health: HealthServer | None) -> None:
+    """Poll until SIGTERM or SIGINT, then drain. The health endpoint says "not polling" from the
+    signal on, while the running activities still get WORKER_SHUTDOWN_GRACE_S to finish."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    if health is not None:
+        health.polling = lambda: worker.is_running and not stop.is_set()
+        health.start()
     print(start_line(config), file=sys.stderr, flush=True)
-    async with worker:
-        await stop.wait()
-        print("worker: shutting down", file=sys.stderr, flush=True)
-    # The last Langfuse spans leave now, once, not after every call (bounded if Langfuse is down).
-    await asyncio.to_thread(tracing.flush_all)
-    bounded.close_pool()
-    return 0
+    try:
+        async with worker:
+            await stop.wait()
+            print("worker: shutting down", file=sys.stderr, flush=True)
+    finally:
+        if health is not None:
+            health.close()
+
+
+def health_server(config: Settings) -> HealthServer | None:
+    """The metrics runtime and the server of /metrics and /healthz, or None (said in one line)
+    when the port cannot be had."""
+    port = config.worker_metrics_port or 0
+    try:
+        return HealthServer("0.0.0.0", port, metrics.install(), polling=lambda: False)
+    except OSError as err:
+        print(
+            f"error: WORKER_METRICS_PORT: cannot listen on port {port}: {err.strerror or err}",
+            file=sys.stderr,
+        )
+        return None
 
 
 def start_line(config: Settings) -> str:
@@ -134,6 +174,10 @@ def start_line(config: Settings) -> str:
         f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
         f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}"
     )
+    if config.worker_metrics_port:
+        line += f", metrics and health on port {config.worker_metrics_port}"
+    if traces.endpoint():
+        line += ", traces on (OTLP)"
     providers = [
         config.search_provider,
         *(n.strip() for n in config.search_fallback_providers.split(",")),

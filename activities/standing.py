@@ -9,10 +9,11 @@ from temporalio import activity
 
 from activities.storage import standing
 from activities.storage.database import configured_url
-from workflows.standing.changes import PREVIOUS_RUN, PreviousRunInput, PreviousRunOutput
+from workflows import roles
+from workflows.standing.changes import PreviousRunInput, PreviousRunOutput
 
 
-@activity.defn(name=PREVIOUS_RUN)
+@activity.defn(name=roles.PREVIOUS_RUN.name)
 async def previous_run(inp: PreviousRunInput) -> PreviousRunOutput:
     found = await asyncio.to_thread(
         standing.previous_run, configured_url(), inp.standing_id, inp.research_id

@@ -17,7 +17,7 @@ How the client side is built: three clients, one research client underneath.
 - `research_client.py` is the one way to Temporal (DeerFlow's gateway `services.py`): `ready`,
   `start` with a `StartResearch` (the only `start_workflow`, the one memo, the one place the owner
   is written), `answer`, `review`, `cancel`, `status`, `events`, `result`, `list_research`; and
-  whose research is whose (`local_owner`, `owner_of`, `stored_owner`; `check_owner`: the CLI and
+  whose research is whose (`session.local_owner` and `Session.user`, `owner_in`, `owner_of`, `stored_owner`; `check_owner`: the CLI and
   the MCP server read as RESEARCH_USER, and only that user's research).
 - The clients: the CLI (`cli.py`, the table of commands and flags; `commands.py`, `reviews.py`,
   `listing.py`, `library.py`; a command's settings and client in `session.py`), the MCP server

@@ -208,7 +208,7 @@ class SynthesizeInput(AboutQuestion):
     #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
     #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
     #: of a paragraph that was read is not taken for an invention (issue 36).
-    read: list[Evidence] = Field(default_factory=list)
+    read: list[Evidence] = Field(default_factory=list, json_schema_extra={"shown": False})
     #: A rewrite: the critic's (or a reviewer's) objections to the previous report, to answer.
     feedback: list[str] = Field(default_factory=list)
     #: The report's length target in words.
@@ -260,7 +260,7 @@ class SectionInput(AboutQuestion):
     #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
     #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
     #: of a paragraph that was read is not taken for an invention (issue 36).
-    read: list[Evidence] = Field(default_factory=list)
+    read: list[Evidence] = Field(default_factory=list, json_schema_extra={"shown": False})
     sources: list[Source] = Field(default_factory=list)
     #: The other sections' headings, so this one does not repeat them.
     other_headings: list[str] = Field(default_factory=list)

@@ -19,16 +19,15 @@ import asyncio
 from typing import TypeVar
 
 from pydantic import BaseModel
-from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.activity_models import Usage
+from workflows.activity_models import ObserveInput, Usage
 from workflows.checks.redaction import redact
-from workflows.loop import budget, model_use
+from workflows.loop import budget, model_use, step_budget
 from workflows.models import TokenCount
 from workflows.parts import Ledger
-from workflows.roles import HEARTBEAT_TIMEOUT, AnyRole, Role
+from workflows.roles import AnyRole, Role
 from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
 from workflows.state import ResearchState
 
@@ -59,7 +58,7 @@ async def _run(
     state: ResearchState, role: Role[Req, Rep], arg: Req, charge: budget.Charge
 ) -> Rep | None:
     try:
-        result = await _execute(role, arg)
+        result = await role.run(arg)
     except (ActivityError, ApplicationError, ActivityTimeout) as err:
         # A local activity's failure arrives as its cause itself (ApplicationError, TimeoutError),
         # a regular one's wrapped in an ActivityError: one policy for both.
@@ -77,30 +76,6 @@ async def _run(
             given_tokens=charge.input_tokens,
         )
         model_use.answered(state.ledger.stats)
-    return result
-
-
-async def _execute(role: Role[Req, Rep], arg: Req) -> Rep:
-    """The activity, local where the role says so (short, CPU-light work), else regular."""
-    # Called by name: the SDK decodes the result as `role.output`, a `Rep`.
-    result: Rep
-    if role.local is not None and role.local(arg):
-        result = await workflow.execute_local_activity(
-            role.name,
-            arg,
-            result_type=role.output,
-            start_to_close_timeout=role.timeout,
-            retry_policy=role.retry,
-        )
-        return result
-    result = await workflow.execute_activity(
-        role.name,
-        arg,
-        result_type=role.output,
-        start_to_close_timeout=role.timeout,
-        heartbeat_timeout=HEARTBEAT_TIMEOUT,
-        retry_policy=role.retry,
-    )
     return result
 
 
@@ -154,7 +129,11 @@ def admit(state: ResearchState, role: AnyRole, arg: BaseModel) -> budget.Charge 
         return budget.Charge(0, 0.0)
     charge = budget.likely(spending, role, arg)
     if state.stage in RESEARCH_STAGES:  # research must leave the report's reserve intact
-        reserve_tokens, reserve_cost = budget.research_reserve(state)
+        reserve_tokens, reserve_cost = (
+            step_budget.reserve_beside(state, arg)
+            if isinstance(arg, ObserveInput)
+            else budget.research_reserve(state)
+        )
         over = budget.over_budget(
             state.ledger, charge.tokens + reserve_tokens, charge.cost + reserve_cost
         )

@@ -157,3 +157,5 @@ class ResearchResult(BaseModel):
     #: (None for the first run and for research that is no run of a standing research).
     standing_id: str | None = None
     changes: Changes | None = None
+    #: Where it searched (the request's `sources`): research asked again searches the same.
+    searched: Sources = Sources.CONFIGURED

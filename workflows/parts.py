@@ -232,6 +232,9 @@ class Spending:
     unpriced: str | None = None
     #: Steps done and planned when the budget stopped the research (for the partial label).
     stopped_after: tuple[int, int] | None = None
+    #: Researches under a budget since patch REPORT_AS_AFFORDED (workflows/patches.py): prompts
+    #: estimated from what the model is shown, a step admitted beside the report over what it adds.
+    afforded_report: bool = False
 
 
 class Ledger(Part):

@@ -59,7 +59,7 @@ records goes through three steps, each its own release, with its date written be
    `RETIRED` and is never used again.
 
 Workflow code calls `workflow.patched(ID)` / `workflow.deprecate_patch(ID)` with the constant
-defined here, directly (one marker per id; no helper in between). No id is in use at v0.1.0.
+defined here, directly (one marker per id; no helper in between). No id was in use at v0.1.0.
 
     #: patched 2026-MM-DD (issue N, commit), deprecated 2026-MM-DD, removed 2026-MM-DD: what it gates.
     EXAMPLE_ID = "example-id"
@@ -92,9 +92,16 @@ RETIRED = frozenset(
         "findings-matched",
     }
 )
+#: patched 2026-11-27 (issue 39, item 6): under a token or cost budget, prompts are estimated from
+#: what the model is shown (not what was read, kept for the guard), the report's reserve counts
+#: the background only without a plan, and the first step's observation leaves room for the
+#: one-call report over what it adds, or is bought alone (workflows/loop/step_budget.py). Asked once, when a research
+#: with a budget begins; researches without one record no marker.
+REPORT_AS_AFFORDED = "report-as-afforded"
+
 #: patched 2026-11-27 (issue 39): a research cancelled with a report announces research.cancelled
 #: (before, a cancelled research sent no notice at all).
 CANCELLED_NOTICE = "cancelled-notice"
 
 #: The ids in use (patched or deprecated), for the test that no id is reused.
-ACTIVE: frozenset[str] = frozenset({CANCELLED_NOTICE})
+ACTIVE: frozenset[str] = frozenset({REPORT_AS_AFFORDED, CANCELLED_NOTICE})

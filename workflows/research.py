@@ -252,6 +252,9 @@ class DeepResearchWorkflow:
         state.ledger.budget = budget.limits(
             request.max_tokens, request.max_cost_usd, time_budget(self.state)
         )
+        if request.max_tokens is not None or request.max_cost_usd is not None:
+            spending = state.ledger.spending
+            spending.afforded_report = workflow.patched(patches.REPORT_AS_AFFORDED)
         begin(state)
         return state
 

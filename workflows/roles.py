@@ -1,4 +1,4 @@
-"""Every activity the research calls, one row each: the one place a role is defined.
+"""Every activity the worker runs (the research's and its notifier's), one row each: the one place a role is defined.
 
 A row says what history records (the activity name), what goes in and comes out, which prompts an
 LLM role asks with and how (model tier, temperature, `max_tokens`, silence timeout), how long one
@@ -21,13 +21,16 @@ from enum import Enum
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from pydantic import BaseModel
-from temporalio import activity
+from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
 from workflows import activity_models as m
+from workflows.standing.changes import PreviousRunInput, PreviousRunOutput
+from workflows.standing.messages import DeliverInput, DeliverOutput, Notice
 
 Req = TypeVar("Req", bound=BaseModel)
-Rep = TypeVar("Rep", bound=BaseModel)
+#: What a role answers: a model, or (the notification targets) a list of keys.
+Rep = TypeVar("Rep")
 
 
 class Tier(str, Enum):
@@ -108,6 +111,13 @@ class Role(Generic[Req, Rep]):
     #: separate visibility, such as searching the local index or reading one of its documents.
     #: None: always a regular activity.
     local: Callable[[Req], bool] | None = None
+    #: How long all attempts together may take (schedule-to-close); None: the retry policy's
+    #: attempts alone bound it.
+    window: timedelta | None = None
+    #: How long a regular attempt may go without a heartbeat before Temporal retries it on
+    #: another worker (the research's activities heartbeat: activities/heartbeats.py); None: it
+    #: does not heartbeat, its timeout alone bounds it.
+    heartbeat: timedelta | None = field(default_factory=lambda: HEARTBEAT_TIMEOUT)
 
     @property
     def llm(self) -> bool:
@@ -123,6 +133,32 @@ class Role(Generic[Req, Rep]):
     def max_tokens(self) -> int:
         """The longest reply one call may be asked for (0 for a role without an LLM)."""
         return max((p.max_tokens for p in self.asks), default=0)
+
+    async def run(self, arg: Req) -> Rep:
+        """This activity, scheduled from a workflow with the row's limits: local where the row
+        says so (short, CPU-light work), else regular."""
+        # Called by name: the SDK decodes the result as `self.output`, a `Rep`.
+        result: Rep
+        if self.local is not None and self.local(arg):
+            result = await workflow.execute_local_activity(
+                self.name,
+                arg,
+                result_type=self.output,
+                start_to_close_timeout=self.timeout,
+                schedule_to_close_timeout=self.window,
+                retry_policy=self.retry,
+            )
+            return result
+        result = await workflow.execute_activity(
+            self.name,
+            arg,
+            result_type=self.output,
+            start_to_close_timeout=self.timeout,
+            schedule_to_close_timeout=self.window,
+            heartbeat_timeout=self.heartbeat,
+            retry_policy=self.retry,
+        )
+        return result
 
     def define(self, fn: Callable[[Req], Awaitable[Rep]]) -> Callable[[Req], Awaitable[Rep]]:
         """`fn` (one parameter, any annotation) as this role's activity: registered under the
@@ -274,6 +310,50 @@ SAVE_RESEARCH = Role(
     isolated=True,
 )
 
+#: A delivery is retried for a day, then given up (its failure is the notifier's result).
+DELIVERY_WINDOW = timedelta(days=1)
+
+#: A standing research's run reads the run before it, to say what changed.
+PREVIOUS_RUN = Role(
+    "previous_run",
+    PreviousRunInput,
+    PreviousRunOutput,
+    "the report says nothing about what changed, and a note says so",
+    timeout=timedelta(seconds=60),
+    retry=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
+    isolated=True,
+    heartbeat=None,
+)
+#: Which receivers a notice goes to: opaque keys (`webhook:0`, `email`), never an address.
+NOTIFICATION_TARGETS = Role(
+    "notification_targets",
+    Notice,
+    list[str],
+    "no notice is sent (logged)",
+    timeout=timedelta(seconds=10),
+    retry=RetryPolicy(maximum_attempts=2),
+    isolated=True,
+    local=lambda _: True,
+    heartbeat=None,
+)
+#: One notice to one receiver, by the `NotifyWorkflow` (never by the research itself).
+DELIVER_NOTIFICATION = Role(
+    "deliver_notification",
+    DeliverInput,
+    DeliverOutput,
+    "given up after a day: the delivery's outcome names the receiver and why",
+    timeout=timedelta(seconds=60),
+    retry=RetryPolicy(
+        initial_interval=timedelta(seconds=2),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(minutes=30),
+        non_retryable_error_types=["Refused", "NotConfigured"],
+    ),
+    isolated=True,
+    window=DELIVERY_WINDOW,
+    heartbeat=None,
+)
+
 ROLES: tuple[AnyRole, ...] = (
     ROUTE,
     CLARIFY,
@@ -292,6 +372,9 @@ ROLES: tuple[AnyRole, ...] = (
     SEARCH,
     READ_PAGE,
     SAVE_RESEARCH,
+    PREVIOUS_RUN,
+    NOTIFICATION_TARGETS,
+    DELIVER_NOTIFICATION,
 )
 LLM_ROLES: tuple[AnyRole, ...] = tuple(r for r in ROLES if r.llm)
 BY_NAME: dict[str, AnyRole] = {r.name: r for r in ROLES}
@@ -307,10 +390,13 @@ def _seconds(span: timedelta | float | None) -> str:
     return f"{seconds:g} s"
 
 
-def _retries(policy: RetryPolicy) -> str:
+def _retries(policy: RetryPolicy, window: timedelta | None) -> str:
+    attempts = str(policy.maximum_attempts) if policy.maximum_attempts else "unlimited"
+    ceiling = policy.maximum_interval or policy.initial_interval * 100  # Temporal's default
+    within = f", all within {_seconds(window)}" if window else ""
     return (
-        f"{policy.maximum_attempts}, {_seconds(policy.initial_interval)} backoff ×{policy.backoff_coefficient:g}"
-        f" up to {_seconds(policy.maximum_interval)}"
+        f"{attempts}, {_seconds(policy.initial_interval)} backoff ×{policy.backoff_coefficient:g}"
+        f" up to {_seconds(ceiling)}{within}"
     )
 
 
@@ -334,7 +420,7 @@ def markdown_table() -> str:
                 f"`{r.name}`",
                 "<br>".join(map(_prompt, r.asks)) or "no LLM",
                 _seconds(r.timeout),
-                _retries(r.retry),
+                _retries(r.retry, r.window),
                 r.fallback + (" (never fatal)" if r.isolated else ""),
             ]
             for r in ROLES

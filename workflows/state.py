@@ -149,6 +149,7 @@ class ResearchState(BaseModel):
             outcome=self.stage,
             report_markdown=report,
             claims=claims,
+            searched=self.request.sources,
         )
 
     def view(self, model: type[View], **given: Any) -> View:

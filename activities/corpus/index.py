@@ -130,6 +130,10 @@ class LocalCorpus:
         self._memo = Memo()
         self._seen_stamps: dict[str, Stamp] | None = None
         self._max_file_bytes = max_file_bytes
+        #: The most text the index keeps of this corpus (a user's uploads: UPLOAD_QUOTA_TEXT_CHARS);
+        #: a file past it is skipped with the reason. None: no limit.
+        self.max_text_chars: int | None = None
+        self._text_left: int | None = None
 
     # --- public interface -----------------------------------------------------------------------
 
@@ -283,6 +287,7 @@ class LocalCorpus:
             pending = deque(
                 sorted(p for p in set(current) | set(stored) if current.get(p) != stored.get(p))
             )
+            self._text_left = self._room_for_text(con, set(pending))
             while pending:
                 batch = self._read_batch(con, pending, current)
                 write(con, batch, current, changes, optimize=new_index and not pending)
@@ -307,10 +312,33 @@ class LocalCorpus:
             if stamp is None:
                 batch.append((path, [], None))  # deleted
             elif stored_stamp(con, path) != stamp:
-                documents, error = self._extract(Path(path))
+                documents, error = self._within_text_limit(*self._extract(Path(path)))
                 chars += sum(len(d.body) for d in documents)
                 batch.append((path, documents, error))
         return batch
+
+    def _room_for_text(self, con: sqlite3.Connection, changing: set[str]) -> int | None:
+        """How much more text MAX_TEXT_CHARS lets the index keep, besides the files that stay."""
+        if self.max_text_chars is None:
+            return None
+        rows = con.execute("SELECT source, SUM(LENGTH(body)) FROM docs GROUP BY source")
+        kept = sum(size or 0 for source, size in rows if source not in changing)
+        return self.max_text_chars - kept
+
+    def _within_text_limit(
+        self, documents: list[Document], error: str | None
+    ) -> tuple[list[Document], str | None]:
+        """A file's documents, or none when their text would pass MAX_TEXT_CHARS (and why)."""
+        if self._text_left is None or not documents:
+            return documents, error
+        size = sum(len(d.body) for d in documents)
+        if size > self._text_left:
+            return [], (
+                f"over the text your documents may hold ({self.max_text_chars:,} characters): "
+                "delete some, then upload this one again"
+            )
+        self._text_left -= size
+        return documents, error
 
     def _scan(self) -> Iterator[tuple[str, Stamp]]:
         """Every source file of the corpus with its stamp."""
@@ -355,8 +383,11 @@ _instances: dict[tuple[Path | None, Path], LocalCorpus] = {}
 _instances_lock = threading.Lock()
 
 
-def open_corpus(corpus_dir: Path | None, index_dir: Path) -> LocalCorpus:
-    """Process-wide cached instance per (corpus_dir, index_dir)."""
+def open_corpus(
+    corpus_dir: Path | None, index_dir: Path, max_text_chars: int | None = None
+) -> LocalCorpus:
+    """Process-wide cached instance per (corpus_dir, index_dir); MAX_TEXT_CHARS, when given, is
+    the most text it keeps (`LocalCorpus.max_text_chars`)."""
     key = (
         Path(corpus_dir).expanduser().resolve() if corpus_dir is not None else None,
         Path(index_dir).expanduser().resolve(),
@@ -364,6 +395,8 @@ def open_corpus(corpus_dir: Path | None, index_dir: Path) -> LocalCorpus:
     with _instances_lock:
         if key not in _instances:
             _instances[key] = LocalCorpus(*key)
+        if max_text_chars is not None:
+            _instances[key].max_text_chars = max_text_chars
         return _instances[key]
 
 

@@ -42,7 +42,7 @@ def read_documents(root: Path, path: Path, max_bytes: int) -> list[Document]:
 
     data = read_source(root, path, max_bytes)
     try:
-        return pool().run_now(documents_of, str(path), data)
+        return pool().run_now(documents_of, str(path), data, lane=str(root))  # a lane per folder
     except ExtractionLimit as err:
         raise UnreadableDocument(str(err)) from None
 

@@ -20,12 +20,12 @@ from temporalio.exceptions import ApplicationError
 
 from activities.notify import mail, webhook
 from activities.notify.mail import send_email
-from activities.notify.message import body, signature
+from activities.notify.message import body
+from activities.notify.receivers import signature
 from activities.notify.webhook import post_webhook
 from config import settings
+from workflows import roles
 from workflows.standing.notify import (
-    DELIVER_NOTIFICATION,
-    NOTIFICATION_TARGETS,
     DeliverInput,
     DeliverOutput,
     Notice,
@@ -38,13 +38,13 @@ CHANNELS = (webhook.CONFIGURED, webhook.OWN, mail.CHANNEL)
 _BY_KIND = {channel.kind: channel for channel in CHANNELS}
 
 
-@activity.defn(name=NOTIFICATION_TARGETS)
+@activity.defn(name=roles.NOTIFICATION_TARGETS.name)
 async def notification_targets(notice: Notice) -> list[str]:
     cfg = settings()
     return [target for channel in CHANNELS for target in channel.targets(cfg, notice)]
 
 
-@activity.defn(name=DELIVER_NOTIFICATION)
+@activity.defn(name=roles.DELIVER_NOTIFICATION.name)
 async def deliver_notification(inp: DeliverInput) -> DeliverOutput:
     channel = _BY_KIND.get(inp.target.partition(":")[0])
     if channel is None:

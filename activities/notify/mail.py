@@ -22,6 +22,18 @@ def email_recipients(cfg: Settings) -> list[str]:
     return [a.strip() for a in cfg.notify_email_to.split(",") if a.strip()]
 
 
+def clear_text_login_warning(cfg: Settings) -> str | None:
+    """One line for the worker's start when email would log in over an unencrypted connection
+    (SMTP_STARTTLS off with SMTP_USER and SMTP_PASSWORD set): the password would cross the
+    network as it is. Names the server and the setting, never the password (issue 38)."""
+    if not (cfg.smtp_host and cfg.smtp_user and cfg.smtp_password) or cfg.smtp_starttls:
+        return None
+    return (
+        f"warning: SMTP_STARTTLS is off, so the login to {cfg.smtp_host}:{cfg.smtp_port} as "
+        f"SMTP_USER sends the password unencrypted; set SMTP_STARTTLS=true"
+    )
+
+
 def send_email(cfg: Settings, inp: DeliverInput) -> None:
     """One email to NOTIFY_EMAIL_TO through SMTP_HOST (blocking: run in a thread)."""
     data = body(cfg, inp.notice)

@@ -1,15 +1,14 @@
 """What every notification channel sends: the event as a JSON body (INTERFACE.md's fields) with
-a one-line `text` for a person, the same bytes on every attempt (`at` was fixed by the workflow),
-and its HMAC-SHA256 signature."""
+a one-line `text` for a person, the same bytes on every attempt (`at` was fixed by the workflow);
+receivers.py signs it."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from typing import Any
 from urllib.parse import quote
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from config import Settings
 from workflows.checks.citations import cited_ids
@@ -97,13 +96,8 @@ def body(cfg: Settings, notice: Notice) -> dict[str, Any]:
             data[key] = getattr(notice, key)
     if notice.changes is not None:
         data["changes"] = notice.changes.model_dump(mode="json")
-    return data
+    return PublicNames.of(cfg).data(data)  # local sources by name: receivers are not the server
 
 
 def encoded(data: dict[str, Any]) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-
-
-def signature(secret: str, raw: bytes) -> str:
-    """`sha256=<hex>`: what a receiver recomputes over the raw body and compares in constant time."""
-    return "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()

@@ -2,20 +2,32 @@
 `notify` URLs (targets `notify:N`). One POST of the signed JSON body through the crawler's address
 guard (private and loopback receivers only with WEBHOOK_ALLOW_PRIVATE=1; cloud metadata never);
 its `text` line makes a Slack (or Mattermost, Rocket.Chat) incoming webhook take it as it is. A
-4xx other than 408/409/425/429 is final; the rest is retried by `NotifyWorkflow`."""
+URL that does not parse, a host that is refused or does not exist, and a 4xx other than
+408/409/425/429 are final (one bounded line, no traceback); the rest is retried by
+`NotifyWorkflow`. Signing: receivers.py."""
 
 from __future__ import annotations
+
+import time
 
 import httpx
 from temporalio.exceptions import ApplicationError
 
 from activities.notify.channel import Channel
-from activities.notify.message import body, encoded, signature
+from activities.notify.message import body, encoded
+from activities.notify.receivers import (
+    SIGNATURE_HEADER,
+    BadReceiver,
+    bounded,
+    normalised,
+    receiver_secret,
+    resolved,
+    signature,
+)
 from activities.web.netguard import AddressGuard, Refused, check_url, guarded_transport
 from config import Settings
 from workflows.standing.notify import DeliverInput, Notice
 
-SIGNATURE_HEADER = "X-Research-Signature"
 TIMEOUT_S = 20.0
 #: Statuses worth trying again (the receiver is busy or briefly away); any other 4xx is final.
 RETRYABLE_4XX = frozenset({408, 409, 425, 429})
@@ -36,7 +48,33 @@ def target_url(cfg: Settings, notice: Notice, target: str) -> str:
         ) from None
 
 
+def operator_key(cfg: Settings) -> str | None:
+    """RESEARCH_WEBHOOK_SECRET, or None when it is unset or empty (never an empty HMAC key)."""
+    key = cfg.research_webhook_secret
+    return key.get_secret_value() if key is not None and key.get_secret_value() else None
+
+
+def signing_key(cfg: Settings, target: str, owner: str, url: str) -> str | None:
+    """The operator's key for the operator's receivers; a user's own receiver's derived one."""
+    key = operator_key(cfg)
+    if key is None or not target.startswith("notify:"):
+        return key
+    return receiver_secret(key, owner, url)
+
+
 async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
+    guard = AddressGuard(allow_private=cfg.webhook_allow_private)
+    try:
+        url = normalised(url, cfg.webhook_allow_private)
+        check_url(httpx.URL(url))
+        await resolved(url, guard)
+    except (BadReceiver, Refused, httpx.InvalidURL) as err:
+        retry = isinstance(err, BadReceiver) and err.retryable
+        raise ApplicationError(
+            bounded(f"webhook refused: {getattr(err, 'reason', None) or err}"),
+            type="Unreachable" if retry else "Refused",
+            non_retryable=not retry,
+        ) from None
     raw = encoded(body(cfg, inp.notice))
     headers = {
         "Content-Type": "application/json",
@@ -44,19 +82,22 @@ async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
         "X-Research-Event": inp.notice.event.value,
         "X-Research-Delivery": inp.delivery_id,
     }
-    if cfg.research_webhook_secret is not None:
-        headers[SIGNATURE_HEADER] = signature(cfg.research_webhook_secret.get_secret_value(), raw)
-    guard = AddressGuard(allow_private=cfg.webhook_allow_private)
+    key = signing_key(cfg, inp.target, inp.notice.owner, url)
+    if key is not None:
+        headers[SIGNATURE_HEADER] = signature(key, int(time.time()), url, raw)
+    return await _post(guard, url, raw, headers)
+
+
+async def _post(guard: AddressGuard, url: str, raw: bytes, headers: dict[str, str]) -> int:
     transport = guarded_transport(guard, httpx.Limits(max_connections=2))
     try:
-        check_url(httpx.URL(url))
         async with httpx.AsyncClient(
             transport=transport, timeout=TIMEOUT_S, follow_redirects=False
         ) as client:
             response = await client.post(url, content=raw, headers=headers)
     except Refused as err:
         raise ApplicationError(
-            _private_hint(err.reason), type="Refused", non_retryable=True
+            bounded(_private_hint(err.reason)), type="Refused", non_retryable=True
         ) from None
     except httpx.HTTPError as err:
         raise ApplicationError(

@@ -33,8 +33,10 @@ from activities.offline_engine.words import (
     VERBS,
     _base,
     _Matcher,
+    _quote,
     _words,
 )
+from workflows.checks.citations import escape
 from workflows.text import STOPWORDS
 
 _AUX = frozenset(
@@ -49,6 +51,9 @@ _PREPOSITIONS = frozenset(
     "after before during in on at for with without within into onto from to by of about under over between "
     "through across when while if than like via per".split()
 )
+#: Words that open a clause of their own ("decide which entries ...", "raise when ..."): the word
+#: before one closes the main clause.
+_CLAUSE_OPENERS = frozenset("which that whether how what why where who whom".split())
 #: "How long", "how often": the word after "how" is the measure asked for.
 _HOW_MEASURE = frozenset("long often much many far old big soon fast large".split())
 _WH = frozenset(
@@ -69,10 +74,23 @@ class Ask:
         """Whether a sentence names the subject and, when the question asks something of it, that."""
         if not self.subject_terms:
             return True
-        found = set(_Matcher([*self.subject_terms, *self.ask_terms]).found(sentence))
-        return bool(found & set(self.subject_terms)) and (
-            not self.ask_terms or bool(found & set(self.ask_terms))
+        return bool(self.names_subject(sentence)) and (
+            not self.ask_terms or bool(self.asked_in(sentence))
         )
+
+    def names_subject(self, sentence: str) -> list[str]:
+        """The subject's words the sentence names. A dotted name is named by its own last part
+        too: the documentation of `asyncio.timeout` says "when a timeout occurs", not the module
+        (looking for the whole dotted name made a report deny what its findings said)."""
+        names = [
+            *self.subject_terms,
+            *(t.rsplit(".", 1)[1] for t in self.subject_terms if "." in t),
+        ]
+        return _Matcher(names).found(sentence)
+
+    def asked_in(self, sentence: str) -> list[str]:
+        """The ask's words the sentence names (what a finding that answers says)."""
+        return _Matcher(self.ask_terms).found(sentence)
 
     def missing(self, sentences: list[str]) -> list[str]:
         """The ask's words no sentence that names the subject mentions (all of them when none answers)."""
@@ -119,7 +137,16 @@ def _main_verb(lower: list[str]) -> int | None:
         before_determiner = (
             i + 1 < len(lower) and lower[i + 1] in _DETERMINERS and word not in _PREPOSITIONS
         )
-        if word in VERBS or after_person or before_determiner:
+        # A code name ("itertools.groupby") is a whole noun phrase: after it, with an auxiliary
+        # before, comes the verb ("How does itertools.groupby group ...").
+        after_code_name = i >= 2 and "." in lower[i - 1].strip(".")
+        if (
+            word in VERBS
+            or after_person
+            or before_determiner
+            or (after_code_name and any(w in _AUX and w not in _COPULA for w in lower[:i]))
+            or _closes_clause(lower, i)
+        ):
             return i
     aux = next((w for w in lower[:2] if w in _AUX), "")
     if (
@@ -133,6 +160,32 @@ def _main_verb(lower: list[str]) -> int | None:
             len(lower) - 1
         )  # "How long should a sourdough loaf bake": the verb closes the question
     return None
+
+
+def _closes_clause(lower: list[str], i: int) -> bool:
+    """Whether word `i` is the verb that closes a question's main clause: after a non-copula
+    auxiliary and a subject, the word a phrase or a clause follows ("What does asyncio.timeout
+    raise when ...", "Why does shutil.rmtree fail on ...", "decide which ..."). "Of" joins
+    nouns ("the list of ..."), so it closes nothing."""
+    aux = next((w for w in lower[:2] if w in _AUX), "")
+    follows = lower[i + 1] if i + 1 < len(lower) else ""
+    subject = [
+        w
+        for w in lower[:i]
+        if w not in _AUX
+        and w not in _WH
+        and w not in STOPWORDS
+        and w not in PRONOUNS
+        and w not in _PERSONS
+    ]
+    return bool(
+        aux
+        and aux not in _COPULA
+        and subject
+        and (follows in _PREPOSITIONS or follows in _CLAUSE_OPENERS)
+        and follows != "of"
+        and lower[i] not in _PREPOSITIONS
+    )
 
 
 def _content_run(words: list[str], start: int) -> list[str]:
@@ -170,3 +223,28 @@ def subject_title(question: str) -> str:
     """The question's subject phrase when it names one ("sourdough loaves"), else ""."""
     ask = read_ask(question)
     return ask.subject if ask.subject_terms else ""
+
+
+def unanswered(ask: Ask, findings: list[str]) -> str:
+    """The offline summary's first line when no finding answers, true of every finding below
+    it: none names the subject, or those that do say nothing of what was asked (a count of all
+    the findings "about" the subject made the line deny what a finding about something else
+    said)."""
+    about = [f for f in findings if ask.names_subject(f)]
+    subject = escape(ask.subject) or "the question's subject"
+    if not about:
+        said = (
+            f"The one sentence found does not name {subject}"
+            if len(findings) == 1
+            else f"None of the {len(findings)} sentences found names {subject}"
+        )
+    else:
+        asked = escape(_quote(ask.ask_terms) if ask.ask_terms else "the question's own terms")
+        said = (
+            f"The one sentence found about {subject} says nothing about {asked}"
+            if len(about) == 1
+            else f"None of the {len(about)} sentences found about {subject} says anything about {asked}"
+        )
+    return (
+        f"**The sources read do not answer this question.** {said}; what was found is listed below."
+    )

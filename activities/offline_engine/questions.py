@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from activities.offline_engine.kinds import kind_list
 from activities.offline_engine.words import (
+    _NEW_CLAUSE,
     _QUESTION_WORDS,
     _WORD,
     ASPECT_WORDS,
@@ -298,11 +299,7 @@ def _split_clauses(question: str) -> list[str]:
     parts = re.split(r"\?+|;|(?<=[a-z0-9)])\.\s+(?=[A-Z])", question)
     pieces: list[str] = []
     for part in parts:
-        pieces.extend(
-            re.split(
-                rf",?\s+and\s+(?={_QUESTION_WORDS}\b)|,\s+(?={_QUESTION_WORDS}\b)", part, flags=re.I
-            )
-        )
+        pieces.extend(re.split(_NEW_CLAUSE, part, flags=re.I))
     clauses: list[str] = []
     carry = ""
     for piece in (_clean_clause(p) for p in pieces):

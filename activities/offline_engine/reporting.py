@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from activities.offline_engine.asking import Ask, ask_of
+from activities.offline_engine.asking import ask_of, unanswered
 from activities.offline_engine.observing import _cite, _prose_sentences
 from activities.offline_engine.questions import _key_terms, _question_parts, decompose
-from activities.offline_engine.words import _Matcher, _near_duplicate, _quote, _ranked, _uncited
+from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
 from workflows.activity_models import (
     AboutQuestion,
     OutlineInput,
@@ -220,10 +220,10 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
     """(paragraph, the findings it quotes), from each step's new findings in the plan's order.
 
     A finding qualifies when it names the question's subject and what the question asks of it
-    (asking.py) and at least one of its key terms; pointers ("For more information, see ...")
-    come last. A one-aspect question is answered by the step that asked it as asked (the plan's
-    first), in the researcher's order; a question of several aspects gets one finding per aspect
-    in turn. When findings exist but none qualifies, the summary says plainly that the sources do
+    (asking.py) and at least one of its key terms; those that say more of what was asked come
+    first, pointers ("For more information, see ...") last. A one-aspect question is answered
+    by the step that asked it as asked (the plan's first), in the researcher's order; a question
+    of several aspects gets one finding per aspect in turn. When findings exist but none qualifies, the summary says plainly that the sources do
     not answer the question and quotes nothing: a sentence about the subject is not an answer."""
     findings = [f for step in by_step for f in step]
     if not findings:
@@ -245,19 +245,18 @@ def _summary(about: AboutQuestion, by_step: list[list[_Sentence]]) -> tuple[str,
             for step in steps
             if k < len(step)
         ]
-    order.sort(key=lambda f: bool(_POINTER.match(_uncited(f.text).strip())))
+    # the findings that say most of what was asked first, pointers last (a stable sort: else
+    # in the order above)
+    order.sort(
+        key=lambda f: (
+            bool(_POINTER.match(_uncited(f.text).strip())),
+            -len(ask.asked_in(_uncited(f.text))),
+        )
+    )
     chosen = order[:SUMMARY_SENTENCES]
     if chosen:
         return " ".join(s.text for s in chosen), chosen
-    return _unanswered(ask, len(findings)), []
-
-
-def _unanswered(ask: Ask, found: int) -> str:
-    asked = _quote(ask.ask_terms) if ask.ask_terms else "the question's own terms"
-    return (
-        f"**The sources read do not answer this question.** None of the {found} sentences found about "
-        f"{escape(ask.subject)} says anything about {escape(asked)}; what they do say is listed below."
-    )
+    return unanswered(ask, [_uncited(f.text) for f in findings]), []
 
 
 def _title(about: AboutQuestion) -> str:

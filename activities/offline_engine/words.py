@@ -105,6 +105,21 @@ _QUESTION_WORDS = (
     r"(?:what|how|why|when|where|which|who|whom|is|are|does|do|did|can|could|should|would|will)"
 )
 
+#: ", and" before a clause with a subject and a verb of its own ("..., and its error messages
+#: must still reach the terminal"): another thing asked, not more of the same clause.
+_OWN_CLAUSE = (
+    r"(?:its|their|the|my|our|your|this|these|those|it|they|we|i|you)\s+(?:[\w'-]+\s+){0,3}"
+    r"(?:must|should|can|could|will|would|may|might|need|needs)\b"
+)
+
+
+#: Where another thing asked begins: "and", "as well as" or a comma before a question word (or
+#: "whether"), or ", and" before a clause of its own.
+_NEW_CLAUSE = (
+    rf"(?:,?\s+and(?:\s+also)?|\s+as\s+well\s+as)\s+(?=(?:{_QUESTION_WORDS}|whether)\b)"
+    rf"|,\s+(?=(?:{_QUESTION_WORDS}|whether)\b)|,\s+and\s+(?={_OWN_CLAUSE})"
+)
+
 #: Two sentences sharing this share of their words say the same thing.
 NEAR_DUPLICATE = 0.6
 

@@ -58,7 +58,9 @@ def open_uploads_of(config: Settings, owner: str) -> Any | None:
     from activities.corpus import open_corpus, uploads
 
     folder = uploads.owner_folder(uploads.uploads_root(config.research_data_dir), owner)
-    return open_corpus(folder, config.research_index_dir) if folder.is_dir() else None
+    if not folder.is_dir():
+        return None
+    return open_corpus(folder, config.research_index_dir, config.upload_quota_text_chars)
 
 
 def uploads_corpus_for_url(config: Settings, url: str) -> Any | None:
@@ -66,4 +68,6 @@ def uploads_corpus_for_url(config: Settings, url: str) -> Any | None:
     from activities.corpus import open_corpus, uploads
 
     folder: Path | None = uploads.folder_of_url(uploads.uploads_root(config.research_data_dir), url)
-    return open_corpus(folder, config.research_index_dir) if folder and folder.is_dir() else None
+    if folder is None or not folder.is_dir():
+        return None
+    return open_corpus(folder, config.research_index_dir, config.upload_quota_text_chars)

@@ -48,6 +48,8 @@ class ResearchRow(Base):
     refinements: Mapped[Any] = mapped_column(JSON, nullable=True)
     budget: Mapped[Any] = mapped_column(JSON, nullable=True)
     language: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    #: The request's `sources` (None: written before it was kept; read as configured).
+    searched: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # Revision 0004: rows written before it belong to `local`.
     owner: Mapped[str] = mapped_column(String(200), index=True, server_default="local")
     # Revision 0005: a run of a standing research, and what changed since its previous run.

@@ -25,11 +25,13 @@ from __future__ import annotations
 import unicodedata
 from contextlib import closing
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.elements import UnaryExpression
 
@@ -373,3 +375,30 @@ def started_before(
                 ),
             )
     return list(page.values())[:limit]
+
+
+def owner_of(url: str, research_id: str) -> str | None:
+    """Whose research RESEARCH_ID is in the library ('' for research from before owners), or None
+    when it is not stored: what a start with a chosen id checks, so ids are never reused across
+    owners (issue 38). A SQLite library that does not exist yet holds nothing (and is not made)."""
+    if _sqlite_file_missing(url):
+        return None
+    db = database_url(url)
+    with failures_classified(db), Session(engine_for(db)) as session:
+        owners = session.scalars(
+            select(ResearchRow.owner).where(ResearchRow.workflow_id == research_id).limit(1)
+        ).all()
+        return None if not owners else str(owners[0] or "")
+
+
+def _sqlite_file_missing(url: str) -> bool:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return False  # database_url says what is wrong with it
+    sqlite_file = parsed.get_backend_name() == "sqlite" and parsed.database not in (
+        None,
+        "",
+        ":memory:",
+    )
+    return sqlite_file and not Path(str(parsed.database)).exists()

@@ -31,6 +31,7 @@ import queue
 import resource
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -38,6 +39,8 @@ from typing import Any, TypeVar
 
 from activities.web.extraction import Extracted, extract
 
+#: The lane of the web's pages (a corpus file's lane is its folder: `Lanes`).
+WEB_LANE = "web"
 #: Longest text one document may yield; a research keeps far less (its passages, 4,000 chars).
 MAX_TEXT_CHARS = 2_000_000
 _POLL_S = 0.1
@@ -107,7 +110,8 @@ class _Child:
 
 
 class ExtractionPool:
-    """At most `limits.processes` documents are read at once; the others wait for a child."""
+    """At most `limits.processes` documents are read at once; the others wait for a child, in
+    turns between lanes (`Lanes`)."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -116,6 +120,7 @@ class ExtractionPool:
         self._idle: queue.LifoQueue[_Child | None] = queue.LifoQueue()
         for _ in range(limits.processes):
             self._idle.put(None)  # a slot; its child starts on first use
+        self._lanes = Lanes(limits.processes)
 
     async def extract(
         self, body: bytes, content_type: str, url: str | None, charset: str | None
@@ -123,7 +128,7 @@ class ExtractionPool:
         cancelled = threading.Event()
         try:
             request = (_extract_page, (body, content_type, url, charset))
-            return await asyncio.to_thread(self._run, request, cancelled)
+            return await asyncio.to_thread(self._run, request, cancelled, WEB_LANE)
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -132,13 +137,21 @@ class ExtractionPool:
         """`extract`, for a caller that is a thread of its own."""
         return self.run_now(_extract_page, body, content_type, None, None)
 
-    def run_now(self, function: Callable[..., T], *args: Any) -> T:
+    def run_now(self, function: Callable[..., T], *args: Any, lane: str = WEB_LANE) -> T:
         """`function(*args)` in a child, with the limits, for a caller that is a thread of its own
-        (the local corpus's indexing). `function` is a module-level function (it is sent by name);
-        what it raises comes back as ValueError (its message) or ExtractionLimit."""
-        return self._run((function, args), threading.Event())
+        (the local corpus's indexing: its LANE is the corpus folder). `function` is a module-level
+        function (it is sent by name); what it raises comes back as ValueError (its message) or
+        ExtractionLimit."""
+        return self._run((function, args), threading.Event(), lane)
 
-    def _run(self, request: tuple[Any, ...], cancelled: threading.Event) -> Any:
+    def _run(self, request: tuple[Any, ...], cancelled: threading.Event, lane: str) -> Any:
+        self._lanes.acquire(lane, cancelled)
+        try:
+            return self._in_child(request, cancelled)
+        finally:
+            self._lanes.release()
+
+    def _in_child(self, request: tuple[Any, ...], cancelled: threading.Event) -> Any:
         child = self._idle.get()
         try:
             if child is None or not child.process.is_alive():
@@ -180,6 +193,59 @@ class ExtractionPool:
             child = self._idle.get_nowait()
             if child is not None:
                 child.kill()
+
+
+class Lanes:
+    """The pool's children handed out in turns (issue 38, R14): each document waits in its lane
+    (one per corpus folder, so one per user's uploads, and one for the web's pages), and a freed
+    child goes to the lane served longest ago. One user's 16 slow documents (15 s each) once held
+    another user's research from 1.3 s to 10.5 s; now the other's next document waits for one
+    child to come free, never for the backlog."""
+
+    def __init__(self, slots: int) -> None:
+        self.free = slots
+        self.lock = threading.Lock()
+        self.waiting: dict[str, deque[threading.Event]] = {}
+        self.served: dict[str, float] = {}
+
+    def acquire(self, lane: str, cancelled: threading.Event) -> None:
+        turn = threading.Event()
+        with self.lock:
+            self.waiting.setdefault(lane, deque()).append(turn)
+            self._grant()
+        while not turn.wait(_POLL_S):
+            if cancelled.is_set():
+                with self.lock:
+                    if not turn.is_set():
+                        self._forget(lane, turn)
+                        raise ExtractionLimit("extraction cancelled")
+                self.release()  # granted as it was cancelled: give it on
+                raise ExtractionLimit("extraction cancelled")
+
+    def release(self) -> None:
+        with self.lock:
+            self.free += 1
+            self._grant()
+
+    def _grant(self) -> None:
+        while self.free > 0 and self.waiting:
+            lane = min(self.waiting, key=lambda name: self.served.get(name, float("-inf")))
+            turns = self.waiting[lane]
+            turn = turns.popleft()
+            if not turns:
+                del self.waiting[lane]
+            self.served[lane] = time.monotonic()
+            if len(self.served) > 10_000:  # forget lanes no one waits in
+                self.served = {k: v for k, v in self.served.items() if k in self.waiting}
+            self.free -= 1
+            turn.set()
+
+    def _forget(self, lane: str, turn: threading.Event) -> None:
+        turns = self.waiting.get(lane)
+        if turns is not None and turn in turns:
+            turns.remove(turn)
+            if not turns:
+                del self.waiting[lane]
 
 
 @functools.lru_cache(maxsize=1)

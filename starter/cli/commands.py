@@ -11,6 +11,7 @@ from pathlib import Path
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from config import OFFLINE_NOTICE
 from starter.cli import library, progress, reviews
 from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING
@@ -28,7 +29,7 @@ from starter.client.temporal import (
     not_found,
     one_line,
     require_running,
-    root_message,
+    research_failed,
     shown,
 )
 from workflows.events import EventKind
@@ -39,7 +40,7 @@ from workflows.models import ResearchResult, Stage
 
 async def research(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    owner = research_client.local_owner(session.cfg)
+    owner = session.user
     request = await research_client.ready(build_request(values, FLAGS), session, FLAGS, owner=owner)
     # Someone can answer a review only at an attached terminal: only then may `auto` ask for one.
     request = request.model_copy(update={"attended": not args.detach and sys.stdin.isatty()})
@@ -87,9 +88,7 @@ async def follow(handle: WorkflowHandle, interactive: bool) -> ResearchResult | 
             await stream.pause(result_task)
         result = result_task.result()
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(handle.id, err) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -154,6 +153,7 @@ async def ask(handle: WorkflowHandle, question: str, result_task: asyncio.Future
 
 
 def emit_result(result: ResearchResult, args: argparse.Namespace) -> int:
+    result = PublicNames.of_settings().model(result)  # local sources by name (issue 38)
     text = result.model_dump_json(indent=2) if args.json else result.report_markdown
     print(text)
     if args.out:
@@ -199,9 +199,7 @@ async def watch(args: argparse.Namespace, session: Session) -> int:
         outcome = result_task.result()
     except WorkflowFailureError as err:
         printer.show(await stream.poll())
-        raise ClientError(
-            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(args.id, err) from err
     finally:
         if not result_task.done():
             result_task.cancel()
@@ -252,9 +250,7 @@ async def result(args: argparse.Namespace, session: Session) -> int:
         await _say_what_it_waits_for(handle, result_task)
         outcome = await result_task
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(args.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(args.id, err) from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(args.id) from err

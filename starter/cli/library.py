@@ -22,13 +22,12 @@ from typing import TypeVar
 from activities.storage import store
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
-from starter.client import research_client
+from starter.client import library
 from starter.client.errors import ClientError, Kind
 from starter.client.library import read_library, stored_research, where
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.terminal import clean
-from starter.client.titles import research_title
 from starter.exports import FORMATS
 from starter.exports import export as export_report
 from starter.exports.markup import to_markdown
@@ -45,7 +44,7 @@ async def search(args: argparse.Namespace, session: Session) -> int:
 
 async def history(args: argparse.Namespace, session: Session) -> int:
     url = session.cfg.research_db_url
-    user = research_client.local_owner(session.cfg)  # RESEARCH_USER's research only
+    user = session.user  # RESEARCH_USER's research only
     # about=True: the question, title, clarification answers and report, as the web library finds
     entries = read_library(
         lambda: store.list_research(
@@ -113,10 +112,8 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     """`library rename ID TITLE`: RESEARCH_USER's stored research gets a title of its own (every
     run of it); an empty or too long title, or an unknown id (another user's too), is one line,
     exit 2, like `show`."""
-    title = research_title(args.title)  # a RequestError: one line, exit 2
     url = session.cfg.research_db_url
-    user = research_client.local_owner(session.cfg)
-    entry = read_library(lambda: store.rename_research(url, args.id, user, title))
+    entry = await library.rename(url, session.user, args.id, args.title)
     if entry is None:
         raise ClientError(
             f"no stored research with id {shown(args.id)} in {where(url)}", Kind.NOT_FOUND
@@ -124,7 +121,7 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         print(entry.model_dump_json(indent=2))
     else:
-        print(f"renamed {entry.workflow_id}: {title}")
+        print(f"renamed {entry.workflow_id}: {entry.title}")
     return EXIT_OK
 
 

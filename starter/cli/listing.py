@@ -45,7 +45,7 @@ async def list_research(args: argparse.Namespace, session: Session) -> int:
         session.cfg,
         limit=PENDING_SCAN if pending else args.limit,
         running_only=pending,
-        owner=research_client.local_owner(session.cfg),
+        owner=session.user,
         scan=OWNER_SCAN,
     )
     rows = [_row(item) for item in listed]

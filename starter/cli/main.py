@@ -42,7 +42,6 @@ from starter.cli.progress import say
 from starter.client import requests
 from starter.client.errors import ClientError
 from starter.client.hints import SCRIPT, program
-from starter.client.requests import RequestError
 from starter.client.session import Session
 from starter.client.temporal import one_line, shown
 from starter.client.terminal import CleanStream
@@ -321,7 +320,15 @@ COMMANDS: tuple[Command, ...] = (
             Command("run", "run it now (prints the run's research id)", schedules.run, (STANDING,)),
             Command("pause", "pause its schedule", schedules.pause, (STANDING,)),
             Command("resume", "resume its schedule", schedules.resume, (STANDING,)),
-            Command("delete", "stop it for good (its runs stay)", schedules.delete, (STANDING,)),
+            Command(
+                "delete",
+                "stop it for good (its runs stay); asks first at a terminal",
+                schedules.delete,
+                (
+                    STANDING,
+                    arg("--yes", action="store_true", help="delete without asking first"),
+                ),
+            ),
         ),
     ),
     Command("mcp", "serve the research tools over the Model Context Protocol (stdio)", _serve_mcp),
@@ -404,9 +411,6 @@ def run(argv: list[str] | None = None) -> int:
     except ClientError as err:
         say(f"error: {err}")
         code = exit_code(err)
-    except RequestError as err:
-        say(f"error: {err}")
-        code = EXIT_USAGE
     except RPCError as err:
         code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
         say(

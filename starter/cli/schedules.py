@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from typing import Any
 
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
@@ -15,7 +17,7 @@ from starter.client.session import Session
 
 
 def _owner(session: Session) -> str:
-    return research_client.local_owner(session.cfg)
+    return session.user
 
 
 async def add(args: argparse.Namespace, session: Session) -> int:
@@ -70,10 +72,7 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     from activities.storage import standing as stored  # the library, read only here
 
     changed = stored.changed_runs(session.cfg.research_db_url, args.id)
-    detail = standing.StandingDetail(
-        **(await standing.view(described)).model_dump(),
-        runs=await standing.runs(client, described, changed),
-    )
+    detail = await standing.detail(client, session.cfg, described, changed)
     if args.json:
         print(json.dumps(detail.model_dump(mode="json")))
         return EXIT_OK
@@ -82,6 +81,8 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     print(
         f"  {when}, {'paused' if detail.paused else 'active'}, next run {detail.next_run_at or '-'}"
     )
+    for receiver in detail.receivers:
+        print(f"  notifies {receiver.url}  signed with {receiver.secret or '(unsigned)'}")
     for run in detail.runs:
         flag = {True: "changed", False: "no changes", None: ""}[run.changed]
         print(f"  {run.research_id}  {run.status:<10} {run.started_at or '-'}  {flag}")
@@ -97,21 +98,32 @@ async def run(args: argparse.Namespace, session: Session) -> int:
 
 
 async def pause(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    await standing.pause(client, session.cfg, args.id, _owner(session))
+    await _change(args, session, standing.pause)
     say(f"{args.id} paused (resume it with `{program()} schedule resume {args.id}`)")
     return EXIT_OK
 
 
 async def resume(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    view = await standing.resume(client, session.cfg, args.id, _owner(session))
+    view = await _change(args, session, standing.resume)
     say(f"{args.id} resumed; next run {view.next_run_at or '-'}")
     return EXIT_OK
 
 
 async def delete(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    await standing.delete(client, session.cfg, args.id, _owner(session))
+    """At a terminal, asks first (as the web app's Delete does); `--yes`, or a script whose input
+    is no terminal, deletes at once."""
+    if not getattr(args, "yes", False) and sys.stdin.isatty():
+        client = await session.connect()
+        view = await standing.view(await standing.owned(client, session.cfg, args.id, session.user))
+        asked = f"Delete the standing research {args.id} ({view.question!r})? Its runs stay. [y/N] "
+        if input(asked).strip().lower() not in ("y", "yes"):
+            say(f"{args.id} kept")
+            return EXIT_OK
+    await _change(args, session, standing.delete)
     say(f"{args.id} deleted; its runs stay in the library (`{program()} history`)")
     return EXIT_OK
+
+
+async def _change(args: argparse.Namespace, session: Session, change: Any) -> Any:
+    """CHANGE(client, settings, id, owner): the session's user's standing research ARGS.id."""
+    return await change(await session.connect(), session.cfg, args.id, _owner(session))

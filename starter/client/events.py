@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from typing import Any
 
-from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError
 
 from starter.client.errors import ClientError
-from starter.client.temporal import is_not_found, query_events
+from starter.client.temporal import ResearchHandle, is_not_found, query_events
 from workflows.events import Event, EventKind
 
 
@@ -28,7 +28,7 @@ BACKOFF = 1.6
 class EventStream:
     """The events of one research after `since`, one query per `poll`."""
 
-    def __init__(self, handle: WorkflowHandle, since: int = 0) -> None:
+    def __init__(self, handle: ResearchHandle, since: int = 0) -> None:
         self.handle = handle
         self.seq = max(since, 0)
         self.delay = FAST_S
@@ -65,7 +65,7 @@ class EventStream:
         self.delay = FAST_S if batch else min(self.delay * BACKOFF, SLOW_S)
         return batch
 
-    async def pause(self, end: asyncio.Future) -> None:
+    async def pause(self, end: asyncio.Future[Any]) -> None:
         """Wait before the next poll: the current backoff, or less if the research ends."""
         await asyncio.wait({end}, timeout=self.delay)
 

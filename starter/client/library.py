@@ -7,17 +7,19 @@ another user's research is unknown in every front end alike, and a library error
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
 from starter.client.temporal import shown
-from starter.client.titles import titled
+from starter.client.titles import research_title, titled
 
 T = TypeVar("T")
 
@@ -25,14 +27,27 @@ T = TypeVar("T")
 def stored_research(session: Session, research_id: str) -> store.StoredResearch:
     url = session.cfg.research_db_url
     stored = read_library(lambda: store.load_research(url, research_id))
-    mine = research_client.local_owner(session.cfg)
+    mine = session.user
     if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
         stored = None  # another user's: unknown here, like an id that does not exist
     if stored is None:
         raise ClientError(
             f"no stored research with id {shown(research_id)} in {where(url)}", Kind.NOT_FOUND
         )
-    return stored.model_copy(update={"result": titled(stored.result, stored.title)})
+    public = PublicNames.of(session.cfg).model(titled(stored.result, stored.title))  # by name
+    return stored.model_copy(update={"result": public})
+
+
+async def rename(
+    url: str, owner: str, research_id: str, title: object
+) -> store.LibraryEntry | None:
+    """OWNER's stored research RESEARCH_ID titled TITLE (checked and cleaned: a `RequestError`
+    when empty or too long), off the event loop; its library entry, or None when none of OWNER's
+    has that id (another user's too). The CLI, the MCP tool and the web app rename through this."""
+    new = research_title(title)
+    return await asyncio.to_thread(
+        read_library, lambda: store.rename_research(url, research_id, owner, new)
+    )
 
 
 def read_library(query: Callable[[], T]) -> T:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from activities import pricing
 from config import Settings
+from starter.client.errors import ClientError, Kind
 from starter.client.temporal import shown
 from starter.client.terminal import clean, escape
 from workflows.loop.language_codes import is_language
@@ -52,6 +53,9 @@ class Option:
     allowed: str | None = None
     #: Offered by the MCP `research` tool too: the fields `POST /api/research` documents.
     mcp: bool = False
+    #: Its label on the web app's request forms (the home page's and /standing's); None: not
+    #: offered there. The forms' controls, choices and reading follow from the model's field.
+    page: str | None = None
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -64,6 +68,7 @@ OPTIONS: tuple[Option, ...] = (
             for depth, (low, high) in STEP_LIMITS.items()
         ),
         mcp=True,
+        page="Depth",
     ),
     Option(
         "mode",
@@ -71,6 +76,7 @@ OPTIONS: tuple[Option, ...] = (
         "deep (plan, research, reflect, report; default), web (one quick search step) "
         "or simple (a direct answer, no research)",
         mcp=True,
+        page="Mode",
     ),
     Option(
         "max_clarifications",
@@ -113,6 +119,7 @@ OPTIONS: tuple[Option, ...] = (
         "--review-plan",
         "wait for your approval (or revision) of the plan before any step runs",
         mcp=True,
+        page="Review the plan before research starts",
     ),
     Option(
         "review_replans",
@@ -126,6 +133,7 @@ OPTIONS: tuple[Option, ...] = (
         "wait for your review of the report: when the critic asks and you are attached to a terminal "
         "(auto), always, or never",
         mcp=True,
+        page="Review the report",
     ),
     Option(
         "review_timeout_s",
@@ -140,6 +148,7 @@ OPTIONS: tuple[Option, ...] = (
         "token budget for the whole research, report and verification included",
         "N",
         mcp=True,
+        page="Token budget",
     ),
     Option(
         "max_cost_usd",
@@ -147,6 +156,7 @@ OPTIONS: tuple[Option, ...] = (
         "cost budget in USD (prices: LLM_PRICES or the built-in table)",
         "USD",
         mcp=True,
+        page="Cost budget (USD)",
     ),
     Option(
         "sources",
@@ -155,6 +165,7 @@ OPTIONS: tuple[Option, ...] = (
         "configured web providers only), documents (the local corpus and your uploaded documents) "
         "or both (web and documents)",
         mcp=True,
+        page="Sources",
     ),
     Option(
         "language",
@@ -163,6 +174,7 @@ OPTIONS: tuple[Option, ...] = (
         "CODE",
         allowed="auto or a language code such as en, de or vi",
         mcp=True,
+        page="Report language",
     ),
 )
 #: How the CLI spells each field in its messages.
@@ -172,11 +184,12 @@ NAMES: tuple[str, ...] = (QUESTION, *FLAGS)
 _OPTION = {o.field: o for o in OPTIONS}
 
 
-class RequestError(ValueError):
-    """A request that cannot work; the message is one line naming the option and what it allows."""
+class RequestError(ClientError, ValueError):
+    """A request that cannot work; the message is one line naming the option and what it allows
+    (a `ClientError` of kind `INVALID`: every front end shows it as it shows bad input)."""
 
     def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
+        super().__init__(message, Kind.INVALID)
         self.field = field
 
 

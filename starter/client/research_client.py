@@ -22,28 +22,30 @@ import asyncio
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import (
     Client,
     ScheduleActionStartWorkflow,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
 )
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.storage import store
 from config import Settings
-from starter.client import followup, hints
+from starter.client import followup, hints, quotas
 from starter.client.errors import ClientError, Kind
 from starter.client.requests import check_prices, check_sources
-from starter.client.session import Session
+from starter.client.session import Session, local_owner
 from starter.client.steering import send_review
 from starter.client.temporal import (
     WORKFLOW_TYPE,
+    ResearchHandle,
     is_not_found,
     query_events,
     query_status,
@@ -65,12 +67,6 @@ def new_id() -> str:
     return f"research-{uuid.uuid4().hex[:8]}"
 
 
-def local_owner(cfg: Settings) -> str:
-    """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
-    read research as: RESEARCH_USER."""
-    return (getattr(cfg, "research_user", None) or "").strip() or "local"
-
-
 def stored_owner(stored: Any, cfg: Settings) -> str:
     """The owner of a library entry or stored research (the library's `owner` column; research
     from before owners is RESEARCH_USER's)."""
@@ -80,14 +76,19 @@ def stored_owner(stored: Any, cfg: Settings) -> str:
     return str(owner or local_owner(cfg))
 
 
-async def owner_of(research: WorkflowHandle, cfg: Settings) -> str:
+async def owner_of(research: ResearchHandle, cfg: Settings) -> str:
     """The owner of a research Temporal knows: the memo `start` writes (research from before
     owners is RESEARCH_USER's)."""
-    described = await research.describe()
+    return await owner_in(await research.describe(), cfg)
+
+
+async def owner_in(described: WorkflowExecutionDescription, cfg: Settings) -> str:
+    """The owner a described research's memo names (research from before owners is
+    RESEARCH_USER's): the one reading of it, for the CLI, MCP and the web app alike."""
     return str(await described.memo_value("owner", local_owner(cfg)))
 
 
-async def check_owner(research: WorkflowHandle, cfg: Settings) -> None:
+async def check_owner(research: ResearchHandle, cfg: Settings) -> None:
     """The CLI's and the MCP server's owner check: they read as RESEARCH_USER, and another user's
     research is unknown to them (`ClientError`, the words of an id that does not exist). An id
     Temporal does not know passes: the call that follows says so in its own words."""
@@ -171,7 +172,7 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
         described = await research.describe()
     except RPCError as err:
         raise unknown from err
-    if str(await described.memo_value("owner", local_owner(session.cfg))) != owner:
+    if await owner_in(described, session.cfg) != owner:
         raise unknown
     if described.status is not WorkflowExecutionStatus.COMPLETED:
         state = described.status.name.lower() if described.status else "unknown"
@@ -179,7 +180,7 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
             f"research {shown(research_id)} is {state}: only a finished research can be followed up",
             Kind.CONFLICT,
         )
-    return await research.result()
+    return cast(ResearchResult, await research.result())
 
 
 def summary_line(request: ResearchRequest) -> str:
@@ -213,23 +214,27 @@ async def start(
     client: Client, cfg: Settings, run: StartResearch, rpc_timeout: timedelta | None = None
 ) -> Handle:
     """Start a `DeepResearchWorkflow`: the one `start_workflow` of the starter, and the one place
-    the owner is written. A duplicate running id is bad input (exit 2)."""
+    the owner is written. A duplicate running id is bad input (exit 2); an owner at their limits
+    (starter/client/quotas.py) is LIMITED (429, exit 2)."""
     update: dict[str, Any] = {"owner": run.owner}
     if run.attended is not None:
         update["attended"] = run.attended
     request = run.request.model_copy(update=update)
+    await _id_free_for(client, cfg, run)
     try:
-        return await client.start_workflow(
-            DeepResearchWorkflow.run,
-            request,
-            id=run.id,
-            task_queue=cfg.temporal_task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            static_summary=summary_line(request),
-            memo=memo(request),
-            result_type=ResearchResult,
-            rpc_timeout=rpc_timeout,
-        )
+        async with quotas.admitted(
+            client, cfg, run.owner, local_owner(cfg), run.id, rpc_timeout
+        ):  # the owner's running and per-minute limits
+            return await client.start_workflow(
+                DeepResearchWorkflow.run,
+                args=[request],  # `run` takes it raw (RawValue): it validates what it is given
+                id=run.id,
+                task_queue=cfg.temporal_task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                static_summary=summary_line(request),
+                memo=memo(request),
+                rpc_timeout=rpc_timeout,
+            )
     except WorkflowAlreadyStartedError as err:
         raise ClientError(
             f"a research with id {shown(run.id)} is already running "
@@ -238,13 +243,35 @@ async def start(
         ) from err
 
 
+async def _id_free_for(client: Client, cfg: Settings, run: StartResearch) -> None:
+    """Refuse an id another user's research has, in Temporal or in the library (a finished one
+    whose history is gone): reusing it would put a new run where that owner's research was, and
+    its owner would get 404 (issue 38). The owner's own finished id may be reused, as before."""
+    try:
+        found: str | None = await owner_of(client.get_workflow_handle(run.id), cfg)
+    except RPCError as err:
+        if not is_not_found(err):
+            raise
+        found = None
+    if found is None:
+        try:
+            stored = await asyncio.to_thread(store.owner_of, cfg.research_db_url, run.id)
+        except ApplicationError:
+            stored = None  # the library unreachable: Temporal's answer is the one there is
+        found = None if stored is None else (stored or local_owner(cfg))
+    if found is not None and found != run.owner:
+        raise ClientError(
+            f"the id {shown(run.id)} is taken: choose another (or leave the id out)", Kind.CONFLICT
+        )
+
+
 def scheduled_start(cfg: Settings, run: StartResearch) -> ScheduleActionStartWorkflow:
     """What a standing research's schedule starts (starter/client/standing.py): the same workflow, request,
     owner, summary and memo as `start`, each run's id being RUN.id plus the time Temporal appends."""
     request = run.request.model_copy(update={"owner": run.owner, "attended": False})
     return ScheduleActionStartWorkflow(
         DeepResearchWorkflow.run,
-        request,
+        args=[request],
         id=run.id,
         task_queue=cfg.temporal_task_queue,
         static_summary=summary_line(request),
@@ -256,34 +283,34 @@ def handle(client: Client, research_id: str) -> Handle:
     return result_handle(client, research_id)
 
 
-async def status(research: WorkflowHandle) -> ResearchStatus:
+async def status(research: ResearchHandle) -> ResearchStatus:
     """The `status` query (`ClientError` when unknown or no worker answers)."""
     return await query_status(research)
 
 
-async def events(research: WorkflowHandle, since: int = 0) -> list[Event]:
+async def events(research: ResearchHandle, since: int = 0) -> list[Event]:
     """The research's events after SINCE, oldest first."""
     return await query_events(research, since)
 
 
 async def events_as_sent(
-    research: WorkflowHandle, since: int, rpc_timeout: timedelta | None = None
+    research: ResearchHandle, since: int, rpc_timeout: timedelta | None = None
 ) -> list[Event]:
     """The `events` query with Temporal's own errors (the web app's poller tells them apart)."""
     return await research.query(DeepResearchWorkflow.events, since, rpc_timeout=rpc_timeout)
 
 
-async def answer(research: WorkflowHandle, text: str) -> str:
+async def answer(research: ResearchHandle, text: str) -> str:
     """Answer the pending clarification question (validated by the workflow)."""
     return await send_answer(research, text)
 
 
-async def review(research: WorkflowHandle, payload: Mapping[str, Any]) -> str:
+async def review(research: ResearchHandle, payload: Mapping[str, Any]) -> str:
     """Answer the pending plan or report review (validated by the workflow)."""
     return await send_review(research, dict(payload))
 
 
-async def cancel(research: WorkflowHandle, rpc_timeout: timedelta | None = None) -> None:
+async def cancel(research: ResearchHandle, rpc_timeout: timedelta | None = None) -> None:
     """Cancel the research; it still returns what it had."""
     await research.cancel(rpc_timeout=rpc_timeout)
 

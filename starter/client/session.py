@@ -11,6 +11,12 @@ from config import Settings
 from starter.client.temporal import connect
 
 
+def local_owner(cfg: Settings) -> str:
+    """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
+    read research as: RESEARCH_USER."""
+    return (getattr(cfg, "research_user", None) or "").strip() or "local"
+
+
 @dataclass
 class Session:
     cfg: Settings
@@ -19,6 +25,11 @@ class Session:
     workflow_id: str | None = None
     reattach: str | None = None
     client: Client | None = field(default=None, repr=False)
+
+    @property
+    def user(self) -> str:
+        """Whom this command acts as (RESEARCH_USER): its research, its library, its schedules."""
+        return local_owner(self.cfg)
 
     async def connect(self) -> Client:
         """The session's client; the first call connects (a failure is retried by the next call)."""

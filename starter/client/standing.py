@@ -22,7 +22,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -31,27 +31,29 @@ from temporalio.client import (
     Schedule,
     ScheduleDescription,
     ScheduleHandle,
-    ScheduleIntervalSpec,
     ScheduleOverlapPolicy,
     SchedulePolicy,
-    ScheduleSpec,
     ScheduleState,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.notify import receivers
 from config import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
+from starter.client.schedule_owners import (
+    UNMARKED_QUERY,
+    ids_listed,
+    owner_attribute_ready,
+    owner_attributes,
+    owner_query,
+)
+from starter.client.schedule_pace import check_cron, check_pace, runs_per_day, spec_of
 from starter.client.temporal import shown
 from workflows.models import ResearchRequest
 
 PREFIX = "standing-"
 STANDING_ID = re.compile(r"standing-[0-9a-f]{8}")
-#: Shortest and longest `every`: a run a minute is already a lot of research.
-MIN_EVERY, MAX_EVERY = timedelta(minutes=1), timedelta(days=366)
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-#: How long a missed run may be late and still run (once, with SKIP) after downtime.
-MAX_CATCHUP = timedelta(days=1)
 #: How long "run now" looks for the run it started.
 RUN_NOW_WAIT_S = 15.0
 MAX_NOTIFY = 5
@@ -84,57 +86,74 @@ class StandingView(BaseModel):
 
 class StandingDetail(StandingView):
     runs: list[StandingRun] = Field(default_factory=list)
+    receivers: list[Receiver] = Field(default_factory=list)
 
 
-def parse_every(text: str) -> timedelta:
-    """`30m`, `12h`, `1d`, `7d`, `2w`, `1d12h`: one line naming what is allowed otherwise."""
-    given = str(text).strip().lower()
-    parts = re.findall(r"(\d+)\s*([smhdw])", given)
-    if not parts or re.sub(r"\d+\s*[smhdw]", "", given).strip():
-        raise ClientError(
-            f"invalid every {shown(given)}: use a duration such as 30m, 12h, 1d or 7d", Kind.INVALID
-        )
-    every = timedelta(seconds=sum(int(n) * UNITS[u] for n, u in parts))
-    if not MIN_EVERY <= every <= MAX_EVERY:
-        raise ClientError(f"invalid every {shown(given)}: use 1m to 366d", Kind.INVALID)
-    return every
-
-
-def check_cron(expr: str) -> str:
-    expr = " ".join(str(expr).split())
-    fields = expr.split(" ")
-    if not (5 <= len(fields) <= 7) and not expr.startswith("@"):
-        raise ClientError(
-            f"invalid cron {shown(expr)}: use five fields, e.g. '0 8 * * 1' (Mondays 08:00 UTC)",
-            Kind.INVALID,
-        )
-    return expr
-
-
-def check_notify(urls: list[str]) -> list[str]:
+async def check_notify(cfg: Settings, urls: list[str]) -> list[str]:
+    """The `notify` URLs normalised, judged and resolved as the worker will (one line each
+    otherwise): `0177.0.0.1`, `localhost.` and friends never get as far as a delivery."""
     cleaned = [u.strip() for u in urls if u and u.strip()]
     if len(cleaned) > MAX_NOTIFY:
         raise ClientError(f"invalid notify: at most {MAX_NOTIFY} URLs", Kind.INVALID)
+    plain: list[str] = []
     for url in cleaned:
-        if not re.fullmatch(r"https?://[^\s/?#]+[^\s]*", url) or "@" in url.split("/")[2]:
+        try:
+            plain.append(await receivers.checked(url, cfg.webhook_allow_private))
+        except receivers.BadReceiver as err:
             raise ClientError(
-                f"invalid notify URL {shown(url)}: use http(s)://host/path", Kind.INVALID
-            )
-    return cleaned
+                f"invalid notify URL {shown(url)}: {err.reason}", Kind.INVALID
+            ) from None
+    return plain
 
 
-def spec_of(every: str | None, cron: str | None) -> tuple[ScheduleSpec, timedelta]:
-    """The schedule's spec and its catch-up window."""
-    if bool(every) == bool(cron):
-        raise ClientError(
-            "give either every (e.g. 1d) or cron (e.g. '0 8 * * 1'), not both", Kind.INVALID
-        )
-    if every:
-        interval = parse_every(every)
-        return ScheduleSpec(intervals=[ScheduleIntervalSpec(every=interval)]), min(
-            interval, MAX_CATCHUP
-        )
-    return ScheduleSpec(cron_expressions=[check_cron(cron or "")]), MAX_CATCHUP
+class Receiver(BaseModel):
+    """A standing research's own `notify` receiver and the secret its deliveries are signed with
+    (None when the operator set no RESEARCH_WEBHOOK_SECRET: then they are not signed)."""
+
+    url: str
+    secret: str | None = None
+
+
+def receivers_of(cfg: Settings, urls: list[str], owner: str) -> list[Receiver]:
+    """Each receiver as deliveries sign it: its URL normalised, its secret derived."""
+    key = cfg.research_webhook_secret.get_secret_value() if cfg.research_webhook_secret else ""
+    shown_urls = []
+    for url in urls:
+        try:
+            shown_urls.append(receivers.normalised(url, allow_private=True))
+        except receivers.BadReceiver:
+            continue  # never delivered to: nothing to verify
+    return [
+        Receiver(url=url, secret=receivers.receiver_secret(key, owner, url) if key else None)
+        for url in shown_urls
+    ]
+
+
+async def _receiver_urls(client: Client, described: ScheduleDescription) -> list[str]:
+    """The `notify` URLs: from the memo, or (a standing research made before the memo kept them)
+    from the request its schedule starts."""
+    memo = await described.memo()
+    if "receivers" in memo:
+        return [str(url) for url in memo.get("receivers") or []]
+    args = list(getattr(described.schedule.action, "args", None) or [])
+    try:
+        [request] = await client.data_converter.decode(args, [ResearchRequest])
+    except Exception:  # noqa: BLE001 - an undecodable action shows no receivers, not an error
+        return []
+    return list(request.notify)
+
+
+async def detail(
+    client: Client, cfg: Settings, described: ScheduleDescription, changed: Mapping[str, bool]
+) -> StandingDetail:
+    """The standing research with its runs and its own receivers' signing secrets (only its
+    owner ever gets here: `owned` checked)."""
+    shown_view = await view(described)
+    return StandingDetail(
+        **shown_view.model_dump(),
+        runs=await runs(client, described, changed),
+        receivers=receivers_of(cfg, await _receiver_urls(client, described), shown_view.owner),
+    )
 
 
 async def create(
@@ -148,14 +167,22 @@ async def create(
     notify: list[str] | None = None,
     max_runs: int | None = None,
 ) -> str:
-    """A new standing research of OWNER's; its id."""
+    """A new standing research of OWNER's; its id. It is created paused and measured as Temporal
+    compiled it (faster than a run a minute: refused, INVALID; past OWNER's caps on schedules or
+    runs a day: refused, LIMITED), and only then set going."""
     spec, catchup = spec_of(every, cron)
     if max_runs is not None and not 1 <= max_runs <= 10_000:
         raise ClientError(f"invalid max_runs {max_runs}: use 1 to 10000", Kind.INVALID)
+    notify = await check_notify(cfg, notify or [])
+    theirs = await _described(client, cfg, owner)
+    if len(theirs) >= cfg.standing_max_per_user:
+        raise ClientError(
+            f"you have {len(theirs)} standing research, the most allowed "
+            f"(STANDING_MAX_PER_USER={cfg.standing_max_per_user}): delete one first",
+            Kind.LIMITED,
+        )
     standing_id = f"{PREFIX}{uuid.uuid4().hex[:8]}"
-    request = request.model_copy(
-        update={"standing_id": standing_id, "notify": check_notify(notify or [])}
-    )
+    request = request.model_copy(update={"standing_id": standing_id, "notify": notify})
     run = research_client.StartResearch(request=request, owner=owner, id=standing_id)
     schedule = Schedule(
         action=research_client.scheduled_start(cfg, run),
@@ -163,37 +190,88 @@ async def create(
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP, catchup_window=catchup),
         state=ScheduleState(
             note="standing research",
+            paused=True,
             limited_actions=max_runs is not None,
             remaining_actions=max_runs or 0,
         ),
     )
-    memo = {
+    marked = await owner_attribute_ready(client)
+    try:
+        handle = await client.create_schedule(
+            standing_id,
+            schedule,
+            memo=_memo(request, owner, every, cron, max_runs),
+            search_attributes=owner_attributes(owner) if marked else None,
+        )
+    except RPCError as err:
+        raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
+    await _set_going(client, cfg, handle, theirs, given=every or cron or "")
+    await _listed(client, owner, standing_id, present=True)
+    return standing_id
+
+
+def _memo(
+    request: ResearchRequest, owner: str, every: str | None, cron: str | None, max_runs: int | None
+) -> dict[str, Any]:
+    """What a list shows without describing the schedule, and whose it is."""
+    return {
         "owner": owner,
         "question": request.query,
         "every": (every or "").strip().lower() or None,
         "cron": check_cron(cron) if cron else None,
         "max_runs": max_runs,
         "notify": len(request.notify),
+        "receivers": request.notify,
     }
+
+
+async def _set_going(
+    client: Client,
+    cfg: Settings,
+    handle: ScheduleHandle,
+    theirs: list[ScheduleDescription],
+    given: str,
+) -> None:
+    """Measure the paused new schedule as Temporal compiled it; unpause it, or delete it and say
+    why."""
+    spec = (await handle.describe()).schedule.spec
     try:
-        await client.create_schedule(standing_id, schedule, memo=memo)
-    except RPCError as err:
-        raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
-    await _listed(client, standing_id, present=True)
-    return standing_id
+        check_pace(spec, given)
+        per_day = runs_per_day(spec) + sum(runs_per_day(d.schedule.spec) for d in theirs)
+        if per_day > cfg.standing_max_runs_per_day:
+            raise ClientError(
+                f"{shown(given)} would bring your standing research to {per_day} runs a day, more "
+                f"than allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): "
+                "run it less often or delete another",
+                Kind.LIMITED,
+            )
+    except ClientError:
+        await handle.delete()
+        raise
+    await handle.unpause(note="standing research")
 
 
-async def _listed(client: Client, standing_id: str, present: bool) -> None:
+async def _listed(client: Client, owner: str, standing_id: str, present: bool) -> None:
     """Wait (a few seconds at most) until Temporal's list of schedules shows the change, so a
     list right after a create or a delete agrees with it."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        found = False
-        async for item in await client.list_schedules():
-            found = found or item.id == standing_id
+        found = any(i == standing_id for i, _ in await _candidates(client, owner))
         if found == present:
             return
         await asyncio.sleep(0.2)
+
+
+async def _candidates(client: Client, owner: str | None = None) -> list[tuple[str, Any]]:
+    """The schedules that may be OWNER's (all of them when OWNER is None, or when the owner
+    attribute cannot be used): theirs by the attribute, and the unmarked older ones."""
+    if not await owner_attribute_ready(client):
+        return await ids_listed(client, None)
+    query = f"({owner_query(owner)}) OR {UNMARKED_QUERY}" if owner is not None else None
+    try:
+        return await ids_listed(client, query)
+    except RPCError:
+        return await ids_listed(client, None)
 
 
 async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> ScheduleDescription:
@@ -240,20 +318,26 @@ async def view(described: ScheduleDescription) -> StandingView:
     )
 
 
-async def list_standing(client: Client, cfg: Settings, owner: str) -> list[StandingView]:
-    """OWNER's standing research, newest first."""
-    ids: list[str] = []
-    async for item in await client.list_schedules():
-        if item.id.startswith(PREFIX):
-            memo = await item.memo()
-            if str(memo.get("owner") or cfg.research_user) == owner:
-                ids.append(item.id)
-    views: list[StandingView] = []
-    for standing_id in ids:
+async def _described(client: Client, cfg: Settings, owner: str) -> list[ScheduleDescription]:
+    """OWNER's standing research, described: their marked schedules, and the unmarked older ones
+    whose memo says they are OWNER's; never a walk over every user's schedules."""
+    found: list[ScheduleDescription] = []
+    for standing_id, item in await _candidates(client, owner):
+        if not standing_id.startswith(PREFIX):
+            continue
+        memo = await item.memo()
+        if str(memo.get("owner") or cfg.research_user) != owner:
+            continue
         try:
-            views.append(await view(await owned(client, cfg, standing_id, owner)))
+            found.append(await owned(client, cfg, standing_id, owner))
         except ClientError:
             continue  # deleted since it was listed
+    return found
+
+
+async def list_standing(client: Client, cfg: Settings, owner: str) -> list[StandingView]:
+    """OWNER's standing research, newest first."""
+    views = [await view(described) for described in await _described(client, cfg, owner)]
     return sorted(views, key=lambda v: v.created_at or datetime.min, reverse=True)
 
 
@@ -287,6 +371,27 @@ async def runs(
     return sorted(seen.values(), key=lambda r: r.started_at or datetime.min, reverse=True)
 
 
+async def _within_runs_a_day(client: Client, cfg: Settings, owner: str) -> None:
+    """ "Run now" counts too: OWNER's standing research started at most STANDING_MAX_RUNS_PER_DAY
+    runs in the last 24 hours, or this one is refused (LIMITED), so pressing it in a loop is no
+    way around the cap a schedule's spec is held to."""
+    ids = [d.id for d in await _described(client, cfg, owner)]
+    since = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    listed = ", ".join(f"'{i}'" for i in ids)
+    query = f"TemporalScheduledById IN ({listed}) AND StartTime > '{since}'"
+    try:
+        started = (await client.count_workflows(query)).count
+    except RPCError:
+        return  # a visibility store without that attribute: the spec's cap still holds
+    if started >= cfg.standing_max_runs_per_day:
+        raise ClientError(
+            f"your standing research started {started} runs in the last 24 hours, the most "
+            f"allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): try again later",
+            Kind.LIMITED,
+            retry_after_s=3600,
+        )
+
+
 async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -> str:
     """Start a run at once; the research id of the run. One already running: `ClientError` (409)."""
     described = await owned(client, cfg, standing_id, owner)
@@ -296,6 +401,7 @@ async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -
             f"a run of {standing_id} is already running: {running[-1]} (runs never overlap)",
             Kind.CONFLICT,
         )
+    await _within_runs_a_day(client, cfg, owner)
     before = {getattr(a.action, "workflow_id", "") for a in described.info.recent_actions}
     handle = client.get_schedule_handle(standing_id)
     await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)
@@ -332,4 +438,4 @@ async def delete(client: Client, cfg: Settings, standing_id: str, owner: str) ->
     """Stop it for good; its runs stay in the library (and a running one finishes)."""
     await owned(client, cfg, standing_id, owner)
     await client.get_schedule_handle(standing_id).delete()
-    await _listed(client, standing_id, present=False)
+    await _listed(client, owner, standing_id, present=False)

@@ -12,14 +12,19 @@ import asyncio
 from typing import Any
 
 from temporalio.client import (
-    WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError
 
-from starter.client.errors import ClientError, Kind
-from starter.client.temporal import Refused, is_not_found, not_found, root_message
+from starter.client.temporal import (
+    Refused,
+    ResearchHandle,
+    is_not_found,
+    not_found,
+    not_taken,
+    root_message,
+)
 from starter.client.terminal import clean
 from workflows.research import DeepResearchWorkflow
 
@@ -30,7 +35,7 @@ class ReviewRefused(Refused):
     """The workflow's validator refused the review."""
 
 
-async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
+async def send_review(handle: ResearchHandle, payload: dict[str, Any]) -> str:
     """Send PAYLOAD through the validating `review` update, its feedback and steps without control
     characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
     try:
@@ -39,11 +44,7 @@ async def send_review(handle: WorkflowHandle, payload: dict[str, Any]) -> str:
     except WorkflowUpdateFailedError as err:
         raise ReviewRefused(root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
-        raise ClientError(
-            f"no worker took the review within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the review was not confirmed)",
-            Kind.NO_ANSWER,
-        ) from err
+        raise not_taken("review") from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err

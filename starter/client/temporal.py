@@ -11,7 +11,7 @@ import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from temporalio import exceptions as tex
 from temporalio.client import (
@@ -35,6 +35,9 @@ from workflows.research import DeepResearchWorkflow
 #: derived from the class. Everything else is called by method reference (names written once, in
 #: workflows/research.py, as samples-python's hello_query does).
 WORKFLOW_TYPE = DeepResearchWorkflow.__name__
+
+#: A research as the client holds it: its workflow, and what it ends with.
+ResearchHandle = WorkflowHandle[DeepResearchWorkflow, ResearchResult]
 
 CONNECT_TIMEOUT = timedelta(seconds=3)
 #: How long one `status` query may take before we conclude no worker is answering.
@@ -79,11 +82,25 @@ def is_not_found(err: BaseException) -> bool:
     return isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND
 
 
+def not_taken(what: str) -> ClientError:
+    """An answer or a review no worker took in time: it may not have arrived, so say so."""
+    return ClientError(
+        f"no worker took the {what} within {UPDATE_WAIT_S:.0f}s: is a worker running? "
+        f"(the {what} was not confirmed)",
+        Kind.NO_ANSWER,
+    )
+
+
+def research_failed(research_id: str, err: BaseException) -> ClientError:
+    """A research that ended in failure, with its root cause in one line."""
+    return ClientError(f"research {shown(research_id)} failed: {root_message(err)}", Kind.FAILED)
+
+
 def not_found(workflow_id: str) -> ClientError:
     return ClientError(f"no research with id {shown(workflow_id)}", Kind.NOT_FOUND)
 
 
-async def require_running(handle: WorkflowHandle, what: str) -> None:
+async def require_running(handle: ResearchHandle, what: str) -> None:
     """Fail with exit 2 unless the workflow exists and is still running."""
     try:
         desc = await handle.describe()
@@ -99,7 +116,7 @@ async def require_running(handle: WorkflowHandle, what: str) -> None:
 
 
 async def deliver(
-    handle: WorkflowHandle, what: str, send: Callable[[WorkflowHandle], Awaitable[str]]
+    handle: ResearchHandle, what: str, send: Callable[[ResearchHandle], Awaitable[str]]
 ) -> str:
     """Hand a research an answer or a review (SEND, through its validating update) and return what
     the workflow said; exit 2 when the research is not running or refuses it (`WHAT refused: why`)."""
@@ -110,17 +127,17 @@ async def deliver(
         raise ClientError(f"{what} refused: {refused}", Kind.INVALID) from refused
 
 
-async def query_status(handle: WorkflowHandle) -> ResearchStatus:
+async def query_status(handle: ResearchHandle) -> ResearchStatus:
     """The `status` query; `ClientError` when the workflow is unknown or no worker answers."""
-    return await _query(handle, "status", DeepResearchWorkflow.status)
+    return cast(ResearchStatus, await _query(handle, "status", DeepResearchWorkflow.status))
 
 
-async def query_events(handle: WorkflowHandle, since: int) -> list[Event]:
+async def query_events(handle: ResearchHandle, since: int) -> list[Event]:
     """The `events` query; `ClientError` when the research is unknown or no worker answers."""
-    return await _query(handle, "events", DeepResearchWorkflow.events, since)
+    return cast(list[Event], await _query(handle, "events", DeepResearchWorkflow.events, since))
 
 
-async def _query(handle: WorkflowHandle, what: str, query: Any, *args: Any) -> Any:
+async def _query(handle: ResearchHandle, what: str, query: Any, *args: Any) -> Any:
     """One query, its failures in one line: unknown research, no worker answering in time (or
     Ctrl-C while waiting), a query the workflow refused."""
     try:
@@ -191,7 +208,7 @@ async def worker_polls(handle: WorkflowHandle) -> bool | None:
     )
 
 
-async def send_answer(handle: WorkflowHandle, text: str) -> str:
+async def send_answer(handle: ResearchHandle, text: str) -> str:
     """Answer the pending question through the validated update; the signal if there is none.
 
     Raises `AnswerRefused` with the validator's reason when the workflow refuses the answer.
@@ -209,11 +226,7 @@ async def send_answer(handle: WorkflowHandle, text: str) -> str:
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         if _interrupted():
             raise asyncio.CancelledError() from err
-        raise ClientError(
-            f"no worker took the answer within {UPDATE_WAIT_S:.0f}s: is a worker running? "
-            "(the answer was not confirmed)",
-            Kind.NO_ANSWER,
-        ) from err
+        raise not_taken("answer") from err
     except RPCError as err:
         if is_not_found(err):
             raise not_found(handle.id) from err

@@ -78,7 +78,7 @@ FORMATS: dict[str, Format] = {
             "HTML",
             "text/html; charset=utf-8",
             False,
-            lambda result, report: to_html(result).encode("utf-8"),
+            lambda result, report: to_html(result, report.title).encode("utf-8"),
             max_chars=2_000_000,
             max_blocks=50_000,
         ),
@@ -109,6 +109,7 @@ CONTENT_TYPES = {name: f.content_type for name, f in FORMATS.items()}
 #: word a reader would search for (the joiners ZWJ and ZWNJ stay: scripts and emoji need them).
 _NOT_TEXT = re.compile("[\ud800-\udfff\ufffe\uffff\u200b\u2060\ufeff\u180e]")
 _FILE_NAME_CHARS = 80
+_FILE_NAME_BYTES = 200
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -122,12 +123,27 @@ def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
 
 
 def file_name(title: str, fmt: str) -> str:
-    """A safe ASCII slug of the title plus the extension: `how-do-rust-lifetimes-work.docx`."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    """A slug of the title in its own letters plus the extension: `how-do-rust-lifetimes-work.docx`,
+    `東京の歴史.md`, `über-kraniche.pdf` (issue 38: non-ASCII titles kept their letters nowhere).
+    Letters, marks and digits only: no separator, dot or control survives; at most 80 characters
+    and 200 bytes, so every file system takes it."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    kept = "".join(ch if unicodedata.category(ch)[0] in "LMN" else "-" for ch in text)
+    slug = re.sub(r"-+", "-", kept).strip("-")
     if len(slug) > _FILE_NAME_CHARS:
         slug = slug[:_FILE_NAME_CHARS].rsplit("-", 1)[0]
-    return f"{slug or 'research-report'}.{fmt}"
+    while len(slug.encode()) > _FILE_NAME_BYTES:
+        slug = slug[:-1]
+    return f"{slug.strip('-') or 'research-report'}.{fmt}"
+
+
+def ascii_file_name(name: str) -> str:
+    """NAME for the clients that only read an ASCII `filename=` (RFC 6266's fallback beside
+    `filename*=UTF-8''...`): accents dropped, other letters gone, else `research-report`."""
+    stem, _, ext = name.rpartition(".")
+    plain = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", plain.lower()).strip("-")
+    return f"{slug or 'research-report'}.{re.sub(r'[^a-z0-9]', '', ext.lower()) or 'txt'}"
 
 
 def clean(text: str) -> str:

@@ -14,6 +14,7 @@ import re
 
 from markdown_it import MarkdownIt
 
+from starter.exports import document
 from starter.exports.names import literal_names
 from workflows.checks import verification
 from workflows.checks.citations import CITATION, cited_ids, origin
@@ -56,8 +57,9 @@ def to_markdown(result: ResearchResult) -> str:
     )
 
 
-def to_html(result: ResearchResult) -> str:
+def to_html(result: ResearchResult, title: str | None = None) -> str:
     """One self-contained page: no scripts, no external resources, every `[n]` a link to its source.
+    Its `<title>` is the report's title (a renamed research's new one), not the question.
 
     Raw HTML in the markdown is escaped, never rendered: a report quotes the web, and a page's
     `<script>` must reach the reader as text.
@@ -86,7 +88,7 @@ def to_html(result: ResearchResult) -> str:
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{HTML_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(result.query)}</title>
+<title>{html.escape(title if title is not None else document.read(result).title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 48rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
 a {{ color: #1a5fb4; }} li {{ margin: .4rem 0; }} table {{ border-collapse: collapse; }}

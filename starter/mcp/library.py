@@ -3,17 +3,14 @@ rename` and `PATCH /api/library/{id}`, for RESEARCH_USER's stored research."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from activities.storage import store
-from starter.client import library, research_client
+from starter.client import library
 from starter.client.requests import research_id
 from starter.client.session import Session
 from starter.client.temporal import shown
-from starter.client.titles import research_title
 
 
 def add_library_tools(server: Any, session: Session, one_line_errors: Any) -> None:
@@ -22,12 +19,8 @@ def add_library_tools(server: Any, session: Session, one_line_errors: Any) -> No
         """Give a stored research a title of your own (1 to 200 characters): search_library
         finds it by it and its report is titled with it. Returns its library entry."""
         async with one_line_errors():
-            wanted, new = research_id(id), research_title(title)
-            owner = research_client.local_owner(session.cfg)
-            entry = await asyncio.to_thread(
-                library.read_library,
-                lambda: store.rename_research(session.cfg.research_db_url, wanted, owner, new),
-            )
+            wanted = research_id(id)
+            entry = await library.rename(session.cfg.research_db_url, session.user, wanted, title)
             if entry is None:  # another user's research is unknown here, as everywhere
                 raise ToolError(f"no stored research with id {shown(wanted)}")
             return entry.model_dump(mode="json")

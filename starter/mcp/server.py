@@ -41,6 +41,7 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
@@ -48,14 +49,19 @@ from starter.client.events import EventStream
 from starter.client.requests import (
     OPTIONS,
     QUESTION,
-    RequestError,
     build_request,
     choices,
     default,
     research_id,
 )
 from starter.client.session import Session
-from starter.client.temporal import deliver, is_not_found, one_line, root_message, shown
+from starter.client.temporal import (
+    deliver,
+    is_not_found,
+    one_line,
+    research_failed,
+    shown,
+)
 from starter.client.terminal import clean
 from starter.client.titles import titled
 from starter.exports.markup import to_markdown
@@ -100,9 +106,7 @@ class ResearchServer(MCPServer):
         url = self.session.cfg.research_db_url
         try:
             entries = await asyncio.to_thread(
-                lambda: store.list_research(
-                    url, limit=LISTED_REPORTS, owner=research_client.local_owner(self.session.cfg)
-                )
+                lambda: store.list_research(url, limit=LISTED_REPORTS, owner=self.session.user)
             )
         except Exception:  # noqa: BLE001 - an unreadable library lists nothing; reading says why
             entries = []
@@ -144,7 +148,7 @@ def research_tool(session: Session) -> Callable[..., Awaitable[dict[str, Any]]]:
         attended=true: the user is here to answer a review, so the report waits for one when the
         critic asks for a person (review_report auto); false, it stands as written."""
         async with one_line_errors():
-            owner = research_client.local_owner(session.cfg)
+            owner = session.user
             request = await research_client.ready(build_request(values), session, owner=owner)
             run = research_client.StartResearch(request=request, owner=owner, attended=attended)
             handle = await research_client.start(await session.connect(), session.cfg, run)
@@ -193,8 +197,8 @@ def _add_following_tools(server: ResearchServer, session: Session) -> None:
             handle = (await session.connect()).get_workflow_handle(research_id(id))
             await research_client.check_owner(handle, session.cfg)
             status = await research_client.status(handle)
-            events = await research_client.events(handle, since)
-            return {**_status(id, status), "events": [e.model_dump(mode="json") for e in events]}
+            events = PublicNames.of(session.cfg).dumped(await research_client.events(handle, since))
+            return {**_status(id, status), "events": events}
 
     @server.tool()
     async def answer_clarification(
@@ -252,7 +256,8 @@ async def _answer(
 
 
 def _add_library_tools(server: ResearchServer, session: Session) -> None:
-    reader = research_client.local_owner(session.cfg)  # another user's research is unknown here
+    reader = session.user  # another user's research is unknown here
+    names = PublicNames.of(session.cfg)  # local sources by name, never the server's path
 
     @server.tool()
     async def get_report(id: str) -> dict[str, Any]:
@@ -267,7 +272,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             if stored is not None:
                 if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
-                return _report(wanted, titled(stored.result, stored.title))
+                return names.data(_report(wanted, titled(stored.result, stored.title)))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
             return _report(wanted, await _finished(handle))
@@ -307,7 +312,7 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             raise ResourceError(one_line(getattr(err, "message", None) or str(err))) from None
         if stored is None or research_client.stored_owner(stored, session.cfg) != reader:
             raise ResourceNotFoundError(f"no stored research with id {shown(wanted)}")
-        return clean(to_markdown(titled(stored.result, stored.title)))
+        return names.text(clean(to_markdown(titled(stored.result, stored.title))))
 
 
 async def _finished(handle: WorkflowHandle) -> ResearchResult:
@@ -362,11 +367,9 @@ async def _wait(handle: WorkflowHandle, ctx: Context, since: int = 0) -> dict[st
 
 async def _result(handle: WorkflowHandle, waiting: asyncio.Future | None = None) -> ResearchResult:
     try:
-        return await (waiting if waiting is not None else handle.result())
+        return PublicNames.of_settings().model(await (waiting or handle.result()))  # by name
     except WorkflowFailureError as err:
-        raise ClientError(
-            f"research {shown(handle.id)} failed: {root_message(err)}", Kind.FAILED
-        ) from err
+        raise research_failed(handle.id, err) from err
 
 
 def _status(workflow_id: str, status: ResearchStatus) -> dict[str, Any]:
@@ -432,7 +435,7 @@ class one_line_errors:
     ) -> bool:
         if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
             return False
-        if isinstance(err, ClientError | RequestError):
+        if isinstance(err, ClientError):
             raise ToolError(str(err)) from None
         if is_not_found(err):
             raise ToolError("no research with that id") from None

@@ -15,7 +15,7 @@ def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> N
     """Create, list and show; `_add_steering_tools` runs, pauses, resumes and deletes."""
 
     def owner() -> str:
-        return research_client.local_owner(session.cfg)
+        return session.user
 
     _add_creation_tool(server, session, one_line_errors, owner)
     _add_reading_tools(server, session, one_line_errors, owner)
@@ -75,17 +75,14 @@ def _add_reading_tools(server: Any, session: Session, one_line_errors: Any, owne
 
     @server.tool()
     async def standing_show(id: str) -> dict[str, Any]:
-        """A standing research with its runs (newest first; `changed`: the run found changes)."""
+        """A standing research with its runs (newest first; `changed`: the run found changes) and
+        its own receivers with the secret each one's deliveries are signed with."""
         async with one_line_errors():
             client = await session.connect()
             described = await standing.owned(client, session.cfg, id, owner())
             changed = stored.changed_runs(session.cfg.research_db_url, id)
-            view = await standing.view(described)
-            runs = await standing.runs(client, described, changed)
-            return {
-                **view.model_dump(mode="json"),
-                "runs": [r.model_dump(mode="json") for r in runs],
-            }
+            detail = await standing.detail(client, session.cfg, described, changed)
+            return detail.model_dump(mode="json")
 
 
 def _add_steering_tools(server: Any, session: Session, one_line_errors: Any, owner: Any) -> None:

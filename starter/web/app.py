@@ -7,6 +7,7 @@ replicas can serve the same users behind a load balancer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,11 +24,12 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.corpus import uploads
 from config import Settings, settings
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.client.temporal import one_line
-from starter.web import auth
+from starter.web import auth, metrics
+from starter.web.admission import UploadsInFlight
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
 from starter.web.events import EventHub
 from starter.web.json_body import JsonBody
@@ -55,6 +57,7 @@ def create_app(config: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await forget_dead_uploads(cfg)
         yield
         await backend.hub.close()
 
@@ -73,6 +76,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
         Shield,
         open_mode=not backend.access.on,
         allowed_hosts=cfg.research_allowed_hosts.split(","),
+        uploads=UploadsInFlight(
+            cfg.web_uploads_in_flight_mb * 1024 * 1024, cfg.web_uploads_per_user
+        ),
     )
     app.add_middleware(Guard)  # outermost: its headers and one-line 500s cover Shield's answers
 
@@ -82,8 +88,19 @@ def create_app(config: Settings | None = None) -> FastAPI:
     from starter.web.pages import router as pages
 
     app.include_router(pages)
+    metrics.install(app)  # /metrics, and a span per request when traces are on
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     return app
+
+
+async def forget_dead_uploads(cfg: Settings) -> None:
+    """What uploads that died (a crash, a full disk) left behind is removed when the app starts."""
+    try:
+        await asyncio.to_thread(
+            uploads.sweep_all_partials, uploads.uploads_root(cfg.research_data_dir)
+        )
+    except OSError as err:
+        log.warning("stale uploads could not be removed: %s", err.strerror or err)
 
 
 # --- errors: one line, the right status ----------------------------------------------------------
@@ -121,7 +138,6 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     HTTPException: lambda request, err: error(
         err.status_code, str(err.detail), dict(err.headers or {})
     ),
-    RequestError: lambda request, err: error(422, str(err)),
     RPCError: _rpc,
     TimeoutError: lambda request, err: error(
         503,

@@ -1,8 +1,13 @@
 """Who is asking: API tokens, signed session cookies and the cross-site checks of the web app.
 
-Access control is off when RESEARCH_API_TOKENS is unset: one user, RESEARCH_USER (default `local`),
-and `serve` only binds a loopback address. With tokens (`NAME:TOKEN,NAME:TOKEN`) every API call
-needs `Authorization: Bearer TOKEN` or the session cookie a page got by signing in with a token.
+Access control is off when RESEARCH_API_TOKENS and RESEARCH_OIDC_ISSUER are unset: one user,
+RESEARCH_USER (default `local`), and `serve` only binds a loopback address. With tokens
+(`NAME:TOKEN,NAME:TOKEN`) every API call needs `Authorization: Bearer TOKEN` or the session
+cookie a page got by signing in with a token. With an OpenID Connect provider (oidc.py,
+pages/oidc_signin.py) people sign in there and get the same session cookie; API clients may
+also send the provider's access token (a JWT, checked like an ID token) as their Bearer token.
+User names are compared without case: two names that differ only in case are refused at start (one
+line), so `alice` and `Alice` are never two users; `local` is reserved (the CLI's and MCP's user).
 
 For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
@@ -23,7 +28,7 @@ RESEARCH_DATA_DIR), so any replica verifies it. A user whose token is removed or
 signed out at once (with or without a secret); signing out records the session id in the
 library's database (starter/web/sessions.py), so a copy of the cookie fails on every replica.
 Wrong tokens (sign-in form or Bearer) are counted per client: past the limit, 429 until the
-window passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
+window passes; past the limit of all clients together, wrong tokens are 429 but a right one passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
 The CSRF token is an HMAC of the session cookie (or of the user, without one).
 
 A state-changing request authenticated by a cookie (or, with access control off, any that a
@@ -49,7 +54,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from config import ConfigError, Settings, settings
+from config import DEFAULT_USER, ConfigError, Settings, settings
+from starter.web.oidc import OidcSettings, Provider, Refused
 from starter.web.sessions import Attempts, Revocations, open_secret
 
 COOKIE = "research_session"
@@ -62,6 +68,9 @@ USER_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 #: What a token may hold: no separators (`,` `:` `;`), no spaces, no quotes.
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: The CLI's and the MCP server's user by default (RESEARCH_USER): no token may be named so (in
+#: any case), or its holder would own all their research.
+RESERVED_USER = DEFAULT_USER
 
 #: The request being served; set by the app's middleware, so `check_token` needs no argument.
 current_request: ContextVar[Request | None] = ContextVar("current_request", default=None)
@@ -88,10 +97,12 @@ class Access:
     revocations: Revocations | None = field(default=None, compare=False)
     #: Failed sign-ins and Bearer tokens, per client.
     attempts: Attempts = field(default_factory=Attempts, compare=False)
+    #: The OpenID Connect provider people sign in with (starter/web/oidc.py), if one is set.
+    oidc: Provider | None = field(default=None, compare=False)
 
     @property
     def on(self) -> bool:
-        return bool(self.tokens)
+        return bool(self.tokens) or self.oidc is not None
 
     @classmethod
     def from_settings(cls, cfg: Settings) -> Access:
@@ -102,7 +113,10 @@ class Access:
         secret = (
             cfg.research_session_secret.get_secret_value() if cfg.research_session_secret else ""
         )
+        provider = OidcSettings.from_settings(cfg)
         material = secret or ",".join(f"{name}:{token}" for name, token in sorted(tokens.items()))
+        if provider is not None and not secret:  # every replica knows the client's secret
+            material += f"|oidc:{provider.client_secret}"
         if not material:  # no tokens, no secret: this install's own random key (CSRF tokens)
             material = open_secret(cfg.research_data_dir)
         key = hmac.new(material.encode(), b"deep-research web session v2", hashlib.sha256).digest()
@@ -111,7 +125,8 @@ class Access:
             tokens=tokens,
             key=key,
             open_user=user,
-            revocations=Revocations(cfg.research_db_url) if tokens else None,
+            revocations=Revocations(cfg.research_db_url) if tokens or provider else None,
+            oidc=Provider(provider) if provider else None,
         )
 
 
@@ -138,8 +153,17 @@ def parse_tokens(text: str) -> dict[str, str]:
                 f"RESEARCH_API_TOKENS: the token of {name} is shorter than {MIN_TOKEN_CHARS} "
                 "characters; make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'"
             )
-        if name in tokens:
-            raise ConfigError(f"RESEARCH_API_TOKENS: {name} is named twice")
+        if name.casefold() == RESERVED_USER:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: the name {name} is reserved for the research of the CLI "
+                "and the MCP server (RESEARCH_USER's default): choose another name"
+            )
+        twice = [known for known in tokens if known.casefold() == name.casefold()]
+        if twice:
+            raise ConfigError(
+                f"RESEARCH_API_TOKENS: {name} is named twice ({twice[0]} and {name}: names are "
+                "compared without case)"
+            )
         if token in tokens.values():
             raise ConfigError(f"RESEARCH_API_TOKENS: {name} has the same token as another user")
         tokens[name] = token
@@ -162,14 +186,28 @@ def check_token(token: str, request: Request | None = None) -> str | None:
     wait = access.attempts.wait_s(client)
     if wait > 0:
         raise too_many(wait, "too many wrong access tokens from this address")
+    owner = _token_owner(access, token)
+    if owner is None:
+        _failed(access, client)
+    return owner
+
+
+def _token_owner(access: Access, token: str) -> str | None:
     given = token.strip().encode()
     owner = None
     for name, known in access.tokens.items():
         if hmac.compare_digest(given, known.encode()):
             owner = name
-    if owner is None:
-        access.attempts.failed(client)
     return owner
+
+
+def _failed(access: Access, client: str) -> None:
+    """Counts a wrong token from CLIENT; past the backstop of all clients together, this one is
+    refused (429). Only failures are: a right token is never held back by other addresses'."""
+    access.attempts.failed(client)
+    wait = access.attempts.everyone_wait_s()
+    if wait > 0:
+        raise too_many(wait, "too many wrong access tokens lately")
 
 
 def too_many(wait: float, what: str) -> HTTPException:
@@ -204,13 +242,17 @@ def cross_site_signin(request: Request) -> str | None:
     return None
 
 
-def start_session(response: Response, user: str, request: Request | None = None) -> None:
+def start_session(
+    response: Response, user: str, request: Request | None = None, by_provider: bool = False
+) -> None:
+    """BY_PROVIDER: the identity provider vouched for USER (pages/oidc_signin.py), not a token."""
     request = request or current_request.get()
     access = _access(request)
     expires = int(time.time()) + SESSION_TTL_S
+    bound = _fingerprints(access, user)[-1] if by_provider else None
     response.set_cookie(
         COOKIE,
-        _session_value(access, user, expires, secrets.token_urlsafe(16)),
+        _session_value(access, user, expires, secrets.token_urlsafe(16), bound),
         max_age=SESSION_TTL_S,
         path="/",
         httponly=True,
@@ -245,7 +287,7 @@ def csrf_token(request: Request) -> str:
         if cookie and _session_user(access, cookie)
         else f"user|{user_from_request(request)}"
     )
-    return _mac(access.key, "csrf", bound)
+    return signature(access.key, "csrf", bound)
 
 
 # --- for the API's dependencies ------------------------------------------------------------------
@@ -260,11 +302,27 @@ def identify(request: Request) -> Identity | None:
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
-        user = check_token(token, request) if scheme.lower() == "bearer" and token.strip() else None
+        user = (
+            _bearer_user(token, request) if scheme.lower() == "bearer" and token.strip() else None
+        )
         return Identity(user, "bearer") if user else None
     cookie = request.cookies.get(COOKIE)
     user = _session_user(access, cookie) if cookie else None
     return Identity(user, "cookie") if user else None
+
+
+async def bearer_keys(request: Request) -> None:
+    """Before `identify` checks a provider's access token: the provider's keys, fetched when
+    not yet (or when the token names a new one). An unreachable provider refuses the token."""
+    provider = _access(request).oidc
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if provider is None or scheme.lower() != "bearer" or token.count(".") != 2:
+        return
+    try:
+        await provider.ready()
+        await provider.refresh_for(token.strip())
+    except Refused:
+        pass  # verify() then refuses it in one line
 
 
 def forbidden_cross_site(request: Request, identity: Identity) -> str | None:
@@ -292,6 +350,31 @@ def forbidden_cross_site(request: Request, identity: Identity) -> str | None:
 # --- plumbing ------------------------------------------------------------------------------------
 
 
+def _bearer_user(token: str, request: Request) -> str | None:
+    """A configured token's user, or the user of the identity provider's access token (a JWT:
+    three dot-separated parts) when a provider is set. Both count against the client's failures."""
+    access = _access(request)
+    if access.oidc is None or token.count(".") != 2:
+        return check_token(token, request)
+    client = _client(request)
+    wait = access.attempts.wait_s(client)
+    if wait > 0:
+        raise too_many(wait, "too many wrong access tokens from this address")
+    if owner := _token_owner(access, token):
+        return owner
+    try:
+        claims = access.oidc.verify(token.strip(), "access token")
+        return access.oidc.settings.user_of(claims)
+    except Refused:
+        _failed(access, client)
+        return None
+
+
+def access_of(request: Request | None) -> Access:
+    """The users and keys of the app serving REQUEST (for pages/oidc_signin.py)."""
+    return _access(request)
+
+
 def _access(request: Request | None) -> Access:
     request = request or current_request.get()
     state = (
@@ -302,17 +385,24 @@ def _access(request: Request | None) -> Access:
     return state.access if state is not None else Access.from_settings(settings())
 
 
-def _session_value(access: Access, user: str, expires: int, session_id: str) -> str:
-    """`user.expiry.id.mac`: the MAC also covers a fingerprint of the user's token, so replacing
-    a token ends the sessions opened with the old one (with or without a session secret)."""
+def _session_value(
+    access: Access, user: str, expires: int, session_id: str, bound: str | None = None
+) -> str:
+    """`user.expiry.id.mac`: the MAC also covers what vouched for the user (BOUND: a fingerprint
+    of the user's token, or of the provider's settings), so replacing a token ends the sessions
+    opened with the old one (with or without a session secret), and changing the provider or
+    who it lets in ends the sessions it opened."""
     name = base64.urlsafe_b64encode(user.encode()).decode().rstrip("=")
-    mac = _mac(access.key, "session", user, str(expires), session_id, _fingerprint(access, user))
+    bound = bound if bound is not None else _fingerprints(access, user)[0]
+    mac = signature(access.key, "session", user, str(expires), session_id, bound)
     return f"{name}.{expires}.{session_id}.{mac}"
 
 
-def _fingerprint(access: Access, user: str) -> str:
+def _fingerprints(access: Access, user: str) -> list[str]:
+    """What may vouch for USER: the user's token (first), the identity provider (last)."""
     token = access.tokens.get(user, "")
-    return hashlib.sha256(b"token|" + token.encode()).hexdigest()
+    found = [hashlib.sha256(b"token|" + token.encode()).hexdigest()] if token else []
+    return found + ([access.oidc.settings.fingerprint] if access.oidc is not None else [])
 
 
 def _session_user(access: Access, value: str) -> str | None:
@@ -324,17 +414,20 @@ def _session_user(access: Access, value: str) -> str | None:
         deadline = int(expires)
     except ValueError:  # also binascii.Error and UnicodeDecodeError
         return None
-    expected = _mac(access.key, "session", user, expires, session_id, _fingerprint(access, user))
-    if not hmac.compare_digest(mac.encode(), expected.encode()):
-        return None
-    if deadline <= time.time() or user not in access.tokens:
+    expected = [
+        signature(access.key, "session", user, expires, session_id, bound)
+        for bound in _fingerprints(access, user)
+    ]
+    if not any([hmac.compare_digest(mac.encode(), e.encode()) for e in expected]):
+        return None  # also: the user has no token any more, and no provider vouches
+    if deadline <= time.time():
         return None
     if access.revocations is not None and access.revocations.revoked(session_id):
         return None
     return user
 
 
-def _mac(key: bytes, *parts: str) -> str:
+def signature(key: bytes, *parts: str) -> str:
     digest = hmac.new(key, "|".join(parts).encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 

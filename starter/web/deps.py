@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, Path, Request
+from fastapi.responses import JSONResponse
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
@@ -25,9 +26,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.storage import store
 from config import Settings
 from starter.client.errors import ClientError, Kind
-from starter.client.research_client import local_owner, stored_owner
+from starter.client.research_client import owner_in, stored_owner
 from starter.client.temporal import connect, is_not_found
-from starter.web.auth import Access, forbidden_cross_site, identify
+from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
 from workflows.models import ResearchResult
 
 
@@ -80,6 +81,13 @@ class ApiError(Exception):
         return cls(HTTP_STATUS[err.kind], str(err), err.retry_after_s)
 
 
+def created(collection: str, new_id: str) -> JSONResponse:
+    """201 with the new thing's id and where it now lives (`/api/COLLECTION/ID`)."""
+    return JSONResponse(
+        {"id": new_id}, status_code=201, headers={"Location": f"/api/{collection}/{new_id}"}
+    )
+
+
 def unknown(research_id: str) -> ApiError:
     """The one answer for an id that does not exist AND for one that belongs to someone else."""
     return ApiError(404, f"no research with id {research_id}")
@@ -124,6 +132,7 @@ async def backend(request: Request) -> Backend:
 async def current_user(request: Request) -> str:
     """The user, or 401; a state-changing request a browser sent must also be same-origin with the
     page's CSRF token, or 403."""
+    await bearer_keys(request)
     who = identify(request)
     if who is None:
         raise ApiError(
@@ -185,7 +194,7 @@ async def owned_research(
         return await _stored(app, id, user, err)
     # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
     # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
-    owner = str(await described.memo_value("owner", local_owner(app.cfg)))
+    owner = await owner_in(described, app.cfg)
     if owner != user:  # the same library read an unknown id costs: the 404s take as long
         await _stored(app, id, "\x00", RPCError("not yours", RPCStatusCode.NOT_FOUND, b""))
         raise unknown(id)

@@ -33,15 +33,23 @@ def _item(upload: uploads.Upload) -> DocumentItem:
 
 
 async def upload(cfg: Settings, user: str, file: UploadFile | None) -> DocumentItem:
-    """Store FILE as USER's document; a one-line 413, 415 or 422 when it is not taken."""
+    """Store FILE as USER's document; a one-line 413, 415 or 422 when it is not taken, 507 past
+    the user's quota."""
     if file is None or not isinstance(file, UploadFile) or not file.filename:
         raise ApiError(422, f"choose a document to upload: {uploads.ACCEPTED_WORDS}")
     data = await file.read(uploads.UPLOAD_MAX_BYTES + 1)
     try:
-        saved = await asyncio.to_thread(uploads.save, _root(cfg), user, file.filename, data)
+        saved = await asyncio.to_thread(
+            uploads.save, _root(cfg), user, file.filename, data, quota(cfg)
+        )
     except uploads.UploadRefused as err:
         raise ApiError(err.status, str(err)) from None
     return _item(saved)
+
+
+def quota(cfg: Settings) -> uploads.Quota:
+    """What each user's documents may take (UPLOAD_QUOTA_MB, UPLOAD_QUOTA_FILES)."""
+    return uploads.Quota(cfg.upload_quota_mb * 1024 * 1024, cfg.upload_quota_files)
 
 
 async def listed(cfg: Settings, user: str) -> list[DocumentItem]:

@@ -28,7 +28,7 @@ from typing import Any
 from starlette.requests import Request
 
 from starter.exports import FORMATS, export
-from starter.exports.public import public_result
+from starter.exports.public import public_for, public_result
 from starter.web.deps import ApiError
 from workflows.models import ResearchResult
 
@@ -112,7 +112,7 @@ async def render(
 ) -> tuple[bytes, str, str]:
     """(body, content type, file name) of RESULT's report as FMT, bounded as the module says."""
     cfg = getattr(getattr(request.app.state, "backend", None), "cfg", None)
-    result = public_result(result, cfg.research_corpus_dir if cfg is not None else None)
+    result = public_for(result, cfg) if cfg is not None else public_result(result)
     if fmt not in FORMATS:
         raise ApiError(
             422, f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}"

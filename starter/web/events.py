@@ -35,6 +35,7 @@ from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from activities.corpus.public_names import PublicNames
 from starter.client import research_client
 from starter.client.temporal import (
     UNANSWERED,
@@ -283,6 +284,7 @@ async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator
         yield frame("end", {"status": research.state, "outcome": research.state})
         return
     sub = app.hub.join(research, since)
+    names = PublicNames.of(app.cfg)
     try:
         beat = asyncio.get_running_loop().time() + HEARTBEAT_S
         while True:
@@ -293,8 +295,9 @@ async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator
                 beat = asyncio.get_running_loop().time() + HEARTBEAT_S
                 yield frame("heartbeat", {"at": datetime.now(UTC).isoformat()})
                 continue
-            if kind == "events":
-                yield "".join(frame(e.kind.value, e.model_dump_json(), e.seq) for e in payload)
+            if kind == "events":  # local sources by name, never the server's path
+                shown = [names.model(e) for e in payload]
+                yield "".join(frame(e.kind.value, e.model_dump_json(), e.seq) for e in shown)
             elif kind == "close":
                 return
             else:

@@ -40,6 +40,10 @@ def serve(host: str, port: int, config: Settings) -> int:
     import uvicorn
 
     from starter.web.app import create_app
+    from telemetry import metrics, traces
+
+    metrics.install()  # before the app's Temporal client connects: it records into this runtime
+    traces.configure("deep-research-web")
     from starter.web.slow_clients import uvicorn_config
 
     shown = f"[{host}]" if ":" in host else host

@@ -15,15 +15,17 @@ from typing import Any
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
+from activities.corpus.public_names import PublicNames
 from activities.storage import store
 from config import as_the_worker_runs
-from starter.client import research_client
+from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
-from starter.client.requests import RequestError, build_request
+from starter.client.requests import build_request
 from starter.client.session import Session
 from starter.client.temporal import Refused, root_message
-from starter.client.titles import research_title, titled
+from starter.client.titles import titled
 from starter.exports import clean_model
+from starter.exports.public import public_for
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
@@ -65,19 +67,12 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
     if request.follow_up_of:
         await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
     client = await app.temporal()
-    try:
-        # checked against the settings the worker published: what it will really search with
-        worker = as_the_worker_runs(app.cfg)
-        request = await research_client.ready(request, Session(worker, client=client), owner=user)
-    except RequestError as err:
-        raise ApiError(422, str(err)) from None
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    # a ClientError (a bad request, a follow-up that cannot be): the app's handler answers it;
+    # checked against the settings the worker published: what it will really search with
+    worker = as_the_worker_runs(app.cfg)
+    request = await research_client.ready(request, Session(worker, client=client), owner=user)
     run = research_client.StartResearch(request=request, owner=user, attended=body.attended)
-    try:
-        await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
     return run.id
 
 
@@ -95,11 +90,14 @@ async def view(research: Research, app: Backend, patient: bool = False) -> Resea
                 raise
             return ResearchView(**head, busy=str(err))
         # a model's question, the critic's words: cleaned as the report is
-        return ResearchView(**head, live=clean_model(live), events=events)
+        return ResearchView(
+            **head, live=PublicNames.of(app.cfg).model(clean_model(live)), events=events
+        )
     result, failure, title = await closed_result(research, app)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
-    return ResearchView(**head, result=result, failure=failure, title=title)
+    shown = None if result is None else public_for(result, app.cfg)  # local sources by name
+    return ResearchView(**head, result=shown, failure=failure, title=title)
 
 
 async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
@@ -219,8 +217,7 @@ async def delete_stored(user: str, app: Backend, research_id: str) -> None:
 async def rename_stored(user: str, app: Backend, research_id: str, title: object) -> LibraryItem:
     """Give USER's stored research the title TITLE (cleaned; empty or too long: 422); its
     library entry after that. 404 when none of USER's has that id, as for delete."""
-    new = research_title(title)
-    entry = await app.library(lambda url: store.rename_research(url, research_id, user, new))
+    entry = await library.rename(app.cfg.research_db_url, user, research_id, title)
     if entry is None:
         raise ApiError(404, f"no research with id {research_id} in your library")
     return _item(entry)
@@ -240,6 +237,18 @@ def running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult
             409, f"research {research.id} is already {research.state}: nothing to {what}"
         )
     return research.handle
+
+
+async def answer(research: Research, app: Backend, text: str) -> Any:
+    """The person's answer to the research's question, through its validating update."""
+    handle = running(research, "answer")
+    return await steer(research, app, "answer", research_client.answer(handle, text.strip()))
+
+
+async def review(research: Research, app: Backend, payload: dict[str, Any]) -> Any:
+    """The person's review of the plan or the report, through the validating update."""
+    handle = running(research, "review")
+    return await steer(research, app, "review", research_client.review(handle, payload))
 
 
 async def steer(research: Research, app: Backend, what: str, sending: Awaitable[str]) -> Any:

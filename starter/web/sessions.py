@@ -6,7 +6,9 @@
   memory (so it holds while the library is unreachable); the others ask the database.
 - `Attempts`: failed sign-ins and Bearer tokens, counted per client address (and in all, as a
   backstop): more than MAX_FAILURES in WINDOW_S and that client is refused (429, one line, with
-  Retry-After) until the window has passed, even with the right token. Successful sign-ins of one
+  Retry-After) until the window has passed, even with the right token. The backstop (ALL_FAILURES
+  from everyone in WINDOW_S) answers wrong tokens 429 but never a right one, so no one can lock
+  every user out by failing from many addresses. Successful sign-ins of one
   user are limited too (MAX_SIGNINS_PER_USER in WINDOW_S), so a leaked token cannot mint sessions
   without end. Counts live in this process (each replica counts its own).
 - `open_secret(folder)`: the random key of an install without tokens, made once and kept in
@@ -84,16 +86,22 @@ class Attempts:
         self.signins: dict[str, deque[float]] = defaultdict(deque)
 
     def wait_s(self, client: str) -> float:
-        """0 when CLIENT may try; else how long it must wait."""
+        """0 when CLIENT may try; else how long it must wait (its own failures only)."""
         now = time.monotonic()
         mine = _trim(self.failures.get(client), now)
-        everyone = _trim(self.everyone, now)
-        waits = []
         if mine is not None and len(mine) >= MAX_FAILURES:
-            waits.append(mine[0] + WINDOW_S - now)
-        if len(everyone) >= ALL_FAILURES:
-            waits.append(everyone[0] + WINDOW_S - now)
-        return max(waits, default=0.0)
+            return mine[0] + WINDOW_S - now
+        return 0.0
+
+    def everyone_wait_s(self) -> float:
+        """0 unless all clients together failed ALL_FAILURES times in the window: then how long
+        until that passes. The backstop refuses failures only: a right token is never held back
+        by what other addresses sent (issue 38, R3)."""
+        now = time.monotonic()
+        everyone = _trim(self.everyone, now)
+        if everyone is not None and len(everyone) >= ALL_FAILURES:
+            return everyone[0] + WINDOW_S - now
+        return 0.0
 
     def failed(self, client: str) -> None:
         now = time.monotonic()

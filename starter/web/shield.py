@@ -6,6 +6,9 @@ responses pass untouched):
   answer is 413 with `Connection: close`, having kept at most the cap in memory. A body that comes
   too slowly (nothing for BODY_IDLE_S, or not complete within BODY_TOTAL_S) is a 408. The app then
   gets the body replayed from memory; what follows (a client leaving) comes from the connection.
+- **The token before the body** (starter/web/admission.py): an API write or an upload with no
+  valid token is answered 401 from its headers, its body never read; a signed-in user's upload
+  holds its size from the bytes in flight while it lasts (503, or 429 per user, beyond).
 - **Own host names only when access control is off.** Without tokens anyone who reaches the port is
   the one user, so a page of another site that makes the browser resolve its name to 127.0.0.1
   (DNS rebinding) must not be served: the `Host` must be `localhost`, a loopback address, or a
@@ -25,12 +28,12 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from activities.corpus.uploads import UPLOAD_MAX_BYTES
+from starter.web.admission import UPLOAD_PATHS, Refusal, UploadsInFlight, who_sends
 
 #: A question is 5,000 characters at most, a plan review a few kilobytes.
 MAX_BODY_BYTES = 256 * 1024
 #: The paths that take an uploaded document (the API's and the home page's form): the document's
 #: limit plus room for the multipart framing, and what a larger body is told.
-UPLOAD_PATHS = ("/api/documents", "/documents")
 UPLOAD_BODY_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 UPLOAD_TOO_LARGE = (
     f"the document is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB: upload a smaller file"
@@ -55,6 +58,7 @@ class Shield:
         max_body: int = MAX_BODY_BYTES,
         body_idle_s: float | None = None,
         body_total_s: float | None = None,
+        uploads: UploadsInFlight | None = None,
     ) -> None:
         self.app = app
         self.open_mode = open_mode
@@ -62,6 +66,7 @@ class Shield:
         self.max_body = max_body
         self.body_idle_s = body_idle_s
         self.body_total_s = body_total_s
+        self.uploads = uploads
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,6 +79,22 @@ class Shield:
         declared = _header(scope, b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             return await self._too_large(send, scope)
+        sender = who_sends(scope)  # the token before the body (admission.py)
+        if isinstance(sender, Refusal):
+            return await self._refuse(receive, send, sender, limit)
+        held = int(declared) if declared is not None else limit
+        if sender is None or self.uploads is None or scope.get("path") not in UPLOAD_PATHS:
+            return await self._serve(scope, receive, send)
+        refused = self.uploads.reserve(sender, held)
+        if refused is not None:
+            return await self._refuse(receive, send, refused, limit)
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.uploads.release(sender, held)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The body read (capped, in time), then the app called with it replayed."""
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
@@ -143,6 +164,30 @@ class Shield:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
+    async def _refuse(self, receive: Receive, send: Send, refusal: Refusal, limit: int) -> None:
+        """REFUSAL's whole answer at once; then what the client still sends of its body is read
+        and dropped (at most LIMIT bytes, within the body's time limits: nothing is kept), so a
+        client that sends its body before reading reads the answer, not a reset connection."""
+        await _answer(send, refusal.status, refusal.message, refusal.headers, finish=False)
+        await self._drain(receive, limit)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _drain(self, receive: Receive, limit: int) -> None:
+        loop = asyncio.get_running_loop()
+        idle = self.body_idle_s or BODY_IDLE_S
+        deadline = loop.time() + (self.body_total_s or BODY_TOTAL_S)
+        size, more = 0, True
+        while more and size <= limit:
+            wait = min(idle, deadline - loop.time())
+            try:
+                if wait <= 0:
+                    return
+                message = await asyncio.wait_for(receive(), wait)
+            except TimeoutError:
+                return
+            size += len(message.get("body", b""))
+            more = message["type"] == "http.request" and message.get("more_body", False)
+
     async def _too_large(self, send: Send, scope: Scope) -> None:
         await _answer(send, 413, too_large(scope, self.max_body))
 
@@ -160,10 +205,17 @@ def too_large(scope: Scope, default: int = MAX_BODY_BYTES) -> str:
     return f"the request body is larger than {body_limit(scope, default) // 1024} KB"
 
 
-async def _answer(send: Send, status: int, message: str) -> None:
+async def _answer(
+    send: Send,
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    finish: bool = True,
+) -> None:
     """A one-line JSON error that also closes the connection (the rest of a refused body is
-    never read)."""
+    never read); FINISH false leaves the response open (its body all sent) for `_refuse`."""
     body = json.dumps({"error": message}).encode()
+    extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send(
         {
             "type": "http.response.start",
@@ -173,10 +225,11 @@ async def _answer(send: Send, status: int, message: str) -> None:
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),
                 (b"cache-control", b"no-store"),
+                *extra,
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": body, "more_body": not finish})
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

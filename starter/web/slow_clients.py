@@ -6,7 +6,8 @@ sends its request line and headers slowly (a byte, or a header line, a second) i
 forever. `HeaderDeadline` (uvicorn's h11 protocol plus one timer) closes a connection whose request
 headers are not complete HEADER_TIMEOUT_S after the connection opened, or after the previous
 response was sent. Headers are also capped in size (MAX_HEADER_BYTES: h11 answers 400 beyond).
-A body that comes too slowly is the app's to refuse (starter/web/shield.py: 408).
+A body that comes too slowly is the app's to refuse (starter/web/shield.py: 408). The connections
+held at once are capped too (WEB_MAX_CONNECTIONS, uvicorn's `limit_concurrency`: 503 beyond).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 #: The request line and headers must be complete within this long.
 HEADER_TIMEOUT_S = 10.0
+#: The most one read from a connection takes at a time: what a connection that streams a body
+#: holds in flight (asyncio's 256 KiB: 240 refused uploads at once cost 162 MiB; at 16 KiB, 33 MiB).
+READ_BYTES = 16 * 1024
 #: Idle time allowed between two requests on one connection.
 KEEP_ALIVE_S = 5
 #: The request line and headers together, at most.
@@ -32,6 +36,8 @@ class HeaderDeadline(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        if hasattr(transport, "max_size"):  # asyncio reads up to 256 KiB a time per connection
+            transport.max_size = READ_BYTES
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -69,5 +75,8 @@ def uvicorn_config(app: Any, **options: Any) -> uvicorn.Config:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "server_header": False,
     }
+    backend = getattr(getattr(app, "state", None), "backend", None)
+    if backend is not None:  # connections at once: 503 beyond (WEB_MAX_CONNECTIONS)
+        values["limit_concurrency"] = backend.cfg.web_max_connections
     values.update(options)
     return uvicorn.Config(app, **values)

@@ -13,8 +13,7 @@ from temporalio.service import RPCError
 
 from activities.storage import standing as stored
 from starter.client import research_client, standing
-from starter.client.errors import ClientError
-from starter.client.requests import RequestError, build_request
+from starter.client.requests import build_request
 from starter.client.session import Session
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import StandingCreate
@@ -27,29 +26,17 @@ CALL_S = 25.0
 async def _call(app: Backend, work: Awaitable[T]) -> T:
     try:
         return await within(work, CALL_S)
-    except ClientError as err:
-        raise ApiError.of(err) from None
     except (RPCError, TimeoutError) as err:
         raise ApiError(503, f"cannot reach Temporal at {app.cfg.temporal_address}") from err
 
 
 async def create(body: StandingCreate, user: str, app: Backend) -> str:
     """The new standing research's id: its request built and readied as research's is."""
-    try:
-        request = build_request(body.request_values())
-        standing.spec_of(body.every, body.cron)
-    except RequestError as err:
-        raise ApiError(422, str(err)) from None
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    request = build_request(body.request_values())
+    standing.spec_of(body.every, body.cron)
     client = await app.temporal()
-    try:
-        # a follow-up of another user's research is unknown (422), like an id that does not exist
-        request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
-    except RequestError as err:
-        raise ApiError(422, str(err)) from None
-    except ClientError as err:
-        raise ApiError.of(err) from None
+    # a follow-up of another user's research is unknown (422), like an id that does not exist
+    request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
     return await _call(
         app,
         standing.create(
@@ -85,10 +72,7 @@ async def detail(standing_id: str, user: str, app: Backend) -> standing.Standing
         client = await app.temporal()
         described = await standing.owned(client, app.cfg, standing_id, user)
         changed = await app.library(lambda url: stored.changed_runs(url, standing_id))
-        return standing.StandingDetail(
-            **(await standing.view(described)).model_dump(),
-            runs=await standing.runs(client, described, changed),
-        )
+        return await standing.detail(client, app.cfg, described, changed)
 
     return await _call(app, read())
 

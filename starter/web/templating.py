@@ -5,6 +5,7 @@ standing pages and the research page import each other's context builders otherw
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fastapi.templating import Jinja2Templates
@@ -19,3 +20,18 @@ templates = Jinja2Templates(
         lstrip_blocks=True,
     )
 )
+
+
+def when(value: object) -> str:
+    """An ISO time as people read it, in UTC: "Mon 30 Nov 2026, 08:00 UTC" (the raw value stays
+    in the `<time datetime>` beside it for scripts and screen readers)."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%a %d %b %Y, %H:%M UTC")
+
+
+templates.env.filters["when"] = when

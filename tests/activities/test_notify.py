@@ -7,7 +7,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -19,13 +21,23 @@ import pytest
 from aiosmtpd.controller import Controller
 from temporalio.exceptions import ApplicationError
 
-from activities.notify import body, post_webhook, send_email, signature
+from activities.notify import body, post_webhook, send_email
 from config import Settings
 from tests.support.http_doubles import local_server, serving
 from workflows.standing.changes import Changes, SourceRef
 from workflows.standing.notify import DeliverInput, Notice, NoticeKind
 
 SECRET = "whsec-unit-0123456789"
+
+
+def verified(secret: str, url: str, headers: dict[str, str], raw: bytes, now: float = 0) -> bool:
+    """The receiver's check, as docs/standing-research.md writes it: the timestamp recent, and
+    the HMAC over `<t>.<its own URL>.<raw body>`."""
+    fields = dict(part.split("=", 1) for part in headers["X-Research-Signature"].split(","))
+    signed = f"{fields['t']}.{url}.".encode() + raw
+    expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    fresh = abs((now or time.time()) - int(fields["t"])) <= 300
+    return fresh and hmac.compare_digest(expected, fields["v1"])
 
 
 def notice(kind: NoticeKind = NoticeKind.COMPLETED, **extra: Any) -> Notice:
@@ -79,8 +91,7 @@ async def test_a_webhook_is_one_signed_post_whose_signature_the_receiver_can_che
     inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d-1/webhook:0")
     assert await post_webhook(cfg, url, inp) == 200
     [(headers, raw)] = kept
-    expected = "sha256=" + hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
-    assert headers["X-Research-Signature"] == expected == signature(SECRET, raw)
+    assert verified(SECRET, url, headers, raw)
     assert headers["X-Research-Event"] == "research.completed"
     assert headers["X-Research-Delivery"] == "d-1/webhook:0"
     sent = json.loads(raw)
@@ -93,9 +104,9 @@ async def test_a_webhook_is_one_signed_post_whose_signature_the_receiver_can_che
     assert sent["url"] == (
         "https://research.example/research/standing-0123abcd-2026-11-27T08%3A00%3A00Z"
     )
-    # a retry sends the same bytes
+    # a retry sends the same bytes, signed again at its own time
     await post_webhook(cfg, url, inp)
-    assert kept[1][1] == raw
+    assert kept[1][1] == raw and verified(SECRET, url, kept[1][0], raw)
 
 
 @pytest.mark.parametrize(
@@ -143,7 +154,8 @@ def test_every_body_has_a_slack_text_line_and_a_change_carries_its_changes() -> 
     assert sent["text"].startswith("Standing research found changes: How does Rust's")
     assert "1 new sources" in sent["text"]
     assert sent["standing_id"] == "standing-0123abcd"
-    assert sent["changes"]["new_sources"] == [{"url": "file:///notes/new.md", "title": "New note"}]
+    # a local source by its name, never the server's path (issue 38)
+    assert sent["changes"]["new_sources"] == [{"url": "new.md", "title": "New note"}]
     waiting = body(config(), notice(NoticeKind.WAITING, waiting_for="plan_review"))
     assert waiting["text"].startswith("Research waits for you (plan review)")
     assert waiting["waiting_for"] == "plan_review"
@@ -235,3 +247,150 @@ def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
         assert "Sources: 2 read, 1 cited in the report." in text
         assert "https://research.example/research/" in text
         assert "{" not in text and '"event"' not in text
+
+
+# --- issue 38: receivers normalised before anything is sent; deliveries that cannot be replayed ---
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://0177.0.0.01:9/hook",  # octal
+        "http://127.000.000.002/hook",  # zero-padded
+        "http://\u2460\u2461\u2466.0.0.3/hook",  # circled digits, 127.0.0.3 after NFKC
+        "http://localhost./hook",  # the root dot
+        "http://0x7f.0.0.4/hook",  # hex
+        "http://2130706437/hook",  # one decimal number
+        "http://[::ffff:127.0.0.5]/hook",  # IPv4 inside IPv6
+        "http://sub.localhost/hook",
+        "http://no-such-receiver-3f1.invalid/hook",  # does not resolve
+        "http://exa mple.org/hook",
+        "http://" + "x" * 5000 + ".org/hook",  # no error text over its bound
+    ],
+)
+async def test_a_receiver_that_does_not_parse_resolve_or_is_private_fails_once_in_a_bounded_line(
+    url: str,
+) -> None:
+    inp = DeliverInput(notice=notice(), target="notify:0", delivery_id="d")
+    with pytest.raises(ApplicationError) as refused:
+        await post_webhook(config(), url, inp)
+    assert refused.value.non_retryable, refused.value.message
+    assert "\n" not in refused.value.message and len(refused.value.message) <= 300
+
+
+async def delivered_once(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]], target: str
+) -> tuple[str, dict[str, str], bytes]:
+    """One delivery to TARGET at the receiver: its URL, and the headers and body it got."""
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target=target, delivery_id=f"d/{target}")
+    await post_webhook(config(webhook_allow_private=True), url, inp)
+    [(headers, raw)] = kept
+    return url, headers, raw
+
+
+async def test_a_users_own_receiver_is_signed_with_its_own_secret_not_the_operators(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    from activities.notify.receivers import receiver_secret
+
+    url, headers, raw = await delivered_once(receiver, "notify:0")
+    own = receiver_secret(SECRET, "alice", url)
+    assert verified(own, url, headers, raw)
+    assert not verified(SECRET, url, headers, raw)  # the operator's key verifies nothing here
+    assert own != receiver_secret(SECRET, "bob", url)
+    assert own != receiver_secret(SECRET, "alice", url + "-other")
+
+
+async def test_a_captured_delivery_fails_a_receivers_check_later_or_at_another_url(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    url, headers, raw = await delivered_once(receiver, "webhook:0")
+    assert verified(SECRET, url, headers, raw)
+    assert not verified(SECRET, url, headers, raw, now=time.time() + 3600)  # replayed an hour on
+    assert not verified(SECRET, "https://operator.example/hook", headers, raw)  # elsewhere
+
+
+def documented_receiver(secret: str, url: str) -> type[BaseHTTPRequestHandler]:
+    """The receiver docs/standing-research.md tells people to write, run as it is written."""
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "standing-research.md").read_text()
+    code = doc.split("To receive and verify one:\n\n```python\n", 1)[1].split("```", 1)[0]
+    code = code.replace("HTTPServer((", "# HTTPServer((")
+    code = re.sub(r'(?m)^SECRET = b".*"$', f"SECRET = {secret.encode()!r}", code)
+    code = re.sub(r'(?m)^MY_URL = ".*?"', f"MY_URL = {url!r}", code)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/standing-research.md", "exec"), namespace)  # noqa: S102 - our own doc
+    return namespace["Hook"]
+
+
+@pytest.mark.parametrize("target", ["webhook:0", "notify:0"])
+async def test_the_documented_receiver_accepts_a_delivery_and_refuses_it_replayed_elsewhere(
+    target: str,
+) -> None:
+    from activities.notify.receivers import receiver_secret
+
+    server = local_server(documented_receiver("placeholder", "placeholder"))
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    secret = SECRET if target == "webhook:0" else receiver_secret(SECRET, "alice", url)
+    server.RequestHandlerClass = documented_receiver(secret, url)
+    inp = DeliverInput(notice=notice(), target=target, delivery_id=f"d/{target}")
+    with serving(server):
+        assert await post_webhook(config(webhook_allow_private=True), url, inp) == 204
+    other = local_server(documented_receiver(secret, "https://elsewhere.example/hook"))
+    other_url = f"http://127.0.0.1:{other.server_address[1]}/hook"
+    with serving(other), pytest.raises(ApplicationError) as refused:
+        await post_webhook(config(webhook_allow_private=True), other_url, inp)
+    assert "HTTP 401" in refused.value.message
+
+
+@pytest.mark.parametrize("starttls, warned", [("false", True), ("true", False)])
+def test_the_worker_warns_at_start_when_email_would_log_in_in_clear_text(
+    starttls: str, warned: bool
+) -> None:
+    """Issue 38 (R16): one line naming the server and the setting, never the password."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    password = "pw-do-not-print-7781"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SMTP_"))},
+        "TEMPORAL_ADDRESS": f"127.0.0.1:{closed}",
+        "LLM_PROVIDER": "offline",
+        "SMTP_HOST": "mail.example.org",
+        "SMTP_PORT": "2525",
+        "SMTP_USER": "research",
+        "SMTP_PASSWORD": password,
+        "SMTP_STARTTLS": starttls,
+    }
+    done = subprocess.run(
+        [sys.executable, "worker.py", "--no-engine-notice"],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning: SMTP")]
+    assert len(warnings) == (1 if warned else 0), done.stderr
+    assert password not in done.stderr + done.stdout
+    if warned:
+        assert "mail.example.org:2525" in warnings[0] and "SMTP_STARTTLS" in warnings[0]
+
+
+async def test_an_empty_secret_signs_nothing_rather_than_with_an_empty_key(
+    receiver: tuple[str, list[tuple[dict[str, str], bytes]]],
+) -> None:
+    """Compose passes RESEARCH_WEBHOOK_SECRET through as "" when it is unset."""
+    url, kept = receiver
+    inp = DeliverInput(notice=notice(), target="webhook:0", delivery_id="d/empty")
+    cfg = Settings(_env_file=None, research_webhook_secret="", webhook_allow_private=True)
+    await post_webhook(cfg, url, inp)
+    [(headers, _)] = kept
+    assert "X-Research-Signature" not in headers

@@ -298,3 +298,31 @@ def test_a_pdf_title_line_is_not_glued_to_its_first_sentence() -> None:
     page = pdf_documents(Path("/kitchen/rye-handout.pdf"), make_pdf(HANDOUT))[0]
     assert page.title == "Rye Flour Handout"
     assert page.body.startswith("Rye Flour Handout\n\nRye flour holds more water than wheat flour")
+
+
+TIMEOUT = "How does asyncio.timeout cancel a task?"
+CANCELS = "When a timeout occurs, it cancels the task and raises TimeoutError [2]."
+WAIT_FOR = "`async asyncio.tasks.wait_for(fut, timeout)` — Wait for the single Future or coroutine to complete, with timeout [2]."
+CONTEXT = "`asyncio.timeouts.timeout(delay)` — Timeout async context manager [1]."
+
+
+async def test_a_dotted_subject_is_named_by_its_last_part_and_the_fullest_answer_leads() -> None:
+    """Issue 39: the documentation of `asyncio.timeout` says "a timeout", never the dotted name:
+    the summary denied an answer the finding below it gave."""
+    steps = plan((TIMEOUT, f"{CONTEXT} {WAIT_FOR} {CANCELS}"))
+    report = await engine.synthesize(SynthesizeInput(query=TIMEOUT, plan=steps, sources=SOURCES))
+    summary = sections_of(report.markdown)["Summary"]
+    assert summary.startswith(CANCELS), summary
+
+
+async def test_a_denial_says_what_is_true_of_every_finding_below_it() -> None:
+    """A finding that says what was asked about something else: the line says no finding names
+    the subject, not that the findings "about" it say nothing of what was asked."""
+    about_feeding = "How often should I feed a sourdough starter?"
+    steps = plan((about_feeding, "Feed the chickens once a day with grain and kitchen scraps [2]."))
+    report = await engine.synthesize(
+        SynthesizeInput(query=about_feeding, plan=steps, sources=SOURCES)
+    )
+    summary = sections_of(report.markdown)["Summary"]
+    assert summary.startswith("**The sources read do not answer this question.**")
+    assert "The one sentence found does not name sourdough starter" in summary, summary

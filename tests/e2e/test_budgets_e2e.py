@@ -124,6 +124,40 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
     )
 
 
+async def test_a_third_of_a_medium_researchs_tokens_buys_a_step_and_the_report_that_cites_it(
+    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker
+) -> None:
+    """Issue 39: with a third (or a quarter) of an unbudgeted medium research's tokens, the step
+    was admitted beside a reserve sized before it (and counting text the report never shows), so
+    a quarter researched 0 of 3 steps and spent what it kept on a report of nothing, and a third
+    bought a step whose findings then left no room for the report: the synthesizer was skipped
+    and the observations listed as found. Now a third researches a step and writes the report
+    citing it; a quarter still researches a step, its findings cited in the report."""
+    llm.reset()
+    write_like_a_model(llm, steps=3)  # a medium plan of three steps, as in the issue
+    await run(dev_client, worker, depth=Depth.MEDIUM)
+    unbudgeted = spent(llm)
+
+    for share, written in ((3, True), (4, False)):
+        llm.reset()
+        write_like_a_model(llm, steps=3)
+        limit = unbudgeted // share
+        partial = await run(dev_client, worker, depth=Depth.MEDIUM, max_tokens=limit)
+
+        served = [s.role for s in llm.completions()]
+        print(f"1/{share} of {unbudgeted}: {partial.budget} {served}")
+        assert partial.outcome is Stage.COMPLETED and partial.budget is not None
+        plan = partial.plan.steps if partial.plan else []
+        assert sum(s.status.value == "completed" for s in plan) >= 1, (served, partial.notes)
+        body = partial.report_markdown.split("\n## Sources", 1)[0]
+        assert re.search(r"\[\d+\]", body), partial.report_markdown[:600]
+        if written:
+            assert "synthesize" in served, partial.notes
+            assert not [n for n in partial.notes if "synthesizer was unavailable" in n]
+        largest_call = max(p + c for p, c in (s.usage for s in llm.completions()))
+        assert partial.budget.spent_tokens == spent(llm) <= limit + largest_call
+
+
 @pytest_asyncio.fixture(scope="module")
 async def long_pages_worker(
     dev_env: WorkflowEnvironment,

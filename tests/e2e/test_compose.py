@@ -146,3 +146,60 @@ def test_the_temporal_service_runs_with_the_dispatch_rate_of_make_dev() -> None:
         entries == [{"value": entries[0]["value"], "constraints": {}}]
         for entries in values.values()
     )
+
+
+def _published(port: str | int | dict[str, object]) -> tuple[str, str]:
+    """(host address, host port) of one `ports:` entry; a bare address means every interface."""
+    if isinstance(port, dict):
+        return str(port.get("host_ip") or "0.0.0.0"), str(port.get("published") or "")
+    parts = str(port).split(":")
+    if len(parts) == 3:
+        return parts[0], parts[1]
+    return "0.0.0.0", parts[0] if len(parts) == 2 else ""
+
+
+def test_only_the_web_app_is_published_beyond_this_hosts_loopback() -> None:
+    """Issue 38 (R5): Temporal's frontend and Web UI have no authentication and show every
+    user's research; the compose file never publishes them on another interface."""
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            host, _ = _published(port)
+            if name == "web":
+                continue
+            assert host in ("127.0.0.1", "::1", "[::1]"), (name, port)
+    assert [_published(p)[1] for p in services["web"]["ports"]] == ["8000"]
+    assert "never publish them" in COMPOSE.read_text()
+
+
+def test_the_web_app_and_the_workers_share_one_data_volume() -> None:
+    """Issue 38 (R15): uploads written by the web app are the ones the workers search."""
+    compose = yaml.safe_load(COMPOSE.read_text())
+    web, worker = compose["services"]["web"], compose["services"]["worker"]
+    data_dir = worker["environment"]["RESEARCH_DATA_DIR"]
+    assert web["environment"]["RESEARCH_DATA_DIR"] == data_dir
+    mounts = {
+        name: {v.split(":")[1]: v.split(":")[0] for v in service.get("volumes", [])}
+        for name, service in (("web", web), ("worker", worker))
+    }
+    assert mounts["web"][data_dir] == mounts["worker"][data_dir]
+    assert (
+        mounts["web"][data_dir] in compose["volumes"]
+    )  # a named volume, not a folder per container
+
+
+def test_the_workers_get_the_notification_settings() -> None:
+    """Issue 38 (R15): the workers deliver notifications, so they are the ones that need them."""
+    worker = yaml.safe_load(COMPOSE.read_text())["services"]["worker"]["environment"]
+    for name in (
+        "RESEARCH_WEBHOOKS",
+        "RESEARCH_WEBHOOK_SECRET",
+        "RESEARCH_PUBLIC_URL",
+        "SMTP_HOST",
+        "SMTP_PORT",
+        "SMTP_USER",
+        "SMTP_PASSWORD",
+        "SMTP_STARTTLS",
+        "NOTIFY_EMAIL_TO",
+    ):
+        assert str(worker[name]).startswith(f"${{{name}:-"), name

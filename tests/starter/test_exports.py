@@ -157,12 +157,15 @@ def test_each_format_has_its_content_type_and_a_file_name_from_the_title() -> No
     assert zipfile.is_zipfile(io.BytesIO(export(result(), "docx")[0]))
 
 
-def test_file_names_are_ascii_slugs_without_separators_or_controls() -> None:
+def test_file_names_are_slugs_in_their_own_letters_without_separators_or_controls() -> None:
     assert (
         file_name("../../etc/passwd\x00\n<b>Über C:\\win</b>", "pdf")
-        == "etc-passwd-b-uber-c-win-b.pdf"
+        == "etc-passwd-b-über-c-win-b.pdf"
     )
-    assert file_name(CJK, "docx") == "research-report.docx"
+    # issue 38: a title in another script keeps its letters, within what a file system takes
+    cjk = file_name(CJK, "docx")
+    assert cjk != "research-report.docx" and cjk.endswith(".docx") and "/" not in cjk
+    assert len(file_name("漢" * 300, "md").encode()) <= 203
     long = file_name("word " * 100, "md")
     assert len(long) <= 83 and long.endswith("word.md") and "--" not in long
     # No leading `# Title`: the plan's title names the file.
@@ -350,7 +353,7 @@ def test_pdf_draws_cjk_with_cid_fonts_and_survives_what_no_font_has() -> None:
     text = pdf_text(reader)
     assert "ひらがな と 漢字 [1]" in text and "한국어 문장 [1]" in text and "Русский" in text
     assert reader.metadata.title == "東京の天気" and reader.trailer["/Root"]["/Lang"] == "ja"
-    assert export(result(report=mixed, language="ja"), "pdf")[2] == "research-report.pdf"
+    assert export(result(report=mixed, language="ja"), "pdf")[2] == "東京の天気.pdf"  # issue 38
 
 
 def test_large_and_deeply_nested_reports_still_export() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.storage import store
 from config import Settings
@@ -339,8 +340,20 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
 
     class Client:
         async def start_workflow(self, *args: Any, **kw: Any) -> Any:
-            started.update(kw, args=args)
+            started.update(kw, positional=args)
             return SimpleNamespace(id=kw["id"])
+
+        async def list_workflows(
+            self, *args: Any, **kw: Any
+        ) -> Any:  # the owner's limits: none yet
+            for listed in ():
+                yield listed
+
+        def get_workflow_handle(self, workflow_id: str) -> Any:  # the id is nobody's yet
+            async def describe() -> Any:
+                raise RPCError("not found", RPCStatusCode.NOT_FOUND, b"")
+
+            return SimpleNamespace(id=workflow_id, describe=describe)
 
     cfg = Settings(llm_provider="offline", **({} if user is None else {"research_user": user}))
     request = build_request({QUESTION: "How do herons fish?"})
@@ -349,7 +362,7 @@ async def test_research_started_here_belongs_to_research_user(user: str | None, 
     )
     await research_client.start(Client(), cfg, run)  # type: ignore[arg-type]
     assert started["memo"] == {"owner": owner, "question": "How do herons fish?"}
-    assert started["args"][1].owner == owner
+    assert started["args"][0].owner == owner
 
 
 # --- serve --------------------------------------------------------------------------------------

@@ -49,7 +49,8 @@ async def test_research_with_sources_documents_cites_your_uploaded_document(
     result = json.loads(run.out)
     cited = {s["title"]: s["url"] for s in result["sources"]}
     assert "Rottnest quokka census" in cited, result["sources"]
-    assert cited["Rottnest quokka census"].endswith("/quokka-census.md")
+    # the upload by its file name, never the data folder or the owner's folder (issue 38)
+    assert cited["Rottnest quokka census"] == "quokka-census.md"
     assert "12,000 quokkas" in result["report_markdown"]
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from activities.engine import method
-from activities.notify import notification_targets
+from activities.notify import deliver_notification, notification_targets
 from activities.offline_engine import OfflineEngine
+from activities.standing import previous_run
 from workflows import activity_models as m
 from workflows.models import Complexity, Depth, ReflectionDecision, RoutingDecision
 from workflows.roles import ROLES, Role
@@ -137,6 +138,12 @@ def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:
     return m.SaveResearchOutput(created=True)
 
 
+#: The standing research's and the notices' activities do as the worker's do: the library's
+#: previous run, the receivers configured in the environment (none unless a test sets them).
+default_previous_run = previous_run
+default_notification_targets = notification_targets
+default_deliver_notification = deliver_notification
+
 #: Names the tests import.
 default_read = default_read_page
 
@@ -161,8 +168,7 @@ class Script:
         self.calls: dict[str, list[Any]] = defaultdict(list)
 
     def activities(self) -> list[Callable[..., Any]]:
-        # The real `notification_targets`: none configured in tests unless a test sets them.
-        return [*(self._make(role) for role in ROLES), notification_targets]
+        return [self._make(role) for role in ROLES]
 
     def _make(self, role: Role[Any, Any]) -> Callable[..., Any]:
         async def run(inp: Any) -> Any:

@@ -110,10 +110,13 @@ class WebWorker:
 
 
 @contextmanager
-def running_app(config: Settings, tokens: dict[str, str] | None = None) -> Iterator[WebServer]:
-    """CONFIG's app under uvicorn on a free loopback port, in a thread, until the block ends."""
+def running_app(
+    config: Settings, tokens: dict[str, str] | None = None, sock: socket.socket | None = None
+) -> Iterator[WebServer]:
+    """CONFIG's app under uvicorn on a free loopback port (or SOCK, when its address must be known
+    before: an identity provider's redirect URI), in a thread, until the block ends."""
     app = create_app(config)
-    sock = socket.create_server(("127.0.0.1", 0))
+    sock = sock or socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn_config(app, log_level="warning", timeout_graceful_shutdown=1))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="web app"
@@ -146,6 +149,10 @@ def web_config(worker: WebWorker, tokens: dict[str, str] | None = None, **extra:
         research_user="local",
         research_api_tokens=",".join(f"{name}:{token}" for name, token in (tokens or {}).items())
         or None,
+        # the session's one server starts hundreds of research as alice across the tests: the
+        # per-user limits (issue 38) have tests of their own that set them
+        research_running_per_user=10_000,
+        research_starts_per_minute=10_000,
     )
     values.update(extra)
     return Settings(_env_file=None, **values)

@@ -25,9 +25,14 @@ async def test_a_research_is_deleted_from_the_library_page_and_the_api(
         listed = html.unescape((await client.get("/library", params={"q": "aqueducts start"})).text)
         assert f'action="/library/{by_form}/delete"' in listed
         assert "Delete “Where did Roman aqueducts start (local)?” from the library" in listed
-        removed = await client.post(
+        asked = await client.post(
             f"/library/{by_form}/delete",
             data={"csrf": csrf_for(open_web_server), "q": "aqueducts start"},
+        )
+        assert asked.status_code == 200 and "Are you sure?" in asked.text  # nothing gone yet
+        removed = await client.post(
+            f"/library/{by_form}/delete",
+            data={"csrf": csrf_for(open_web_server), "q": "aqueducts start", "confirmed": "yes"},
         )
         assert removed.status_code == 303
         assert removed.headers["location"] == "/library?q=aqueducts%20start&deleted=1"

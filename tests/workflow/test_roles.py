@@ -9,15 +9,12 @@ from pathlib import Path
 import pytest
 from temporalio import activity
 
+import worker
 from activities.engine import missing
-from activities.library import save_research
-from activities.llm import LLM_ACTIVITIES
 from activities.offline_engine import OfflineEngine
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.replies import REPLIES
-from activities.pages import read_page
 from activities.prompts.loader import PROMPTS_DIR, load_prompt
-from activities.search import search
 from config import LLM_CALL_LIMIT_MAX_S, Settings
 from tests.support.doubles import DEFAULTS, Script
 from workflows import roles
@@ -77,7 +74,7 @@ def test_the_engine_check_names_what_is_missing() -> None:
 
 
 def test_the_worker_registers_each_row_under_its_name_with_its_models() -> None:
-    built = [definition(fn) for fn in [*LLM_ACTIVITIES, search, read_page, save_research]]
+    built = [definition(fn) for fn in worker.ACTIVITIES]
 
     assert [d.name for d in built] == NAMES
     for found, role in zip(built, ROLES, strict=False):
@@ -86,10 +83,7 @@ def test_the_worker_registers_each_row_under_its_name_with_its_models() -> None:
 
 
 def test_the_doubles_stand_in_for_every_row() -> None:
-    # Beside the rows: the real `notification_targets` (workflows/standing/changes/notify.py), asked by every research.
     built = [definition(fn) for fn in Script().activities()]
-    assert built.pop().name == "notification_targets"
-
     assert list(DEFAULTS) == NAMES
     assert [(d.name, d.arg_types, d.ret_type) for d in built] == [
         (r.name, [r.input], r.output) for r in ROLES

@@ -62,6 +62,7 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
             # and the largest prompts seen went with the worst-case admission (folded at v0.1.0)
             dropped = ("phase", "prompt_seen")
             value = {"ratio_by_role": {}, **{k: v for k, v in value.items() if k not in dropped}}
+            value = {"afforded_report": False, **value}  # issue 39: budgeted the old way
         if key == "request":  # later fields take their defaults: a research from before belongs to
             # `local`, nobody attends it, and a re-plan is not reviewed again (issue 23)
             value = {"owner": "local", "attended": False, "review_replans": False, **value}

@@ -87,8 +87,17 @@ def limits(
     return Budget(max_tokens=request_max_tokens, max_cost_usd=max_cost, time_budget_s=time_budget_s)
 
 
-def input_tokens(arg: BaseModel) -> int:
-    return math.ceil(len(arg.model_dump_json()) / CHARS_PER_TOKEN)
+def input_tokens(arg: BaseModel, shown_only: bool = False) -> int:
+    """An input's size in tokens; `shown_only`: without the fields its prompt does not show
+    (marked `shown=False`: what was read, which only the guard on what a model writes reads)."""
+    hidden = {
+        name
+        for name, f in type(arg).model_fields.items()
+        if shown_only
+        and isinstance(f.json_schema_extra, dict)
+        and f.json_schema_extra.get("shown") is False
+    }
+    return math.ceil(len(arg.model_dump_json(exclude=hidden)) / CHARS_PER_TOKEN)
 
 
 def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
@@ -103,19 +112,19 @@ def _prompt(spending: Spending, given: int, role: str | None = None) -> int:
 
 def likely(spending: Spending, role: AnyRole, arg: BaseModel) -> Charge:
     """What a call of `role` will likely take, for admission: its prompt (estimated with the
-    role's own prompt ratio once it has served) plus what it will likely write (`_completion`)."""
-    given = input_tokens(arg)
+    role's own prompt ratio once it has served) plus its likely reply (`likely_completion`)."""
+    given = input_tokens(arg, shown_only=spending.afforded_report)
     prompt = _prompt(spending, given, role.name)
     return _charge(
         spending,
         role,
         prompt,
-        _completion(spending, role, getattr(arg, "target_words", None)),
+        likely_completion(spending, role, getattr(arg, "target_words", None)),
         given,
     )
 
 
-def _completion(spending: Spending, role: AnyRole, words: int | None = None) -> int:
+def likely_completion(spending: Spending, role: AnyRole, words: int | None = None) -> int:
     """What a call will likely write: as the role wrote before, with a margin; before it has
     served, the words it is asked for (report prose, as the reserve counts them), else half
     its `max_tokens`."""
@@ -311,25 +320,32 @@ def spent_text(
 
 
 def report_reserve(
-    state: ResearchState, sectioned: bool = False, checked: bool = True
+    state: ResearchState,
+    sectioned: bool = False,
+    checked: bool = True,
+    adding: tuple[int, int] = (0, 0),
 ) -> tuple[int, float]:
     """What writing and (unless not `checked`) checking the report will likely take, sized from
-    what was gathered. The research keeps the reserve of a report written in one call (the
-    cheapest form); a budget with room for more gets a report in sections (reporting.py)."""
-    inquiry, material = state.inquiry, state.material
+    what was gathered, plus `adding` (a step's observation and evidence, in characters, not yet
+    gathered). The research keeps the reserve of a report written in one call (the cheapest
+    form); a budget with room for more gets a report in sections (reporting.py). Since
+    REPORT_AS_AFFORDED, the background's passages count only while there is no plan: with one,
+    the report is written from the findings and never shows them."""
+    inquiry, material, spending = state.inquiry, state.material, state.ledger.spending
     steps = completed(inquiry.plan.steps) if inquiry.plan else []
-    observations = sum(len(s.observation or "") for s in steps) + sum(
-        len(p.text) for p in material.background
-    )
-    evidence = sum(len(e.text) for e in material.evidence)
+    shown = not (spending.afforded_report and inquiry.plan is not None)
+    observations = sum(len(s.observation or "") for s in steps) + adding[0]
+    observations += sum(len(p.text) for p in material.background) if shown else 0
+    evidence = sum(len(e.text) for e in material.evidence) + adding[1]
+    done = inquiry.steps_done() + (1 if adding != (0, 0) else 0)
     return reserve(
-        state.ledger.spending,
+        spending,
         sectioned=sectioned,
         sections=max(len(steps), 1),
         observations_chars=observations + 200 * len(material.sources),
         evidence_chars=evidence,
         verify=state.request.verify and checked,
-        words=target_words(state),
+        words=report_words(inquiry.depth, done, inquiry.steps_planned()),
     )
 
 
@@ -340,10 +356,11 @@ def target_words(state: ResearchState) -> int:
     )
 
 
-def research_reserve(state: ResearchState) -> tuple[int, float]:
+def research_reserve(state: ResearchState, adding: tuple[int, int] = (0, 0)) -> tuple[int, float]:
     """The reserve a research call must leave: the report's, checks included, once a step has
-    been researched; before that only the report's one call (`likely` admission only)."""
-    return report_reserve(state, checked=state.inquiry.steps_done() > 0)
+    been researched; before that only the report's one call (`likely` admission only). The first
+    step's observation leaves the reserve of the report over what it will add (step_budget.py)."""
+    return report_reserve(state, checked=state.inquiry.steps_done() > 0, adding=adding)
 
 
 def affordable(state: ResearchState, wave: list[int]) -> list[int]:

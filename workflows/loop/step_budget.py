@@ -15,6 +15,7 @@ from __future__ import annotations
 from workflows import roles
 from workflows.activity_models import ObserveInput
 from workflows.loop import budget
+from workflows.loop.evidence import EVIDENCE_CHARS, EVIDENCE_PER_SOURCE
 from workflows.models import BudgetKind
 from workflows.record import Passage
 from workflows.state import ResearchState
@@ -52,8 +53,6 @@ def affordable_passages(
     limit = state.ledger.budget
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return observe
-    reserve = budget.research_reserve(state)  # the same for every cut of this step
-    held = (held[0] + reserve[0], held[1] + reserve[1])
     kind = _over(state, observe, held)
     if kind is None:
         return observe
@@ -78,9 +77,62 @@ def _over(
     state: ResearchState, observe: ObserveInput, held: tuple[int, float]
 ) -> BudgetKind | None:
     """The budget admitting `observe` would break (as `calls.admit` judges a research call), with
-    `held` (the report's reserve and the wave's steps before it) kept aside."""
+    `held` (the wave's steps before it) and the report's reserve (`reserve_beside`) kept aside."""
     charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
-    return budget.over_budget(state.ledger, charge.tokens + held[0], charge.cost + held[1])
+    reserve = reserve_beside(state, observe, held)
+    return budget.over_budget(
+        state.ledger, charge.tokens + held[0] + reserve[0], charge.cost + held[1] + reserve[1]
+    )
+
+
+def reserve_beside(
+    state: ResearchState, observe: ObserveInput, held: tuple[int, float] = (0, 0.0)
+) -> tuple[int, float]:
+    """The reserve a step's observation must leave: since REPORT_AS_AFFORDED, the cheapest report
+    the budget allows. That is the one-call report over what the step will add to it (a reserve
+    sized before the step bought a step whose findings left no room for the report that cites
+    them). For the research's first step, reading no more than MIN_CHARS with nothing else in
+    flight, when the budget cannot pay for both: none, the report then listing the findings as
+    found. Issue 39: a third of a medium research's tokens researched nothing and spent what it
+    had kept on writing and checking a report with no findings in it."""
+    reserve = budget.research_reserve(state, adding=step_adds(state, observe))
+    if not _first_look(state, observe, held):
+        return reserve
+    charge = budget.likely(state.ledger.spending, roles.OBSERVE, observe)
+    both = (charge.tokens + reserve[0], charge.cost + reserve[1])
+    return reserve if budget.over_budget(state.ledger, *both) is None else (0, 0.0)
+
+
+def _first_look(state: ResearchState, observe: ObserveInput, held: tuple[int, float]) -> bool:
+    """The research's first observation, over at most MIN_CHARS, alone in flight (patched)."""
+    spending = state.ledger.spending
+    return (
+        spending.afforded_report
+        and state.inquiry.steps_done() == 0
+        and held == (0, 0.0)
+        and spending.in_flight_tokens == 0
+        and sum(len(p.text) for p in observe.passages) <= MIN_CHARS
+    )
+
+
+def step_adds(state: ResearchState, observe: ObserveInput) -> tuple[int, int]:
+    """What a step's observation adds to the report's prompt, in characters: the observation
+    (as long as the role wrote before, else half its `max_tokens`) and the evidence kept from
+    its passages (evidence.py: at most EVIDENCE_PER_SOURCE paragraphs of EVIDENCE_CHARS each per
+    source). Only for the research's first step: later steps leave the reserve of a checked
+    report, whose verification and critic the report does without when short (calls.admit), so
+    what a step adds is paid from them; counted for every step, a research whose budget is all
+    it spends unbudgeted researched 1 of 2 light steps (make bench). Nothing for a research from
+    before the patch."""
+    spending = state.ledger.spending
+    if not spending.afforded_report or state.inquiry.steps_done() > 0:
+        return (0, 0)
+    observation = budget.likely_completion(spending, roles.OBSERVE) * budget.CHARS_PER_TOKEN
+    read: dict[int, int] = {}
+    for passage in observe.passages:
+        read[passage.source_id] = read.get(passage.source_id, 0) + len(passage.text)
+    most = EVIDENCE_PER_SOURCE * EVIDENCE_CHARS
+    return observation, sum(min(chars, most) for chars in read.values())
 
 
 def _cut(observe: ObserveInput, chars: int) -> ObserveInput:

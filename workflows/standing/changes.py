@@ -24,8 +24,6 @@ from workflows.record import Claim, Evidence, Source, Verdict
 from workflows.standing.finding_match import Finding, figures_replaced, findings, pair, plain
 from workflows.standing.source_match import match_sources, url_key, what_changed
 
-#: Activity names (activities/standing.py), called by name so the core imports no activity code.
-PREVIOUS_RUN = "previous_run"
 #: At most this many of each list are carried in a result and an event: a run whose corpus was
 #: swapped whole is summed up, not copied out.
 MAX_LISTED = 50

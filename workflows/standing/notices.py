@@ -9,20 +9,16 @@ to know about notifications.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TypedDict, Unpack
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
-from workflows import record
+from workflows import record, roles
 from workflows.models import Claim, Stage
 from workflows.standing.changes import (
-    PREVIOUS_RUN,
     Changes,
     PreviousRunInput,
-    PreviousRunOutput,
     compare,
     with_section,
 )
@@ -114,12 +110,8 @@ async def compare_with_previous(state: ResearchState, report: str, claims: list[
     if not standing_id:
         return report
     try:
-        found = await workflow.execute_activity(
-            PREVIOUS_RUN,
-            PreviousRunInput(standing_id=standing_id, research_id=workflow.info().workflow_id),
-            result_type=PreviousRunOutput,
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
+        found = await roles.PREVIOUS_RUN.run(
+            PreviousRunInput(standing_id=standing_id, research_id=workflow.info().workflow_id)
         )
     except ActivityError as err:
         workflow.logger.warning("no comparison with the previous run: %s", err.cause or err)

@@ -27,7 +27,8 @@ async def upload_document(
     ],
 ) -> DocumentItem:
     """The document, stored as the user's: 201 `{id, name, size, uploaded_at}`; 413 too large,
-    415 not a kind of document taken, 422 no file or an empty one."""
+    415 not a kind of document taken, 422 no file, an empty one or a name too long, 507 past the
+    user's quota (UPLOAD_QUOTA_MB, UPLOAD_QUOTA_FILES)."""
     return await documents.upload(app.cfg, user, file)
 
 

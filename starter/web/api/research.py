@@ -11,7 +11,6 @@ workflow's own reason (409 when nothing is pending, else 422), never recorded. R
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Annotated
 from urllib.parse import quote
@@ -19,10 +18,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from starter.client import research_client
-from starter.exports import FORMATS
+from starter.exports import FORMATS, ascii_file_name
 from starter.web import downloads, service
-from starter.web.deps import ApiError, App, Owned, User
+from starter.web.deps import ApiError, App, Owned, User, created
 from starter.web.models import (
     Accepted,
     Answer,
@@ -43,10 +41,7 @@ DEFAULT_FORMAT = ExportFormat("md")
 
 @router.post("/research", status_code=201, response_model=ResearchCreated)
 async def start(body: ResearchCreate, user: User, app: App) -> JSONResponse:
-    research_id = await service.start(body, user, app)
-    return JSONResponse(
-        {"id": research_id}, status_code=201, headers={"Location": f"/api/research/{research_id}"}
-    )
+    return created("research", await service.start(body, user, app))
 
 
 @router.get("/research", response_model=list[ResearchListItem])
@@ -71,17 +66,12 @@ async def show(research: Owned, app: App) -> ResearchShown:
 
 @router.post("/research/{id}/answer", response_model=Steered | Accepted)
 async def answer(body: Answer, research: Owned, app: App) -> Steered | Accepted:
-    handle = service.running(research, "answer")
-    return await service.steer(
-        research, app, "answer", research_client.answer(handle, body.answer.strip())
-    )
+    return await service.answer(research, app, body.answer)
 
 
 @router.post("/research/{id}/review", response_model=Steered | Accepted)
 async def review(body: Review, research: Owned, app: App) -> Steered | Accepted:
-    handle = service.running(research, "review")
-    payload = body.model_dump(exclude_none=True)
-    return await service.steer(research, app, "review", research_client.review(handle, payload))
+    return await service.review(research, app, body.model_dump(exclude_none=True))
 
 
 @router.post("/research/{id}/cancel", status_code=202, response_model=CancelRequested)
@@ -126,5 +116,7 @@ def _cursor(before: str | None) -> datetime | None:
 
 
 def _attachment(name: str) -> str:
-    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "report"
-    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
+    """RFC 6266: the name in UTF-8 (`filename*`), an ASCII one beside it for older clients."""
+    return (
+        f"attachment; filename=\"{ascii_file_name(name)}\"; filename*=UTF-8''{quote(name, safe='')}"
+    )

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from starter.client.standing import StandingDetail, StandingView
 from starter.web import standing_service as service
-from starter.web.deps import App, User
+from starter.web.deps import App, User, created
 from starter.web.models import Deleted, RunStarted, StandingCreate, StandingCreated
 
 router = APIRouter(tags=["standing"])
@@ -18,10 +18,7 @@ router = APIRouter(tags=["standing"])
 
 @router.post("/standing", status_code=201, response_model=StandingCreated)
 async def create(body: StandingCreate, user: User, app: App) -> JSONResponse:
-    standing_id = await service.create(body, user, app)
-    return JSONResponse(
-        {"id": standing_id}, status_code=201, headers={"Location": f"/api/standing/{standing_id}"}
-    )
+    return created("standing", await service.create(body, user, app))
 
 
 @router.get("/standing", response_model=list[StandingView])

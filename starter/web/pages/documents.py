@@ -40,4 +40,10 @@ async def delete(request: Request, document_id: str) -> Response:
         await documents.delete(app.cfg, user, document_id)
         return HOME
 
-    return await act(request, fields, "/", remove)
+    return await act(
+        request,
+        {**fields, "confirmed": str(form.get("confirmed", ""))},
+        "/",
+        remove,
+        confirm="Delete this document? Research will no longer search it.",
+    )

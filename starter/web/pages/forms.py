@@ -18,10 +18,9 @@ from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.web import auth
 from starter.web.deps import ApiError, Backend
-from starter.web.pages.frame import backend, error_page, to_signin
+from starter.web.pages.frame import backend, error_page, page, to_signin
 
 #: A form is a question, an answer or feedback: 5,000 characters each at most, and a few fields.
 FORM_LIMIT = 64 * 1024
@@ -30,9 +29,17 @@ FORM_LIMIT = 64 * 1024
 Work = Callable[[str, Backend], Awaitable[str]]
 
 
-async def act(request: Request, form: dict[str, str], back: str | None, work: Work) -> Response:
+async def act(
+    request: Request,
+    form: dict[str, str],
+    back: str | None,
+    work: Work,
+    confirm: str | None = None,
+) -> Response:
     """WORK(user, app) for the signed-in user, then the research's page (or the path WORK
-    answers); or the error page, with a way back to BACK's page (a research id, a path, or home)."""
+    answers); or the error page, with a way back to BACK's page (a research id, a path, or home).
+    With CONFIRM (a Delete), WORK waits for the person's yes: the page's script asks and sends
+    `confirmed=yes`; without JavaScript this asks CONFIRM on a page of its own first."""
     user = auth.user_from_request(request)
     here = (
         back
@@ -46,6 +53,17 @@ async def act(request: Request, form: dict[str, str], back: str | None, work: Wo
     refused = cross_site(request, form)
     if refused:
         return error_page(request, user, 403, refused, here)
+    if confirm and form.get("confirmed") != "yes":
+        fields = {k: v for k, v in form.items() if k != "confirmed"}
+        return page(
+            request,
+            "confirm.html",
+            user,
+            question=confirm,
+            fields=fields,
+            action=request.url.path,
+            back=here,
+        )
     try:
         target = await work(user, backend(request))
     except ApiError as err:
@@ -53,8 +71,6 @@ async def act(request: Request, form: dict[str, str], back: str | None, work: Wo
     except ClientError as err:
         failure = ApiError.of(err)
         return error_page(request, user, failure.status, failure.message, here)
-    except RequestError as err:
-        return error_page(request, user, 422, str(err), here)
     return RedirectResponse(
         target if target.startswith("/") else f"/research/{quote(target, safe='')}", status_code=303
     )

@@ -19,7 +19,6 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from starter.client.errors import ClientError
-from starter.client.requests import RequestError
 from starter.client.temporal import one_line
 from starter.web import auth
 from starter.web.deps import ApiError, Backend
@@ -48,6 +47,9 @@ def page(
     in (the sign-out button), the CSRF token its forms carry."""
     context.setdefault("here", "")
     who = auth.identify(request)
+    access = auth.access_of(request)
+    context.setdefault("tokens", bool(access.tokens))  # the sign-in page's token form
+    context.setdefault("provider", access.oidc.settings.name if access.oidc else None)
     return templates.TemplateResponse(
         request,
         name,
@@ -85,14 +87,18 @@ def to_signin(request: Request, target: str | None = None) -> Response:
     return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
 
 
+def local_path(target: str) -> str:
+    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`): where
+    a sign-in (with a token or at the identity provider) may send the browser after it."""
+    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+
+
 async def read(call: Awaitable[T]) -> T:
     """What the service answers; what the API would answer instead, as a `PageError`."""
     try:
         return await call
     except ApiError as err:
         raise PageError(err.status, err.message) from None
-    except RequestError as err:
-        raise PageError(422, str(err)) from None
     except ClientError as err:
         failure = ApiError.of(err)
         raise PageError(failure.status, failure.message) from None

@@ -7,27 +7,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from starter.web import auth, documents, service
+from starter.web.pages import request_form
 from starter.web.pages.frame import PageError, backend, listed, page, read, to_signin
-from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, Depth
+from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS
 
 router = APIRouter(include_in_schema=False)
 #: How many of the user's research the home page lists.
 RECENT = 10
-#: The report languages the home form offers (the API takes any ISO 639 code).
-LANGUAGES = [
-    ("auto", "the question's language"),
-    ("en", "English"),
-    ("de", "German"),
-    ("fr", "French"),
-    ("es", "Spanish"),
-    ("it", "Italian"),
-    ("pt", "Portuguese"),
-    ("nl", "Dutch"),
-    ("pl", "Polish"),
-    ("ja", "Japanese"),
-    ("zh", "Chinese"),
-    ("vi", "Vietnamese"),
-]
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -58,8 +44,7 @@ async def home(request: Request) -> Response:
         recent=recent,
         recent_error=problem,
         **await documents.home(backend(request).cfg, user),
-        depths=[d.value for d in Depth],
-        languages=LANGUAGES,
+        controls=request_form.controls(),
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )

@@ -59,7 +59,13 @@ async def delete_from_library(request: Request, research_id: str) -> Response:
         await service.delete_stored(user, app, research_id)
         return _back(form, "deleted")
 
-    return await act(request, form, "/library", remove)
+    return await act(
+        request,
+        form,
+        "/library",
+        remove,
+        confirm="Delete this research from your library? Its report and sources go with it.",
+    )
 
 
 def _back(form: dict[str, str], done: str) -> str:

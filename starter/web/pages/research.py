@@ -12,18 +12,20 @@ the owner check and the 404 for someone else's research are one function for bot
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from starter.client import research_client
 from starter.exports import FORMATS, clean
-from starter.exports.public import public_result
+from starter.exports.public import public_for
 from starter.web import auth, conversation, review_texts, service
-from starter.web.deps import ApiError, Backend, owned_research
+from starter.web.deps import ApiError, Backend, Research, owned_research
+from starter.web.fair import renders_of
 from starter.web.models import ResearchCreate, ResearchView
-from starter.web.pages.forms import act, read_form
+from starter.web.pages import request_form
+from starter.web.pages.forms import Work, act, read_form
 from starter.web.pages.frame import (
     PageError,
     backend,
@@ -86,7 +88,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         "running": view.running,
         "pending_question": live.pending_question if live is not None else None,
         "pending_review": waits,
-        "draft": render_markdown(clean(live.draft_report_markdown or ""))
+        "draft": await renders_of(request).run(user, _draft_html, live.draft_report_markdown)
         if live is not None and waits == "report"
         else None,
         "critique": live.critique if live is not None and waits == "report" else None,
@@ -94,8 +96,10 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
     if live is not None and waits:
         context.update(review_texts.review_context(live))
     if view.result is not None:
-        shown = _public(view.result, backend(request))
-        context.update(_report_context(research_id, shown))
+        shown, rendered = await renders_of(request).run(
+            user, _rendered, research_id, view.result, backend(request)
+        )
+        context.update(rendered)
         context.update(await research_context(backend(request), user, shown))
         context["ask"] = ask.strip()[:QUERY_MAX_CHARS]  # a suggested follow-up, to edit and ask
     turns = await conversation.thread(
@@ -119,11 +123,11 @@ async def report_fragment(request: Request, research_id: str) -> Response:
         return templates.TemplateResponse(request, "failure.html", {"failure": view.failure})
     if view.result is None:
         return fragment_error(PageError(409, "the research has not finished yet"))
-    return templates.TemplateResponse(
-        request,
-        "report.html",
-        _report_context(research_id, _public(view.result, backend(request))),
+    user = auth.user_from_request(request) or ""
+    _, rendered = await renders_of(request).run(
+        user, _rendered, research_id, view.result, backend(request)
     )
+    return templates.TemplateResponse(request, "report.html", rendered)
 
 
 @router.get("/research/{research_id}/draft-fragment", response_class=HTMLResponse)
@@ -135,7 +139,8 @@ async def draft_fragment(request: Request, research_id: str) -> Response:
     draft = view.live.draft_report_markdown if view.live else None
     if not draft:
         return HTMLResponse("<p>The draft is not available from this research's status.</p>")
-    return HTMLResponse(render_markdown(clean(draft)))
+    user = auth.user_from_request(request) or ""
+    return HTMLResponse(await renders_of(request).run(user, _draft_html, draft))
 
 
 async def _fragment_source(request: Request, research_id: str) -> ResearchView | Response:
@@ -165,7 +170,21 @@ async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:
     """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
     (starter/exports/public.py)."""
-    return public_result(result, app.cfg.research_corpus_dir)
+    return public_for(result, app.cfg)
+
+
+def _rendered(
+    research_id: str, result: ResearchResult, app: Backend
+) -> tuple[ResearchResult, dict[str, Any]]:
+    """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
+    thread in the user's turn (starter/web/fair.py)."""
+    shown = _public(result, app)
+    return shown, _report_context(research_id, shown)
+
+
+def _draft_html(draft: str | None) -> str:
+    """The report a person is asked to approve, rendered (in a thread, in the user's turn)."""
+    return render_markdown(clean(draft or ""))
 
 
 def _report_context(research_id: str, result: ResearchResult) -> dict[str, Any]:
@@ -232,69 +251,60 @@ DECISIONS = ("approve", "revise", "cancel")
 @router.post("/research")
 async def start(request: Request) -> Response:
     form = await read_form(request)
-    body = {
-        "question": form.get("question"),
-        "depth": form.get("depth") or None,
-        "review_plan": "review_plan" in form,
-        "review_report": form.get("review_report") or None,
-        "mode": form.get("mode") or None,
-        "language": form.get("language") or None,
-        "sources": form.get("sources") or None,
-    }
-    return await act(
-        request,
-        form,
-        None,
-        lambda user, app: service.start(
-            ResearchCreate(**{k: v for k, v in body.items() if v is not None}), user, app
-        ),
-    )
+    body = ResearchCreate(question=form.get("question"), **request_form.values(form))
+    return await act(request, form, None, lambda user, app: service.start(body, user, app))
 
 
 @router.post("/research/{research_id}/answer")
 async def answer(request: Request, research_id: str) -> Response:
     form = await read_form(request)
-
-    async def send(user: str, app: Backend) -> str:
-        research = await owned_research(research_id, user, app)
-        handle = service.running(research, "answer")
-        text = form.get("answer", "").strip()
-        await service.steer(research, app, "answer", research_client.answer(handle, text))
-        return research_id
-
-    return await act(request, form, research_id, send)
+    return await act(
+        request,
+        form,
+        research_id,
+        _steering(research_id, lambda r, app: service.answer(r, app, form.get("answer", ""))),
+    )
 
 
 @router.post("/research/{research_id}/review")
 async def review(request: Request, research_id: str) -> Response:
     form = await read_form(request)
-
-    async def send(user: str, app: Backend) -> str:
-        decision = form.get("decision", "")
-        if decision not in DECISIONS:
-            raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
-        research = await owned_research(research_id, user, app)
-        handle = service.running(research, "review")
-        payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
-        if form.get("round"):  # the report review round the page showed: a later one refuses it
-            if not form["round"].isdigit():
-                raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
-            payload["round"] = int(form["round"])
-        await service.steer(research, app, "review", research_client.review(handle, payload))
-        return research_id
-
-    return await act(request, form, research_id, send)
+    return await act(
+        request,
+        form,
+        research_id,
+        _steering(research_id, lambda r, app: service.review(r, app, _review(form))),
+    )
 
 
 @router.post("/research/{research_id}/cancel")
 async def cancel(request: Request, research_id: str) -> Response:
     form = await read_form(request)
+    return await act(request, form, research_id, _steering(research_id, service.cancel))
 
-    async def send(user: str, app: Backend) -> str:
-        await service.cancel(await owned_research(research_id, user, app), app)
+
+def _steering(research_id: str, send: Callable[[Research, Backend], Awaitable[Any]]) -> Work:
+    """A form's work on the user's own research (another's is unknown, as the API says): SEND,
+    then the research's page."""
+
+    async def work(user: str, app: Backend) -> str:
+        await send(await owned_research(research_id, user, app), app)
         return research_id
 
-    return await act(request, form, research_id, send)
+    return work
+
+
+def _review(form: dict[str, str]) -> dict[str, Any]:
+    """The review a form sends, as the API's `Review` body has it."""
+    decision = form.get("decision", "")
+    if decision not in DECISIONS:
+        raise ApiError(422, f"invalid decision {decision!r}: use approve, revise or cancel")
+    payload: dict[str, Any] = {"decision": decision, "feedback": form.get("feedback", "")}
+    if form.get("round"):  # the report review round the page showed: a later one refuses it
+        if not form["round"].isdigit():
+            raise ApiError(422, f"invalid round {form['round']!r}: a whole number")
+        payload["round"] = int(form["round"])
+    return payload
 
 
 @router.post("/research/{research_id}/follow-up")

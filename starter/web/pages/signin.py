@@ -13,7 +13,8 @@ from starlette.exceptions import HTTPException
 
 from starter.web import auth
 from starter.web.pages.forms import read_form
-from starter.web.pages.frame import page
+from starter.web.pages.frame import local_path, page
+from starter.web.pages.oidc_signin import signed_out_there
 
 router = APIRouter(include_in_schema=False)
 #: A sign-in form is a token and a path: anything longer is not one.
@@ -22,13 +23,13 @@ FORM_LIMIT = 8192
 
 @router.get("/signin", response_class=HTMLResponse)
 async def signin_form(request: Request, next: str = "/") -> Response:  # noqa: A002 - the query's name
-    return page(request, "signin.html", None, next=_local(next), error=None)
+    return page(request, "signin.html", None, next=local_path(next), error=None)
 
 
 @router.post("/signin", response_class=HTMLResponse)
 async def signin(request: Request) -> Response:
     form = await read_form(request, FORM_LIMIT, fields=10)
-    target = _local(form.get("next", "/"))
+    target = local_path(form.get("next", "/"))
     refused = auth.cross_site_signin(request)  # login CSRF
     if refused:
         return HTMLResponse(refused, status_code=403)
@@ -59,7 +60,7 @@ async def signout(request: Request) -> Response:
         return HTMLResponse(
             "Refused: the form did not come from this site's page.", status_code=403
         )
-    response = RedirectResponse("/signin", status_code=303)
+    response = await signed_out_there(request) or RedirectResponse("/signin", status_code=303)
     auth.end_session(response)
     return response
 
@@ -68,8 +69,3 @@ def _limited(request: Request, target: str, err: HTTPException) -> Response:
     answer = page(request, "signin.html", None, status=429, next=target, error=str(err.detail))
     answer.headers.update(err.headers or {})
     return answer
-
-
-def _local(target: str) -> str:
-    """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`)."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"

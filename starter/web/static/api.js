@@ -68,3 +68,17 @@ export function element(tag, attributes = {}, text = "") {
   if (text) node.textContent = text;
   return node;
 }
+
+// The request's options a form offers (its `data-option` controls, rendered from the server's
+// table of options): what POST /api/research and /api/standing take. An empty field is left out
+// (the server's default).
+export function requestOptions(form) {
+  const body = {};
+  for (const control of form.querySelectorAll("[data-option]")) {
+    const kind = control.dataset.option;
+    if (kind === "checkbox") body[control.name] = control.checked;
+    else if (control.value.trim() === "") continue;
+    else body[control.name] = kind === "number" ? Number(control.value) : control.value;
+  }
+  return body;
+}

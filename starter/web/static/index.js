@@ -1,5 +1,5 @@
 // The home page: "Start research" posts the question and opens the research's page.
-import { busy, postJson } from "./api.js";
+import { busy, postJson, requestOptions } from "./api.js";
 import { submitOnCtrlEnter } from "./keys.js";
 
 const form = document.getElementById("ask");
@@ -9,15 +9,7 @@ submitOnCtrlEnter(form);
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const button = form.querySelector("button[type=submit]");
-  const body = {
-    question: form.elements.question.value,
-    depth: form.elements.depth.value,
-    review_plan: form.elements.review_plan.checked,
-    review_report: form.elements.review_report.value,
-    mode: form.elements.mode.value,
-    language: form.elements.language.value,
-    sources: form.elements.sources.value,
-  };
+  const body = { question: form.elements.question.value, ...requestOptions(form) };
   await busy(button, errors, async () => {
     const created = await postJson("/api/research", body);
     window.location.assign(`/research/${encodeURIComponent(created.id)}`);

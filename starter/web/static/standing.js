@@ -1,5 +1,5 @@
 // /standing: create a standing research, and run now, pause, resume or delete one (the JSON API).
-import { busy, csrfToken, postJson, say } from "./api.js";
+import { busy, csrfToken, postJson, requestOptions, say } from "./api.js";
 
 const form = document.getElementById("standing-create");
 const errors = document.getElementById("standing-error");
@@ -10,11 +10,14 @@ form.addEventListener("submit", async (event) => {
   const button = form.querySelector("button[type=submit]");
   const every = form.elements.every.value.trim();
   const cron = form.elements.cron.value.trim();
-  const body = { question: form.elements.question.value, depth: form.elements.depth.value };
-  if (cron && !every) body.cron = cron;
-  else body.every = every;
+  const notify = form.elements.notify.value.split("\n").map((line) => line.trim()).filter(Boolean);
+  const body = { question: form.elements.question.value, ...requestOptions(form), notify };
+  // as typed: both is refused with its reason; neither is the form's default
+  if (every) body.every = every;
+  if (cron) body.cron = cron;
+  if (!every && !cron) body.every = form.elements.every.placeholder;
   const created = await busy(button, errors, () => postJson("/api/standing", body));
-  if (created) window.location.reload();
+  if (created) window.location.assign("/standing?created=1");
 });
 
 async function remove(id) {
@@ -29,10 +32,14 @@ async function remove(id) {
   }
 }
 
-for (const button of document.querySelectorAll("[data-standing] button[data-action]")) {
-  button.addEventListener("click", async () => {
-    const id = button.closest("[data-standing]").dataset.standing;
-    const action = button.dataset.action;
+// Each action is a form that works without JavaScript; with it, the JSON API, in place. A Delete
+// was confirmed already (confirm.js runs first and stops the submit if the person says no).
+for (const actionForm of document.querySelectorAll("[data-standing] form[data-action]")) {
+  actionForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const button = actionForm.querySelector("button");
+    const id = actionForm.closest("[data-standing]").dataset.standing;
+    const action = actionForm.dataset.action;
     say(actionErrors, null);
     const done = await busy(button, actionErrors, async () => {
       if (action === "delete") return remove(id).then(() => true);

@@ -73,6 +73,8 @@ SCENARIOS = [
     "budget-from-served",  # a tight token budget: independent steps one wave at a time
     "follow-up-second-one",  # "the second one" names a point of the previous answer
     "report-reviewed-again",  # revised, the revision shown for a second round, approved
+    # Recorded on 2026-11-27 after v0.1.0, with the patch marker of REPORT_AS_AFFORDED (issue 39).
+    "report-as-afforded",  # a tight token budget: the step's reserve is the report over it
 ]
 
 
@@ -188,6 +190,11 @@ async def record(out_dir: Path, names: list[str]) -> None:
             query="How do durable workflows survive worker crashes, and how do retries and timers work?",
             depth=Depth.MEDIUM,
             max_tokens=10_000,
+        ),
+        "report-as-afforded": ResearchRequest(
+            query="How do durable workflows survive worker crashes, and how do retries and timers work?",
+            depth=Depth.MEDIUM,
+            max_tokens=6_000,
         ),
     }
     async with (

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import Seen, in_browser, shoot
+from tests.e2e.browser.support import Seen, in_browser, shoot
 from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import showcase_result, store_research
 

@@ -171,7 +171,7 @@ async def in_browser(scenario: Callable[[Any, Seen], T], **context: Any) -> T:
 
 def shoot(page: Any, name: str, folder: Path, **options: Any) -> Path:
     """A screenshot NAME.png in FOLDER, and a small copy in SCREENSHOTS_DIR too when that is set
-    (the README's images: `SCREENSHOTS_DIR=docs/screenshots pytest tests/web/test_browser.py`)."""
+    (the README's images: `SCREENSHOTS_DIR=docs/screenshots pytest tests/e2e/browser/test_browser.py`)."""
     path = folder / f"{name}.png"
     page.screenshot(path=str(path), **options)
     if target := os.environ.get("SCREENSHOTS_DIR"):

@@ -17,8 +17,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.e2e.browser.support import Proxy, Seen, in_browser, shoot
 from tests.support.hostile_web import HostileWeb
-from tests.web.browser_support import Proxy, Seen, in_browser, shoot
 from tests.web.conftest import WebServer, WebWorker, start
 from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 

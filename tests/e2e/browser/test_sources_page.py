@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser_support import Seen, in_browser, shoot
+from tests.e2e.browser.support import Seen, in_browser, shoot
 from tests.web.conftest import WebServer, WebWorker, running_app, web_config
 from workflows.models import Sources
 

@@ -1,0 +1,180 @@
+"""Who the identity provider's claims let in, and what ends a session it opened: the rules of
+starter/web/oidc.py without a provider (the provider itself: test_oidc.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from joserfc import jwk, jwt
+
+from config import ConfigError, Settings
+from starter.web import auth
+from starter.web.oidc import CLOCK_SKEW_S, OidcSettings, Provider, Refused
+from tests.conftest import REPO
+
+ISSUER = "https://id.example.org/realms/team"
+
+
+def settings(**extra: Any) -> Settings:
+    values: dict[str, Any] = {
+        "research_oidc_issuer": ISSUER,
+        "research_oidc_client_id": "deep-research",
+        "research_oidc_client_secret": "a-client-secret-0123456789",
+        "research_session_secret": "the-same-secret-on-every-replica",
+        "research_public_url": "https://research.example.org/",
+        **extra,
+    }
+    return Settings(_env_file=None, **values)
+
+
+def rules(**extra: Any) -> OidcSettings:
+    found = OidcSettings.from_settings(settings(**extra))
+    assert found is not None
+    return found
+
+
+def test_the_redirect_uri_is_the_public_url_and_the_button_names_the_provider() -> None:
+    oidc = rules()
+    assert oidc.redirect_uri == "https://research.example.org/auth/callback"
+    assert oidc.signed_out_uri == "https://research.example.org/signin"
+    assert oidc.name == "Keycloak"
+    assert "a-client-secret" not in repr(oidc)
+
+
+def test_without_an_issuer_there_is_no_provider_and_access_stays_as_it_was(
+    tmp_path: Path,
+) -> None:
+    plain = Settings(_env_file=None, research_data_dir=tmp_path)
+    assert OidcSettings.from_settings(plain) is None
+    assert not auth.Access.from_settings(plain).on
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"research_oidc_client_secret": None}, "RESEARCH_OIDC_CLIENT_SECRET"),
+        ({"research_oidc_issuer": "http://id.example.org"}, "must be an https:// URL"),
+    ],
+)
+def test_a_wrong_configuration_is_one_line(extra: dict[str, Any], said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        auth.Access.from_settings(settings(**extra))
+    assert said in str(raised.value) and "\n" not in str(raised.value)
+    assert "a-client-secret" not in str(raised.value)
+
+
+def test_the_user_is_the_configured_claim() -> None:
+    assert rules().user_of({"email": "ada@example.org"}) == "ada@example.org"
+    named = rules(research_oidc_user_claim="preferred_username")
+    assert named.user_of({"preferred_username": "ada", "email": "x@example.org"}) == "ada"
+    with pytest.raises(Refused, match="no preferred_username claim"):
+        named.user_of({"email": "ada@example.org"})
+    with pytest.raises(Refused, match="not a user name"):
+        rules().user_of({"email": "ada lovelace"})
+    for reserved in ("local", "LOCAL"):  # the CLI's and MCP's user (issue 38, R16)
+        with pytest.raises(Refused, match="reserved"):
+            named.user_of({"preferred_username": reserved})
+
+
+def test_a_list_or_a_group_decides_who_may_sign_in() -> None:
+    listed = rules(research_oidc_allowed="ada@example.org, group:analysts")
+    assert listed.user_of({"email": "ada@example.org"}) == "ada@example.org"
+    both = {"email": "grace@example.org", "groups": ["research", "analysts"]}
+    assert listed.user_of(both) == "grace@example.org"
+    with pytest.raises(Refused, match="^mallory@example.org may not sign in here"):
+        listed.user_of({"email": "mallory@example.org", "groups": ["visitors"]})
+    domain = rules(research_oidc_allowed="group:example.org", research_oidc_groups_claim="hd")
+    assert domain.user_of({"email": "ada@example.org", "hd": "example.org"})  # Google's hd
+
+
+def test_leaving_the_allowed_list_ends_the_sessions_the_provider_opened(tmp_path: Path) -> None:
+    library = f"sqlite:///{tmp_path / 'library.sqlite'}"  # where sign-outs are recorded
+    before = auth.Access.from_settings(
+        settings(research_oidc_allowed="ada@example.org", research_db_url=library)
+    )
+    assert before.oidc is not None
+    cookie = auth._session_value(
+        before,
+        "ada@example.org",
+        int(time.time()) + 60,
+        "session-1",
+        before.oidc.settings.fingerprint,
+    )
+    assert auth._session_user(before, cookie) == "ada@example.org"
+    after = auth.Access.from_settings(
+        settings(research_oidc_allowed="grace@example.org", research_db_url=library)
+    )
+    assert auth._session_user(after, cookie) is None
+
+
+def test_serve_stops_with_one_line_on_a_half_done_provider(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEARCH_", "TEMPORAL_"))}
+    env |= {"RESEARCH_OIDC_ISSUER": ISSUER, "RESEARCH_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "starter", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env | {"PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "RESEARCH_OIDC_CLIENT_ID" in lines[0], done.stderr
+
+
+SIGNER = jwk.RSAKey.generate_key(2048, parameters={"kid": "k1"})
+
+
+def provider_with_keys() -> Provider:
+    """A provider whose keys are known (as if fetched): SIGNER's public half."""
+    public = jwk.RSAKey.import_key(SIGNER.as_dict(private=False))
+    return Provider(rules(), metadata={"issuer": ISSUER}, keys=jwk.KeySet([public]))
+
+
+def signed(**claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "sub": "ada", "email": "ada@example.org", "iat": now, "exp": now + 60}
+    return jwt.encode({"alg": "RS256", "kid": "k1"}, body | claims, SIGNER)
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"aud": "deep-research"},
+        {"aud": ["https://api.example.org", "deep-research"]},
+        {"aud": "https://api.example.org", "client_id": "deep-research"},  # RFC 9068
+        {"aud": "api://default", "cid": "deep-research"},  # Okta
+    ],
+)
+def test_an_access_token_for_this_client_is_accepted(claims: dict[str, Any]) -> None:
+    assert provider_with_keys().verify(signed(**claims), "access token")["sub"] == "ada"
+
+
+@pytest.mark.parametrize(
+    ("claims", "said"),
+    [
+        ({"aud": "https://api.example.org"}, "issued for another application"),
+        ({"aud": "other", "azp": "other-client"}, "issued for another application"),
+        ({"aud": "deep-research", "iss": "https://evil.example.org"}, "another provider"),
+        ({"aud": "deep-research", "exp": int(time.time()) - 120}, "has expired"),
+        ({"aud": "deep-research", "nonce": "n"}, "an ID token, not an access token"),
+    ],
+)
+def test_an_access_token_for_someone_else_is_refused(claims: dict[str, Any], said: str) -> None:
+    with pytest.raises(Refused, match=said):
+        provider_with_keys().verify(signed(**claims), "access token")
+
+
+def test_clocks_may_differ_by_a_minute_and_no_more() -> None:
+    late = int(time.time()) - CLOCK_SKEW_S // 2
+    assert provider_with_keys().verify(signed(aud="deep-research", exp=late), "access token")
+    future = int(time.time()) + 3 * CLOCK_SKEW_S
+    with pytest.raises(Refused, match="missing or wrong iat"):
+        provider_with_keys().verify(signed(aud="deep-research", iat=future), "access token")
