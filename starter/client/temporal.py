@@ -160,7 +160,7 @@ async def _query(handle: ResearchHandle, what: str, query: Any, *args: Any) -> A
         raise ClientError(f"{what} query failed: {one_line(str(err))}", Kind.NO_ANSWER) from err
 
 
-async def slow_or_stopped(handle: WorkflowHandle) -> ClientError:
+async def slow_or_stopped(handle: ResearchHandle) -> ClientError:
     """Why a research did not answer a query in time, told by its task queue's pollers rather
     than by the one query: a worker that polls is busy (the research is still working, ask again:
     `retry_after_s`); none polling, the worker is gone and one must be started."""
@@ -181,7 +181,7 @@ async def slow_or_stopped(handle: WorkflowHandle) -> ClientError:
     )
 
 
-async def worker_polls(handle: WorkflowHandle) -> bool | None:
+async def worker_polls(handle: ResearchHandle) -> bool | None:
     """Whether a worker polls the research's task queue now (Temporal's DescribeTaskQueue: a
     poller seen within POLLER_FRESH); None when Temporal cannot tell us."""
     from temporalio.api.enums.v1 import TaskQueueType

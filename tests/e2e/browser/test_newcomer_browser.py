@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from tests.web.browser_support import Seen, in_browser, shoot
+from tests.e2e.browser.support import Seen, in_browser, shoot
 from tests.web.conftest import WebServer, start
 from tests.web.test_slow_status import busy_research
 
