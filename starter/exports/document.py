@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from starter.exports.markup import cited_in, source_mark
+from starter.exports.marks import cited_in, source_mark
 from starter.exports.names import literal_names
 from workflows.checks import verification
 from workflows.checks.citations import CITATION

@@ -15,30 +15,17 @@ import re
 from markdown_it import MarkdownIt
 
 from starter.exports import document
+from starter.exports.marks import cited_in, source_mark
 from starter.exports.names import literal_names
 from workflows.checks import verification
-from workflows.checks.citations import CITATION, cited_ids, origin
-from workflows.models import ResearchResult, Source
+from workflows.checks.citations import CITATION
+from workflows.models import ResearchResult
 
 #: The standalone page's own policy: its inline style, nothing else (no script, no request).
 HTML_CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
     "form-action 'none'"
 )
-
-
-def cited_in(result: ResearchResult) -> set[int]:
-    """The numbers of the sources the report cites."""
-    return set(cited_ids(result.report_markdown))
-
-
-def source_mark(source: Source, cited: set[int]) -> str:
-    """How every list of sources marks one: where it comes from, and "read, not cited" when the
-    report never cites it. Every source read is listed, so the report's numbers have no gaps
-    ([1], [3] with [2] read but not cited), and a reader tells what a claim rests on from what
-    was only read."""
-    where = origin(source)
-    return where if source.id in cited else f"{where}; read, not cited"
 
 
 def to_markdown(result: ResearchResult) -> str:

@@ -28,7 +28,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from starter.exports.markup import cited_in, without_sources_list
+from starter.exports.marks import cited_in
+from starter.exports.markup import without_sources_list
 from starter.exports.names import literal_names
 from workflows.checks.citations import CITATION, origin
 from workflows.checks.verification import who_checked
