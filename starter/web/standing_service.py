@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from temporalio.service import RPCError
 
 from activities.storage import standing as stored
+from config import as_the_worker_runs
 from starter.client import research_client, standing
 from starter.client.requests import build_request
 from starter.client.session import Session
@@ -36,7 +37,9 @@ async def create(body: StandingCreate, user: str, app: Backend) -> str:
     standing.spec_of(body.every, body.cron)
     client = await app.temporal()
     # a follow-up of another user's research is unknown (422), like an id that does not exist
-    request = await research_client.ready(request, Session(app.cfg, client=client), owner=user)
+    # checked against the settings the worker published, as a research's start is
+    worker = as_the_worker_runs(app.cfg)
+    request = await research_client.ready(request, Session(worker, client=client), owner=user)
     return await _call(
         app,
         standing.create(

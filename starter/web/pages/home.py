@@ -36,6 +36,7 @@ async def home(request: Request) -> Response:
                 )
             except PageError:
                 pass
+    mine = await documents.home(backend(request).cfg, user)
     return page(
         request,
         "index.html",
@@ -43,8 +44,9 @@ async def home(request: Request) -> Response:
         here="home",
         recent=recent,
         recent_error=problem,
-        **await documents.home(backend(request).cfg, user),
-        controls=request_form.controls(),
+        **mine,
+        # each Sources choice says what it searches on this server (as the worker runs)
+        controls=request_form.controls({"sources": dict(mine["sources"])}),
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )

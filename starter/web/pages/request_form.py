@@ -51,7 +51,7 @@ WORDS: dict[str, dict[str, str]] = {
 }
 #: A line under a control, where its choices need one.
 HELP: dict[str, str] = {
-    "sources": "Your documents: those you upload on the home page.",
+    "sources": "Your documents: those you upload on the home page, seen by you alone.",
     "review_report": "Revised with your feedback and shown to you again, at most 3 review "
     "rounds; the last revision is final.",
     "max_tokens": "Optional: the research stops planning new steps before it would spend more.",

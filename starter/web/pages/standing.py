@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from activities.corpus.public_names import PublicNames
 from activities.storage import store
+from config import as_the_worker_runs
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
 from starter.client.titles import titled
@@ -26,6 +27,7 @@ from starter.web.pages import request_form
 from starter.web.pages.forms import act, cross_site, read_form
 from starter.web.pages.frame import backend, error_page, page, to_signin
 from starter.web.render import render_markdown
+from starter.web.sources import sources_words
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchResult
 
 router = APIRouter(include_in_schema=False)
@@ -132,7 +134,9 @@ async def _standing(
         form_error=problem,
         created=bool(created),
         filled={k: str(v)[:QUERY_MAX_CHARS] for k, v in filled.items()},
-        controls=request_form.controls(),
+        controls=request_form.controls(
+            {"sources": dict(sources_words(as_the_worker_runs(app.cfg)))}
+        ),
         default_every=DEFAULT_EVERY,
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
