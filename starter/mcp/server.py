@@ -68,6 +68,7 @@ from starter.exports.markup import to_markdown
 from starter.mcp import check as mcp_check  # issue 36
 from starter.mcp import library as mcp_library  # issue 31
 from starter.mcp import standing as mcp_standing  # issue 32
+from starter.mcp.errors import one_line_errors
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.
@@ -422,28 +423,6 @@ def _report(workflow_id: str, result: ResearchResult) -> dict[str, Any]:
         "notes": result.notes,
         "resource": f"research://{workflow_id}/report",
     }
-
-
-class one_line_errors:
-    """Whatever goes wrong in a tool reaches the client as an MCP tool error of one line."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
-    ) -> bool:
-        if err is None or isinstance(err, (ToolError, asyncio.CancelledError)):
-            return False
-        if isinstance(err, ClientError):
-            raise ToolError(str(err)) from None
-        if is_not_found(err):
-            raise ToolError("no research with that id") from None
-        if isinstance(err, RPCError):
-            raise ToolError(f"Temporal: {one_line(err.message)}") from None
-        if isinstance(err, Exception):
-            raise ToolError(f"{type(err).__name__}: {one_line(str(err))}") from None
-        return False
 
 
 async def serve(args: argparse.Namespace, session: Session) -> int:
