@@ -72,9 +72,10 @@ async def home(cfg: Settings, user: str) -> dict[str, Any]:
         found = await listed(cfg, user)
     except OSError as err:
         problem = f"Your documents could not be listed: {one_line(str(err))}"
+    worker = as_the_worker_runs(cfg)  # the worker's published settings: read once a page
     return {
-        "sources": sources_words(as_the_worker_runs(cfg)),
-        "model": model_words(as_the_worker_runs(cfg)),
+        "sources": sources_words(worker),
+        "model": model_words(worker),
         "documents": [{**d.model_dump(), "size_text": _size(d.size)} for d in found],
         "documents_error": problem,
         "accept": ",".join(uploads.ACCEPTED_SUFFIXES),
