@@ -43,6 +43,7 @@ from starter.client.temporal import (
     one_line,
     root_message,
     slow_or_stopped,
+    worker_polls,
 )
 from starter.web.deps import (
     RPC_TIMEOUT,
@@ -62,6 +63,8 @@ FAST_S, SLOW_S, WAITING_S, GROWTH = 0.1, 1.0, 2.0, 1.5
 HEARTBEAT_S = 10.0
 #: How long to wait before asking Temporal again for the end when it could not be reached.
 RETRY_END_S = 2.0
+#: How many times a closed research's last events are asked for again while its worker is busy.
+FINAL_TRIES = 5
 #: Event kinds after which the research waits for a person: polling may slow down.
 ASKING = (EventKind.QUESTION, EventKind.REVIEW_REQUESTED)
 #: How a research that has no result closed (`end`'s status); else it failed.
@@ -98,6 +101,8 @@ class Poller:
         #: A stream joined while a query was out, from before that query's `since`.
         self.behind = False
         self.complained = False
+        #: Queries asked again after the research closed, because one failed on a busy worker.
+        self.final_tries = 0
         self.task = asyncio.create_task(self.run(), name=f"events {research_id}")
 
     async def run(self) -> None:
@@ -111,6 +116,8 @@ class Poller:
                 found = await self._poll()
                 if self.behind:
                     continue  # a stream joined during the query, from further back: ask again now
+                if final and found is None and await self._tail_may_come():
+                    continue  # the last query failed on a busy worker: the log's tail first
                 if final:
                     self._finish()
                     return
@@ -128,7 +135,18 @@ class Poller:
         self.delay = FAST_S
         self.wake.set()
 
-    async def _poll(self) -> bool:
+    async def _tail_may_come(self) -> bool:
+        """Whether to ask a closed research once more for its last events rather than end the
+        streams without them: while a worker polls (it is only busy), FINAL_TRIES times at most.
+        With no worker, no query can answer: `end` at once, as before."""
+        self.final_tries += 1
+        if self.final_tries > FINAL_TRIES or not await worker_polls(self.handle):
+            return False
+        await asyncio.sleep(RETRY_END_S)
+        return True
+
+    async def _poll(self) -> bool | None:
+        """Whether new events came; None when the query was not answered in time."""
         since = min(s.last for s in self.subscribers)
         self.behind = False
         try:
@@ -136,9 +154,10 @@ class Poller:
         except (RPCError, WorkflowQueryFailedError, TimeoutError) as err:
             if isinstance(err, RPCError) and is_not_found(err):
                 self.closed = True  # gone from Temporal: nothing more will come
-            elif not self.closed:
+                return False
+            if not self.closed:
                 await self._complain(err)
-            return False
+            return None if timed_out(err) else False
         self.complained = False
         for sub in self.subscribers:
             if sub.last < since:
@@ -158,7 +177,7 @@ class Poller:
         if self.complained:
             return
         self.complained = True
-        if isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in TIMED_OUT):
+        if timed_out(err):
             reason = f"{await slow_or_stopped(self.handle)} (still trying)"
         else:
             reason = (
@@ -198,6 +217,11 @@ class Poller:
             )
         self.subscribers.clear()
         self.hub.forget(self)
+
+
+def timed_out(err: BaseException) -> bool:
+    """A query no worker answered in time (busy or gone), not one that was refused."""
+    return isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in TIMED_OUT)
 
 
 class EventHub:

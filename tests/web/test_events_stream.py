@@ -14,6 +14,7 @@ import pytest
 from temporalio.client import Client
 
 from activities.storage import store
+from starter.client import research_client
 from starter.web import events
 from tests.web.conftest import (
     TOKENS,
@@ -161,6 +162,44 @@ async def test_streams_of_one_research_share_one_poller_and_closing_them_leaves_
             client, f"/api/research/{research_id}", lambda body: body["status"] != "running"
         )
     assert done["outcome"] == "completed"
+
+
+async def test_a_research_that_closes_while_its_worker_is_too_busy_to_answer_still_gets_its_whole_log(
+    web_server: WebServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the `events` query can miss its deadline; when the last one before `end`
+    did, the streams ended without the log's tail (the page then showed a report under a log
+    stopped at "awaiting answer"). Here the query times out, as the SDK reports it (TimeoutError),
+    from the approval until the poller knows the research closed, and twice after that (of which
+    one poll at most can come before the poller's last: the last always fails)."""
+    busy = {"from_approval": False, "after_close": 2}
+    query = research_client.events_as_sent
+
+    async def too_busy(handle: Any, since: int, rpc_timeout: Any = None) -> Any:
+        if busy["from_approval"]:
+            closed = bool(pollers(web_server)[handle.id].ending)
+            if not closed or busy["after_close"]:
+                busy["after_close"] -= 1 if closed else 0
+                raise TimeoutError("the worker did not answer in time")
+        return await query(handle, since, rpc_timeout)
+
+    monkeypatch.setattr(events, "RETRY_END_S", 0.2)
+    monkeypatch.setattr(research_client, "events_as_sent", too_busy)
+    async with web_server.client() as client:
+        research_id = await start(client, review_plan=True)
+        path = f"/api/research/{research_id}/events"
+        reading = asyncio.create_task(read_stream(client, path, timeout=90))
+        await wait_for(
+            client, f"/api/research/{research_id}", lambda body: body.get("pending_review")
+        )
+        busy["from_approval"] = True
+        await client.post(f"/api/research/{research_id}/review", json={"decision": "approve"})
+        _, stream = await reading
+    got = seqs(stream)
+    assert busy["after_close"] == 0  # the queries after the close did fail
+    assert got == list(range(1, len(got) + 1))
+    assert research_events(stream)[-1].event == "done"
+    assert stream[-1].event == "end" and stream[-1].data["status"] == "completed"
 
 
 async def test_a_stream_joining_late_gets_its_backlog_from_the_shared_poller(

@@ -116,6 +116,7 @@ def keyboard(server: WebServer) -> dict[str, Any]:
         page.get_by_role("button", name="Approve plan").wait_for(state="detached")
         page.locator("#log:focus").wait_for()
         page.get_by_role("region", name="Report").wait_for(timeout=60_000)
+        page.locator("#log li.kind-done").wait_for()  # the log's whole story, not its first lines
         return {
             "stages": page.locator("#log li.kind-stage .text").all_inner_texts(),
             "problems": seen.problems(),
