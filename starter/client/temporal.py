@@ -167,7 +167,7 @@ async def slow_or_stopped(handle: ResearchHandle) -> ClientError:
     polls = await worker_polls(handle)
     if polls:
         return ClientError(
-            f"research {shown(handle.id)} is still working: its worker is busy and did not "
+            f"{research_named(handle.id)} is still working: its worker is busy and did not "
             f"answer within {QUERY_TIMEOUT.seconds}s",
             Kind.NO_ANSWER,
             retry_after_s=BUSY_RETRY_S,
@@ -175,7 +175,7 @@ async def slow_or_stopped(handle: ResearchHandle) -> ClientError:
     worker = f"{shlex.quote(sys.executable)} {shlex.quote(str(HOME / 'worker.py'))}"
     why = "no worker polls its task queue" if polls is False else "is a worker running?"
     return ClientError(
-        f"research {shown(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: {why} "
+        f"{research_named(handle.id)} did not answer within {QUERY_TIMEOUT.seconds}s: {why} "
         f"(start one with `make dev`, or `{worker}`)",
         Kind.NO_ANSWER,
     )
@@ -265,6 +265,13 @@ def shown(text: str, limit: int = SHOWN_CHARS) -> str:
     """An id or other input shown back in a message: control characters escaped, at most LIMIT
     characters (a 100 KB id is not echoed whole)."""
     return one_line(escape(text), limit)
+
+
+def research_named(research_id: str) -> str:
+    """ "research-8cbb23c1" as it stands, "research my-question" for an id of one's own: never
+    "research research-8cbb23c1"."""
+    name = shown(research_id)
+    return name if name.startswith("research-") else f"research {name}"
 
 
 def result_handle(client: Client, workflow_id: str) -> WorkflowHandle[object, ResearchResult]:

@@ -16,8 +16,8 @@ from starter.client.errors import ClientError, Kind
 from starter.client.temporal import query_status
 
 
-async def _research_on(client: Client, queue: str) -> str:
-    research_id = f"slow-{uuid.uuid4().hex[:8]}"
+async def _research_on(client: Client, queue: str, prefix: str = "slow-") -> str:
+    research_id = f"{prefix}{uuid.uuid4().hex[:8]}"
     await client.start_workflow("DeepResearchWorkflow", id=research_id, task_queue=queue)
     return research_id
 
@@ -26,7 +26,7 @@ async def test_a_busy_worker_is_still_working_with_no_advice_to_start_one(
     dev_client: Client,
 ) -> None:
     queue = f"busy-{uuid.uuid4().hex[:8]}"
-    research_id = await _research_on(dev_client, queue)
+    research_id = await _research_on(dev_client, queue, prefix="research-")
     # A worker that took the research's workflow task and is still working on it.
     taken = await dev_client.workflow_service.poll_workflow_task_queue(
         PollWorkflowTaskQueueRequest(
@@ -40,6 +40,7 @@ async def test_a_busy_worker_is_still_working_with_no_advice_to_start_one(
     said = str(slow.value)
     assert slow.value.kind is Kind.NO_ANSWER and slow.value.retry_after_s
     assert "still working" in said and "worker.py" not in said and "start one" not in said
+    assert said.startswith(f"{research_id} is still working")  # never "research research-…"
 
 
 async def test_a_queue_nobody_polls_gets_the_advice_to_start_a_worker(dev_client: Client) -> None:
@@ -47,5 +48,6 @@ async def test_a_queue_nobody_polls_gets_the_advice_to_start_a_worker(dev_client
     with pytest.raises(ClientError) as stopped:
         await asyncio.wait_for(query_status(dev_client.get_workflow_handle(research_id)), 30)
     said = str(stopped.value)
+    assert said.startswith(f"research {research_id} did not answer")  # an id of one's own
     assert "no worker polls its task queue" in said and "start one with `make dev`" in said
     assert stopped.value.retry_after_s is None
