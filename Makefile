@@ -50,9 +50,13 @@ CHECK_JOBS ?= 2
 check: setup oidc-provider lint
 	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not e2e and not browser and not models"
 
-# Everything: lint and every test but the real-model ones (`make test-models`).
+# Everything: lint and every test but the real-model ones (`make test-models`): what `make check`
+# runs (CHECK_JOBS processes), then the end-to-end and browser tests one at a time, since each
+# starts its own worker processes, servers or Chromium and would only fight the others for 2 cores.
+E2E := (e2e or browser) and not models
 test: setup browser oidc-provider lint
-	$(PY) -m pytest
+	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not ($(E2E)) and not models"
+	$(PY) -m pytest -m "$(E2E)"
 
 # The sign-in tests' identity provider (tests/support/oidc: oidc-provider from the npm registry,
 # at the versions of its package-lock.json). Without node and npm those tests skip, saying why.
