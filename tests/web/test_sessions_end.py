@@ -76,9 +76,12 @@ async def test_replacing_a_users_token_ends_the_sessions_opened_with_the_old_one
         alice = _cookie(await _sign_in(before, old["alice"]))
         bob = _cookie(await _sign_in(before, old["bob"]))
     with running_app(web_config(web_worker, new, research_session_secret=secret), new) as after:
-        async with httpx.AsyncClient(base_url=after.url, timeout=30) as browser:
-            gone = await browser.get("/api/research", cookies={auth.COOKIE: alice})
-            kept = await browser.get("/api/research", cookies={auth.COOKIE: bob})
+        async with (
+            httpx.AsyncClient(base_url=after.url, cookies={auth.COOKIE: alice}) as alices,
+            httpx.AsyncClient(base_url=after.url, cookies={auth.COOKIE: bob}) as bobs,
+        ):
+            gone = await alices.get("/api/research", timeout=30)
+            kept = await bobs.get("/api/research", timeout=30)
     assert gone.status_code == 401
     # with a session secret, bob's session (his token did not change) goes on; without one the
     # key is derived from every token, so any change ends every session
