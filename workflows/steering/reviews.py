@@ -91,29 +91,14 @@ def record_report_review(
     state: ResearchState, answer: ReviewAnswer | None, round_: int = 1
 ) -> ReviewDecision:
     """Keep the reviewer's word on the report (None: nobody answered in time, so it stands)."""
-    reviews, notes = state.oversight.reviews, state.writeup.notes
+    notes = state.writeup.notes
+    _keep(state, ReviewTarget.REPORT, round_, answer)
     if answer is None:
-        reviews.append(
-            Review(
-                target=ReviewTarget.REPORT,
-                round=round_,
-                decision=ReviewDecision.APPROVE,
-                by=DecidedBy.TIMEOUT,
-            )
-        )
         notes.append(
             f"Nobody reviewed the report within {duration(state.request.review_timeout_s)}; "
             "it stands as written."
         )
         return ReviewDecision.APPROVE
-    reviews.append(
-        Review(
-            target=ReviewTarget.REPORT,
-            round=round_,
-            decision=answer.decision,
-            feedback=answer.feedback,
-        )
-    )
     if answer.decision is ReviewDecision.CANCEL:
         notes.append("The reviewer cancelled the research at the report; it stands as it was.")
     return answer.decision
@@ -192,28 +177,13 @@ async def review_plan(state: ResearchState) -> None:
     for round_ in range(1, MAX_REVIEW_ROUNDS + 1):
         oversight.review_rounds = round_
         answer = await await_review(state, ReviewTarget.PLAN, Stage.AWAITING_PLAN_REVIEW)
+        _keep(state, ReviewTarget.PLAN, round_, answer)
         if answer is None:
-            oversight.reviews.append(
-                Review(
-                    target=ReviewTarget.PLAN,
-                    round=round_,
-                    decision=ReviewDecision.APPROVE,
-                    by=DecidedBy.TIMEOUT,
-                )
-            )
             notes.append(
                 f"Nobody reviewed plan {state.inquiry.plan_iterations} within "
                 f"{duration(state.request.review_timeout_s)}; it ran as proposed."
             )
             return
-        oversight.reviews.append(
-            Review(
-                target=ReviewTarget.PLAN,
-                round=round_,
-                decision=answer.decision,
-                feedback=answer.feedback,
-            )
-        )
         if answer.decision is ReviewDecision.CANCEL:
             notes.append("The reviewer cancelled the research at the plan.")
             raise asyncio.CancelledError()
@@ -230,6 +200,21 @@ async def review_plan(state: ResearchState) -> None:
         f"The plan was revised {MAX_REVIEW_ROUNDS} times, the most one review allows; "
         "the last revision ran without another review."
     )
+
+
+def _keep(
+    state: ResearchState, target: ReviewTarget, round_: int, answer: ReviewAnswer | None
+) -> None:
+    """The review as the result lists it: nobody's answer in time is an approval by the clock."""
+    if answer is None:
+        review = Review(
+            target=target, round=round_, decision=ReviewDecision.APPROVE, by=DecidedBy.TIMEOUT
+        )
+    else:
+        review = Review(
+            target=target, round=round_, decision=answer.decision, feedback=answer.feedback
+        )
+    state.oversight.reviews.append(review)
 
 
 def _replace_pending_steps(state: ResearchState, answer: ReviewAnswer) -> None:
