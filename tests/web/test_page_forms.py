@@ -136,3 +136,40 @@ async def test_a_json_body_is_json_whatever_its_content_type(open_web_server: We
             await client.post(f"/api/research/{made.json()['id']}/cancel")
     assert one_line_error(empty, 422).startswith("question is required")
     assert one_line_error(garbage, 422) == "the body is not valid JSON"
+
+
+async def test_without_javascript_the_plan_review_form_revises_and_approves_the_plan(
+    open_web_server: WebServer,
+) -> None:
+    async with open_web_server.client(None) as client:
+        research_id = await start(client, review_plan=True)
+        path = f"/api/research/{research_id}"
+        await wait_for(client, path, lambda s: s.get("pending_review") == "plan")
+        page = html.unescape((await client.get(f"/research/{research_id}")).text)
+    noscript = page.split("<noscript>", 2)[2] if page.count("<noscript>") > 1 else page
+    form = Page.of(noscript).all("form")[0]
+    assert form.get("action") == f"/research/{research_id}/review"
+    assert "Review round 1 of 3" in visible(noscript)
+    assert [b for b in ("Approve plan", "Revise plan", "Cancel research") if b in noscript] == [
+        "Approve plan",
+        "Revise plan",
+        "Cancel research",
+    ]
+    assert '<label for="plan-feedback">Feedback</label>' in noscript
+    revised = await form_post(
+        open_web_server,
+        f"/research/{research_id}/review",
+        decision="revise",
+        feedback="Add a step on the keepers' food",
+    )
+    assert revised.status_code == 303
+    async with open_web_server.client(None) as client:
+        again = await wait_for(client, path, lambda s: s.get("review_rounds") == 2)
+        assert again["pending_review"] == "plan"
+        approved = await form_post(
+            open_web_server, f"/research/{research_id}/review", decision="approve"
+        )
+        assert approved.status_code == 303
+        done = await wait_for(client, path, lambda s: not s.get("running"), timeout=60)
+    assert done["outcome"] == "completed"
+    assert [r["decision"] for r in done["reviews"]] == ["revise", "approve"]
