@@ -3,7 +3,8 @@
 Each research event is one SSE event: `id:` its seq, `event:` its kind, `data:` its JSON. A
 stream resumes after `Last-Event-ID` (a browser sends it when it reconnects by itself) or
 `?since=N`; a `heartbeat` event (`{"at": ...}`) comes at least every HEARTBEAT_S, so a stalled
-stream is noticed; once the research is closed, an `end` event (`{"status", "outcome"}`) and the
+stream is noticed; once the research is closed, its last events (asked again while its worker is
+only too busy to answer: FINAL_TRIES), then an `end` event (`{"status", "outcome"}`) and the
 response ends (a page's EventSource should then `close()`, or it reconnects and gets `end` again).
 While no worker answers, an `unavailable` event says so once, and the stream keeps trying.
 
