@@ -159,18 +159,8 @@ def _found(row: ResearchRow) -> dict[str, Any]:
             )
             for s in row.sources
         ],
-        claims=[
-            Claim(
-                text=c.text,
-                source_ids=c.source_ids,
-                verdict=c.verdict,
-                reason=c.reason,
-                checked_by=c.checked_by,
-                original=c.original,
-                removed=c.removed,
-            )
-            for c in row.claims
-        ],
+        # a claim row's columns are the claim's fields, by the same names
+        claims=[Claim.model_validate(c, from_attributes=True) for c in row.claims],
         clarifications=[
             Clarification(question=c.question, answer=c.answer) for c in row.clarifications
         ],
