@@ -25,7 +25,7 @@ from starter.web.deps import ApiError, Backend, Research, owned_research
 from starter.web.fair import renders_of
 from starter.web.models import ResearchCreate, ResearchView
 from starter.web.pages import request_form
-from starter.web.pages.forms import Work, act, read_form
+from starter.web.pages.forms import act, read_form
 from starter.web.pages.frame import (
     PageError,
     backend,
@@ -257,41 +257,37 @@ async def start(request: Request) -> Response:
 
 @router.post("/research/{research_id}/answer")
 async def answer(request: Request, research_id: str) -> Response:
-    form = await read_form(request)
-    return await act(
-        request,
-        form,
-        research_id,
-        _steering(research_id, lambda r, app: service.answer(r, app, form.get("answer", ""))),
+    return await _steer(
+        request, research_id, lambda r, app, form: service.answer(r, app, form.get("answer", ""))
     )
 
 
 @router.post("/research/{research_id}/review")
 async def review(request: Request, research_id: str) -> Response:
-    form = await read_form(request)
-    return await act(
-        request,
-        form,
-        research_id,
-        _steering(research_id, lambda r, app: service.review(r, app, _review(form))),
+    return await _steer(
+        request, research_id, lambda r, app, form: service.review(r, app, _review(form))
     )
 
 
 @router.post("/research/{research_id}/cancel")
 async def cancel(request: Request, research_id: str) -> Response:
+    return await _steer(request, research_id, lambda r, app, _form: service.cancel(r, app))
+
+
+async def _steer(
+    request: Request,
+    research_id: str,
+    send: Callable[[Research, Backend, dict[str, str]], Awaitable[Any]],
+) -> Response:
+    """A form's word to the user's own research (another's is unknown, as the API says): SEND
+    it with the form, then the research's page."""
     form = await read_form(request)
-    return await act(request, form, research_id, _steering(research_id, service.cancel))
-
-
-def _steering(research_id: str, send: Callable[[Research, Backend], Awaitable[Any]]) -> Work:
-    """A form's work on the user's own research (another's is unknown, as the API says): SEND,
-    then the research's page."""
 
     async def work(user: str, app: Backend) -> str:
-        await send(await owned_research(research_id, user, app), app)
+        await send(await owned_research(research_id, user, app), app, form)
         return research_id
 
-    return work
+    return await act(request, form, research_id, work)
 
 
 def _review(form: dict[str, str]) -> dict[str, Any]:
