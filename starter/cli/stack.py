@@ -240,29 +240,36 @@ def stop_all(*processes: subprocess.Popen[bytes] | None) -> None:
         stop(process)
 
 
-def refuse_shared(command: str, port: int) -> int:
-    """Another Temporal server (or anything) on PORT: its workers would take this run's tasks."""
+class Refused(Exception):
+    """A Temporal server (or anything) already on the port and no --share: said on stderr."""
+
+
+def own_server(command: str, port: int, share: bool) -> bool:
+    """Whether COMMAND starts a Temporal dev server of its own on PORT: yes when nothing listens
+    there; with --share, no (the one there is used, as said on stderr); else Refused, since that
+    server's workers would take this run's tasks."""
+    if not listening(port):
+        return True
+    if not share:
+        print(
+            f"{command}: error: localhost:{port} is already in use, perhaps by another Temporal "
+            "server whose workers would take this run's tasks. Stop it, choose free ports "
+            f"(make {command} ARGS='--port 7300 --ui-port 8300'), or pass --share to use it.",
+            file=sys.stderr,
+        )
+        raise Refused
     print(
-        f"{command}: error: localhost:{port} is already in use, perhaps by another Temporal "
-        "server whose workers would take this run's tasks. Stop it, choose free ports "
-        f"(make {command} ARGS='--port 7300 --ui-port 8300'), or pass --share to use it.",
+        f"{command}: using the Temporal server already listening on localhost:{port} (--share)",
         file=sys.stderr,
     )
-    return 2
+    return False
 
 
 def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
     started = time.monotonic()
     server = worker = None
     try:
-        if listening(port):
-            if not share:
-                return refuse_shared("demo", port)
-            print(
-                f"demo: using the Temporal server already listening on localhost:{port} (--share)",
-                file=sys.stderr,
-            )
-        else:
+        if own_server("demo", port, share):
             print(
                 f"demo: starting the Temporal dev server (Web UI on http://localhost:{ui_port})",
                 file=sys.stderr,
@@ -300,6 +307,8 @@ def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
                 "demo: press Enter to stop the dev server and worker (the Web UI stays up until then) "
             )
         return code
+    except Refused:
+        return 2
     except (KeyboardInterrupt, Stopped, EOFError):
         return 130
     finally:
@@ -316,14 +325,7 @@ def dev(
     db_file = db_file or REPO / ".temporal" / "dev.sqlite"
     server = worker = web = None
     try:
-        if listening(port):
-            if not share:
-                return refuse_shared("dev", port)
-            print(
-                f"dev: using the Temporal server already listening on localhost:{port} (--share)",
-                file=sys.stderr,
-            )
-        else:
+        if own_server("dev", port, share):
             server = start_dev_server(db_file, db_file.parent / "server.log", port, ui_port)
             print(
                 f"dev: Temporal dev server on localhost:{port} (persisted to {db_file}), "
@@ -355,6 +357,8 @@ def dev(
                     )
                     return code
             time.sleep(0.5)
+    except Refused:
+        return 2
     except (KeyboardInterrupt, Stopped):
         return 0
     finally:

@@ -185,6 +185,22 @@ def test_a_port_in_use_is_refused_in_one_line_not_shared() -> None:
             assert "already in use" in done.stderr and "--share" in done.stderr
 
 
+def test_share_uses_the_server_on_the_port_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from starter.cli import stack
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert stack.own_server("dev", port, share=True) is False
+        with pytest.raises(stack.Refused):
+            stack.own_server("demo", port, share=False)
+    assert stack.own_server("dev", port, share=True) is True  # nothing listens any more
+    said = capsys.readouterr().err.splitlines()
+    assert (
+        said[0] == f"dev: using the Temporal server already listening on localhost:{port} (--share)"
+    )
+    assert said[1].startswith(f"demo: error: localhost:{port} is already in use") and len(said) == 2
+
+
 def test_with_tokens_the_demo_research_belongs_to_a_token_user(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
