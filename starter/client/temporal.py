@@ -52,6 +52,8 @@ UNANSWERED = (
     RPCStatusCode.CANCELLED,
     RPCStatusCode.RESOURCE_EXHAUSTED,
 )
+
+
 #: How long a client waits before it asks a busy research again (the web app's Retry-After).
 BUSY_RETRY_S = 5.0
 #: How long an answer may wait for a worker to accept it.
@@ -80,6 +82,12 @@ async def connect(cfg: Settings) -> Client:
 
 def is_not_found(err: BaseException) -> bool:
     return isinstance(err, RPCError) and err.status == RPCStatusCode.NOT_FOUND
+
+
+def unanswered(err: BaseException) -> bool:
+    """A query no worker answered in time (busy or gone; ask its pollers why), not one that was
+    refused: the SDK's own deadline (TimeoutError) or one of UNANSWERED."""
+    return isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in UNANSWERED)
 
 
 def not_taken(what: str) -> ClientError:

@@ -39,11 +39,11 @@ from temporalio.service import RPCError
 from activities.corpus.public_names import PublicNames
 from starter.client import research_client
 from starter.client.temporal import (
-    UNANSWERED,
     is_not_found,
     one_line,
     root_message,
     slow_or_stopped,
+    unanswered,
     worker_polls,
 )
 from starter.web.deps import (
@@ -62,7 +62,8 @@ router = APIRouter(tags=["events"])
 
 FAST_S, SLOW_S, WAITING_S, GROWTH = 0.1, 1.0, 2.0, 1.5
 HEARTBEAT_S = 10.0
-#: How long to wait before asking Temporal again for the end when it could not be reached.
+#: How long to wait before asking Temporal again for the end when it could not be reached, and
+#: before asking a closed research's busy worker again for its last events.
 RETRY_END_S = 2.0
 #: How many times a closed research's last events are asked for again while its worker is busy.
 FINAL_TRIES = 5
@@ -74,8 +75,6 @@ CLOSED_BY = (
     (tex.CancelledError, "cancelled"),
     (tex.TimeoutError, "timed_out"),
 )
-#: How the SDK reports a query's deadline.
-TIMED_OUT = UNANSWERED
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -158,7 +157,7 @@ class Poller:
                 return False
             if not self.closed:
                 await self._complain(err)
-            return None if timed_out(err) else False
+            return None if unanswered(err) else False
         self.complained = False
         for sub in self.subscribers:
             if sub.last < since:
@@ -178,7 +177,7 @@ class Poller:
         if self.complained:
             return
         self.complained = True
-        if timed_out(err):
+        if unanswered(err):
             reason = f"{await slow_or_stopped(self.handle)} (still trying)"
         else:
             reason = (
@@ -218,11 +217,6 @@ class Poller:
             )
         self.subscribers.clear()
         self.hub.forget(self)
-
-
-def timed_out(err: BaseException) -> bool:
-    """A query no worker answered in time (busy or gone), not one that was refused."""
-    return isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in TIMED_OUT)
 
 
 class EventHub:
