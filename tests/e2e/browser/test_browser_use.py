@@ -292,7 +292,9 @@ async def test_a_revised_report_comes_back_for_round_two_and_its_approval_comple
     assert got["problems"] == []
 
 
-def report_rounds_without_javascript(server: WebServer, research_id: str) -> dict[str, Any]:
+def report_rounds_without_javascript(
+    server: WebServer, research_id: str, folder: Path
+) -> dict[str, Any]:
     def scenario(page: Any, seen: Seen) -> dict[str, Any]:
         def reload_until(name: str, text: str = "") -> None:
             for _ in range(150):  # nothing updates by itself: a person reloads
@@ -310,6 +312,10 @@ def report_rounds_without_javascript(server: WebServer, research_id: str) -> dic
         page.wait_for_url(re.compile(r"/research/[^/?]+$"))
         reload_until("Approve report", "Review round 2 of 3")
         panel = page.get_by_role("region", name="Review the report").inner_text()
+        shoot(page, "report-review-nojs-1300", folder, full_page=True)
+        page.set_viewport_size({"width": 400, "height": 860})
+        shoot(page, "report-review-nojs-400", folder, full_page=True)
+        page.set_viewport_size(WIDE["viewport"])
         page.get_by_role("button", name="Approve report").click()
         page.wait_for_url(re.compile(r"/research/[^/?]+$"))
         for _ in range(150):
@@ -327,12 +333,12 @@ def report_rounds_without_javascript(server: WebServer, research_id: str) -> dic
 
 
 async def test_without_javascript_a_revised_report_is_reviewed_again_and_approved(
-    open_web_server: WebServer,
+    open_web_server: WebServer, tmp_path: Path
 ) -> None:
     async with open_web_server.client(None) as client:
         research_id = await start(client, review_report="always")
     got = await in_browser(
-        report_rounds_without_javascript(open_web_server, research_id),
+        report_rounds_without_javascript(open_web_server, research_id, tmp_path),
         java_script_enabled=False,
         **WIDE,
     )
