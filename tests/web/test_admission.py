@@ -188,11 +188,15 @@ async def test_one_users_uploads_in_flight_are_capped_while_anothers_go_through(
             )
             await writer.drain()
             held.append(writer)
-        await asyncio.sleep(0.3)
         async with server.client("alice") as alice, server.client("bob") as bob:
-            third = await alice.post(
-                "/api/documents", files={"file": ("a.md", b"# A\n", "text/markdown")}
-            )
+            deadline = time.monotonic() + 15  # until the server has read both uploads' headers
+            while True:
+                third = await alice.post(
+                    "/api/documents", files={"file": ("a.md", b"# A\n", "text/markdown")}
+                )
+                if third.status_code != 201 or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.1)
             other = await bob.post(
                 "/api/documents", files={"file": ("b.md", b"# B\n", "text/markdown")}
             )
@@ -215,10 +219,19 @@ async def test_connections_past_the_cap_are_503_and_served_again_once_they_close
             writer.write(b"GET /api/health HTTP/1.1\r\n")
             await writer.drain()
             held.append(writer)
-        await asyncio.sleep(0.3)
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
-            assert (await client.get("/api/health")).status_code == 503
+            assert await _health_becomes(client, 503)
             for writer in held:
                 writer.close()
-            await asyncio.sleep(0.3)
-            assert (await client.get("/api/health")).status_code == 200
+            assert await _health_becomes(client, 200)
+
+
+async def _health_becomes(client: httpx.AsyncClient, status: int) -> bool:
+    """Whether /api/health answers STATUS within 15 s: the server counts a connection once its
+    loop has taken it, which on a busy machine is not at once."""
+    deadline = time.monotonic() + 15
+    while (await client.get("/api/health")).status_code != status:
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return True
