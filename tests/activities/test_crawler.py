@@ -280,7 +280,8 @@ async def test_a_page_that_trickles_times_out_at_the_page_limit(
     error = await refusal(crawler, web.url("/slow"))
 
     assert (error.reason, error.retryable) == ("timed out after 1.5 s", True)
-    assert PAGE_TIMEOUT_S <= time.monotonic() - started < PAGE_TIMEOUT_S + 0.7
+    # The page trickles for a minute: ended at the limit, with room for a busy machine.
+    assert PAGE_TIMEOUT_S <= time.monotonic() - started < PAGE_TIMEOUT_S + 5
 
 
 @pytest.mark.parametrize("path", ["/huge", "/bomb", "/bomb-deflate"])

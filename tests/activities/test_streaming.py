@@ -77,7 +77,7 @@ async def test_a_reply_that_keeps_coming_finishes_however_long_it_takes(
 async def test_a_server_that_falls_silent_mid_reply_is_a_retryable_timeout(
     slow_llm: ScriptedLLM,
 ) -> None:
-    slow_llm.fail_next("route", Fault(stall_after=5, hang_s=10.0))
+    slow_llm.fail_next("route", Fault(stall_after=5, hang_s=30.0))
 
     started = time.monotonic()
     with pytest.raises(ApplicationError) as caught:
@@ -86,8 +86,8 @@ async def test_a_server_that_falls_silent_mid_reply_is_a_retryable_timeout(
 
     assert caught.value.type == "LLMTimeout" and not caught.value.non_retryable
     assert "went silent for 0.5 s" in caught.value.message
-    # Five tokens 0.2 s apart, then half a second of silence: not the server's ten.
-    assert 0.5 < took < 3.0, took
+    # Five tokens 0.2 s apart, then half a second of silence: not the server's thirty.
+    assert 0.5 < took < 10.0, took
 
 
 async def test_the_first_token_may_wait_for_the_prompt_to_be_read(
@@ -95,7 +95,7 @@ async def test_the_first_token_may_wait_for_the_prompt_to_be_read(
 ) -> None:
     """A server reads the prompt before its first token, in silence: that wait is allowed the
     prompt's tokens at LLM_PROMPT_TOKENS_PER_S on top of the silence timeout."""
-    slow_llm.fail_next("route", Fault(hang_s=2.0), Fault(hang_s=2.0))
+    slow_llm.fail_next("route", Fault(hang_s=2.0), Fault(hang_s=8.0))
     # The route prompt is over 100 tokens: at 50 a second, over 2 s more than the silence's 0.5.
     patient = engine_for(slow_llm, llm_prompt_tokens_per_s=50)
 
@@ -104,7 +104,7 @@ async def test_the_first_token_may_wait_for_the_prompt_to_be_read(
     with pytest.raises(ApplicationError) as caught:
         await engine_for(slow_llm).route(QUESTION)  # no allowance: the silence's 0.5 s only
     assert caught.value.type == "LLMTimeout" and "sent nothing for" in caught.value.message
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 5.0  # not the server's 8 s
 
 
 async def test_a_call_that_writes_past_the_ceiling_is_ended_there(clean_env: None) -> None:
@@ -114,7 +114,7 @@ async def test_a_call_that_writes_past_the_ceiling_is_ended_there(clean_env: Non
             await engine_for(llm, llm_silence_timeout_s=1.0, llm_call_limit_s=2).route(QUESTION)
     assert caught.value.type == "LLMTimeout" and not caught.value.non_retryable
     assert "still replying" in caught.value.message and "LLM_CALL_LIMIT_S" in caught.value.message
-    assert 1.9 < time.monotonic() - started < 3.5
+    assert 1.9 < time.monotonic() - started < 4.5  # the server would go on to about 5 s
 
 
 async def test_usage_comes_from_the_stream_and_is_estimated_when_the_server_sends_none(

@@ -465,12 +465,12 @@ async def test_server_errors_are_retried(web: Web, status: int) -> None:
 
 
 async def test_a_slow_provider_times_out_as_a_retryable_failure(web: Web) -> None:
-    web.searxng.delay_s = 1.0
+    web.searxng.delay_s = 4.0
     started = time.monotonic()
 
     error = await failure(Searxng(web.searxng.url, timeout_s=0.2).search("q", 5))
 
-    assert time.monotonic() - started < 0.9
+    assert time.monotonic() - started < 2.5  # not the provider's 4 s
     assert (error.non_retryable, error.message) == (False, "searxng did not answer within 0.2 s")
 
 
@@ -781,12 +781,12 @@ async def test_exploratory_merges_every_provider_by_rank_and_counts_each_page_on
 
 async def test_exploratory_asks_every_provider_at_once(web: Web) -> None:
     for api in (web.searxng, web.tavily, web.brave):
-        api.delay_s = 0.4
+        api.delay_s = 1.0
     started = time.monotonic()
 
     hits = await run_search("q", 5, web.config("searxng", "tavily,brave", strategy="exploratory"))
 
-    assert time.monotonic() - started < 1.0  # one after the other would take 1.2 s
+    assert time.monotonic() - started < 2.5  # one after the other would take 3 s
     assert {h.provider for h in hits} == {"searxng", "tavily", "brave"}
 
 
