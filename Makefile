@@ -47,16 +47,16 @@ lint: setup
 # Measured 2026-11-27 on 2 cores shared with other work: 4 min 44 s to 6 min 55 s with 2 processes
 # (1,645 tests), 10 min 40 s in one (CHECK_JOBS=0); most of it is waiting on servers and timers.
 CHECK_JOBS ?= 2
+FAST_TESTS = $(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not e2e and not browser and not models"
 check: setup oidc-provider lint
-	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not e2e and not browser and not models"
+	$(FAST_TESTS)
 
 # Everything: lint and every test but the real-model ones (`make test-models`): what `make check`
 # runs (CHECK_JOBS processes), then the end-to-end and browser tests one at a time, since each
 # starts its own worker processes, servers or Chromium and would only fight the others for 2 cores.
-E2E := (e2e or browser) and not models
 test: setup browser oidc-provider lint
-	$(PY) -m pytest -q -n $(CHECK_JOBS) --dist loadfile -m "not ($(E2E)) and not models"
-	$(PY) -m pytest -m "$(E2E)"
+	$(FAST_TESTS)
+	$(PY) -m pytest -m "(e2e or browser) and not models"
 
 # The sign-in tests' identity provider (tests/support/oidc: oidc-provider from the npm registry,
 # at the versions of its package-lock.json). Without node and npm those tests skip, saying why.
