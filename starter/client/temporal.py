@@ -52,8 +52,6 @@ UNANSWERED = (
     RPCStatusCode.CANCELLED,
     RPCStatusCode.RESOURCE_EXHAUSTED,
 )
-
-
 #: How long a client waits before it asks a busy research again (the web app's Retry-After).
 BUSY_RETRY_S = 5.0
 #: How long an answer may wait for a worker to accept it.
