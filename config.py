@@ -99,6 +99,19 @@ class Settings(BaseSettings):
     #: API endpoints, overridable for proxies and for tests that point a worker at a double.
     tavily_base_url: str = "https://api.tavily.com"
     brave_base_url: str = "https://api.search.brave.com"
+    #: The scholarly indexes `--sources papers` searches, comma-separated: `openalex`, `arxiv`,
+    #: `crossref`, `semanticscholar`, `pubmed` (activities/providers/scholarly/).
+    scholarly_providers: str = "openalex,arxiv,crossref"
+    #: Each index's API root, a setting so a mirror or a test's stand-in can answer.
+    openalex_url: str = "https://api.openalex.org"
+    arxiv_url: str = "https://export.arxiv.org/api"
+    crossref_url: str = "https://api.crossref.org"
+    semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
+    pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    #: Sent where the indexes ask for a contact (OpenAlex and Crossref `mailto`, the User-Agent).
+    research_contact_email: str = ""
+    #: How the report's sources list is formatted (a CSL style name: `apa`, `harvard1`, ...).
+    citation_style: str = "apa"
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
     research_index_dir: Path = DATA_DIR / "index"

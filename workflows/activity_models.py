@@ -22,6 +22,7 @@ from workflows.models import (
     Depth,
     Evidence,
     Message,
+    Paper,
     Passage,
     Plan,
     PlanStep,
@@ -308,10 +309,28 @@ class SearchHit(BaseModel):
     title: str
     snippet: str
     provider: str
+    #: A scholarly index's hit: the work's metadata (its `url` is then the DOI's resolver link,
+    #: else the arXiv abstract page, else the index's landing page).
+    paper: Paper | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class SearchOutput(BaseModel):
     hits: list[SearchHit]
+
+
+class SearchPapersInput(BaseModel):
+    """One query to one scholarly index (`openalex`, `arxiv`, `crossref`, `semanticscholar`,
+    `pubmed`), run on that index's own task queue (`papers_task_queue`), whose rate limit the
+    Temporal server keeps across every research on every worker."""
+
+    query: str
+    max_results: int
+    index: str
+
+
+def papers_task_queue(research_queue: str, index: str) -> str:
+    """The task queue of one scholarly index's searches, beside the research's own."""
+    return f"{research_queue}-papers-{index}"
 
 
 class ReadPageInput(BaseModel):
@@ -319,6 +338,8 @@ class ReadPageInput(BaseModel):
     #: What the step is about: the page is trimmed to the passages that best match it.
     focus: str
     max_chars: int = PAGE_TEXT_LIMIT
+    #: A paper's metadata: its open-access full text is read if it can be, else its abstract.
+    paper: Paper | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class ReadPageOutput(BaseModel):
@@ -330,6 +351,8 @@ class ReadPageOutput(BaseModel):
     #: The fingerprint of the whole document as read, before it was trimmed to `text`
     #: (activities/fingerprint.py; "" from readers and histories before it).
     digest: str = ""
+    #: A paper's: `full_text` (its open-access text was read) or `abstract`; "" for a page.
+    read: str = Field(default="", exclude_if=lambda v: not v)
 
 
 # --- verification and the research library ----------------------------------------------------------

@@ -34,6 +34,8 @@ from workflows.record import (  # noqa: F401 (re-exported)
     Evidence,
     IssueSeverity,
     LoopBack,
+    Paper,
+    PaperRead,
     Passage,
     Plan,
     PlanStep,

@@ -182,8 +182,46 @@ class Review(BaseModel):
 # --- the research record --------------------------------------------------------------------------
 
 
+def _empty(value: object) -> bool:
+    return value in ("", None, False, [])
+
+
+class PaperRead(str, Enum):
+    """How much of a paper the research read: its open-access full text, or its abstract only."""
+
+    FULL_TEXT = "full_text"
+    ABSTRACT = "abstract"
+
+
+class Paper(BaseModel):
+    """A scholarly work as the indexes describe it (OpenAlex, arXiv, Crossref, ...): what a
+    reference manager needs to cite it and what the research needs to read it. Every field may be
+    empty: indexes disagree on what they know, and merging keeps the richest (workflows/papers.py)."""
+
+    #: Bare and lower-case (`10.1234/abc`), never a resolver URL.
+    doi: str = Field(default="", exclude_if=_empty)
+    #: Without its version (`2101.00001`, `hep-th/9901001`).
+    arxiv_id: str = Field(default="", exclude_if=_empty)
+    authors: list[str] = Field(default_factory=list, exclude_if=_empty)
+    year: int | None = Field(default=None, exclude_if=_empty)
+    venue: str = Field(default="", exclude_if=_empty)
+    retracted: bool = Field(default=False, exclude_if=_empty)
+    #: An open-access full text (HTML or PDF) the crawler may read; "" when none is known.
+    full_text_url: str = Field(default="", exclude_if=_empty)
+    #: The abstract (plain text, trimmed to PAGE_TEXT_LIMIT), read when no full text can be.
+    abstract: str = Field(default="", exclude_if=_empty)
+    #: `article`, `preprint`, `book`, `chapter`, `proceedings` ... (for the reference exports).
+    kind: str = Field(default="", exclude_if=_empty)
+    #: The indexes that found it (`openalex`, `arxiv`, `crossref`, ...).
+    found_in: list[str] = Field(default_factory=list, exclude_if=_empty)
+
+
 class Source(BaseModel):
-    """A document the research read or found; report citations `[n]` refer to `id`."""
+    """A document the research read or found; report citations `[n]` refer to `id`.
+
+    A paper (a hit of a scholarly index) also carries its metadata, flat as the result shows it
+    (`../shared/INTERFACE.md`, "A paper as a source"); a web page or a document leaves them empty,
+    and empty fields are left out of the payload (histories recorded before them replay as they were)."""
 
     id: int
     url: str
@@ -192,6 +230,20 @@ class Source(BaseModel):
     #: The fingerprint of its whole text as read (activities/fingerprint.py; "" when not read,
     #: e.g. a search snippet, and in research recorded before it).
     digest: str = ""
+    doi: str = Field(default="", exclude_if=_empty)
+    arxiv_id: str = Field(default="", exclude_if=_empty)
+    authors: list[str] = Field(default_factory=list, exclude_if=_empty)
+    year: int | None = Field(default=None, exclude_if=_empty)
+    venue: str = Field(default="", exclude_if=_empty)
+    #: `full_text` or `abstract` for a paper (PaperRead); "" for anything else.
+    read: str = Field(default="", exclude_if=_empty)
+    retracted: bool = Field(default=False, exclude_if=_empty)
+    #: `article`, `preprint`, ... for a paper (Paper.kind).
+    kind: str = Field(default="", exclude_if=_empty)
+
+    @property
+    def is_paper(self) -> bool:
+        return bool(self.doi or self.arxiv_id or self.read)
 
 
 class StepOrigin(str, Enum):

@@ -91,6 +91,8 @@ class Sources(str, Enum):
     WEB = "web"
     DOCUMENTS = "documents"
     BOTH = "both"
+    #: The scholarly indexes of SCHOLARLY_PROVIDERS (OpenAlex, arXiv, Crossref, ...) only.
+    PAPERS = "papers"
 
     @property
     def documents(self) -> bool:
@@ -101,6 +103,11 @@ class Sources(str, Enum):
     def web(self) -> bool:
         """Only the configured web providers can answer (so some must be configured)."""
         return self in (Sources.WEB, Sources.BOTH)
+
+    @property
+    def papers(self) -> bool:
+        """The scholarly indexes are searched, each on its own rate-limited task queue."""
+        return self is Sources.PAPERS
 
 
 class ReportReview(str, Enum):

@@ -134,9 +134,10 @@ class Role(Generic[Req, Rep]):
         """The longest reply one call may be asked for (0 for a role without an LLM)."""
         return max((p.max_tokens for p in self.asks), default=0)
 
-    async def run(self, arg: Req) -> Rep:
+    async def run(self, arg: Req, task_queue: str | None = None) -> Rep:
         """This activity, scheduled from a workflow with the row's limits: local where the row
-        says so (short, CPU-light work), else regular."""
+        says so (short, CPU-light work), else regular (on TASK_QUEUE when given: a scholarly
+        index's own rate-limited queue, else the research's)."""
         # Called by name: the SDK decodes the result as `self.output`, a `Rep`.
         result: Rep
         if self.local is not None and self.local(arg):
@@ -153,6 +154,7 @@ class Role(Generic[Req, Rep]):
             self.name,
             arg,
             result_type=self.output,
+            task_queue=task_queue,
             start_to_close_timeout=self.timeout,
             schedule_to_close_timeout=self.window,
             heartbeat_timeout=self.heartbeat,
@@ -290,6 +292,20 @@ SEARCH = Role(
     retry=SEARCH_RETRY,
     local=lambda _: True,
 )
+#: One query to one scholarly index, on the index's own task queue (`papers_task_queue`), whose
+#: rate limit the server keeps for every worker (arXiv: one request every 3 s); a 429's
+#: Retry-After becomes the next retry's delay. Within a 3-minute window so a research queued
+#: behind others' searches of a slow index waits its turn rather than failing.
+SEARCH_PAPERS = Role(
+    "search_papers",
+    m.SearchPapersInput,
+    m.SearchOutput,
+    "no papers from that index for that query",
+    timeout=timedelta(seconds=30),
+    retry=SEARCH_RETRY,
+    window=timedelta(minutes=3),
+    heartbeat=None,
+)
 READ_PAGE = Role(
     "read_page",
     m.ReadPageInput,
@@ -370,6 +386,7 @@ ROLES: tuple[AnyRole, ...] = (
     REVISE_CLAIMS,
     CRITIQUE,
     SEARCH,
+    SEARCH_PAPERS,
     READ_PAGE,
     SAVE_RESEARCH,
     PREVIOUS_RUN,

@@ -134,6 +134,10 @@ def default_critique(inp: m.CritiqueInput) -> m.CritiqueOutput:
     )
 
 
+def default_search_papers(inp: m.SearchPapersInput) -> m.SearchOutput:
+    return m.SearchOutput(hits=[])
+
+
 def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:
     return m.SaveResearchOutput(created=True)
 
