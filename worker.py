@@ -10,11 +10,14 @@ the same terminal, and the starter announces it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
@@ -26,7 +29,10 @@ from activities.library import save_research
 from activities.llm import LLM_ACTIVITIES
 from activities.notify import deliver_notification, mail, notification_targets
 from activities.pages import read_page
+from activities.paper_indexes import paper_indexes
+from activities.papers_search import search_papers
 from activities.pricing import PriceError
+from activities.providers.scholarly import configured_indexes, rate_of
 from activities.providers.strategies import check_search_config
 from activities.search import search
 from activities.standing import previous_run
@@ -42,13 +48,17 @@ from config import (
 from telemetry import metrics, traces
 from telemetry.counters import ProductMetrics
 from telemetry.health import HealthServer
+from workflows.activity_models import papers_task_queue
 from workflows.research import DeepResearchWorkflow
 from workflows.standing.notify import NotifyWorkflow
 
-#: Every activity the research workflow schedules, and the notifier's.
-ACTIVITIES = [
+#: Every activity the research workflow schedules, and the notifier's (`search_papers` runs on
+#: each scholarly index's own task queue, not the research's: `build_paper_workers`).
+ACTIVITIES: list[Callable[..., Any]] = [
     *LLM_ACTIVITIES,
     search,
+    search_papers,
+    paper_indexes,
     read_page,
     save_research,
     previous_run,
@@ -84,7 +94,7 @@ def build_worker(client: Client, config: Settings) -> Worker:
         client,
         task_queue=config.temporal_task_queue,
         workflows=[DeepResearchWorkflow, NotifyWorkflow],
-        activities=ACTIVITIES,
+        activities=[a for a in ACTIVITIES if a is not search_papers],
         workflow_runner=workflow_runner(config),
         max_concurrent_activities=config.max_concurrent_activities,
         max_concurrent_workflow_tasks=config.max_concurrent_workflow_tasks,
@@ -93,11 +103,33 @@ def build_worker(client: Client, config: Settings) -> Worker:
     )
 
 
+def build_paper_workers(client: Client, config: Settings) -> list[Worker]:
+    """One worker per index of SCHOLARLY_PROVIDERS on the index's own task queue, running only
+    `search_papers`, which sets the queue's dispatch rate to the index's published one: the
+    Temporal server keeps it for every worker that polls the queue (activities/providers/scholarly/)."""
+    workers = []
+    for index in configured_indexes(config):
+        rate = rate_of(index, config)
+        workers.append(
+            Worker(
+                client,
+                task_queue=papers_task_queue(config.temporal_task_queue, index),
+                activities=[search_papers],
+                max_concurrent_activities=rate.concurrency,
+                max_task_queue_activities_per_second=rate.searches_per_second,
+                graceful_shutdown_timeout=timedelta(seconds=config.worker_shutdown_grace_s),
+                interceptors=[ProductMetrics()],
+            )
+        )
+    return workers
+
+
 async def main() -> int:
     try:
         config = settings()
         pricing.table(config.llm_prices)
         check_search_config()
+        configured_indexes(config)
     except (ConfigError, PriceError) as err:  # a configuration error: say it once, plainly
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -124,7 +156,7 @@ async def main() -> int:
         )
         return 2
     worker = build_worker(client, config)
-    await run_until_stopped(worker, config, health)
+    await run_until_stopped(worker, config, health, build_paper_workers(client, config))
     # The last spans leave now, once, not after every call (bounded if the collector is down).
     await asyncio.to_thread(tracing.flush_all)
     await asyncio.to_thread(traces.flush)
@@ -132,9 +164,15 @@ async def main() -> int:
     return 0
 
 
-async def run_until_stopped(worker: Worker, config: Settings, health: HealthServer | None) -> None:
+async def run_until_stopped(
+    worker: Worker,
+    config: Settings,
+    health: HealthServer | None,
+    others: list[Worker] | None = None,
+) -> None:
     """Poll until SIGTERM or SIGINT, then drain. The health endpoint says "not polling" from the
-    signal on, while the running activities still get WORKER_SHUTDOWN_GRACE_S to finish."""
+    signal on, while the running activities still get WORKER_SHUTDOWN_GRACE_S to finish. OTHERS
+    (the scholarly indexes' workers) run beside WORKER and drain at the same time, not in turn."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -144,9 +182,12 @@ async def run_until_stopped(worker: Worker, config: Settings, health: HealthServ
         health.start()
     print(start_line(config), file=sys.stderr, flush=True)
     try:
-        async with worker:
+        async with contextlib.AsyncExitStack() as running:
+            for each in [worker, *(others or [])]:
+                await running.enter_async_context(each)
             await stop.wait()
             print("worker: shutting down", file=sys.stderr, flush=True)
+            await asyncio.gather(*(each.shutdown() for each in [worker, *(others or [])]))
     finally:
         if health is not None:
             health.close()

@@ -1,5 +1,5 @@
-"""The `read_page` activity: one source read for a step, from the web (activities/web/reading.py)
-or from the local research corpus (`file://` URLs)."""
+"""The `read_page` activity: one source read for a step, from the web (activities/web/reading.py),
+from the local research corpus (`file://` URLs), or a scholarly paper (its full text or abstract)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ import asyncio
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
+from activities.fingerprint import content_digest
 from activities.heartbeats import with_heartbeats
 from activities.web.reading import read_for_step
 from config import settings
 from workflows import roles
 from workflows.activity_models import ReadPageInput, ReadPageOutput
-from workflows.models import PAGE_TEXT_LIMIT
+from workflows.models import PAGE_TEXT_LIMIT, Paper, PaperRead
+from workflows.text import trim
 
 
 def local_corpus() -> Any:
@@ -37,6 +40,32 @@ def read_document(url: str, focus: str, max_chars: int) -> ReadPageOutput | None
     return page
 
 
+async def read_paper(url: str, paper: Paper, focus: str, max_chars: int) -> ReadPageOutput:
+    """A paper read as a paper: its open-access full text through the crawler (with every rule a
+    page has: robots.txt, the network guard, the size and time limits; PDFs extracted), else its
+    abstract, said so in `read`. A full text that fails even in a way that may pass (a 5xx) gives
+    way to the abstract at once: the abstract is what the index vouches for, and retrying would
+    hold the step for a text it can do without. URL stays the paper's own (its DOI link), so the
+    source is the work, not the copy that was read."""
+    if paper.full_text_url.startswith(("http://", "https://")):
+        try:
+            page = await read_for_step(paper.full_text_url, focus, max_chars)
+        except ApplicationError:
+            page = None
+        if page is not None and not page.error and page.text.strip():
+            return page.model_copy(update={"url": url, "read": PaperRead.FULL_TEXT.value})
+    abstract = " ".join(paper.abstract.split())
+    if not abstract:
+        why = "no open-access full text could be read and the index gave no abstract"
+        return ReadPageOutput(url=url, error=why)
+    return ReadPageOutput(
+        url=url,
+        text=trim(abstract, max_chars),
+        digest=content_digest(abstract),
+        read=PaperRead.ABSTRACT.value,
+    )
+
+
 @activity.defn(name=roles.READ_PAGE.name)
 async def read_page(request: ReadPageInput) -> ReadPageOutput:
     """The page trimmed to the passages that matter to the step (at most PAGE_TEXT_LIMIT chars).
@@ -57,6 +86,10 @@ async def read_page(request: ReadPageInput) -> ReadPageOutput:
     never fail a step, and retrying a page that is not there cannot help.
     """
     max_chars = min(request.max_chars, PAGE_TEXT_LIMIT)
+    if request.paper is not None:
+        return await with_heartbeats(
+            read_paper(request.url, request.paper, request.focus, max_chars)
+        )
     if request.url.startswith("file://"):
         page = await with_heartbeats(
             asyncio.to_thread(read_document, request.url, request.focus, max_chars)

@@ -52,6 +52,10 @@ class Usage(BaseModel):
     #: calls of this role from them before they are made.
     price_in: float = 0.0
     price_out: float = 0.0
+    #: The reply was nearly JSON and was read once repaired (a missing brace, single quotes...).
+    repaired: int = Field(default=0, exclude_if=lambda v: not v)
+    #: The model was asked again, shown why its reply could not be read, and answered.
+    reasked: int = Field(default=0, exclude_if=lambda v: not v)
 
 
 class LLMOutput(BaseModel):
@@ -331,6 +335,19 @@ class SearchPapersInput(BaseModel):
 def papers_task_queue(research_queue: str, index: str) -> str:
     """The task queue of one scholarly index's searches, beside the research's own."""
     return f"{research_queue}-papers-{index}"
+
+
+class PaperIndexesInput(BaseModel):
+    """Which scholarly indexes a `papers` research may search: asked once per research of the
+    worker that runs it (a local activity), because only the worker knows SCHOLARLY_PROVIDERS and
+    only it polls the indexes' own task queues; a list chosen by the client could name a queue
+    no worker polls, and each search there would wait out its whole window."""
+
+    research_queue: str
+
+
+class PaperIndexesOutput(BaseModel):
+    indexes: list[str]
 
 
 class ReadPageInput(BaseModel):

@@ -36,7 +36,11 @@ Rep = TypeVar("Rep", bound=BaseModel)
 
 #: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
 #: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
-REPLY_PROBLEMS = frozenset({"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused"})
+#: A reply that could not be read even repaired and asked again with the reason (the engine
+#: gives up on it for good: activities/openai_engine/chat.py) is one too: the role falls back.
+REPLY_PROBLEMS = frozenset(
+    {"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused", "InvalidLLMReply"}
+)
 
 
 async def call(state: ResearchState, role: Role[Req, Rep], arg: Req) -> Rep | None:
@@ -169,6 +173,8 @@ def account(
         usage = Usage(requests=1)
     stats.llm_calls += usage.requests
     stats.llm_calls_by_role[role] = stats.llm_calls_by_role.get(role, 0) + usage.requests
+    stats.llm_repaired += usage.repaired
+    stats.llm_reasked += usage.reasked
     if usage.attempt > 1:
         stats.llm_retries += usage.attempt - 1
         stats.llm_retries_by_role[role] = stats.llm_retries_by_role.get(role, 0) + usage.attempt - 1

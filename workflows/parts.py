@@ -32,6 +32,8 @@ from workflows.models import (
     Evidence,
     LoopBack,
     Message,
+    Paper,
+    PaperRead,
     Passage,
     Plan,
     Refinement,
@@ -44,6 +46,7 @@ from workflows.models import (
     StepStatus,
     VerificationSummary,
 )
+from workflows.papers import merged, same_work
 
 IGNORED_SIGNALS_KEPT = 20
 
@@ -117,6 +120,8 @@ class Material(Part):
     read_urls: set[str] = Field(default_factory=set)
     #: Pages that could not be read: never fetched again, never a source.
     unreadable_urls: set[str] = Field(default_factory=set)
+    #: The scholarly indexes a `papers` research searches, as its worker said (None: not asked).
+    paper_indexes: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @field_serializer("read_urls", "unreadable_urls")
     def _in_order(self, urls: set[str]) -> list[str]:
@@ -159,17 +164,35 @@ class Material(Part):
         ]
 
     def add_source(
-        self, url: str, title: str, provider: str, log: EventLog, digest: str = ""
+        self,
+        url: str,
+        title: str,
+        provider: str,
+        log: EventLog,
+        digest: str = "",
+        paper: Paper | None = None,
+        read: str = "",
     ) -> int:
         """The source's id, numbered in the order sources were first met; one id per URL. Its
-        fingerprint is kept from the read that gave one (a standing research compares it)."""
+        fingerprint is kept from the read that gave one (a standing research compares it).
+
+        A PAPER (a scholarly index's hit; READ: how much of it was read) is one source per work:
+        met again under another URL, from another index or as its preprint, it is the source
+        already listed, which keeps the richest metadata of both (workflows/papers.py) and
+        `full_text` over `abstract`."""
         for source in self.sources:
-            if source.url == url:
+            if source.url == url or (
+                paper is not None and source.is_paper and same_work(paper_of(source), paper)
+            ):
                 source.digest = source.digest or digest
+                if paper is not None:
+                    _enrich(source, paper, read)
                 return source.id
         source = Source(
             id=len(self.sources) + 1, url=url, title=title or url, provider=provider, digest=digest
         )
+        if paper is not None:
+            _enrich(source, paper, read)
         self.sources.append(source)
         emit(log, EventKind.SOURCE, f"source [{source.id}]: {source.title}", source.model_dump())
         return source.id
@@ -185,6 +208,30 @@ class Material(Part):
         return [*self.evidence, *direct]
 
 
+def paper_of(source: Source) -> Paper:
+    """What a source records of its paper, as a Paper to compare and merge."""
+    return Paper(
+        doi=source.doi,
+        arxiv_id=source.arxiv_id,
+        authors=source.authors,
+        year=source.year,
+        venue=source.venue,
+        retracted=source.retracted,
+        kind=source.kind,
+    )
+
+
+def _enrich(source: Source, paper: Paper, read: str) -> None:
+    """SOURCE with the richest of what it knew and PAPER says; a work any index calls retracted
+    stays retracted, and a full text read once stays read."""
+    both = merged(paper_of(source), paper) if source.is_paper else paper
+    source.doi, source.arxiv_id, source.authors = both.doi, both.arxiv_id, list(both.authors)
+    source.year, source.venue, source.kind = both.year, both.venue, both.kind
+    source.retracted = both.retracted or paper.retracted or source.retracted
+    full = PaperRead.FULL_TEXT.value
+    source.read = full if full in (source.read, read) else PaperRead.ABSTRACT.value
+
+
 class Oversight(Part):
     pending_review: ReviewTarget | None = None
     review_answer: ReviewAnswer | None = None
@@ -197,6 +244,8 @@ class Oversight(Part):
     reviewer_plans: int = 0
     #: The plan iteration a person approved (its pending steps then run, whatever the reflector says).
     approved_plan: int = 0
+    #: The approved steps an ADJUST re-plan kept, by title: they still run (steering/approved.py).
+    approved_steps: list[str] = Field(default_factory=list)
     #: When the current wait for a person began, and how long earlier waits took: the time
     #: budget counts research time only.
     waiting_since: datetime | None = None

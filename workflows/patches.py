@@ -103,5 +103,10 @@ REPORT_AS_AFFORDED = "report-as-afforded"
 #: (before, a cancelled research sent no notice at all).
 CANCELLED_NOTICE = "cancelled-notice"
 
+#: patched 2026-12-02 (issue 48, item 1): an ADJUST re-plan keeps the pending steps a person
+#: approved (in their order, under their titles) and adds its own after them (before, it replaced
+#: them). Asked only at an ADJUST with approved steps still to run (workflows/steering/approved.py).
+APPROVED_STEPS_KEPT = "approved-steps-kept"
+
 #: The ids in use (patched or deprecated), for the test that no id is reused.
-ACTIVE: frozenset[str] = frozenset({REPORT_AS_AFFORDED, CANCELLED_NOTICE})
+ACTIVE: frozenset[str] = frozenset({REPORT_AS_AFFORDED, CANCELLED_NOTICE, APPROVED_STEPS_KEPT})

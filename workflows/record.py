@@ -428,6 +428,10 @@ class Stats(BaseModel):
     #: some roles fell back.
     llm_answered: int = 0
     llm_unanswered_by_role: dict[str, int] = Field(default_factory=dict)
+    #: Of the answered calls: replies read only once repaired (nearly JSON), and replies that
+    #: came when the model was asked again with the reason its first could not be read.
+    llm_repaired: int = 0
+    llm_reasked: int = 0
     #: The model's judge on its canaries, when a model judged the claims (None: no model judged).
     judge_calibration: Calibration | None = None
 

@@ -56,7 +56,7 @@ from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.standing import notices
 from workflows.standing.notify import NoticeKind
 from workflows.state import ResearchState
-from workflows.steering import refining
+from workflows.steering import approved, refining
 from workflows.steering.reviews import (
     plan_review_wanted,
     report_review_wanted,
@@ -129,6 +129,7 @@ class DeepResearchWorkflow:
             report = f"{partial}\n\n{report}"
         report = model_use.settled(state.ledger.stats, state.writeup.notes, report)
         enter(state, Stage.CANCELLED if cancelled else Stage.COMPLETED)
+        state.writeup.notes.extend(approved.unrun_notes(state))
         return await self._finish(report, claims)
 
     async def _research(self) -> None:
@@ -179,9 +180,16 @@ class DeepResearchWorkflow:
                 return
             if reflection.decision is ReflectionDecision.ADJUST:
                 enter(state, Stage.PLANNING)
+                kept = approved.kept_at_replan(state)  # a person's approved steps stay the plan
                 await make_plan(
-                    state, feedback=reflection.suggested_changes or [reflection.reasoning]
+                    state,
+                    feedback=reflection.suggested_changes or [reflection.reasoning],
+                    keep=kept,
                 )
+                if kept:
+                    added = state.inquiry.steps_planned() - state.inquiry.steps_done() - len(kept)
+                    note = approved.kept_note(kept, added, state.inquiry.steps_done())
+                    state.writeup.notes.append(note)
                 await self._review_plan(replan=True)
 
     async def _report(self, cancelled: bool) -> tuple[str, list[Claim], bool]:

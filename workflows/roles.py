@@ -306,6 +306,18 @@ SEARCH_PAPERS = Role(
     window=timedelta(minutes=3),
     heartbeat=None,
 )
+#: The indexes a `papers` research searches, asked once of the worker that runs the research
+#: (m.PaperIndexesInput says why not the client): reading settings, so local and quick.
+PAPER_INDEXES = Role(
+    "paper_indexes",
+    m.PaperIndexesInput,
+    m.PaperIndexesOutput,
+    "the research ends: it cannot know which indexes to search",
+    timeout=timedelta(seconds=10),
+    retry=RetryPolicy(maximum_attempts=3),
+    local=lambda _: True,
+    heartbeat=None,
+)
 READ_PAGE = Role(
     "read_page",
     m.ReadPageInput,
@@ -387,6 +399,7 @@ ROLES: tuple[AnyRole, ...] = (
     CRITIQUE,
     SEARCH,
     SEARCH_PAPERS,
+    PAPER_INDEXES,
     READ_PAGE,
     SAVE_RESEARCH,
     PREVIOUS_RUN,

@@ -4,10 +4,20 @@ guard (private and loopback receivers only with WEBHOOK_ALLOW_PRIVATE=1; cloud m
 its `text` line makes a Slack (or Mattermost, Rocket.Chat) incoming webhook take it as it is. A
 URL that does not parse, a host that is refused or does not exist, and a 4xx other than
 408/409/425/429 are final (one bounded line, no traceback); the rest is retried by
-`NotifyWorkflow`. Signing: receivers.py."""
+`NotifyWorkflow`. Signing: receivers.py.
+
+**Bounded** (issue 49, finding 1): a receiver is anyone's URL, so its reply is hostile input. The
+red team's receiver answered `200` with endless chunks and took a worker from 116 MiB to 13.7 GiB:
+the reply was read whole and the timeout was per read. Now the reply is streamed and at most
+MAX_REPLY_BYTES of it read (nothing needs more than its status); past that the connection is
+closed and the delivery is final (`ReplyTooLarge`, not retried for a day: the same receiver would
+answer the same way). The whole delivery, connect to last byte, has one deadline (DEADLINE_S),
+well inside the activity's own timeout; a receiver that trickles bytes past it is retried, as a
+slow one would be."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import httpx
@@ -29,6 +39,11 @@ from config import Settings
 from workflows.standing.notify import DeliverInput, Notice
 
 TIMEOUT_S = 20.0
+#: The whole delivery, connect to last byte read (TIMEOUT_S is per operation); well inside the
+#: activity's 60 s timeout (DELIVER_NOTIFICATION in workflows/roles.py).
+DEADLINE_S = 30.0
+#: The most of a reply that is read: receivers answer "ok" or a short JSON; the status decides.
+MAX_REPLY_BYTES = 4096
 #: Statuses worth trying again (the receiver is busy or briefly away); any other 4xx is final.
 RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 
@@ -89,12 +104,48 @@ async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
 
 
 async def _post(guard: AddressGuard, url: str, raw: bytes, headers: dict[str, str]) -> int:
+    try:
+        async with asyncio.timeout(DEADLINE_S):
+            status = await _exchange(guard, url, raw, headers)
+    except TimeoutError:
+        raise ApplicationError(
+            f"webhook {_host(url)} did not answer within {DEADLINE_S:g} s", type="Unreachable"
+        ) from None
+    if 200 <= status < 300:
+        return status
+    final = 400 <= status < 500 and status not in RETRYABLE_4XX
+    raise ApplicationError(
+        f"webhook {_host(url)} answered HTTP {status}",
+        type="Rejected" if final else "ReceiverError",
+        non_retryable=final,
+    )
+
+
+async def _exchange(guard: AddressGuard, url: str, raw: bytes, headers: dict[str, str]) -> int:
+    """POST and read at most MAX_REPLY_BYTES of the reply (streamed; leaving the block closes the
+    connection, so the rest is never read). The reply's status."""
     transport = guarded_transport(guard, httpx.Limits(max_connections=2))
     try:
-        async with httpx.AsyncClient(
-            transport=transport, timeout=TIMEOUT_S, follow_redirects=False
-        ) as client:
-            response = await client.post(url, content=raw, headers=headers)
+        async with (
+            httpx.AsyncClient(
+                transport=transport, timeout=TIMEOUT_S, follow_redirects=False
+            ) as client,
+            client.stream("POST", url, content=raw, headers=headers) as response,
+        ):
+            read = 0
+            async for chunk in response.aiter_raw():
+                read += len(chunk)
+                if read > MAX_REPLY_BYTES:
+                    raise ReplyTooLarge(response.status_code, read)
+            return response.status_code
+    except ReplyTooLarge as err:
+        raise ApplicationError(
+            f"webhook {_host(url)} answered HTTP {err.status} with a reply over "
+            f"{MAX_REPLY_BYTES} bytes: not read, not retried",
+            err.read,
+            type="ReplyTooLarge",
+            non_retryable=True,
+        ) from None
     except Refused as err:
         raise ApplicationError(
             bounded(_private_hint(err.reason)), type="Refused", non_retryable=True
@@ -103,14 +154,15 @@ async def _post(guard: AddressGuard, url: str, raw: bytes, headers: dict[str, st
         raise ApplicationError(
             f"webhook {_host(url)} unreachable: {type(err).__name__}", type="Unreachable"
         ) from None
-    if response.is_success:
-        return response.status_code
-    final = 400 <= response.status_code < 500 and response.status_code not in RETRYABLE_4XX
-    raise ApplicationError(
-        f"webhook {_host(url)} answered HTTP {response.status_code}",
-        type="Rejected" if final else "ReceiverError",
-        non_retryable=final,
-    )
+
+
+class ReplyTooLarge(Exception):
+    """A reply longer than MAX_REPLY_BYTES: its status, and the bytes read before it was closed."""
+
+    def __init__(self, status: int, read: int) -> None:
+        super().__init__(status, read)
+        self.status = status
+        self.read = read
 
 
 def _private_hint(reason: str) -> str:

@@ -2,9 +2,9 @@
 
 Extraction, not writing: a sentence is chosen, never composed. Which sentences count is the whole
 craft, so it is stated here: prose only (code, tables, headings and labels are left out, by fence
-and by shape), relevant only when it names the step's own words and the question's core terms,
-ranked by BM25, near-duplicates skipped, a few per source, each cited `[n]` before its final
-punctuation. A step that finds fewer than two relevant sentences asks for a broader step
+and by shape), relevant only when it names the step's own words and the question's core terms
+and is about the step's subject (workflows/checks/subjects.py), ranked by BM25, near-duplicates
+skipped, a few per source, each cited `[n]` before its final punctuation. A step that finds fewer than two relevant sentences asks for a broader step
 (loop-back). The synthesizer's direct answer reuses the same sentence selection.
 """
 
@@ -32,6 +32,7 @@ from activities.offline_engine.words import (
     _words,
 )
 from workflows.activity_models import AboutQuestion, ObserveOutput
+from workflows.checks import subjects
 from workflows.checks.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
 from workflows.text import (
@@ -120,12 +121,19 @@ def _relevant_sentences(
     needed = min(2, len(core_terms))
     on_topic = [len(title_terms.intersection(t)) for t in tokenized]
     ranked = sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i))
+    # Issue 48: about the step's subject, not another one with the same kind of fact (a Martian
+    # year's section never quotes Venus's rotation, however well its words match).
+    about_step = subjects.subject(
+        step.title, about.meant(), [p.title for p in passages], [p.text for p in passages]
+    )
+    titles = {p.source_id: p.title for p in passages}
     relevant = [
         sentences[i]
         for i in ranked
         if scores[i] > 0
         and on_topic[i]
         and len(core_terms.intersection(tokenized[i]) | in_title[sentences[i][0]]) >= needed
+        and about_step.other(sentences[i][1], [titles[sentences[i][0]]]) is None
     ]
     return relevant, needed, core
 

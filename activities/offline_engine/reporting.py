@@ -28,7 +28,7 @@ from workflows.activity_models import (
     SynthesizeInput,
     SynthesizeOutput,
 )
-from workflows.checks.citations import CITATION, escape, origin
+from workflows.checks.citations import CITATION, escape, origin, reference
 from workflows.loop import language
 from workflows.models import Claim, Passage, PlanStep, StepStatus, Verdict
 from workflows.text import bm25_scores, content_terms, split_sentences
@@ -75,7 +75,7 @@ def write_report(inp: SynthesizeInput) -> SynthesizeOutput:
     listed = sorted((s for s in inp.sources if s.id in set(used)), key=lambda s: s.id)
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {escape(s.title)} — {s.url} ({origin(s)})" for s in listed]
+        lines += [f"- [{s.id}] {reference(s)} — {s.url} ({origin(s)})" for s in listed]
         lines.append("")
     lines += ["---", "", _footer(inp)]
     claims = _claims(cited)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -35,7 +35,7 @@ from activities.openai_engine.client import (
     server_text,
 )
 from activities.openai_engine.errors import classify_error
-from activities.openai_engine.replies import REPLIES, read_reply, read_text
+from activities.openai_engine.replies import REPLIES, parse_reply, read_reply, read_text
 from activities.openai_engine.servers import (
     ServerFacts,
     context_from_error,
@@ -56,6 +56,14 @@ CONTINUE = (
     "Your reply was cut off by the length limit. Continue it exactly where it stopped: "
     "write only the rest, with no preface and nothing repeated."
 )
+#: What the model is told when its reply could not be read, before it is asked once more.
+READ_AGAIN = (
+    "Your reply could not be read: {why}. Reply again with only the JSON object the schema asks "
+    "for, complete, with every required field, and nothing before or after it."
+)
+#: How often one call asks again after the server cut a streamed reply short (streaming.py):
+#: once the engine sends one request at a time it should not happen again in this process.
+MAX_INTERRUPTIONS = 3
 
 
 #: One request's particulars: prompt file, model, messages, request fields, what the server is
@@ -104,9 +112,13 @@ class Chat:
         facts = await self._facts(model)
         # The call's ceiling (LLM_CALL_LIMIT_S) covers every request it makes: below the activity's.
         deadline = asyncio.get_running_loop().time() + self._settings.llm_call_limit_s
+        #: The unreadable reply and why, once: the model is shown both and asked once more.
+        correction: list[dict[str, str]] = []
+        spent: Usage | None = None  # what the requests before the last one cost
+        interruptions = 0
         while True:
             template, content, options = await self._fitted(file, reply, values, facts)
-            messages = [{"role": "user", "content": content}]
+            messages = [{"role": "user", "content": content}, *correction]
             with tracing.generation(
                 self._langfuse,
                 role=file,
@@ -123,7 +135,27 @@ class Chat:
                 streamed = await self._complete(asked, generation)
                 if streamed is None:
                     continue  # a refused feature or an overflowed window: ask again, adapted
-                parsed, usage = await self._read(asked, streamed.completion, reply, generation)
+                if not streamed.finished and not _readable(streamed.completion, reply):
+                    interruptions += 1
+                    spent = _added(spent, self._interrupted(asked, streamed, generation))
+                    if interruptions > MAX_INTERRUPTIONS:
+                        raise _cut_short(model, self._base_url, interruptions)
+                    continue  # cut short by the server, not answered: ask again, in turn
+                try:
+                    parsed, usage = await self._read(asked, streamed.completion, reply, generation)
+                except Unreadable as unreadable:
+                    spent = _added(spent, unreadable.usage)
+                    if correction:
+                        raise unreadable.failure.__class__(
+                            unreadable.failure.message,
+                            type=unreadable.failure.type,
+                            non_retryable=True,  # asked again already: the role's fallback applies
+                        ) from None
+                    correction = _read_again(streamed.completion, unreadable.failure.message)
+                    continue
+                usage = _added(spent, usage)
+                usage.repaired = int(usage.repaired or 0)
+                usage.reasked = 1 if correction else 0
                 learned = usage.requests == 1 and not streamed.estimated  # a count, not a guess
                 facts.learn_ratio(len(content), usage.prompt_tokens if learned else 0)
                 generation.succeeded(
@@ -181,9 +213,35 @@ class Chat:
             generation.failed(failure.message)
             raise
 
+    def _interrupted(
+        self, asked: Asked, streamed: Streamed, generation: tracing.Generation
+    ) -> Usage:
+        """A streamed reply the server ended before the model finished it: from now on this
+        server gets one request at a time from this process (servers.py `turn`). What it cost."""
+        _, model, _, _, facts, _ = asked
+        usage = self._usage(streamed.completion, model)
+        served(usage.prompt_tokens, usage.completion_tokens, usage)
+        if not facts.one_at_a_time:
+            log.warning(
+                "%s (model %s) ended a streamed reply before it was finished, as a server that "
+                "serves one request at a time does when another arrives (llama-cpp-python's "
+                "interrupt_requests): sending it one request at a time from now on",
+                redact(self._base_url),
+                model,
+            )
+            facts.one_at_a_time = True
+        generation.failed("the server ended the reply before it was finished; asking again")
+        return usage
+
     async def _request(self, asked: Asked) -> Streamed:
-        """The request, streamed unless the server refused streaming; then one silent wait, as
-        long as the call may still take."""
+        """The request in its turn at the server (servers.py: one at a time for a server that
+        cuts replies short otherwise; the wait moves the call's ceiling), streamed unless the
+        server refused streaming; then one silent wait, as long as the call may still take."""
+        file, model, messages, options, facts, deadline = asked
+        async with facts.turn() as waited:
+            return await self._sent((file, model, messages, options, facts, deadline + waited))
+
+    async def _sent(self, asked: Asked) -> Streamed:
         file, model, messages, options, facts, deadline = asked
         body = {"model": model, "messages": messages, **options}
         if options.get("stream"):
@@ -250,16 +308,24 @@ class Chat:
         served(usage.prompt_tokens, usage.completion_tokens, usage)
         try:
             if _cut_off(completion):
-                return await self._continued(asked, completion, reply, usage)
-            return read_reply(completion, reply, model, lambda err: self._error(err, model)), usage
+                parsed, usage = await self._continued(asked, completion, reply, usage)
+                return parsed, usage
+            parsed, repaired = read_reply(
+                completion, reply, model, lambda err: self._error(err, model)
+            )
+            usage.repaired = int(repaired)
+            return parsed, usage
         except ApplicationError as failure:
             text = completion.choices[0].message.content if completion.choices else None
             generation.failed(failure.message, output=text, usage=usage)
             if failure.type != "InvalidLLMReply":
                 raise
-            raise ApplicationError(  # which endpoint's model: the research may fail on it
-                f"the LLM endpoint {redact(self._base_url)}: {failure.message}",
-                type=failure.type,
+            raise Unreadable(
+                ApplicationError(  # which endpoint's model: the research may fail on it
+                    f"the LLM endpoint {redact(self._base_url)}: {failure.message}",
+                    type=failure.type,
+                ),
+                usage,
             ) from None
 
     async def _continued(
@@ -286,9 +352,15 @@ class Chat:
         served(extra.prompt_tokens, extra.completion_tokens, extra)
         usage = _added(usage, extra)
         if _cut_off(more) or not more.choices:
-            return read_reply(more, reply, model, lambda err: self._error(err, model)), usage
+            parsed, repaired = read_reply(more, reply, model, lambda err: self._error(err, model))
+            usage.repaired = int(repaired)
+            return parsed, usage
         try:
-            return read_text(partial + (more.choices[0].message.content or ""), reply, model), usage
+            parsed, repaired = read_text(
+                partial + (more.choices[0].message.content or ""), reply, model
+            )
+            usage.repaired = int(repaired)
+            return parsed, usage
         except ApplicationError as unreadable:
             # Asked again, the reply would stop at the same length: the role's fallback applies.
             raise ApplicationError(
@@ -331,6 +403,40 @@ class Chat:
         return failure
 
 
+class Unreadable(Exception):
+    """A reply that could not be read even repaired (`failure`), and what it cost."""
+
+    def __init__(self, failure: ApplicationError, usage: Usage) -> None:
+        super().__init__(failure.message)
+        self.failure, self.usage = failure, usage
+
+
+def _readable(completion: Any, reply: type[BaseModel]) -> bool:
+    """A reply that reads whole without repair (a server that sends no finish reason at all)."""
+    try:
+        parse_reply(completion.choices[0].message.content, reply)
+    except (ValueError, IndexError, AttributeError):
+        return False
+    return True
+
+
+def _read_again(completion: Any, why: str) -> list[dict[str, str]]:
+    """The unreadable reply and what was wrong with it, for the model's second try."""
+    text = completion.choices[0].message.content if completion.choices else ""
+    return [
+        {"role": "assistant", "content": (text or "")[:4000]},
+        {"role": "user", "content": READ_AGAIN.format(why=why.split(": ", 1)[-1][:300])},
+    ]
+
+
+def _cut_short(model: str, base_url: str, times: int) -> ApplicationError:
+    return ApplicationError(
+        f"the LLM endpoint {redact(base_url)} (model {model}) ended its reply before it was "
+        f"finished {times} times in one call",
+        type="LLMError",
+    )
+
+
 def _prompt_of(role: str, prompt: str | None) -> str:
     """The prompt file a call of `role` asks with: its only one, or the one named (of its own)."""
     files = BY_NAME[role].prompts
@@ -352,7 +458,14 @@ def _cut_off(completion: Any) -> bool:
     )
 
 
-def _added(a: Usage, b: Usage) -> Usage:
+@overload
+def _added(a: Usage | None, b: Usage) -> Usage: ...
+@overload
+def _added(a: Usage, b: Usage | None) -> Usage: ...
+def _added(a: Usage | None, b: Usage | None) -> Usage:
+    """Two requests' costs as one (either may be None: nothing spent before)."""
+    if a is None or b is None:
+        return (b if a is None else a) or Usage()
     cost = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
     return a.model_copy(
         update={

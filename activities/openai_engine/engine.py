@@ -56,7 +56,7 @@ from activities.openai_engine.formatting import (
 from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
-from workflows.checks.citations import origin
+from workflows.checks.citations import origin, reference
 from workflows.models import OBSERVATION_LIMIT, Claim, Message, RoutingDecision, StepStatus
 
 #: The agent each routing decision hands the conversation to.
@@ -267,7 +267,7 @@ class OpenAIEngine:
         cited = [by_id[n] for n in _cited(markdown) if n in by_id]
         if cited and not re.search(r"^#+\s*Sources\b", markdown, re.M | re.I):
             listing = "\n".join(
-                f"[{s.id}] {s.title} - {s.url} ({origin(s)})"
+                f"[{s.id}] {reference(s)} - {s.url} ({origin(s)})"
                 for s in sorted(cited, key=lambda s: s.id)
             )
             markdown += f"\n\n## Sources\n\n{listing}"

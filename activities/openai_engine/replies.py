@@ -21,9 +21,10 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
+import json_repair
 import openai
 from openai.lib._pydantic import to_strict_json_schema
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, ValidationError, create_model
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.formatting import _cut
@@ -91,15 +92,19 @@ def _cleaned(value: Any) -> Any:
     return value
 
 
+def _unwrapped(text: str | None) -> str:
+    """The reply without reasoning blocks and ```json fences."""
+    cleaned = without_reasoning(text or "").strip()
+    fenced = _FENCE.search(cleaned)
+    return fenced.group(1).strip() if fenced else cleaned
+
+
 def parse_reply(text: str | None, model: type[T]) -> T:
     """Validate a reply that should be one JSON object, tolerating what models wrap around it:
     `<think>` blocks, ```json fences, prose before or after, enum values in the wrong case, raw
     line breaks inside strings.
     Raises ValueError (pydantic's ValidationError is one) when no valid object is found."""
-    cleaned = without_reasoning(text or "").strip()
-    fenced = _FENCE.search(cleaned)
-    if fenced:
-        cleaned = fenced.group(1).strip()
+    cleaned = _unwrapped(text)
     start, end = cleaned.find("{"), cleaned.rfind("}")
     if start < 0 or end <= start:
         raise ValueError("the reply contains no JSON object")
@@ -109,6 +114,46 @@ def parse_reply(text: str | None, model: type[T]) -> T:
     data = json.loads(cleaned[start : end + 1], strict=False)
     if not isinstance(data, dict):
         raise ValueError("the reply is not a JSON object")
+    return _validated(data, model)
+
+
+def repaired_reply(text: str | None, model: type[T]) -> T:
+    """A reply that is nearly JSON read as the object it meant: a missing closing brace or
+    quote, single quotes, a trailing comma, comments, prose after the object (json-repair, a
+    parser written for what language models get wrong). The object must still validate: a
+    repair never invents a required field. Raises ValueError when it cannot be repaired."""
+    cleaned = _unwrapped(text)
+    start = cleaned.find("{")
+    if start < 0:
+        raise ValueError("the reply contains no JSON object")
+    data = json_repair.repair_json(cleaned[start:], return_objects=True)
+    if isinstance(data, list):
+        data = next((item for item in data if isinstance(item, dict)), None)
+    if not isinstance(data, dict) or not data:
+        raise ValueError("the reply contains no JSON object that could be repaired")
+    try:
+        return _validated(data, model)
+    except ValidationError as err:
+        return _validated(_within_bounds(data, err), model)
+
+
+#: pydantic's error types for a number outside its field's bounds, and the bound they name.
+_BOUNDS = {"less_than_equal": "le", "greater_than_equal": "ge"}
+
+
+def _within_bounds(data: dict[str, Any], err: ValidationError) -> dict[str, Any]:
+    """A top-level number just outside its field's range (a score of 2.5 where at most 1 is
+    allowed, a small model's habit) set to the nearest bound: the reply meant "very much"."""
+    fixed = dict(data)
+    for problem in err.errors():
+        bound = (problem.get("ctx") or {}).get(_BOUNDS.get(problem["type"], ""))
+        loc = problem["loc"]
+        if isinstance(bound, int | float) and len(loc) == 1 and isinstance(loc[0], str):
+            fixed[loc[0]] = bound
+    return fixed
+
+
+def _validated(data: dict[str, Any], model: type[T]) -> T:
     data = _cleaned(data)
     for name, field in model.model_fields.items():
         kind, value = field.annotation, data.get(name)
@@ -183,7 +228,7 @@ def read_reply(
     reply: type[T],
     model: str,
     classify: Callable[[openai.OpenAIError], ApplicationError],
-) -> T:
+) -> tuple[T, bool]:
     """The validated reply, or a classified error: cut-off and filtered replies cannot be
     fixed by asking again; an unreadable one often can (sampling differs), so it is retryable.
     `classify` is the engine's error classification, for the finish reasons the SDK names."""
@@ -207,11 +252,16 @@ def read_reply(
     return read_text(message.content, reply, model)
 
 
-def read_text(content: str | None, reply: type[T], model: str) -> T:
-    """The validated reply from a reply's text (a whole reply, or a cut-off one and its continuation)."""
+def read_text(content: str | None, reply: type[T], model: str) -> tuple[T, bool]:
+    """The validated reply from a reply's text (a whole reply, or a cut-off one and its
+    continuation), and whether it had to be repaired to be read (`repaired_reply`)."""
     try:
-        return parse_reply(content, reply)
+        return parse_reply(content, reply), False
     except ValueError as err:
+        try:
+            return repaired_reply(content, reply), True
+        except ValueError:
+            pass
         excerpt = _cut(" ".join((content or "").split()), 200) or "(empty)"
         raise ApplicationError(
             f"model {model} replied with something that is not a valid {reply.__name__}: "

@@ -13,8 +13,11 @@ asked again. Everything is kept for the life of the worker process, per base URL
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +54,27 @@ class ServerFacts:
     chars_per_token: float = FIRST_CHARS_PER_TOKEN
     #: The densest prompt seen (characters per token the server counted).
     densest_ratio: float | None = None
+    #: The server cut a streamed reply short when another request arrived (llama-cpp-python's
+    #: `interrupt_requests`): from then on this process sends it one request at a time (`turn`).
+    one_at_a_time: bool = False
+    _turns: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = field(
+        default=None, repr=False
+    )
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[float]:
+        """This request's turn at the server: at once unless it serves one request at a time,
+        then after the requests before it. Yields the seconds waited (not the server's time: the
+        call's ceiling is moved by them, chat.py)."""
+        if not self.one_at_a_time:
+            yield 0.0
+            return
+        loop = asyncio.get_running_loop()
+        if self._turns is None or self._turns[0] is not loop:
+            self._turns = (loop, asyncio.Semaphore(1))
+        began = loop.time()
+        async with self._turns[1]:
+            yield loop.time() - began
 
     def learn_ratio(self, chars: int, prompt_tokens: int) -> None:
         """Calibrate the estimate from what a served call's prompt really took (the server's own

@@ -17,7 +17,19 @@ the end) and three limits apply instead (`Patience`):
 - the ceiling: the whole call (its requests, a continuation's too) ends by the deployment's
   LLM_CALL_LIMIT_S however steadily it writes.
 
-Each is a retryable `LLMTimeout`, as a timed-out request was. Usage comes from the stream's last
+Each is a retryable `LLMTimeout`, as a timed-out request was.
+
+The stream is read as the SSE spec says, not as one server writes it (`_events`): comment frames
+(sse-starlette's `: ping`, sent while llama-cpp-python reads a long prompt) and events whose data
+is not JSON (an older `event: ping`) are keep-alives, not the model writing, and never fail the
+reply; a role-only first chunk, the text in `delta.content`, in a completions-style `text` or in a
+whole `message`, and a reply whose text all went to `reasoning_content` are all read. A reply that
+ends (`[DONE]` or the connection closed) without a finish reason was cut off by the server, not
+finished by the model: llama-cpp-python's server does that to a streamed reply whenever another
+request arrives (its `interrupt_requests`, on by default), so `Streamed.finished` tells the engine
+to ask again one request at a time (chat.py) instead of reading half a reply as a bad one.
+
+Usage comes from the stream's last
 chunk (`stream_options.include_usage`); a server that sends none is estimated from the texts and
 the chunks (`Streamed.estimated`, never used to calibrate the prompt estimate). A server that
 ignores `stream` and answers with one JSON completion is read as before. While chunks arrive the
@@ -30,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +81,9 @@ class Streamed:
     completion: Any
     #: No usage chunk came: the tokens are estimates (module docstring).
     estimated: bool = False
+    #: The model finished its reply (a finish reason came); False when the server ended the
+    #: stream before that (module docstring: an interrupted reply, to be asked again).
+    finished: bool = True
 
 
 @dataclass
@@ -76,6 +91,8 @@ class _Reply:
     """The deltas received so far."""
 
     text: list[str] = field(default_factory=list)
+    #: What the server sent as `reasoning_content`: the reply itself when it sent nothing else.
+    reasoning: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
     chunks: int = 0
     #: Chunks that carried text (the reply's or reasoning): about one token each.
@@ -93,10 +110,14 @@ class _Reply:
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         for choice in (chunk.get("choices") or [])[:1]:
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.text.append(delta["content"])
-            if delta.get("content") or delta.get("reasoning_content"):
+            delta = choice.get("delta") or choice.get("message") or {}
+            text = delta.get("content") or choice.get("text") or ""
+            if isinstance(text, str) and text:
+                self.text.append(text)
+            thought = delta.get("reasoning_content") or delta.get("reasoning") or ""
+            if isinstance(thought, str) and thought:
+                self.reasoning.append(thought)
+            if text or thought:
                 self.tokens += 1
             if delta.get("refusal"):
                 self.refusal.append(delta["refusal"])
@@ -112,9 +133,12 @@ class _Reply:
                 "completion_tokens": int(usage.get("completion_tokens") or 0),
             }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        text = "".join(self.text)
+        if not text.strip() and "{" in "".join(self.reasoning):
+            text = "".join(self.reasoning)  # the whole reply went to reasoning_content
         message = {
             "role": "assistant",
-            "content": "".join(self.text) if self.text or not self.refusal else None,
+            "content": text if text or not self.refusal else None,
             "refusal": "".join(self.refusal) or None,
         }
         choice = {"index": 0, "message": message, "finish_reason": self.finish_reason or "stop"}
@@ -126,7 +150,39 @@ class _Reply:
             choices=[choice],
             usage=usage,
         )
-        return Streamed(completion, estimated)
+        return Streamed(completion, estimated, finished=self.finish_reason is not None)
+
+
+async def _events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
+    """Each server-sent event as (its `event` name, its data), by the SSE spec: lines up to a
+    blank one make an event, `data:` lines join with newlines, comment lines (`: ping`) and
+    other fields are skipped. An event without data is no event (a bare keep-alive)."""
+    name: str | None = None
+    data: list[str] = []
+    async for line in lines:
+        if not line:
+            if data:
+                yield name, "\n".join(data)
+            name, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        field_name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field_name == "event":
+            name = value
+        elif field_name == "data":
+            data.append(value)
+    if data:
+        yield name, "\n".join(data)
+
+
+def _chunk(data: str) -> Any:
+    """The event's JSON, or None for data that is not JSON (a keep-alive such as `ping - <time>`)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
 
 
 async def stream_completion(
@@ -162,7 +218,14 @@ async def stream_completion(
             if "event-stream" not in stream.response.headers.get("content-type", ""):
                 raw = await stream.response.aread()  # a server that ignored `stream`
                 return Streamed(ChatCompletion.construct(**json.loads(raw)))
-            async for chunk in stream:
+            async for event, data in _events(stream.response.aiter_lines()):
+                if data.strip() == "[DONE]":
+                    break
+                chunk = _chunk(data)
+                if chunk is None:
+                    continue  # a keep-alive: the server breathing, not the model writing
+                if event == "error" or (isinstance(chunk, dict) and chunk.get("error")):
+                    raise _stream_error(chunk, stream.response.request)
                 now = loop.time()
                 limit.reschedule(min(now + patience.silence_s, patience.deadline))
                 reply.add(chunk)
@@ -183,6 +246,19 @@ async def stream_completion(
         if stream is not None:
             await stream.close()
     return reply.completion(prompt_tokens)
+
+
+def _stream_error(chunk: Any, request: Any) -> openai.APIError:
+    """An error the server sent inside the stream, as the SDK would raise it (chat.py classifies)."""
+    error = chunk.get("error") if isinstance(chunk, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return openai.APIError(
+        message
+        if isinstance(message, str) and message
+        else "the server reported an error mid-stream",
+        request,
+        body=error if error is not None else chunk,
+    )
 
 
 def _timed_out(

@@ -98,6 +98,36 @@ async def request_json(
     secret: str = "",
     **kwargs: Any,
 ) -> dict[str, Any]:
+    response = await _respond(
+        provider, method, url, timeout_s, key_var=key_var, secret=secret, **kwargs
+    )
+    try:
+        reply = response.json()
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        raise unavailable(f"{provider} answered with something that is not a JSON object")
+    return reply
+
+
+async def request_text(
+    provider: str, method: str, url: str, timeout_s: float, **kwargs: Any
+) -> str:
+    """The body of a 200 as text (an XML feed: arXiv, PubMed), failures classified as for JSON."""
+    response = await _respond(provider, method, url, timeout_s, **kwargs)
+    return response.text
+
+
+async def _respond(
+    provider: str,
+    method: str,
+    url: str,
+    timeout_s: float,
+    *,
+    key_var: str = "",
+    secret: str = "",
+    **kwargs: Any,
+) -> httpx.Response:
     secrets = [secret, *url_secrets(url)]
     try:
         target = httpx.URL(url)
@@ -117,13 +147,7 @@ async def request_json(
         raise permanent(message, secrets=secrets) from None
     if response.status_code != 200:
         raise status_error(provider, response, key_var, secrets)
-    try:
-        reply = response.json()
-    except ValueError:
-        reply = None
-    if not isinstance(reply, dict):
-        raise unavailable(f"{provider} answered with something that is not a JSON object")
-    return reply
+    return response
 
 
 def status_error(

@@ -10,8 +10,9 @@
   `web` the configured providers but `local` (refused in one line when that leaves none); `documents`
   the local corpus plus the person's uploaded documents; `both` the two, merged like `exploratory`.
 
-The providers are one module each (searxng, tavily, brave, duckduckgo, local) on the HTTP client
-and error classification of activities/providers/http.py.
+The providers are one module each (searxng, tavily, brave, duckduckgo, local, and the scholarly
+indexes of activities/providers/scholarly/) on the HTTP client and error classification of
+activities/providers/http.py.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from activities.providers.brave import BRAVE_URL, Brave
 from activities.providers.duckduckgo import DuckDuckGo
 from activities.providers.http import api_key, canonical_url, permanent, unique_hits
 from activities.providers.local import Documents, Local, open_corpus_of, open_uploads_of
+from activities.providers.scholarly import INDEXES, build_index
 from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
 from config import Settings, settings
 from workflows.activity_models import SearchHit
 from workflows.checks.redaction import redact
 from workflows.models import Sources
+from workflows.papers import merge_hits
 
 __all__ = [
     "PROVIDERS",
@@ -206,7 +209,7 @@ async def _explore(
                 redact(str(answer)),
             )
     by_rank = (hits[rank] for rank in range(max_results) for hits in found if rank < len(hits))
-    return unique_hits(by_rank, max_results)
+    return unique_hits(merge_hits(by_rank), max_results)  # one work found by two indexes: one hit
 
 
 def _all_failed(errors: list[BaseException]) -> BaseException:
@@ -253,6 +256,10 @@ def _local(config: Settings) -> SearchProvider:
     return Local(lambda: open_corpus_of(config))
 
 
+def _index(name: str) -> Callable[[Settings], SearchProvider]:
+    return lambda config: build_index(name, config)
+
+
 #: Every provider by the name SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS use, built from the
 #: settings (a new provider: its module in activities/providers/ and its row here).
 BUILDERS: dict[str, Callable[[Settings], SearchProvider]] = {
@@ -261,6 +268,9 @@ BUILDERS: dict[str, Callable[[Settings], SearchProvider]] = {
     "tavily": _tavily,
     "brave": _brave,
     "local": _local,
+    # The scholarly indexes (activities/providers/scholarly/), paced in the process at their
+    # published rates; `--sources papers` searches them on their own task queues instead.
+    **{name: _index(name) for name in INDEXES},
 }
 PROVIDERS = tuple(BUILDERS)
 

@@ -96,6 +96,7 @@ def _children(r: ResearchResult) -> dict[str, Any]:
                 title=s.title,
                 provider=s.provider,
                 digest=s.digest or None,
+                paper=_paper_of(s),
             )
             for i, s in enumerate(r.sources)
         ],
@@ -146,6 +147,16 @@ def stored_research(row: ResearchRow) -> StoredResearch:
     )
 
 
+#: What a source row keeps of a paper in its JSON column (the Source's fields of "A paper as a
+#: source"; a web page or a document has none of them set).
+PAPER_FIELDS = ("doi", "arxiv_id", "authors", "year", "venue", "read", "retracted", "kind")
+
+
+def _paper_of(source: Source) -> dict[str, Any] | None:
+    kept = {name: getattr(source, name) for name in PAPER_FIELDS if getattr(source, name)}
+    return kept or None
+
+
 def _found(row: ResearchRow) -> dict[str, Any]:
     """What the research found, from the child rows."""
     return dict(
@@ -156,6 +167,7 @@ def _found(row: ResearchRow) -> dict[str, Any]:
                 title=s.title,
                 provider=s.provider,
                 digest=s.digest or "",
+                **(s.paper or {}),
             )
             for s in row.sources
         ],

@@ -92,6 +92,8 @@ class SourceRow(_Child, Base):
     provider: Mapped[str] = mapped_column(String(64))
     #: Revision 0007: the fingerprint of its text as read (null before it, and when not read).
     digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: Revision 0011: a paper's metadata (`PAPER_FIELDS` of the Source; null for anything else).
+    paper: Mapped[Any] = mapped_column(JSON, nullable=True)
 
 
 class ClaimRow(_Child, Base):
@@ -134,3 +136,24 @@ class RevokedSessionRow(Base):
     __tablename__ = "web_revoked_sessions"
     session_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[int] = mapped_column(Integer)
+
+
+class QuotaLockRow(Base):
+    """A lease on one user's quota (revision 0010): whoever inserted the row checks and creates
+    alone, on every replica, until it deletes the row or `expires_at` passes
+    (starter/client/quota_locks.py)."""
+
+    __tablename__ = "quota_locks"
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[int] = mapped_column(Integer)
+
+
+class StandingCreatedRow(Base):
+    """A standing research just created (revision 0010): counted against its owner's quota until
+    Temporal's list of schedules, which lags, shows it."""
+
+    __tablename__ = "standing_created"
+    standing_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
+    created_at: Mapped[int] = mapped_column(Integer)

@@ -5,7 +5,7 @@ The library is the database every finished research is written to (activities/st
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
 only has the database. They read RESEARCH_USER's research only (another user's is unknown, like
 an id that does not exist). `export` writes any of the formats of `starter.exports` (the web app's
-downloads); report files are written without control characters or bidi overrides. A research its
+downloads: a report, or its references for a reference manager); report files are written without control characters or bidi overrides. A research its
 owner renamed (`library rename`, or the web app's library) is listed, shown and exported under
 its new title.
 """
@@ -96,7 +96,11 @@ async def export(args: argparse.Namespace, session: Session) -> int:
             Kind.INVALID,
         )
     stored = stored_research(session, args.id)
-    body, _, suggested = await asyncio.to_thread(export_report, stored.result, args.format)
+    # a reference file dates its web pages by the day the research finished reading them
+    accessed = stored.finished_at.date()
+    body, _, suggested = await asyncio.to_thread(
+        export_report, stored.result, args.format, accessed
+    )
     if to_stdout:
         sys.stdout.flush()
         sys.stdout.buffer.write(body)

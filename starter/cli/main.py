@@ -263,7 +263,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "export",
-        "a report file with its sources: Markdown, HTML, Word or PDF",
+        "a report file with its sources (Markdown, HTML, Word or PDF), or its references "
+        "(BibTeX, RIS, CSL-JSON)",
         library.export,
         (
             ID,
@@ -272,7 +273,7 @@ COMMANDS: tuple[Command, ...] = (
                 "--out",
                 metavar="FILE",
                 help="where to write it (default: a file named after the title, here; "
-                "- for stdout, md and html only on a terminal)",
+                "- for stdout, not docx or pdf on a terminal)",
             ),
         ),
     ),

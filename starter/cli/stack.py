@@ -48,7 +48,14 @@ DEMO_QUESTION = (
 #: sequential research waited for a 50 ms token. Measured with `python -m tests.bench.speed
 #: --only noop`: a sequential no-op activity costs ~50 ms at the default and ~10-15 ms at 1000.
 #: A production cluster sets the same key in its dynamic config (docker-compose.yml, README).
-DEV_SERVER_DYNAMIC_CONFIG = {"history.transferProcessorMaxPollRPS": 1000}
+#: And one partition per task queue: the server divides a queue's rate limit between its
+#: partitions (four by default), so a scholarly index's pace (arXiv: a search every 3 s) would be
+#: one every 12 s on each (activities/providers/scholarly/__init__.py, ONE_PARTITION; docs/papers.md).
+DEV_SERVER_DYNAMIC_CONFIG = {
+    "history.transferProcessorMaxPollRPS": 1000,
+    "matching.numTaskqueueReadPartitions": 1,
+    "matching.numTaskqueueWritePartitions": 1,
+}
 
 
 def dynamic_config_args(values: dict[str, object] | None = None) -> list[str]:

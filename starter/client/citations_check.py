@@ -40,6 +40,12 @@ MAX_SOURCES = 50
 #: evidence per source it cites (tens of ms of CPU), so a 200,000-character text of nothing but
 #: citations must not hold a server for minutes. The CLI checks any number.
 MAX_SENTENCES = 300
+#: Cited sentences × sources one API or MCP check takes (issue 49): the cost is about that
+#: product (the red team measured 0.044 CPU-s a pair; 300 sentences × 50 sources ran 600 s).
+MAX_PAIRS = 3_000
+#: Sources read at once by one check: each page's body (up to CRAWL_MAX_BYTES) and its extraction
+#: are held only while it is read, so a check's memory is this many pages, not all of them.
+READS_AT_ONCE = 4
 #: Text given with a source over the API or MCP (SOURCE_CHARS of it are kept, as of a page).
 GIVEN_TEXT_MAX_CHARS = 100_000
 #: Tries of one judge call, and the pause before the next: the engine's client does not retry
@@ -114,10 +120,15 @@ async def check_request(request: CheckRequest, cfg: Settings) -> dict[str, Any]:
         raise CheckRefused(
             f"the markdown has {cited} cited sentences: at most {MAX_SENTENCES} are checked at once"
         )
-    given = [_given(s) for s in request.sources or []]
+    given = unique([_given(s) for s in request.sources or []] or listed_sources(request.markdown))
+    if cited * len(given) > MAX_PAIRS:
+        raise CheckRefused(
+            f"{cited} cited sentences × {len(given)} sources is {cited * len(given):,} pairs: at "
+            f"most {MAX_PAIRS:,} are checked at once (check fewer sentences or sources at a time)"
+        )
     return await check_text(
         request.markdown,
-        unique(given or listed_sources(request.markdown)),
+        given,
         cfg,
         local_files=False,
         named="the markdown",
@@ -181,12 +192,17 @@ def is_web(where: str) -> bool:
 async def read_sources(
     given: list[GivenSource], cfg: Settings, *, local_files: bool, base: Path | None = None
 ) -> list[ReadSource]:
-    """Every source read (concurrently), or its error; relative paths are taken from `base`."""
+    """Every source read (READS_AT_ONCE at a time), or its error; relative paths are taken from
+    `base`."""
     crawler = web.Crawler(cfg)
+    turns = asyncio.Semaphore(READS_AT_ONCE)
+
+    async def read(source: GivenSource) -> ReadSource:
+        async with turns:
+            return await _read(source, cfg, crawler, local_files, base)
+
     try:
-        return list(
-            await asyncio.gather(*(_read(s, cfg, crawler, local_files, base) for s in given))
-        )
+        return list(await asyncio.gather(*(read(s) for s in given)))
     finally:
         await crawler.aclose()
 
@@ -200,8 +216,11 @@ async def _read(
     try:
         if is_web(where):
             page = await reading.read_url(where, using=crawler)
-            text = "\n\n".join(line for line in page.text.splitlines() if line.strip())
-            return _kept(ReadSource(source.id, source.title or page.title or where, page.url, text))
+            head = page.text[: 2 * SOURCE_CHARS]  # trimmed at once: only SOURCE_CHARS are kept
+            text = "\n\n".join(line for line in head.splitlines() if line.strip())
+            read = ReadSource(source.id, source.title or page.title or where, page.url, text)
+            kept = _kept(read)
+            return replace(kept, cut=True) if len(page.text) > len(head) and kept.text else kept
         if not local_files:
             return ReadSource(source.id, source.title, where, error="only http(s) URLs are read")
         return _kept(await _read_file(source, cfg, base))

@@ -162,8 +162,8 @@ OPTIONS: tuple[Option, ...] = (
         "sources",
         "--sources",
         "where to search: configured (SEARCH_PROVIDER and its fallbacks, default), web (the "
-        "configured web providers only), documents (the local corpus and your uploaded documents) "
-        "or both (web and documents)",
+        "configured web providers only), documents (the local corpus and your uploaded documents), "
+        "both (web and documents) or papers (the scholarly indexes of SCHOLARLY_PROVIDERS)",
         mcp=True,
         page="Sources",
     ),
@@ -255,14 +255,22 @@ def check_prices(
 def check_sources(
     request: ResearchRequest, cfg: Settings, names: Mapping[str, str] | None = None
 ) -> None:
-    """Web sources need a web search provider: refused before the research starts rather than
-    left to fail at its first search (the worker reads the same SEARCH_* settings)."""
+    """Web sources need a web search provider, papers a scholarly index: refused before the
+    research starts rather than left to fail at its first search (the worker reads the same
+    SEARCH_* and SCHOLARLY_PROVIDERS settings; the research asks it again and says so too)."""
     if request.sources.web and not cfg.web_search_providers:
         name = (names or {}).get("sources", "sources")
         raise RequestError(
             f"{name} {request.sources.value}: no web search provider is configured "
             f"(SEARCH_PROVIDER={cfg.search_provider}); set SEARCH_PROVIDER or "
             "SEARCH_FALLBACK_PROVIDERS to one, such as duckduckgo, or choose documents",
+            "sources",
+        )
+    if request.sources.papers and not cfg.scholarly_indexes:
+        name = (names or {}).get("sources", "sources")
+        raise RequestError(
+            f"{name} papers: no scholarly index is configured (SCHOLARLY_PROVIDERS is empty); "
+            "set it to one or more of openalex, arxiv, crossref, semanticscholar, pubmed",
             "sources",
         )
 

@@ -11,6 +11,9 @@ budgeted, stored in the library), with the id Temporal gives it (the schedule's 
 - Budgets: each run has the request's `max_tokens` / `max_cost_usd`; `max_runs` stops the schedule
   after that many scheduled runs (Temporal's `remaining_actions`), a budget in all.
 - Owners: the schedule's memo says whose it is; another user's answers as an unknown id does.
+- Caps (STANDING_MAX_PER_USER, STANDING_MAX_RUNS_PER_DAY) are counted and used holding the
+  user's lease in the library (quota_locks.py), so concurrent creates on any replica cannot all
+  pass one count (issue 49).
 
 Failures a person can cause are `ClientError` (one line, an exit code); the web app maps them.
 """
@@ -33,13 +36,14 @@ from temporalio.client import (
     ScheduleHandle,
     ScheduleOverlapPolicy,
     SchedulePolicy,
+    ScheduleSpec,
     ScheduleState,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.notify import receivers
 from config import Settings
-from starter.client import research_client
+from starter.client import quota_locks, research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.schedule_owners import (
     UNMARKED_QUERY,
@@ -174,7 +178,28 @@ async def create(
     if max_runs is not None and not 1 <= max_runs <= 10_000:
         raise ClientError(f"invalid max_runs {max_runs}: use 1 to 10000", Kind.INVALID)
     notify = await check_notify(cfg, notify or [])
-    theirs = await _described(client, cfg, owner)
+    async with quota_locks.held(cfg, f"standing:{owner}"):  # one create of OWNER's at a time
+        standing_id = await _create(
+            client, cfg, request, owner, spec, catchup, every, cron, notify, max_runs
+        )
+    await _listed(client, owner, standing_id, present=True)
+    return standing_id
+
+
+async def _create(
+    client: Client,
+    cfg: Settings,
+    request: ResearchRequest,
+    owner: str,
+    spec: ScheduleSpec,
+    catchup: timedelta,
+    every: str | None,
+    cron: str | None,
+    notify: list[str],
+    max_runs: int | None,
+) -> str:
+    """The create itself, holding OWNER's lease: counted, made paused, measured, set going."""
+    theirs = await _counted(client, cfg, owner)
     if len(theirs) >= cfg.standing_max_per_user:
         raise ClientError(
             f"you have {len(theirs)} standing research, the most allowed "
@@ -206,8 +231,22 @@ async def create(
     except RPCError as err:
         raise ClientError(f"the schedule was refused: {err.message}", Kind.INVALID) from None
     await _set_going(client, cfg, handle, theirs, given=every or cron or "")
-    await _listed(client, owner, standing_id, present=True)
+    await quota_locks.created(cfg, owner, standing_id)
     return standing_id
+
+
+async def _counted(client: Client, cfg: Settings, owner: str) -> list[ScheduleDescription]:
+    """OWNER's standing research as Temporal lists them, and those made lately that its list
+    (which lags) does not show yet."""
+    theirs = await _described(client, cfg, owner)
+    listed = {d.id for d in theirs}
+    for standing_id in await quota_locks.lately(cfg, owner):
+        if standing_id not in listed:
+            try:
+                theirs.append(await owned(client, cfg, standing_id, owner))
+            except ClientError:
+                continue  # deleted since
+    return theirs
 
 
 def _memo(
@@ -401,7 +440,12 @@ async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -
             f"a run of {standing_id} is already running: {running[-1]} (runs never overlap)",
             Kind.CONFLICT,
         )
-    await _within_runs_a_day(client, cfg, owner)
+    async with quota_locks.held(cfg, f"standing:{owner}"):  # counted and started alone
+        await _within_runs_a_day(client, cfg, owner)
+        return await _triggered(client, described, standing_id)
+
+
+async def _triggered(client: Client, described: ScheduleDescription, standing_id: str) -> str:
     before = {getattr(a.action, "workflow_id", "") for a in described.info.recent_actions}
     handle = client.get_schedule_handle(standing_id)
     await handle.trigger(overlap=ScheduleOverlapPolicy.SKIP)

@@ -1,5 +1,6 @@
 """Report downloads: `export(result, fmt)` gives the bytes, the content type and a file name for
-`md`, `html`, `docx` or `pdf` (the CLI's `export --format` and the web API's `/report?format=`).
+`md`, `html`, `docx` or `pdf` (the CLI's `export --format` and the web API's `/report?format=`),
+and the research's references for `bib`, `ris` or `csl` (starter/exports/references/).
 
 Every format keeps the report's `[n]` citations and numbers every source by its id, marked local
 or web. A report quotes untrusted web pages, so before any format is written, control characters,
@@ -16,11 +17,12 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from starter.exports import document
+from starter.exports import document, references
 from starter.exports.markup import to_html, to_markdown
 from workflows.models import ResearchResult
 from workflows.text import without_controls
@@ -32,15 +34,20 @@ class Format:
     link text, the web app's one-line refusals), its content type, whether it is binary (never
     written to a terminal), how it is written, and the largest report it is written for in time
     (`max_chars` of markdown, `max_blocks` paragraphs; None: no limit, the text is copied): the web
-    app's downloads refuse a larger one (starter/web/downloads.py)."""
+    app's downloads refuse a larger one (starter/web/downloads.py). A reference file
+    (`references`) lists the sources for a reference manager; its web pages carry the day they
+    were read (`accessed`), when the caller knows it."""
 
     name: str
     title: str
     content_type: str
     binary: bool
-    write: Callable[[ResearchResult, document.Report], bytes]
+    write: Callable[[ResearchResult, document.Report, date | None], bytes]
     max_chars: int | None = None
     max_blocks: int | None = None
+    #: The file name's extension, when not the format's name (CSL-JSON: `.json`).
+    extension: str = ""
+    references: bool = False
 
     @property
     def label(self) -> str:
@@ -51,6 +58,13 @@ def _word(report: document.Report) -> bytes:
     from starter.exports import word  # python-docx: loaded when a Word file is asked for
 
     return word.write(report)
+
+
+def _references(fmt: str) -> Callable[[ResearchResult, document.Report, date | None], bytes]:
+    def write(result: ResearchResult, report: document.Report, accessed: date | None) -> bytes:
+        return references.export(result, fmt, accessed)
+
+    return write
 
 
 def _pdf(report: document.Report) -> bytes:
@@ -71,14 +85,16 @@ FORMATS: dict[str, Format] = {
             "Markdown",
             "text/markdown; charset=utf-8",
             False,
-            lambda result, report: to_markdown(result).encode("utf-8"),
+            lambda result, report, accessed: to_markdown(result, report.sources).encode("utf-8"),
         ),
         Format(
             "html",
             "HTML",
             "text/html; charset=utf-8",
             False,
-            lambda result, report: to_html(result, report.title).encode("utf-8"),
+            lambda result, report, accessed: to_html(result, report.title, report.sources).encode(
+                "utf-8"
+            ),
             max_chars=2_000_000,
             max_blocks=50_000,
         ),
@@ -87,7 +103,7 @@ FORMATS: dict[str, Format] = {
             "Word",
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             True,
-            lambda result, report: _word(report),
+            lambda result, report, accessed: _word(report),
             max_chars=1_000_000,
             max_blocks=20_000,
         ),
@@ -96,9 +112,25 @@ FORMATS: dict[str, Format] = {
             "PDF",
             "application/pdf",
             True,
-            lambda result, report: _pdf(report),
+            lambda result, report, accessed: _pdf(report),
             max_chars=1_000_000,
             max_blocks=20_000,
+        ),
+        *(
+            Format(
+                name,
+                title,
+                content_type,
+                False,
+                _references(name),
+                extension=extension,
+                references=True,
+            )
+            for name, title, content_type, extension in (
+                ("bib", "BibTeX", "application/x-bibtex", "bib"),
+                ("ris", "RIS", "application/x-research-info-systems", "ris"),
+                ("csl", "CSL-JSON", "application/vnd.citationstyles.csl+json", "json"),
+            )
         ),
     )
 }
@@ -113,13 +145,19 @@ _FILE_NAME_BYTES = 200
 M = TypeVar("M", bound=BaseModel)
 
 
-def export(result: ResearchResult, fmt: str) -> tuple[bytes, str, str]:
-    """(body, content type, file name) of the report of `result` in format `fmt`."""
+def export(
+    result: ResearchResult, fmt: str, accessed: date | None = None
+) -> tuple[bytes, str, str]:
+    """(body, content type, file name) of the report of `result` in format `fmt`; ACCESSED, the
+    day the research read its sources (the library's finished_at), dates web pages in a
+    reference file."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}")
+    form = FORMATS[fmt]
     safe = clean_result(result)
-    report = document.read(safe)
-    return FORMATS[fmt].write(safe, report), FORMATS[fmt].content_type, file_name(report.title, fmt)
+    report = document.read(safe, listed=not form.references)
+    name = file_name(report.title, form.extension or fmt)
+    return form.write(safe, report, accessed), form.content_type, name
 
 
 def file_name(title: str, fmt: str) -> str:

@@ -1,8 +1,9 @@
-"""`python -m starter.exports.child FORMAT`: one export in a process of its own, for the web app's
+"""`python -m starter.exports.child FORMAT [ACCESSED]`: one export in a process of its own, for the web app's
 downloads (starter/web/downloads.py), which can then bound it in time and memory and kill it when
 the person who asked has left.
 
-Reads a `ResearchResult` as JSON on stdin; writes to stdout a 4-byte big-endian length, that many
+Reads a `ResearchResult` as JSON on stdin (ACCESSED, an ISO date, dates the web pages of a
+reference file); writes to stdout a 4-byte big-endian length, that many
 bytes of JSON header (`{"content_type", "name"}`), then the file. A refused report (ValueError)
 exits 3 with its one line on stderr. The process lowers its own priority, so pages and the API of
 the server that started it come first, and caps its address space at MEMORY_MB.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import date
 
 MEMORY_MB = 1536
 
@@ -38,8 +40,9 @@ def main(argv: list[str]) -> int:
 
     fmt = argv[0] if argv else ""
     try:
+        accessed = date.fromisoformat(argv[1]) if len(argv) > 1 else None
         result = ResearchResult.model_validate_json(sys.stdin.buffer.read())
-        body, content_type, name = export(result, fmt)
+        body, content_type, name = export(result, fmt, accessed)
     except ValueError as err:
         print(" ".join(str(err).split())[:300], file=sys.stderr)
         return 3

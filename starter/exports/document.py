@@ -4,7 +4,10 @@ Word and PDF writers share.
 The markdown is parsed by markdown-it-py's CommonMark parser with raw HTML off, so a `<script>`
 quoted from a web page is text, never markup. Only http(s) URLs become links; a citation `[n]` of
 a known source becomes a span that points at source n. The report's own sources list is dropped:
-every writer lists the research's sources itself, numbered by their ids, each marked local or web.
+every writer lists the research's sources itself, numbered by their ids, each marked local or web,
+each line made here once for all (`source_entries`, `entry_spans`): a paper as a reference in
+CITATION_STYLE (authors, year, title, venue: starter/exports/references/csl.py), a web page or
+an own document by its title; then its link and its marks.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from markdown_it.token import Token
 
 from starter.exports.marks import cited_in, source_mark
 from starter.exports.names import literal_names
+from starter.exports.references import csl, references
 from workflows.checks import verification
 from workflows.checks.citations import CITATION
 from workflows.models import ResearchResult
@@ -95,8 +99,12 @@ class SourceEntry:
     url: str
     #: The URL when it may be a link (http or https), else None: a local file:// path is text.
     link: str | None
-    #: Where it comes from, and whether the report cites it (markup.source_mark).
+    #: Where it comes from, and whether the report cites it (marks.source_mark): "retracted" and
+    #: "abstract only" too, for a paper.
     origin: str
+    #: What the list calls it: a paper formatted in CITATION_STYLE (its italics kept), else the
+    #: title in bold.
+    reference: tuple[Span, ...] = ()
 
 
 @dataclass
@@ -108,10 +116,11 @@ class Report:
     sources: list[SourceEntry]
 
 
-def read(result: ResearchResult) -> Report:
+def read(result: ResearchResult, *, listed: bool = True) -> Report:
     """The report of `result` as blocks: its leading `# Title` taken out as the title, headings
-    shifted so the top one is level 1, the sources list replaced by `sources`, and the verification
-    summary line appended when the report does not carry it yet."""
+    shifted so the top one is level 1, the sources list replaced by `sources` (none when not
+    LISTED: a reference file needs only the title), and the verification summary line appended
+    when the report does not carry it yet."""
     known = {s.id for s in result.sources}
     markdown = verification.drop_unused_sources(result.report_markdown, set())
     blocks = _Walker(_parser().parse(markdown), known).blocks(None)
@@ -122,11 +131,7 @@ def read(result: ResearchResult) -> Report:
         note = verification.verification_note(result.verification)
         if note.strip("*") not in result.report_markdown:
             blocks.append(Para([Span(note.strip("*"), italic=True)]))
-    cited = cited_in(result)
-    sources = [
-        SourceEntry(s.id, s.title, s.url, web_link(s.url), source_mark(s, cited))
-        for s in result.sources
-    ]
+    sources = source_entries(result) if listed else []
     fallback = result.plan.title if result.plan and result.plan.title.strip() else result.query
     return Report(
         title.strip() or " ".join(fallback.split()),
@@ -135,6 +140,40 @@ def read(result: ResearchResult) -> Report:
         _shift_headings(blocks),
         sources,
     )
+
+
+def source_entries(result: ResearchResult, style: str | None = None) -> list[SourceEntry]:
+    """Every source of RESULT as its line of a sources list: papers formatted in STYLE (by default
+    CITATION_STYLE), the rest by their titles."""
+    cited = cited_in(result)
+    papers = {}
+    if any(s.is_paper for s in result.sources):
+        style = style or csl.citation_style()
+        papers = {r.source.id: r for r in references(result) if r.source.is_paper}
+    entries = []
+    for s in result.sources:
+        pieces = csl.formatted(papers[s.id], style or csl.DEFAULT_STYLE) if s.id in papers else None
+        reference = (
+            tuple(Span(text, italic=italic, bold=bold) for text, italic, bold in pieces)
+            if pieces
+            else (Span(" ".join(s.title.split()) or s.url, bold=True),)
+        )
+        entries.append(
+            SourceEntry(s.id, s.title, s.url, web_link(s.url), source_mark(s, cited), reference)
+        )
+    return entries
+
+
+def entry_spans(entry: SourceEntry) -> list[Span]:
+    """A sources list's line: `[n] REFERENCE — URL (marks)`, the URL a link when it may be one.
+    The Markdown, Word and PDF lists write it as it is; `check` reads it back."""
+    return [
+        Span(f"[{entry.id}] "),
+        *entry.reference,
+        Span(" — "),
+        Span(entry.url, link=entry.link),
+        Span(f" ({entry.origin})"),
+    ]
 
 
 def plain(spans: list[Span]) -> str:

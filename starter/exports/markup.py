@@ -15,7 +15,6 @@ import re
 from markdown_it import MarkdownIt
 
 from starter.exports import document
-from starter.exports.marks import cited_in, source_mark
 from starter.exports.names import literal_names
 from workflows.checks import verification
 from workflows.checks.citations import CITATION
@@ -28,23 +27,28 @@ HTML_CSP = (
 )
 
 
-def to_markdown(result: ResearchResult) -> str:
-    """The report with every source read listed under its number, marked (`source_mark`): the
-    report's own list, which names only the cited ones, is replaced."""
+def to_markdown(result: ResearchResult, entries: list[document.SourceEntry] | None = None) -> str:
+    """The report with every source read listed under its number, marked (`source_mark`), a paper
+    as a reference in CITATION_STYLE (`document.entry_spans`): the report's own list, which names
+    only the cited ones, is replaced. ENTRIES: the list, when already made."""
     if not result.sources:
         return result.report_markdown.rstrip() + "\n"
-    cited = cited_in(result)
     return (
         without_sources_list(result.report_markdown).rstrip()
         + "\n\n## Sources\n\n"
         + "\n".join(
-            f"- [{s.id}] {s.title} — {s.url} ({source_mark(s, cited)})" for s in result.sources
+            "- " + document.plain(document.entry_spans(e))
+            for e in (entries if entries is not None else document.source_entries(result))
         )
         + "\n"
     )
 
 
-def to_html(result: ResearchResult, title: str | None = None) -> str:
+def to_html(
+    result: ResearchResult,
+    title: str | None = None,
+    entries: list[document.SourceEntry] | None = None,
+) -> str:
     """One self-contained page: no scripts, no external resources, every `[n]` a link to its source.
     Its `<title>` is the report's title (a renamed research's new one), not the question.
 
@@ -53,10 +57,9 @@ def to_html(result: ResearchResult, title: str | None = None) -> str:
     """
     known = {s.id for s in result.sources}
     body = _inert_markdown(known).render(without_sources_list(result.report_markdown))
-    cited = cited_in(result)
     items = "\n".join(
-        f'<li id="source-{s.id}">[{s.id}] {html.escape(s.title)} ({html.escape(source_mark(s, cited))})<br>{_url(s.url)}</li>'
-        for s in result.sources
+        f'<li id="source-{e.id}">[{e.id}] {_reference(e.reference)} ({html.escape(e.origin)})<br>{_url(e.url)}</li>'
+        for e in (entries if entries is not None else document.source_entries(result))
     )
     claims = ""
     if result.claims:
@@ -75,7 +78,7 @@ def to_html(result: ResearchResult, title: str | None = None) -> str:
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{HTML_CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title if title is not None else document.read(result).title)}</title>
+<title>{html.escape(title if title is not None else document.read(result, listed=False).title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 48rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; }}
 a {{ color: #1a5fb4; }} li {{ margin: .4rem 0; }} table {{ border-collapse: collapse; }}
@@ -144,6 +147,13 @@ def _links(ids: str, known: set[int]) -> str:
         "["
         + ", ".join(f'<a href="#source-{n}">{n}</a>' if n in known else str(n) for n in parts)
         + "]"
+    )
+
+
+def _reference(spans: tuple[document.Span, ...]) -> str:
+    """A source's reference, escaped; a style's italics kept (the title is not set in bold here)."""
+    return "".join(
+        f"<i>{html.escape(s.text)}</i>" if s.italic else html.escape(s.text) for s in spans
     )
 
 

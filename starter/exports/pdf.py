@@ -47,6 +47,7 @@ from starter.exports.document import (
     SourceEntry,
     Span,
     Table,
+    entry_spans,
 )
 
 AUTHOR = "Deep research on Temporal"
@@ -219,13 +220,7 @@ class _Story:
             return []
         story: list[Flowable] = [Paragraph("Sources", self.styles["Heading1"])]
         for source in sources:
-            spans = [
-                Span(f"[{source.id}] "),
-                Span(source.title.strip() or source.url, bold=True),
-                Span(" — "),
-                Span(source.url, link=source.link),
-                Span(f" ({source.origin})"),
-            ]
+            spans = entry_spans(source)
             anchor = f'<a name="{destination(source.id)}"/>'
             story.append(Paragraph(anchor + self.markup(spans), self.styles["Source"]))
         return story

@@ -34,6 +34,7 @@ from starter.exports.document import (
     SourceEntry,
     Span,
     Table,
+    entry_spans,
 )
 
 AUTHOR = "Deep research on Temporal"
@@ -180,16 +181,7 @@ class _Writer:
             paragraph = self.paragraph()
             self.bookmarks += 1
             _bookmark(paragraph, bookmark_name(source.id), self.bookmarks)
-            self.spans(
-                paragraph,
-                [
-                    Span(f"[{source.id}] "),
-                    Span(source.title.strip() or source.url, bold=True),
-                    Span(" — "),
-                    Span(source.url, link=source.link),
-                    Span(f" ({source.origin})"),
-                ],
-            )
+            self.spans(paragraph, entry_spans(source))
             end = OxmlElement("w:bookmarkEnd")
             end.set(qn("w:id"), str(self.bookmarks))
             paragraph._p.append(end)

@@ -9,7 +9,8 @@ event stream, reports come from Temporal or the research library.
 
 - Tools: `research` (the fields of the web API's `POST /api/research`), `research_status`,
   `answer_clarification`, `review`, `get_report`, `search_library`, `rename_research`,
-  `check_claims` (starter/mcp/check.py). A tool that cannot do what was asked returns an MCP tool
+  `check_claims` (starter/mcp/check.py); `get_report`'s `format` (bib, ris, csl, html) gives a
+  text export instead of the report (the CLI's `export --format`). A tool that cannot do what was asked returns an MCP tool
   error (`isError`) whose text is one line saying why, e.g. `answer refused: no clarification
   question is pending`; an id or other input shown back in it is cut to a hundred characters, and
   an id longer than ID_MAX_CHARS is refused.
@@ -32,6 +33,7 @@ import argparse
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from datetime import date
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -64,7 +66,9 @@ from starter.client.temporal import (
 )
 from starter.client.terminal import clean
 from starter.client.titles import titled
+from starter.exports import FORMATS, export
 from starter.exports.markup import to_markdown
+from starter.exports.public import public_for
 from starter.mcp import check as mcp_check  # issue 36
 from starter.mcp import library as mcp_library  # issue 31
 from starter.mcp import standing as mcp_standing  # issue 32
@@ -75,6 +79,8 @@ from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 MAX_WAIT_S = 900.0
 #: Stored reports listed as resources (all of them can be read by URI).
 LISTED_REPORTS = 50
+#: `get_report`'s formats: the text ones (a Word or PDF file is no tool result).
+TEXT_FORMATS = tuple(name for name, f in FORMATS.items() if not f.binary)
 
 INSTRUCTIONS = """\
 Deep research with cited, verified reports. Call `research` with a question (wait=true to get the
@@ -261,11 +267,17 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
     names = PublicNames.of(session.cfg)  # local sources by name, never the server's path
 
     @server.tool()
-    async def get_report(id: str) -> dict[str, Any]:
+    async def get_report(id: str, format: str = "md") -> dict[str, Any]:  # noqa: A002 - the CLI's name
         """The report of a finished research, with its sources: from the research library (kept
-        after Temporal forgot the workflow), else from Temporal."""
+        after Temporal forgot the workflow), else from Temporal. `format` bib, ris or csl gives
+        its references as that file's text (BibTeX, RIS, CSL-JSON), html the standalone page:
+        `{id, format, content_type, name, text}`."""
         async with one_line_errors():
             wanted = research_id(id)
+            if format not in TEXT_FORMATS:
+                raise ToolError(
+                    f"unknown format {shown(format)}: choose one of {', '.join(TEXT_FORMATS)}"
+                )
             stored = await asyncio.to_thread(
                 library.read_library,
                 lambda: store.load_research(session.cfg.research_db_url, wanted),
@@ -273,10 +285,30 @@ def _add_library_tools(server: ResearchServer, session: Session) -> None:
             if stored is not None:
                 if research_client.stored_owner(stored, session.cfg) != reader:
                     raise ToolError(f"no research with id {shown(wanted)}")
-                return names.data(_report(wanted, titled(stored.result, stored.title)))
+                result = titled(stored.result, stored.title)
+                if format != "md":
+                    return await _file(wanted, result, format, stored.finished_at.date())
+                return names.data(_report(wanted, result))
             handle = research_client.handle(await session.connect(), wanted)
             await research_client.check_owner(handle, session.cfg)
+            if format != "md":
+                return await _file(wanted, await _finished(handle), format, None)
             return _report(wanted, await _finished(handle))
+
+    async def _file(
+        workflow_id: str, result: ResearchResult, fmt: str, accessed: date | None
+    ) -> dict[str, Any]:
+        """RESULT as a FMT file's text, local sources named as anyone but the server sees them."""
+        body, content_type, name = await asyncio.to_thread(
+            export, public_for(result, session.cfg), fmt, accessed
+        )
+        return {
+            "id": workflow_id,
+            "format": fmt,
+            "content_type": content_type,
+            "name": name,
+            "text": body.decode("utf-8"),
+        }
 
     @server.tool()
     async def search_library(text: str = "", limit: int = 10) -> list[dict[str, Any]]:
@@ -416,7 +448,10 @@ def _report(workflow_id: str, result: ResearchResult) -> dict[str, Any]:
         "status": result.outcome.value,
         "question": result.query,
         "report_markdown": clean(result.report_markdown),
-        "sources": [{"id": s.id, "url": s.url, "title": s.title} for s in result.sources],
+        # a paper's metadata too (doi, authors, year, read, retracted ...): empty fields left out
+        "sources": [
+            s.model_dump(mode="json", exclude={"provider", "digest"}) for s in result.sources
+        ],
         "verification": result.verification.model_dump(mode="json")
         if result.verification
         else None,

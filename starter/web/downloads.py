@@ -12,8 +12,10 @@ library reads. Each download is bounded:
 - in time: a child still writing after RENDER_TIMEOUT_S is killed (503);
 - by the client: when the person who asked disconnects, the child is killed at once.
 
-Markdown (a format with no limits: a copy of the stored text) is written in a thread when small,
-in a child like the others when large.
+Markdown (a format with no limits: a copy of the stored text) and the reference files (BibTeX,
+RIS, CSL-JSON: a few lines a source) are written in a thread when small, in a child like the
+others when large. A reference file dates its web pages by the day the research finished
+(`read_on`, from the library).
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ import json
 import sys
 from collections import Counter
 from contextlib import asynccontextmanager
+from datetime import date
 from typing import Any
 
 from starlette.requests import Request
+from temporalio.exceptions import ApplicationError
 
+from activities.storage import store
 from starter.exports import FORMATS, export
 from starter.exports.public import public_for, public_result
-from starter.web.deps import ApiError
+from starter.web.deps import ApiError, Backend, Research
 from workflows.models import ResearchResult
 
 #: Renders at a time in all (this app process), and for one user.
@@ -107,10 +112,27 @@ def refusal(result: ResearchResult, fmt: str, payload: str) -> str | None:
     return None
 
 
+async def read_on(research: Research, app: Backend) -> date | None:
+    """The day RESEARCH finished (the library's finished_at): when its web pages were read, as a
+    reference file's `urldate` says. None when the library cannot tell."""
+    stored = research.stored
+    if stored is None:
+        try:
+            stored = await app.library(lambda url: store.load_research(url, research.id))
+        except ApplicationError:
+            return None
+    return stored.finished_at.date() if stored is not None else None
+
+
 async def render(
-    request: Request, result: ResearchResult, fmt: str, user: str
+    request: Request,
+    result: ResearchResult,
+    fmt: str,
+    user: str,
+    accessed: date | None = None,
 ) -> tuple[bytes, str, str]:
-    """(body, content type, file name) of RESULT's report as FMT, bounded as the module says."""
+    """(body, content type, file name) of RESULT's report as FMT (its references: web pages read
+    on ACCESSED), bounded as the module says."""
     cfg = getattr(getattr(request.app.state, "backend", None), "cfg", None)
     result = public_for(result, cfg) if cfg is not None else public_result(result)
     if fmt not in FORMATS:
@@ -119,21 +141,24 @@ async def render(
         )
     unlimited = FORMATS[fmt].max_chars is None and FORMATS[fmt].max_blocks is None
     if unlimited and len(result.report_markdown) <= SMALL_TEXT_CHARS:
-        return await asyncio.to_thread(export, result, fmt)
+        return await asyncio.to_thread(export, result, fmt, accessed)
     payload = result.model_dump_json()
     problem = refusal(result, fmt, payload)
     if problem:
         raise ApiError(413, problem)
     async with downloads_of(request).slot(user):
-        return await _in_child(request, payload.encode(), fmt)
+        return await _in_child(request, payload.encode(), fmt, accessed)
 
 
-async def _in_child(request: Request, payload: bytes, fmt: str) -> tuple[bytes, str, str]:
+async def _in_child(
+    request: Request, payload: bytes, fmt: str, accessed: date | None = None
+) -> tuple[bytes, str, str]:
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "starter.exports.child",
         fmt,
+        *([accessed.isoformat()] if accessed else []),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -16,7 +16,9 @@ sign-out and revocation are the same for both.
   one line for the person. Token checks are joserfc's (Authlib's JOSE library), not ours.
 
 Why the user is a claim: the research's owner is a name people recognise in the library and in
-notifications; `email` by default, `preferred_username` or `upn` where a team prefers.
+notifications; `email` by default, `preferred_username` or `upn` where a team prefers. An `email`
+is taken only with `email_verified` true (OpenID Connect Core 5.7: an unverified address is
+anyone's), and in lower case, so one address is one user however the provider spells it.
 """
 
 from __future__ import annotations
@@ -143,8 +145,10 @@ class OidcSettings:
     def lacks(self, claims: dict[str, Any]) -> bool:
         """Whether CLAIMS miss what decides who signs in (many providers put only `sub` in an
         ID token issued with an access token: the rest is at their userinfo endpoint)."""
-        return self.user_claim not in claims or bool(
-            self.allowed_groups and self.groups_claim not in claims
+        return (
+            self.user_claim not in claims
+            or (self.user_claim == "email" and "email_verified" not in claims)
+            or bool(self.allowed_groups and self.groups_claim not in claims)
         )
 
     def user_of(self, claims: dict[str, Any]) -> str:
@@ -157,9 +161,22 @@ class OidcSettings:
             )
         if any(c.isspace() or not c.isprintable() for c in user):
             raise Refused(f"the provider's {self.user_claim} claim is not a user name")
+        if self.user_claim == "email":
+            # Issue 49: an account at the provider may carry anyone's address unverified; as the
+            # user it would read that person's research. One address in any case is one user.
+            verified = claims.get("email_verified")
+            if verified is not True and verified != "true":  # 1 == True: not a JSON boolean
+                raise Refused(
+                    f"the identity provider has not verified the e-mail address {user}: "
+                    "verify it there, or ask your administrator"
+                )
+            user = user.lower()
         if user.casefold() == DEFAULT_USER:  # its holder would own the CLI's and MCP's research
             raise Refused(f"the user name {user} is reserved here: ask your administrator")
-        if not (self.allowed_users or self.allowed_groups) or user in self.allowed_users:
+        allowed = self.allowed_users
+        if self.user_claim == "email":
+            allowed = frozenset(u.lower() for u in allowed)
+        if not (self.allowed_users or self.allowed_groups) or user in allowed:
             return user
         groups = claims.get(self.groups_claim)
         mine = {groups} if isinstance(groups, str) else set(groups or ())

@@ -33,7 +33,7 @@ from starter.exports.markup import without_sources_list
 from starter.exports.names import literal_names
 from workflows.checks.citations import CITATION, origin
 from workflows.checks.verification import who_checked
-from workflows.models import ResearchResult, Source, VerificationSummary
+from workflows.models import PaperRead, ResearchResult, Source, VerificationSummary
 
 REL = "noopener noreferrer nofollow"
 #: At most this many evidence paragraphs and claims in one popover, each clipped to QUOTE_CHARS.
@@ -140,6 +140,10 @@ class SourceCard:
     claims: list[tuple[str, str]] = field(default_factory=list)
     #: The report cites it (else it was read, not cited: listed so numbers have no gaps).
     cited: bool = True
+    #: A paper's authors and year ("Smith, J., & Lee, K. (2021)"), "" for anything else.
+    byline: str = ""
+    #: What a reader must know before trusting a paper: "retracted", "abstract only".
+    warnings: tuple[str, ...] = ()
 
     @property
     def card_id(self) -> str:
@@ -192,7 +196,7 @@ def source_card(result: ResearchResult, source: Source, cited: set[int]) -> Sour
         for c in result.claims
         if source.id in c.source_ids and not c.removed
     ][:MAX_CLAIMS]
-    mark = "local" if origin(source) == "local" else "web"
+    mark = "paper" if source.is_paper else "local" if origin(source) == "local" else "web"
     return SourceCard(
         source.id,
         " ".join(source.title.split()) or source.url,
@@ -201,7 +205,21 @@ def source_card(result: ResearchResult, source: Source, cited: set[int]) -> Sour
         quotes,
         claims,
         source.id in cited,
+        *paper_marks(source),
     )
+
+
+def paper_marks(source: Source) -> tuple[str, tuple[str, ...]]:
+    """A paper's byline and the warnings its entry shows (none for a page or a document)."""
+    if not source.is_paper:
+        return "", ()
+    names = [" ".join(n.split()) for n in source.authors if n.strip()]
+    who = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
+    year = str(source.year) if source.year else "n.d."
+    warnings: tuple[str, ...] = ("retracted",) if source.retracted else ()
+    if source.read == PaperRead.ABSTRACT.value:
+        warnings += ("abstract only",)
+    return (f"{who} ({year})" if who else f"({year})"), warnings
 
 
 def verification_text(summary: VerificationSummary | None) -> str | None:

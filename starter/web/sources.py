@@ -9,6 +9,7 @@ research that would fail at its first search.
 from __future__ import annotations
 
 from config import Settings
+from workflows.loop.literature import INDEX_WORDS
 from workflows.models import Sources
 
 #: The search providers by the names people know them by (`local` is said by `corpus_words`).
@@ -33,7 +34,16 @@ def sources_words(cfg: Settings) -> list[tuple[str, str]]:
             Sources.BOTH.value,
             f"Web ({web}) and your documents" if web else f"Web and your documents ({no_web})",
         ),
+        (Sources.PAPERS.value, f"Papers: {papers_words(cfg)}"),
     ]
+
+
+def papers_words(cfg: Settings) -> str:
+    """The scholarly indexes of SCHOLARLY_PROVIDERS by their names, or why there are none."""
+    names = [INDEX_WORDS.get(n, n) for n in cfg.scholarly_indexes]
+    if not names:
+        return "not available: no scholarly index is configured (SCHOLARLY_PROVIDERS)"
+    return ", ".join(names)
 
 
 def configured_words(cfg: Settings) -> str:

@@ -194,6 +194,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
             "research_claim",
             "research_source",
             "research",
+            "quota_locks",
+            "standing_created",
             "alembic_version",
         ):
             connection.exec_driver_sql(f"DROP TABLE IF EXISTS {table} CASCADE")
@@ -599,3 +601,28 @@ def test_the_library_counts_only_the_claims_it_checked(db_url: str) -> None:
     shown = {e.workflow_id: (e.supported, e.claims) for e in store.list_research(db_url)}
     assert shown["research-cancelled"] == (1, 1)
     assert shown["research-unchecked"][0] is None
+
+
+def test_a_paper_source_keeps_its_metadata_in_the_library(db_url: str) -> None:
+    """The reference exports and sources lists read a stored paper as the paper it is."""
+    paper = Source(
+        id=3,
+        url="https://doi.org/10.1234/aqua.2019",
+        title="Settling basins of Roman aqueducts",
+        provider="openalex",
+        doi="10.1234/aqua.2019",
+        arxiv_id="1901.00001",
+        authors=["Giulia Rossi", "王小明"],
+        year=2019,
+        venue="Journal of Water History",
+        read="abstract",
+        retracted=True,
+        kind="article",
+    )
+    result = rich_result().model_copy(update={"sources": [*rich_result().sources, paper]})
+    store.write(record().model_copy(update={"result": result}), db_url)
+
+    stored = store.load_research(db_url, "research-1")
+
+    assert stored is not None and stored.result.sources[-1] == paper
+    assert stored.result.sources[0].doi == "" and stored.result.sources[0].authors == []

@@ -316,16 +316,56 @@ async def test_a_wrapped_reply_is_still_read(
     "content",
     ["I think you should research this.", '{"decision": "MAYBE", "reasoning": "?"}', "{not json"],
 )
-async def test_an_unreadable_reply_is_a_retryable_error(
+async def test_an_unreadable_reply_is_asked_again_once_with_why_then_the_role_falls_back(
     llm: FakeLLM, engine: OpenAIEngine, content: str
 ) -> None:
-    llm.replies = [completion(content)]
+    llm.replies = [completion(content), completion(content)]
 
     with pytest.raises(ApplicationError) as caught:
         await engine.route(VAGUE)
 
     assert caught.value.type == "InvalidLLMReply"
-    assert not caught.value.non_retryable
+    # Asked again already, with the reason shown: the role's fallback applies, not 4 more tries.
+    assert caught.value.non_retryable
+    assert len(llm.requests) == 2
+    second = llm.requests[1]["json"]["messages"]
+    assert second[1] == {"role": "assistant", "content": content}
+    assert second[2]["role"] == "user" and "could not be read" in second[2]["content"]
+
+
+async def test_a_model_shown_why_its_reply_was_unreadable_answers_the_second_time(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion("I think you should research this."),
+        completion(json.dumps(ROUTE_REPLY)),
+    ]
+
+    out = await engine.route(VAGUE)
+
+    assert out.decision is RoutingDecision.CLARIFICATION
+    assert out.usage.reasked == 1 and out.usage.requests == 2
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"decision": "CLARIFICATION", "reasoning": "The question says \'it\'',  # cut short
+        "{'decision': 'CLARIFICATION', 'reasoning': 'vague'}",  # single quotes
+        '{"decision": "CLARIFICATION", "reasoning": "vague",}',  # a trailing comma
+        '{"decision": "CLARIFICATION", "reasoning": "vague"',  # a missing brace
+    ],
+    ids=["cut-short", "single-quotes", "trailing-comma", "missing-brace"],
+)
+async def test_a_nearly_json_reply_is_repaired_not_asked_again(
+    llm: FakeLLM, engine: OpenAIEngine, content: str
+) -> None:
+    llm.replies = [completion(content)]
+
+    out = await engine.route(VAGUE)
+
+    assert out.decision is RoutingDecision.CLARIFICATION
+    assert out.usage.repaired == 1 and len(llm.requests) == 1
 
 
 # --- errors -------------------------------------------------------------------------------------------
@@ -1027,3 +1067,21 @@ def test_bad_llm_prices_stop_the_engine_with_one_line() -> None:
         make_engine("http://127.0.0.1:9/v1", llm_prices='{"m": {"input": "cheap"}}')
     assert caught.value.non_retryable and caught.value.type == "ConfigError"
     assert "LLM_PRICES['m']" in caught.value.message
+
+
+def test_a_score_just_outside_its_range_is_read_at_the_bound_and_counted_repaired() -> None:
+    """SmolLM2's critique: `"hallucination_risk": 2.5` where at most 1 is allowed."""
+    from activities.openai_engine.replies import REPLIES, read_text
+
+    reply = json.dumps(
+        {
+            "quality": 1.0,
+            "quality_reason": "high",
+            "hallucination_risk": 2.5,
+            "hallucination_reason": "low",
+        }
+    )
+
+    critique, repaired = read_text(reply, REPLIES["critique"], MODEL)
+
+    assert critique.hallucination_risk == 1.0 and repaired

@@ -24,6 +24,7 @@ import pytest
 from tests.e2e.test_end_to_end import Workers
 from tests.models.llama import MODEL, free_port
 from tests.starter.test_starter import starter
+from tests.support.other_notes import LIGHTHOUSES, PLANETS, write_notes
 
 pytestmark = [pytest.mark.models, pytest.mark.e2e]
 
@@ -88,6 +89,33 @@ async def test_a_light_research_with_a_small_model_writes_a_cited_verified_repor
     assert code == 0, err
     assert_a_report_a_person_can_use(result)
     assert result["engine"].startswith("openai:")
+
+
+#: Questions of other kinds than the Rust notes, each over notes of its own
+#: (tests/support/other_notes.py): what holds for code must hold for lenses and orbits.
+OTHER_KINDS = {
+    "lighthouses": ("How did the Fresnel lens change lighthouse range?", LIGHTHOUSES),
+    "planets": ("How long is a year on Mars and how tall is Olympus Mons?", PLANETS),
+}
+
+
+@pytest.mark.parametrize("kind", list(OTHER_KINDS))
+async def test_a_light_research_on_notes_of_another_kind_is_answered_by_the_model(
+    kind: str, model_env: dict[str, str], tmp_path: Path
+) -> None:
+    question, notes = OTHER_KINDS[kind]
+    env = {**model_env, "RESEARCH_CORPUS_DIR": str(write_notes(tmp_path / kind, notes))}
+    workers = Workers(env)
+    workers.start()
+    try:
+        code, result, err = await research(env, question, *PLAIN)
+    finally:
+        workers.stop_all()
+    assert code == 0, err
+    assert_a_report_a_person_can_use(result)
+    stats = result["stats"]
+    unanswered = sum(stats["llm_unanswered_by_role"].values())
+    assert stats["llm_answered"] > unanswered, stats  # the model, not the rules, did most calls
 
 
 async def status_of(env: dict[str, str], research_id: str) -> dict[str, Any]:

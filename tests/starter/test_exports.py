@@ -146,7 +146,7 @@ def test_each_format_has_its_content_type_and_a_file_name_from_the_title() -> No
         assert (
             body
             and content_type == CONTENT_TYPES[fmt]
-            and name == f"how-do-rust-lifetimes-work.{fmt}"
+            and name == f"how-do-rust-lifetimes-work.{FORMATS[fmt].extension or fmt}"
         )
     assert (
         CONTENT_TYPES["docx"]

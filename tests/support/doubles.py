@@ -138,6 +138,10 @@ def default_search_papers(inp: m.SearchPapersInput) -> m.SearchOutput:
     return m.SearchOutput(hits=[])
 
 
+def default_paper_indexes(inp: m.PaperIndexesInput) -> m.PaperIndexesOutput:
+    return m.PaperIndexesOutput(indexes=["openalex", "arxiv", "crossref"])
+
+
 def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:
     return m.SaveResearchOutput(created=True)
 

@@ -69,14 +69,18 @@ def test_a_wrong_configuration_is_one_line(extra: dict[str, Any], said: str) -> 
     assert "a-client-secret" not in str(raised.value)
 
 
+#: What a provider says of an address it checked (OpenID Connect Core 5.1).
+VERIFIED = {"email_verified": True}
+
+
 def test_the_user_is_the_configured_claim() -> None:
-    assert rules().user_of({"email": "ada@example.org"}) == "ada@example.org"
+    assert rules().user_of({"email": "ada@example.org", **VERIFIED}) == "ada@example.org"
     named = rules(research_oidc_user_claim="preferred_username")
     assert named.user_of({"preferred_username": "ada", "email": "x@example.org"}) == "ada"
     with pytest.raises(Refused, match="no preferred_username claim"):
         named.user_of({"email": "ada@example.org"})
     with pytest.raises(Refused, match="not a user name"):
-        rules().user_of({"email": "ada lovelace"})
+        rules().user_of({"email": "ada lovelace", **VERIFIED})
     for reserved in ("local", "LOCAL"):  # the CLI's and MCP's user (issue 38, R16)
         with pytest.raises(Refused, match="reserved"):
             named.user_of({"preferred_username": reserved})
@@ -84,13 +88,71 @@ def test_the_user_is_the_configured_claim() -> None:
 
 def test_a_list_or_a_group_decides_who_may_sign_in() -> None:
     listed = rules(research_oidc_allowed="ada@example.org, group:analysts")
-    assert listed.user_of({"email": "ada@example.org"}) == "ada@example.org"
-    both = {"email": "grace@example.org", "groups": ["research", "analysts"]}
+    assert listed.user_of({"email": "ada@example.org", **VERIFIED}) == "ada@example.org"
+    both = {"email": "grace@example.org", "groups": ["research", "analysts"], **VERIFIED}
     assert listed.user_of(both) == "grace@example.org"
     with pytest.raises(Refused, match="^mallory@example.org may not sign in here"):
-        listed.user_of({"email": "mallory@example.org", "groups": ["visitors"]})
+        listed.user_of({"email": "mallory@example.org", "groups": ["visitors"], **VERIFIED})
     domain = rules(research_oidc_allowed="group:example.org", research_oidc_groups_claim="hd")
-    assert domain.user_of({"email": "ada@example.org", "hd": "example.org"})  # Google's hd
+    assert domain.user_of({"email": "ada@example.org", "hd": "example.org", **VERIFIED})
+
+
+@pytest.mark.parametrize("verified", [None, False, "false", 1, "yes"])
+def test_an_email_the_provider_has_not_verified_signs_no_one_in(verified: Any) -> None:
+    """Issue 49: an account whose unverified address is another user's signed in as that user."""
+    claims = {"email": "victim@example.org", "sub": "x-41"}
+    if verified is not None:
+        claims["email_verified"] = verified
+    with pytest.raises(Refused) as refused:
+        rules().user_of(claims)
+    assert str(refused.value) == (
+        "the identity provider has not verified the e-mail address victim@example.org: "
+        "verify it there, or ask your administrator"
+    )
+    assert rules().lacks({"email": "victim@example.org"})  # asks userinfo for email_verified
+    # another claim as the user needs no e-mail verification
+    named = rules(research_oidc_user_claim="preferred_username")
+    assert named.user_of({"preferred_username": "vic", "email": "v@example.org"}) == "vic"
+
+
+def test_an_email_is_one_user_in_any_case() -> None:
+    listed = rules(research_oidc_allowed="Ada@Example.org")
+    for spelled in ("ada@example.org", "ADA@EXAMPLE.ORG", "Ada@example.ORG"):
+        assert listed.user_of({"email": spelled, **VERIFIED}) == "ada@example.org"
+    assert rules().user_of({"email": "Grace@Example.org", "email_verified": "true"}) == (
+        "grace@example.org"
+    )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/\t/evil.example",
+        "/\n/evil.example",
+        "/\r\n/evil.example",
+        "/\\evil.example",
+        "/\\/evil.example",
+        "//evil.example",
+        "///evil.example",
+        "https://evil.example/",
+        "javascript:alert(1)",
+        "evil.example",
+        "/ /evil.example",
+        "/\x00/evil.example",
+        "",
+    ],
+)
+def test_only_a_path_of_this_site_is_a_place_to_go_after_sign_in(target: str) -> None:
+    from starter.web.pages.frame import local_path
+
+    assert local_path(target) == "/"
+
+
+def test_a_path_of_this_site_is_kept_as_it_is() -> None:
+    from starter.web.pages.frame import local_path
+
+    for target in ("/", "/library", "/research/r-1?tab=sources", "/a/b#x", "/s?u=https://x.y/"):
+        assert local_path(target) == target
 
 
 def test_leaving_the_allowed_list_ends_the_sessions_the_provider_opened(tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
         if key == "stats":  # a research from before counted no answers of its model (issue 28)
             value = {"llm_answered": 0, "llm_unanswered_by_role": {}, **value}
             value = {"judge_calibration": None, **value}  # issue 36: no judge was calibrated
+            value = {"llm_repaired": 0, "llm_reasked": 0, **value}  # nothing was repaired then
         assert _same(key, now, value), key
     assert state.inquiry.plan is not None and state.inquiry.plan_iterations == 2
     assert state.events.last_seq == len(flat["events"]["items"]) + flat["events"]["dropped"]
@@ -109,6 +110,7 @@ def test_the_result_and_status_show_what_the_flat_state_held_under_the_same_name
                     expected = {
                         **{"llm_answered": 0, "llm_unanswered_by_role": {}},
                         "judge_calibration": None,
+                        **{"llm_repaired": 0, "llm_reasked": 0},
                         **flat["stats"],
                         "duration_s": 2.5,
                     }

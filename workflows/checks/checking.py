@@ -19,7 +19,7 @@ from workflows.activity_models import (
     VerifyClaimsOutput,
 )
 from workflows.calls import call
-from workflows.checks import judging, verification
+from workflows.checks import judging, retractions, verification
 from workflows.events import EventKind, emit
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
@@ -57,6 +57,7 @@ async def check(
         return report.rstrip() + f"\n\n*Claims were not verified ({why}).*\n", claims
     report, claims = await _verify(state, report)
     writeup.critique = critique = await _critic(state, report)
+    retractions.flag(critique, claims, state.material.sources)
     assert writeup.verification is not None
     emit(
         state.events,
@@ -134,6 +135,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
     )
     for i, claim in zip(chosen, checked, strict=True):
         claims[i] = claim
+    retractions.discount([claims[i] for i in chosen], state.material.sources)
     trusted = stats.judge_calibration is not None and stats.judge_calibration.trusted
     return "lexical+judge" if ask is not None and trusted else "lexical"
 

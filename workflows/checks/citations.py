@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from workflows.models import Claim, PlanStep, Source
+from workflows.models import Claim, PaperRead, PlanStep, Source
 
 #: A citation marker `[n]` or `[n, m]`: the one pattern every reader and writer of reports uses.
 CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -23,10 +23,70 @@ def escape(text: str) -> str:
 
 def origin(source: Source) -> str:
     """Where a source came from, as a report's Sources list says it (a research may mix them):
-    "local" for a document of the research corpus, else "web" and the search provider."""
+    "local" for a document of the research corpus, else "web" and the search provider; a paper
+    says "paper" and its index, "abstract only" when no full text was read, and "retracted" first
+    when an index says so (a retracted work is never listed as if it stood)."""
+    if source.is_paper:
+        marks = ["retracted"] if source.retracted else []
+        marks.append(f"paper, {source.provider}" if source.provider else "paper")
+        if source.read == PaperRead.ABSTRACT.value:
+            marks.append("abstract only")
+        return "; ".join(marks)
     if source.provider == "local" or source.url.startswith("file:"):
         return "local"
     return f"web, {source.provider}" if source.provider else "web"
+
+
+def reference(source: Source) -> str:
+    """What a report's Sources list says a source is, before its URL: its title, escaped; a
+    paper as a reference names its authors and year (`Smith, J., & Lee, K. (2021). Title.
+    Venue.`), so `- [n] TEXT — URL (origin)` stays the one line format readers parse."""
+    if not source.is_paper:
+        return escape(source.title)
+    title = _sentence(escape(" ".join(source.title.split())))
+    year = f"({source.year})." if source.year else "(n.d.)."
+    venue = _sentence(escape(source.venue)) if source.venue.strip() else ""
+    authors = _authors(source.authors)
+    parts = [authors, year, title, venue] if authors else [title, year, venue]
+    return " ".join(p for p in parts if p)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in ".?!" else text + "."
+
+
+#: Lower-case words that belong to a family name (`van Gogh`, `de la Cruz`).
+_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "da", "di", "du", "la", "le"}
+)
+
+
+def _authors(names: list[str]) -> str:
+    """Names as APA 7 lists them: `Family, G. N.`, the last after `&`, at most 20 (then the
+    first 19, an ellipsis and the last)."""
+    shown = [_author(n) for n in names if n.strip()]
+    if len(shown) > 20:
+        return ", ".join(shown[:19]) + ", . . . " + shown[-1]
+    if len(shown) < 2:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + ", & " + shown[-1]
+
+
+def _author(name: str) -> str:
+    name = escape(" ".join(name.split()))
+    if "," in name:
+        family, given = (part.strip() for part in name.split(",", 1))
+    else:
+        words = name.split(" ")
+        cut = len(words) - 1
+        while cut > 1 and words[cut - 1] in _PARTICLES:
+            cut -= 1
+        family, given = " ".join(words[cut:]), " ".join(words[:cut])
+    initials = " ".join(
+        "-".join(f"{part[0]}." for part in word.split("-") if part) for word in given.split()
+    )
+    return f"{family}, {initials}" if initials else family
 
 
 #: Code in Markdown: a fenced block or an inline span. `heap[0]` and `[1, 3, 5]` there are code,
@@ -107,5 +167,5 @@ def fallback_report(
     listed = [s for s in sources if s.id in cited]
     if listed:
         lines += ["## Sources", ""]
-        lines += [f"- [{s.id}] {s.title} — {s.url}" for s in listed]
+        lines += [f"- [{s.id}] {reference(s) if s.is_paper else s.title} — {s.url}" for s in listed]
     return "\n".join(lines).rstrip() + "\n"

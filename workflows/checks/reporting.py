@@ -277,8 +277,7 @@ def assemble(
     if listed:
         lines += ["## Sources", ""]
         lines += [
-            f"- [{s.id}] {citations.escape(s.title)} — {s.url} ({citations.origin(s)})"
-            for s in listed
+            f"- [{s.id}] {citations.reference(s)} — {s.url} ({citations.origin(s)})" for s in listed
         ]
         lines.append("")
     if outline.footer.strip():

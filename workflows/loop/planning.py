@@ -96,21 +96,32 @@ async def investigate_background(state: ResearchState, as_sources: bool) -> None
     material.background = []
     for hit in hits[: PAGES_PER_STEP * 2]:
         source_id = (
-            material.add_source(hit.url, hit.title, hit.provider, state.events) if as_sources else 0
+            material.add_source(hit.url, hit.title, hit.provider, state.events, paper=hit.paper)
+            if as_sources
+            else 0
         )
         material.background.append(
             Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet)
         )
 
 
-async def make_plan(state: ResearchState, feedback: list[str], by_reviewer: bool = False) -> None:
+async def make_plan(
+    state: ResearchState,
+    feedback: list[str],
+    by_reviewer: bool = False,
+    keep: list[PlanStep] | None = None,
+) -> None:
     """A plan (or a re-plan keeping the completed steps) from the planner, with `feedback` from
-    the reflector or a person's review."""
+    the reflector or a person's review. `keep`: pending steps a person approved, which an ADJUST
+    re-plan keeps after the completed ones (the planner is told they are kept, like those)."""
     low, high = state.step_limits()
     inquiry = state.inquiry
     completed = [
         s for s in (inquiry.plan.steps if inquiry.plan else []) if s.status is StepStatus.COMPLETED
     ]
+    if keep:
+        completed = [*completed, *keep]
+        state.oversight.approved_steps = [s.title for s in keep]
     inquiry.plan_iterations += 1
     state.oversight.reviewer_plans += by_reviewer
     background = "\n".join(f"- {p.title}: {p.text}" for p in state.material.background)

@@ -21,6 +21,7 @@ from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.models import Reflection, ReflectionDecision
 from workflows.state import ResearchState
+from workflows.steering import approved
 
 MAX_PLAN_ITERATIONS = 3
 
@@ -55,7 +56,7 @@ async def reflect(state: ResearchState, judged: list[int] | None = None) -> Refl
             reasoning=decided.reasoning,
             suggested_changes=decided.suggested_changes,
         )
-    approved = pending and state.oversight.approved_plan == inquiry.plan_iterations
+    approved_pending = pending and bool(approved.pending(state))
     reflection = guard(
         proposed,
         done=done,
@@ -63,7 +64,7 @@ async def reflect(state: ResearchState, judged: list[int] | None = None) -> Refl
         pending=pending,
         plan_iterations=inquiry.plan_iterations - state.oversight.reviewer_plans,
         depth=inquiry.depth.value,
-        approved_pending=approved,
+        approved_pending=approved_pending,
     )
     if judged and len(judged) > 1:
         reflection = reflection.model_copy(update={"steps": [i + 1 for i in judged]})

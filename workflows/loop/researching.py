@@ -26,7 +26,7 @@ from workflows.activity_models import (
 )
 from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.loop import evidence
+from workflows.loop import evidence, literature
 from workflows.loop.concurrency import together
 from workflows.loop.step_budget import affordable_wave
 from workflows.models import (
@@ -228,8 +228,11 @@ async def write_queries(state: ResearchState, request: WriteQueriesInput) -> lis
 
 
 async def search_all(state: ResearchState, queries: list[str]) -> list[SearchHit]:
-    """Search every query concurrently; hits merged in rank order, one per URL."""
+    """Search every query concurrently; hits merged in rank order, one per URL (a `papers`
+    research: every scholarly index, one hit per work: workflows/loop/literature.py)."""
     sources = state.request.sources
+    if sources.papers:
+        return await literature.search_papers(state, queries, HITS_PER_QUERY)
     owner = state.request.owner if sources.documents else None
     results = await asyncio.gather(
         *(
@@ -271,7 +274,11 @@ async def _read(
     return list(
         await asyncio.gather(
             *(
-                call(state, roles.READ_PAGE, ReadPageInput(url=h.url, focus=focus[:1000]))
+                call(
+                    state,
+                    roles.READ_PAGE,
+                    ReadPageInput(url=h.url, focus=focus[:1000], paper=h.paper),
+                )
                 for h in fresh
             )
         )
@@ -293,16 +300,18 @@ def _passages(
             workflow.logger.info("Skipped %s: %s", hit.url, page.error if page else "read failed")
             material.unreadable_urls.add(hit.url)
             continue
+        # a paper keeps its index's title: a PDF's own is often a running head or a file name
+        title = hit.title if hit.paper else page.title or hit.title
         source_id = material.add_source(
-            hit.url, page.title or hit.title, hit.provider, state.events, page.digest
+            hit.url, title, hit.provider, state.events, page.digest, hit.paper, page.read
         )
-        passages.append(
-            Passage(source_id=source_id, title=page.title or hit.title, url=hit.url, text=page.text)
-        )
+        passages.append(Passage(source_id=source_id, title=title, url=hit.url, text=page.text))
     for hit in seen_before:
         if hit.url in material.unreadable_urls:
             continue
-        source_id = material.add_source(hit.url, hit.title, hit.provider, state.events)
+        source_id = material.add_source(
+            hit.url, hit.title, hit.provider, state.events, paper=hit.paper
+        )
         passages.append(
             Passage(source_id=source_id, title=hit.title, url=hit.url, text=hit.snippet)
         )

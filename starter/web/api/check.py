@@ -4,29 +4,33 @@ command line (starter/client/citations_check.py), for a signed-in user.
 Nothing of the server is read: sources are http(s) URLs, fetched by the crawler under the app's
 settings (its network guard refuses private and loopback addresses unless CRAWL_ALLOW_PRIVATE),
 or texts given in the body. The body may be larger than other API bodies (2 MB,
-starter/web/shield.py); the text and each source are bounded by the request model.
+starter/web/shield.py); the text and each source are bounded by the request model. The check runs
+as bounded work (slots per user and in all, a child process, a deadline, cancelled when the client
+leaves): starter/web/checks.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from starter.client.citations_check import CheckRefused, CheckRequest, check_request
-from starter.web.deps import ApiError, App, User
+from starter.client.citations_check import CheckRequest
+from starter.web.checks import run_check
+from starter.web.deps import App, User
 
 router = APIRouter(tags=["check"])
 
 
 @router.post("/check")
-async def check_citations(body: CheckRequest, user: User, app: App) -> dict[str, Any]:
+async def check_citations(
+    body: CheckRequest, user: User, app: App, request: Request
+) -> dict[str, Any]:
     """200 `{"sentences": [{text, source_ids, verdict, reason, evidence, checked_by}], supported,
     partial, unsupported, unverified, checked_by, calibration, sources}`; 422 in one line for a
-    text with no cited sentence, or more than MAX_SENTENCES, no sources, a source that is a path
-    or a `file:` URL."""
-    try:  # aligning claims is CPU work: in a thread with a loop of its own, not the app's loop
-        return await asyncio.to_thread(asyncio.run, check_request(body, app.cfg))
-    except CheckRefused as err:
-        raise ApiError(422, str(err)) from None
+    text with no cited sentence, more than MAX_SENTENCES, more than MAX_PAIRS sentences × sources,
+    no sources, a source that is a path or a `file:` URL; 429 when the user already has
+    WEB_CHECKS_PER_USER checks running, 503 when the server has WEB_CHECKS (both with
+    Retry-After)."""
+    result: dict[str, Any] = await run_check(request, body, user, app.cfg)
+    return result

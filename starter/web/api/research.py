@@ -96,8 +96,11 @@ async def report(
     result, failure, _ = await service.closed_result(research, app)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
+    accessed = await downloads.read_on(research, app) if FORMATS[format.value].references else None
     # bounded in size, time and concurrency, in a child process (starter/web/downloads.py)
-    body, content_type, name = await downloads.render(request, result, format.value, research.owner)
+    body, content_type, name = await downloads.render(
+        request, result, format.value, research.owner, accessed
+    )
     return Response(
         body, media_type=content_type, headers={"Content-Disposition": _attachment(name)}
     )

@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -89,8 +89,16 @@ def to_signin(request: Request, target: str | None = None) -> Response:
 
 def local_path(target: str) -> str:
     """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`): where
-    a sign-in (with a token or at the identity provider) may send the browser after it."""
-    return target if target.startswith("/") and not target.startswith(("//", "/\\")) else "/"
+    a sign-in (with a token or at the identity provider) may send the browser after it. Browsers
+    drop tabs and newlines from a URL and read `\\` as `/`, so `/<tab>/evil.example` is
+    `//evil.example` to them (issue 49): a path with any space, control character or backslash is
+    refused too, and one that still parses with a scheme or a host."""
+    if not target.startswith("/") or target.startswith("//"):
+        return "/"
+    if "\\" in target or any(c.isspace() or not c.isprintable() for c in target):
+        return "/"
+    parts = urlsplit(target)
+    return "/" if parts.scheme or parts.netloc else target
 
 
 async def read(call: Awaitable[T]) -> T:

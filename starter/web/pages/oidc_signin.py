@@ -22,6 +22,7 @@ import base64
 import html
 import json
 import logging
+import re
 import secrets
 import time
 from typing import Any
@@ -51,6 +52,8 @@ PENDING_TTL_S = 600
 #: The ID token, kept for the provider's end-session request (`id_token_hint`; Okta needs it).
 HINT = "research_oidc_hint"
 MAX_HINT_CHARS = 3000
+#: An OAuth error code as RFC 6749 4.1.2.1 defines them (`access_denied`, `login_required`...).
+_ERROR_CODE = re.compile(r"[a-z_]{1,40}")
 
 
 @router.get("/auth/login")
@@ -142,15 +145,17 @@ async def _finish(
 ) -> tuple[str, str]:
     """The user the provider vouches for, and the ID token; `Refused` in one line otherwise."""
     query = request.query_params
-    if query.get("error"):
-        said = " ".join(str(query.get("error_description") or query["error"]).split())[:200]
-        raise Refused(f"the identity provider did not sign you in: {said}")
+    if query.get("error"):  # its code only: error_description is text anyone can put in a link
+        code = query["error"] if _ERROR_CODE.fullmatch(query["error"]) else "an error"
+        raise Refused(f"the identity provider did not sign you in ({code}): try again")
     if pending is None:
         raise Refused("this sign-in was not started here or took too long: sign in again")
     if not secrets.compare_digest(query.get("state", ""), str(pending["state"])):
         raise Refused("the sign-in's state does not match this browser's: sign in again")
     await provider.ready()
-    if query.get("iss") and query["iss"] != provider.issuer:
+    # RFC 9207: a provider that says it names itself in its answers must; a name given must match
+    promised = provider.metadata.get("authorization_response_iss_parameter_supported") is True
+    if (promised or "iss" in query) and query.get("iss") != provider.issuer:
         raise Refused("the answer came from another identity provider (iss)")
     state = str(pending["state"])
     _use_once(request, state, int(pending["until"]))

@@ -47,6 +47,7 @@ WORDS: dict[str, dict[str, str]] = {
         "web": "Web",
         "documents": "Your documents",
         "both": "Web and your documents",
+        "papers": "Papers",
     },
 }
 #: A line under a control, where its choices need one.

@@ -1,0 +1,135 @@
+"""`POST /api/check` as bounded work (issue 49): `run_check(request, body, user)`.
+
+A check fetches up to 50 pages and aligns every cited sentence with its sources' text: seconds to
+minutes of CPU. The red team's checks ran on the app's shared thread pool, went on after the
+client left, and six at once made another user's library take 187 s. Now each is bounded:
+
+- in concurrency: at most WEB_CHECKS_PER_USER at a time for one user (429 with Retry-After), and
+  WEB_CHECKS in all (503 with Retry-After), refused at once rather than queued;
+- in size: cited sentences × sources at most MAX_PAIRS (422, starter/client/citations_check.py),
+  and each source's page read through the crawler's caps, a few at a time, trimmed at once;
+- off the app's threads: in a child process (starter/web/check_child.py) at a lower priority,
+  its memory capped, so it shares neither the GIL nor the request threads;
+- in time: a child still working after CHECK_TIMEOUT_S is killed (503);
+- by the client: when the person who asked disconnects, the child is killed at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.requests import Request
+
+from config import Settings
+from starter.client.citations_check import CheckRequest
+from starter.web.deps import ApiError
+
+#: How long a check may take in all (reading its sources included), and how long a refused
+#: client is told to wait.
+CHECK_TIMEOUT_S = 300.0
+RETRY_AFTER_S = 10.0
+
+
+class Checks:
+    """The check slots of one app."""
+
+    def __init__(self, total: int, per_user: int) -> None:
+        self.total = total
+        self.per_user = per_user
+        self.users: Counter[str] = Counter()
+
+    @asynccontextmanager
+    async def slot(self, user: str) -> AsyncIterator[None]:
+        if self.users[user] >= self.per_user:
+            raise ApiError(
+                429,
+                f"you already have {self.per_user} check(s) running: wait for one to finish",
+                RETRY_AFTER_S,
+            )
+        if sum(self.users.values()) >= self.total:
+            raise ApiError(
+                503, "the server is running too many checks: try again in a minute", RETRY_AFTER_S
+            )
+        self.users[user] += 1
+        try:
+            yield
+        finally:
+            self.users[user] -= 1
+            if self.users[user] <= 0:
+                del self.users[user]
+
+
+def checks_of(request: Request) -> Checks:
+    state = request.app.state
+    found = getattr(state, "checks", None)
+    if found is None:
+        cfg: Settings = state.backend.cfg
+        found = state.checks = Checks(cfg.web_checks, cfg.web_checks_per_user)
+    return found
+
+
+async def run_check(request: Request, body: CheckRequest, user: str, cfg: Settings) -> Any:
+    """The check's JSON object, computed in a child under the module's bounds."""
+    async with checks_of(request).slot(user):
+        return await _in_child(request, pickle.dumps((body.model_dump_json(), cfg)))
+
+
+async def _in_child(request: Request, payload: bytes) -> Any:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "starter.web.check_child",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    work = asyncio.ensure_future(child.communicate(payload))
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        done, _ = await asyncio.wait(
+            {work, gone}, timeout=CHECK_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        if not work.done():
+            _kill(child)
+            work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+            await child.wait()
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+    if work not in done:
+        if gone in done:
+            raise ApiError(499, "the check was cancelled: the client left")
+        raise ApiError(
+            503,
+            f"the check did not finish within {CHECK_TIMEOUT_S:.0f} s: check fewer sentences "
+            "or sources at a time",
+        )
+    out, err = work.result()
+    if child.returncode != 0:
+        reason = err.decode("utf-8", "replace").strip().splitlines()
+        message = reason[-1] if reason and child.returncode in (3, 4) else "the check failed"
+        raise ApiError(422 if child.returncode == 3 else 503, message)
+    return json.loads(out)
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone (its body was already read)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _kill(child: asyncio.subprocess.Process) -> None:
+    try:
+        child.kill()
+    except ProcessLookupError:
+        pass
