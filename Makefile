@@ -115,8 +115,10 @@ models: setup $(LLAMA_VENV)/.installed $(foreach m,$(MODELS),$(GGUF_$(m)))
 test-models: models
 	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m pytest -m models tests/models $(JOURNEYS_$(m)) &&) true
 
+# Each model's table also goes to docs/figures/models-NAME.md, dated (docs/configuration.md links it).
 bench-models: models
-	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m tests.bench.models &&) true
+	@mkdir -p docs/figures
+	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m tests.bench.models --out docs/figures/models-$(m).md &&) true
 
 dev: setup
 	$(PY) -m starter.cli.stack dev $(ARGS)

@@ -143,6 +143,9 @@ class Settings(BaseSettings):
     #: The web app's access control (starter/web/auth.py): comma-separated NAME:TOKEN pairs; unset,
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
     research_api_tokens: SecretStr | None = None
+    #: The users of RESEARCH_API_TOKENS whose token reads the web app's /metrics (a scraper's),
+    #: comma-separated; unset, only a caller on the same machine reads it (issue 49).
+    research_metrics_users: str = ""
     #: Who owns the research started from the CLI, the MCP server, or the web app without tokens.
     research_user: str = DEFAULT_USER
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.

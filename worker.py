@@ -34,8 +34,9 @@ from activities.papers_search import search_papers
 from activities.pricing import PriceError
 from activities.providers.scholarly import configured_indexes, rate_of
 from activities.providers.strategies import check_search_config
+from activities.revisions import save_revision
 from activities.search import search
-from activities.standing import previous_run
+from activities.standing import owner_running, previous_run
 from activities.web import bounded
 from config import (
     OFFLINE_NOTICE,
@@ -50,6 +51,7 @@ from telemetry.counters import ProductMetrics
 from telemetry.health import HealthServer
 from workflows.activity_models import papers_task_queue
 from workflows.research import DeepResearchWorkflow
+from workflows.revising.workflow import ReviseSectionWorkflow
 from workflows.standing.notify import NotifyWorkflow
 
 #: Every activity the research workflow schedules, and the notifier's (`search_papers` runs on
@@ -62,8 +64,10 @@ ACTIVITIES: list[Callable[..., Any]] = [
     read_page,
     save_research,
     previous_run,
+    owner_running,
     notification_targets,
     deliver_notification,
+    save_revision,
 ]
 
 #: The sandbox re-imports every module a workflow uses that is not passed through, once per
@@ -93,7 +97,7 @@ def build_worker(client: Client, config: Settings) -> Worker:
     return Worker(
         client,
         task_queue=config.temporal_task_queue,
-        workflows=[DeepResearchWorkflow, NotifyWorkflow],
+        workflows=[DeepResearchWorkflow, NotifyWorkflow, ReviseSectionWorkflow],
         activities=[a for a in ACTIVITIES if a is not search_papers],
         workflow_runner=workflow_runner(config),
         max_concurrent_activities=config.max_concurrent_activities,

@@ -5,6 +5,11 @@ the moment it starts shutting down, so Kubernetes stops counting a draining work
 A standard-library HTTP server on a thread of its own: a scrape or a probe is answered even while
 the worker's event loop is busy with workflow tasks, and a stuck loop does not make the worker look
 dead to a liveness probe while its activities still run.
+
+Bounded (issue 49: 400 idle connections once held 400 threads): a connection that sends nothing
+for IDLE_S is closed, and past MAX_CONNECTIONS at once a new one is closed unanswered, so the
+threads this port can cost are MAX_CONNECTIONS, each for IDLE_S at most when it idles. A scrape
+or a probe is one short request: both fit many times over.
 """
 
 from __future__ import annotations
@@ -12,22 +17,54 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from telemetry.metrics import MetricsRuntime
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+#: Connections served at once (one thread each), and how long one may send nothing.
+MAX_CONNECTIONS, IDLE_S = 32, 5.0
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type, most: int) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(most)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):  # full: closed at once, no thread
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class HealthServer:
     """Serves /metrics and /healthz on HOST:PORT until `close()`."""
 
     def __init__(
-        self, host: str, port: int, metrics: MetricsRuntime, polling: Callable[[], bool]
+        self,
+        host: str,
+        port: int,
+        metrics: MetricsRuntime,
+        polling: Callable[[], bool],
+        most: int = MAX_CONNECTIONS,
+        idle_s: float = IDLE_S,
     ) -> None:
         self.metrics = metrics
         self.polling = polling
-        self._server = ThreadingHTTPServer((host, port), _handler(self))
-        self._server.daemon_threads = True
+        self._server = _BoundedServer((host, port), _handler(self, idle_s), most)
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="worker-health", daemon=True
         )
@@ -58,8 +95,10 @@ class HealthServer:
         return 404, "text/plain", b"not found: /metrics and /healthz are served here\n"
 
 
-def _handler(health: HealthServer) -> type[BaseHTTPRequestHandler]:
+def _handler(health: HealthServer, idle_s: float) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        timeout = idle_s  # the socket's: a connection silent this long is closed
+
         def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
             status, kind, body = health.answer(self.path.split("?", 1)[0])
             self.send_response(status)

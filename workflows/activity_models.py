@@ -273,6 +273,12 @@ class SectionInput(AboutQuestion):
     told_before: list[str] = Field(default_factory=list)
     feedback: list[str] = Field(default_factory=list)
     target_words: int = 300
+    #: A person's revision of one finished section (workflows/revising/): the section as it
+    #: stands, which the rewrite keeps where the feedback asks nothing else. Empty while a research
+    #: writes its report (and then not sent at all). A model reads it from `feedback`.
+    current: str = Field(
+        default="", exclude_if=lambda v: not v, json_schema_extra={"shown": False}
+    )
 
 
 class SectionOutput(LLMOutput):

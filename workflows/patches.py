@@ -108,5 +108,23 @@ CANCELLED_NOTICE = "cancelled-notice"
 #: them). Asked only at an ADJUST with approved steps still to run (workflows/steering/approved.py).
 APPROVED_STEPS_KEPT = "approved-steps-kept"
 
+#: patched 2026-12-02 (issue 49): a standing research's scheduled run first counts its owner's
+#: running research (the `owner_running` activity) and is skipped at RESEARCH_RUNNING_PER_USER
+#: (workflows/standing/admission.py). Asked only by runs of a standing research.
+SCHEDULED_RUNS_COUNTED = "scheduled-runs-counted"
+
+#: patched 2026-12-02 (issue 48, item 2): a report with a cited sentence about another subject
+#: than its section asks is not accepted, whatever the critic said (workflows/checks/checking.py).
+#: Asked only when the critic accepted such a report.
+SECTIONS_ON_SUBJECT = "sections-on-subject"
+
 #: The ids in use (patched or deprecated), for the test that no id is reused.
-ACTIVE: frozenset[str] = frozenset({REPORT_AS_AFFORDED, CANCELLED_NOTICE, APPROVED_STEPS_KEPT})
+ACTIVE: frozenset[str] = frozenset(
+    {
+        REPORT_AS_AFFORDED,
+        CANCELLED_NOTICE,
+        APPROVED_STEPS_KEPT,
+        SCHEDULED_RUNS_COUNTED,
+        SECTIONS_ON_SUBJECT,
+    }
+)

@@ -352,6 +352,11 @@ class VerificationSummary(BaseModel):
     removed: int = 0
     #: supported / claims, 0 when there are no claims.
     share_supported: float = 0.0
+    #: Cited sentences about another subject than their section asks (issue 48): counted here,
+    #: not among the supported, however well their words match their sources.
+    off_subject: int = 0
+    #: Each as "SECTION: SUBJECT" ("How long is a Martian year: Venus"), for the critic and the note.
+    off_subject_sections: list[str] = Field(default_factory=list)
     #: Who decided the verdicts: "judge" (a model that passed its calibration) or "lexical" (the
     #: deterministic verifier: no model, or one that failed calibration). Empty in results
     #: recorded before calibration existed.

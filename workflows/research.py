@@ -53,7 +53,7 @@ from workflows.models import (
     StepStatus,
 )
 from workflows.stages import RESEARCH_STAGES, begin, enter
-from workflows.standing import notices
+from workflows.standing import admission, notices
 from workflows.standing.notify import NoticeKind
 from workflows.state import ResearchState
 from workflows.steering import approved, refining
@@ -106,6 +106,10 @@ class DeepResearchWorkflow:
     async def _research_to_the_end(self, state: ResearchState) -> ResearchResult:
         """The research, from routing to its result (`run` adds the failure's notice)."""
         cancelled = False
+        if not self.resumed and (
+            why := await admission.skipped(state.request.standing_id, state.request.owner)
+        ):
+            return self._skipped(why)  # a scheduled run with its owner at the running limit
         try:
             if not self.resumed:
                 self.classified = await converse(
@@ -270,6 +274,17 @@ class DeepResearchWorkflow:
         state = self.state
         enter(state, Stage.CANCELLED)
         report = f"# {state.question}\n\nThe research was cancelled before it began.\n"
+        result = state.result(report, [], state.started_at or workflow.now(), workflow.now())
+        finished(state, result)
+        return result
+
+    def _skipped(self, why: str) -> ResearchResult:
+        """A scheduled run that did not go ahead: cancelled, saying WHY, nothing researched or
+        stored (the next run compares with the last run that was)."""
+        state = self.state
+        enter(state, Stage.CANCELLED)
+        state.writeup.notes.append(why)
+        report = f"# {state.question}\n\n{why}\n"
         result = state.result(report, [], state.started_at or workflow.now(), workflow.now())
         finished(state, result)
         return result

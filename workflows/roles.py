@@ -25,8 +25,15 @@ from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
 from workflows import activity_models as m
+from workflows.revising.messages import SaveRevisionInput, SaveRevisionOutput
 from workflows.standing.changes import PreviousRunInput, PreviousRunOutput
-from workflows.standing.messages import DeliverInput, DeliverOutput, Notice
+from workflows.standing.messages import (
+    DeliverInput,
+    DeliverOutput,
+    Notice,
+    OwnerRunningInput,
+    OwnerRunningOutput,
+)
 
 Req = TypeVar("Req", bound=BaseModel)
 #: What a role answers: a model, or (the notification targets) a list of keys.
@@ -352,6 +359,17 @@ PREVIOUS_RUN = Role(
     isolated=True,
     heartbeat=None,
 )
+#: A standing research's scheduled run counts its owner's running research first (issue 49).
+OWNER_RUNNING = Role(
+    "owner_running",
+    OwnerRunningInput,
+    OwnerRunningOutput,
+    "the run goes ahead",
+    timeout=timedelta(seconds=30),
+    retry=RetryPolicy(maximum_attempts=3, maximum_interval=timedelta(seconds=5)),
+    isolated=True,
+    heartbeat=None,
+)
 #: Which receivers a notice goes to: opaque keys (`webhook:0`, `email`), never an address.
 NOTIFICATION_TARGETS = Role(
     "notification_targets",
@@ -382,6 +400,18 @@ DELIVER_NOTIFICATION = Role(
     heartbeat=None,
 )
 
+#: A revised section's new version of the report, kept in the library beside the earlier ones
+#: (`ReviseSectionWorkflow`, workflows/revising/): not isolated, a revision nobody can read is none.
+SAVE_REVISION = Role(
+    "save_revision",
+    SaveRevisionInput,
+    SaveRevisionOutput,
+    "the revision fails with one line; the report stays as it was",
+    timeout=timedelta(seconds=60),
+    retry=SAVE_RETRY,
+    heartbeat=None,
+)
+
 ROLES: tuple[AnyRole, ...] = (
     ROUTE,
     CLARIFY,
@@ -403,8 +433,10 @@ ROLES: tuple[AnyRole, ...] = (
     READ_PAGE,
     SAVE_RESEARCH,
     PREVIOUS_RUN,
+    OWNER_RUNNING,
     NOTIFICATION_TARGETS,
     DELIVER_NOTIFICATION,
+    SAVE_REVISION,
 )
 LLM_ROLES: tuple[AnyRole, ...] = tuple(r for r in ROLES if r.llm)
 BY_NAME: dict[str, AnyRole] = {r.name: r for r in ROLES}

@@ -36,6 +36,7 @@ from activities.notify.receivers import (
 )
 from activities.web.netguard import AddressGuard, Refused, check_url, guarded_transport
 from config import Settings
+from telemetry import redaction
 from workflows.standing.notify import DeliverInput, Notice
 
 TIMEOUT_S = 20.0
@@ -106,7 +107,8 @@ async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
 async def _post(guard: AddressGuard, url: str, raw: bytes, headers: dict[str, str]) -> int:
     try:
         async with asyncio.timeout(DEADLINE_S):
-            status = await _exchange(guard, url, raw, headers)
+            with redaction.secret_path():  # a receiver's URL is its secret: no path in traces
+                status = await _exchange(guard, url, raw, headers)
     except TimeoutError:
         raise ApplicationError(
             f"webhook {_host(url)} did not answer within {DEADLINE_S:g} s", type="Unreachable"

@@ -54,8 +54,12 @@ _PREPOSITIONS = frozenset(
 #: Words that open a clause of their own ("decide which entries ...", "raise when ..."): the word
 #: before one closes the main clause.
 _CLAUSE_OPENERS = frozenset("which that whether how what why where who whom".split())
-#: "How long", "how often": the word after "how" is the measure asked for.
-_HOW_MEASURE = frozenset("long often much many far old big soon fast large".split())
+#: "How long", "how often", "how hot": the word after "how" is the measure asked for, never the
+#: subject ("How hot is the surface of Mercury?" asks of the surface, not of "hot").
+_HOW_MEASURE = frozenset(
+    """long often much many far old big soon fast large hot cold warm tall high deep wide thick
+    heavy small short low bright dense massive""".split()
+)
 _WH = frozenset(
     "what how why when where which who whom whose explain describe tell show list".split()
 )

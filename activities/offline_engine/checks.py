@@ -106,6 +106,7 @@ _REWRITE = {
     "unsupported claims": "Say only what the cited passages say, and cite each sentence.",
     "uncovered question terms": "Cover the question's missing terms, or say that the sources do not.",
     "nothing cited": "Write the answer from the sources read, citing them.",
+    "off its subject": "Keep each section to what it asks: cite only sentences about its subject.",
 }
 
 
@@ -131,6 +132,8 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
                 "were not supported by their sources",
             )
         )
+    if v.off_subject:
+        issues.append(off_subject_issue(v.off_subject_sections, v.off_subject))
     cited = _cited_sentences(inp.report_markdown)
     ask = ask_of(inp.meant())
     unanswered = ask.missing(cited) if cited else []
@@ -163,6 +166,19 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
             )
         )
     return issues
+
+
+def off_subject_issue(sections: list[str], count: int) -> CritiqueIssue:
+    """Issue 48: a section answering about something else is no answer to what it asks, however
+    well each sentence matches its source: never accepted."""
+    where = "; ".join(
+        f"“{s.rpartition(': ')[0]}” cites {s.rpartition(': ')[2]}" for s in sections[:3]
+    )
+    return CritiqueIssue(
+        severity=IssueSeverity.HIGH,
+        text=f"off its subject: {count} cited sentence(s) are about another subject than their "
+        f"section asks ({where or 'see the verification note'})",
+    )
 
 
 def _quoted(term: str) -> str:

@@ -20,7 +20,7 @@ choices worth knowing.
 
 from __future__ import annotations
 
-from activities.offline_engine import checks, reporting
+from activities.offline_engine import checks, reporting, revising
 from activities.offline_engine.coordinating import classify, search_queries
 from activities.offline_engine.observing import observe_step
 from activities.offline_engine.planning import make_plan
@@ -75,6 +75,8 @@ class OfflineEngine:
         return reporting.outline(inp)
 
     async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
+        if inp.current:  # a person's revision of a finished section (workflows/revising/)
+            return revising.revise_section(inp)
         return reporting.write_section(inp)
 
     async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:

@@ -123,9 +123,7 @@ def _relevant_sentences(
     ranked = sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i))
     # Issue 48: about the step's subject, not another one with the same kind of fact (a Martian
     # year's section never quotes Venus's rotation, however well its words match).
-    about_step = subjects.subject(
-        step.title, about.meant(), [p.title for p in passages], [p.text for p in passages]
-    )
+    about_step = subjects.subject(step.title, about.meant(), [(p.title, p.text) for p in passages])
     titles = {p.source_id: p.title for p in passages}
     relevant = [
         sentences[i]

@@ -425,7 +425,25 @@ class OpenAIEngine:
             sources_count=inp.sources_count,
             steps=trusted(f"{inp.steps_completed} of {inp.steps_planned} planned steps researched"),
         )
-        return m.CritiqueOutput(**dict(reply), usage=usage)
+        return _actionable(m.CritiqueOutput(**dict(reply), usage=usage))
+
+
+#: Fewer words than this is no issue a writer can act on: a small model echoes its schema's words
+#: ("Text", "High") as issues (SmolLM2-135M does), which would drive refinements about nothing.
+ISSUE_MIN_WORDS = 4
+
+
+def _actionable(critique: m.CritiqueOutput) -> m.CritiqueOutput:
+    """The critique with only the issues a writer can act on; a rejection that names none cannot
+    be acted on either, so the report stands (the scores and their reasons are kept)."""
+    issues = [i for i in critique.issues if len(i.text.split()) >= ISSUE_MIN_WORDS]
+    suggestion = critique.rewrite_suggestion
+    if len(suggestion.split()) < ISSUE_MIN_WORDS:
+        suggestion = ""
+    acceptable = critique.is_acceptable or not (issues or suggestion)
+    return critique.model_copy(
+        update={"issues": issues, "rewrite_suggestion": suggestion, "is_acceptable": acceptable}
+    )
 
 
 def _said(messages: list[Message]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from activities.storage.schema import (
     ClaimRow,
@@ -34,6 +34,7 @@ from workflows.models import (
     Stats,
     VerificationSummary,
 )
+from workflows.revising.messages import ReportVersion
 from workflows.standing.changes import Changes
 
 
@@ -45,6 +46,10 @@ class StoredResearch(BaseModel):
     result: ResearchResult
     #: The title a person gave it in the library (None: none of their own; its question is shown).
     title: str | None = None
+    #: The version of its report `result` holds (1: as the research wrote it; later ones each
+    #: revised one section, activities/storage/revisions.py), and every version there is.
+    version: int = 1
+    versions: list[ReportVersion] = Field(default_factory=list)
 
 
 def research_row(record: SaveResearchInput) -> ResearchRow:

@@ -73,6 +73,10 @@ class ResearchRow(Base):
     reflections: Mapped[list[ReflectionRow]] = relationship(
         order_by="ReflectionRow.position", cascade="all, delete-orphan"
     )
+    # Revision 0012: the report's later versions, each with one section revised.
+    revisions: Mapped[list[RevisionRow]] = relationship(
+        order_by="RevisionRow.version", cascade="all, delete-orphan"
+    )
 
 
 class _Child:
@@ -127,6 +131,33 @@ class ReflectionRow(_Child, Base):
     suggested_changes: Mapped[Any] = mapped_column(JSON)
     #: Revision 0003: the steps judged together (null before it, and for one step).
     steps: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
+class RevisionRow(Base):
+    """A later version of a research's report (revision 0012): one section rewritten with a
+    person's feedback (workflows/revising/). Version 1 is the research row's own report; each row
+    is the whole report of its version, so any version reads back as it was."""
+
+    __tablename__ = "research_revision"
+    __table_args__ = (UniqueConstraint("research_id", "version", name="uq_revision_version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    research_id: Mapped[int] = mapped_column(
+        ForeignKey("research.id", ondelete="CASCADE"), index=True
+    )
+    version: Mapped[int] = mapped_column(Integer)
+    section: Mapped[int] = mapped_column(Integer)
+    heading: Mapped[str] = mapped_column(Text)
+    feedback: Mapped[str] = mapped_column(Text)
+    report_markdown: Mapped[str] = mapped_column(Text)
+    #: Every claim of this version, the whole report's counts over them, and the section's own.
+    claims: Mapped[Any] = mapped_column(JSON)
+    verification: Mapped[Any] = mapped_column(JSON, nullable=True)
+    section_verification: Mapped[Any] = mapped_column(JSON)
+    engine: Mapped[str] = mapped_column(String(255))
+    #: The revision's workflow and run id: a retried save finds its version and writes nothing.
+    revised_by: Mapped[str] = mapped_column(String(600), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class RevokedSessionRow(Base):

@@ -35,6 +35,7 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.elements import UnaryExpression
 
+from activities.storage import revisions
 from activities.storage.database import (
     MIGRATIONS,
     configured_url,
@@ -310,9 +311,12 @@ def rename_research(
         return _entry(rows[0]) if rows else None
 
 
-def load_research(url: str, research_id: str) -> StoredResearch | None:
+def load_research(
+    url: str, research_id: str, version: int | None = None
+) -> StoredResearch | None:
     """One research by workflow id (its newest run) or by run id; None when it is not stored.
-    NUL bytes in the id are ignored, as they were when the research was written."""
+    NUL bytes in the id are ignored, as they were when the research was written. Its report at
+    VERSION (None: the latest; `revisions.NoSuchVersion` when it has no such version)."""
     research_id = research_id.replace("\x00", "")
     db = database_url(url)
     with failures_classified(db), Session(engine_for(db)) as session:
@@ -321,7 +325,7 @@ def load_research(url: str, research_id: str) -> StoredResearch | None:
             .where((ResearchRow.workflow_id == research_id) | (ResearchRow.run_id == research_id))
             .order_by(ResearchRow.finished_at.desc(), ResearchRow.id.desc())
         ).first()
-        return None if row is None else stored_research(row)
+        return None if row is None else revisions.applied(row, stored_research(row), version)
 
 
 class StartedResearch(BaseModel):

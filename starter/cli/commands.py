@@ -17,7 +17,7 @@ from starter.cli import library, progress, reviews
 from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING
 from starter.cli.progress import say
 from starter.cli.stream import EventPrinter
-from starter.client import research_client
+from starter.client import research_client, revisions
 from starter.client.errors import ClientError, Kind
 from starter.client.events import EventStream
 from starter.client.requests import FLAGS, NAMES, build_request
@@ -258,7 +258,8 @@ async def result(args: argparse.Namespace, session: Session) -> int:
     finally:
         if not result_task.done():
             result_task.cancel()
-    return emit_result(outcome, args)
+    # a section revised since (`revise`): the library's latest version of the report
+    return emit_result(revisions.latest_result(session, args.id, outcome), args)
 
 
 async def _say_what_it_waits_for(handle: WorkflowHandle, result_task: asyncio.Future) -> None:

@@ -25,6 +25,7 @@ from starter.cli.progress import say
 from starter.client import library
 from starter.client.errors import ClientError, Kind
 from starter.client.library import read_library, stored_research, where
+from starter.client.revisions import show_command
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.terminal import clean
@@ -76,7 +77,17 @@ async def history(args: argparse.Namespace, session: Session) -> int:
 
 
 async def show(args: argparse.Namespace, session: Session) -> int:
-    stored = stored_research(session, args.id)
+    stored = stored_research(session, args.id, getattr(args, "version", None))
+    if len(stored.versions) > 1:  # a report whose sections were revised: which version this is
+        latest = stored.versions[-1].version
+        say(
+            f"version {stored.version} of {latest} of this report"
+            + (
+                f" (the latest: `{show_command(args.id)}`)"
+                if stored.version < latest
+                else f" (the one before: `{show_command(args.id, latest - 1)}`)"
+            )
+        )
     # the report with every source read, cited or not, listed and marked (exports/markup.py)
     text = stored.model_dump_json(indent=2) if args.json else to_markdown(stored.result).rstrip()
     print(text)

@@ -35,6 +35,7 @@ from starter.cli import (
     progress,
     prompts,
     reviews,
+    revise,
     schedules,
 )
 from starter.cli.exits import EXIT_USAGE, exit_code
@@ -46,6 +47,7 @@ from starter.client.session import Session
 from starter.client.temporal import one_line, shown
 from starter.client.terminal import CleanStream
 from starter.exports import FORMATS
+from telemetry import traces
 
 #: The distribution whose version `--version` prints (pyproject.toml).
 DISTRIBUTION = "deep-research"
@@ -259,7 +261,28 @@ COMMANDS: tuple[Command, ...] = (
         "show",
         "a stored research's report (works after Temporal forgot it)",
         library.show,
-        (ID, *OUTPUT),
+        (
+            ID,
+            *OUTPUT,
+            arg(
+                "--version",
+                type=int,
+                metavar="N",
+                help="an earlier version of a report whose sections were revised "
+                "(1: as the research wrote it; default the latest)",
+            ),
+        ),
+    ),
+    Command(
+        "revise",
+        "rewrite one section of a finished report with your feedback (the rest stays as it is)",
+        revise.revise,
+        (
+            ID,
+            arg("--section", type=int, required=True, metavar="N", help=revise.SECTION_HELP),
+            arg("feedback", help="what the section should change, in quotes"),
+            arg("--json", action="store_true", help="print what the revision did as JSON"),
+        ),
     ),
     Command(
         "export",
@@ -394,6 +417,7 @@ def run(argv: list[str] | None = None) -> int:
     try:
         _check_ids(args)
         session = Session(settings())
+        _traced(args.command)
         outcome = args.handler(args, session)
         code = asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome
     except BrokenPipeError:  # `... | head` stopped reading: leave quietly, as `cat` does
@@ -422,7 +446,17 @@ def run(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the promise is: never a traceback
         say(f"error: {type(err).__name__}: {one_line(str(err))}")
         code = 1
+    finally:
+        traces.flush()  # the start's span leaves before `python -m starter` exits (os._exit)
     return code
+
+
+def _traced(command: str) -> None:
+    """Traces on when OTEL_EXPORTER_OTLP_ENDPOINT is set, as the web app and the worker have them
+    (telemetry/traces.py): a research started here is one trace, from this start (its
+    `StartWorkflow` span) through the workflow to its activities. `serve` names itself."""
+    if command != "serve":
+        traces.configure("deep-research-mcp" if command == "mcp" else "deep-research-cli")
 
 
 def quiet_broken_pipe() -> int:

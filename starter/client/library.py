@@ -14,7 +14,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.corpus.public_names import PublicNames
-from activities.storage import store
+from activities.storage import revisions, store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
@@ -24,9 +24,16 @@ from starter.client.titles import research_title, titled
 T = TypeVar("T")
 
 
-def stored_research(session: Session, research_id: str) -> store.StoredResearch:
+def stored_research(
+    session: Session, research_id: str, version: int | None = None
+) -> store.StoredResearch:
+    """The user's stored research at VERSION of its report (None: the latest)."""
     url = session.cfg.research_db_url
-    stored = read_library(lambda: store.load_research(url, research_id))
+    try:
+        stored = read_library(lambda: store.load_research(url, research_id, version))
+    except revisions.NoSuchVersion as err:
+        stored_research(session, research_id)  # someone else's: unknown, not "no version N"
+        raise ClientError(str(err), Kind.INVALID) from None
     mine = session.user
     if stored is not None and research_client.stored_owner(stored, session.cfg) != mine:
         stored = None  # another user's: unknown here, like an id that does not exist

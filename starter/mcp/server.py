@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import inspect
 from collections.abc import Awaitable, Callable
 from datetime import date
@@ -71,6 +72,7 @@ from starter.exports.markup import to_markdown
 from starter.exports.public import public_for
 from starter.mcp import check as mcp_check  # issue 36
 from starter.mcp import library as mcp_library  # issue 31
+from starter.mcp import revisions as mcp_revisions  # issue 48
 from starter.mcp import standing as mcp_standing  # issue 32
 from starter.mcp.errors import one_line_errors
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
@@ -99,7 +101,12 @@ class ResearchServer(MCPServer):
         self.session = session
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Arguments the schema refuses are one line too (the SDK's text is pydantic's, multi-line)."""
+        """Arguments the schema refuses are one line too (the SDK's text is pydantic's, multi-line).
+        An argument the tool does not take is refused by name, as the HTTP API refuses it (422),
+        never dropped: `{"dept": "extended"}` would otherwise run at the default depth."""
+        unknown = _unknown_arguments(self._tool_input_schema(name), arguments)
+        if unknown:
+            raise ToolError(unknown)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as err:
@@ -132,6 +139,17 @@ class ResearchServer(MCPServer):
         ]
 
 
+def _unknown_arguments(schema: dict[str, Any] | None, arguments: dict[str, Any]) -> str | None:
+    """One line naming the first argument the tool's schema does not list (and the one meant)."""
+    known = list((schema or {}).get("properties", {}))
+    extra = [a for a in arguments or {} if a not in known]
+    if schema is None or not extra:
+        return None
+    close = difflib.get_close_matches(extra[0], known, n=1)
+    hint = f" (did you mean {shown(close[0])}?)" if close else f" (it takes {', '.join(known)})"
+    return f"invalid {shown(extra[0])}: unknown argument{hint}"
+
+
 def build_server(session: Session) -> ResearchServer:
     server = ResearchServer(session)
     server.tool()(research_tool(session))
@@ -140,6 +158,7 @@ def build_server(session: Session) -> ResearchServer:
     mcp_library.add_library_tools(server, session, one_line_errors)
     mcp_standing.add_standing_tools(server, session, one_line_errors)
     mcp_check.add_check_tool(server, session, one_line_errors)
+    mcp_revisions.add_revision_tool(server, session, one_line_errors)  # issue 48
     return server
 
 

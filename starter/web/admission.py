@@ -50,13 +50,15 @@ def needs_token(scope: Scope) -> bool:
     return unsafe and (path.startswith("/api/") or path in UPLOAD_PATHS)
 
 
-def who_sends(scope: Scope) -> str | Refusal | None:
+async def who_sends(scope: Scope) -> str | Refusal | None:
     """The user a request that needs a token comes from; a `Refusal` when it names none (or too
-    many wrong tokens came from its address); None when it needs no token here."""
+    many wrong tokens came from its address); None when it needs no token here. The provider's
+    keys are loaded first: a replica's first request may carry the provider's access token."""
     if not needs_token(scope):
         return None
     request = Request(scope)
     try:
+        await auth.bearer_keys(request)
         identity = auth.identify(request)
     except HTTPException as err:
         return Refusal(err.status_code, str(err.detail), dict(err.headers or {}))

@@ -8,6 +8,8 @@ pages/oidc_signin.py) people sign in there and get the same session cookie; API 
 also send the provider's access token (a JWT, checked like an ID token) as their Bearer token.
 User names are compared without case: two names that differ only in case are refused at start (one
 line), so `alice` and `Alice` are never two users; `local` is reserved (the CLI's and MCP's user).
+A provider's user is `oidc:CLAIM` (oidc.py says why), a namespace no token's name can enter: a
+session the provider vouched for is never a token user's, and a token's never a provider user's.
 
 For the pages (starter/web/pages/), each takes the request (or, without it, the request being
 served, which the app's middleware binds):
@@ -55,7 +57,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from config import DEFAULT_USER, ConfigError, Settings, settings
-from starter.web.oidc import OidcSettings, Provider, Refused
+from starter.web.oidc import OidcSettings, Provider, Refused, provider_user, shown_user
 from starter.web.sessions import Attempts, Revocations, open_secret
 
 COOKIE = "research_session"
@@ -221,7 +223,7 @@ def signed_in(user: str, request: Request | None = None) -> None:
     """Counts a sign-in of USER; 429 when the user signed in too often lately."""
     wait = _access(request).attempts.signed_in(user)
     if wait > 0:
-        raise too_many(wait, f"too many sign-ins as {user}")
+        raise too_many(wait, f"too many sign-ins as {shown_user(user)}")
 
 
 CROSS_SITE_SIGNIN = "cross-site sign-in refused: sign in from this site's own page"
@@ -364,7 +366,7 @@ def _bearer_user(token: str, request: Request) -> str | None:
         return owner
     try:
         claims = access.oidc.verify(token.strip(), "access token")
-        return access.oidc.settings.user_of(claims)
+        return access.oidc.settings.owner_of(claims)
     except Refused:
         _failed(access, client)
         return None
@@ -399,10 +401,12 @@ def _session_value(
 
 
 def _fingerprints(access: Access, user: str) -> list[str]:
-    """What may vouch for USER: the user's token (first), the identity provider (last)."""
+    """What may vouch for USER: the user's token for a token user, the identity provider for a
+    provider user (`oidc:NAME`), never both: a provider session is never a token user's."""
+    if provider_user(user):
+        return [access.oidc.settings.fingerprint] if access.oidc is not None else []
     token = access.tokens.get(user, "")
-    found = [hashlib.sha256(b"token|" + token.encode()).hexdigest()] if token else []
-    return found + ([access.oidc.settings.fingerprint] if access.oidc is not None else [])
+    return [hashlib.sha256(b"token|" + token.encode()).hexdigest()] if token else []
 
 
 def _session_user(access: Access, value: str) -> str | None:

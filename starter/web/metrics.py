@@ -1,6 +1,8 @@
 """`GET /metrics`: this replica's Prometheus metrics (its Temporal client's requests, failures and
 latency, from the SDK runtime that `serve` installs: telemetry/metrics.py), for a scraper that
-sends a token of RESEARCH_API_TOKENS as `Authorization: Bearer`, or for a caller on this machine.
+sends the token of a user RESEARCH_METRICS_USERS names as `Authorization: Bearer`, or for a
+caller on this machine. Another user's token is refused (403): the metrics say how busy the
+service is and how its calls fail, which is the operator's business, not every user's (issue 49).
 
 "On this machine" is the socket's loopback peer with no `X-Forwarded-For`: a request a reverse
 proxy forwarded came from somewhere else, whatever address the proxy headers name.
@@ -32,6 +34,8 @@ async def exposition(request: Request) -> Response:
             raise ApiError(
                 401, "metrics: send Authorization: Bearer TOKEN (a token of RESEARCH_API_TOKENS)"
             )
+        if who.user not in _readers(request):
+            raise ApiError(403, f"metrics: {who.user} may not read them (RESEARCH_METRICS_USERS)")
     runtime = metrics.installed()
     body = await asyncio.to_thread(runtime.exposition) if runtime else b""
     return Response(body, media_type=PROMETHEUS_TEXT)
@@ -40,6 +44,11 @@ async def exposition(request: Request) -> Response:
 def install(app: FastAPI) -> None:
     app.include_router(router)
     traces.instrument_app(app)
+
+
+def _readers(request: Request) -> set[str]:
+    names = request.app.state.backend.cfg.research_metrics_users.split(",")
+    return {n.strip() for n in names if n.strip()}
 
 
 def _on_this_machine(request: Request) -> bool:

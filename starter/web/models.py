@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starter.exports import FORMATS
 from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
+from workflows.revising.messages import ReportVersion
 
 #: `?format=` of a report download: the names in the one table of export formats.
 ExportFormat = StrEnum("ExportFormat", [(name, name) for name in FORMATS])
@@ -78,6 +79,10 @@ class FinishedResearch(ResearchResult):
     status: str
     running: Literal[False] = False
     title: str | None = None
+    #: The version of the report shown (1: as the research wrote it; each later one revised one
+    #: section: `POST /api/research/{id}/sections/{n}/revise`), and every version there is.
+    version: int = 1
+    versions: list[ReportVersion] = Field(default_factory=list)
 
 
 class FailedResearch(BaseModel):
@@ -111,6 +116,10 @@ class ResearchView(BaseModel):
     #: A page's running research: its events so far, rendered in the Progress log (it is not
     #: empty without JavaScript; the live log goes on after the last of them).
     events: list[Event] = Field(default_factory=list)
+    #: A finished research from the library: the version of its report `result` holds, and
+    #: every version (None and empty when the library does not have it).
+    version: int | None = None
+    versions: list[ReportVersion] = Field(default_factory=list)
 
     @property
     def running(self) -> bool:
@@ -141,7 +150,12 @@ class ResearchView(BaseModel):
         if self.live is not None:
             return RunningResearch(**{**self.live.model_dump(), **head})
         if self.result is not None:
-            return FinishedResearch(**{**self.result.model_dump(), **head}, title=self.title)
+            return FinishedResearch(
+                **{**self.result.model_dump(), **head},
+                title=self.title,
+                version=self.version or 1,
+                versions=self.versions,
+            )
         return FailedResearch(**head, failure=self.failure or "no result")
 
 

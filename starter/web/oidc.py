@@ -9,7 +9,9 @@ sign-out and revocation are the same for both.
   unset; a half-done configuration is a one-line `ConfigError` at start.
 - `Provider`: the provider's discovery document and signing keys (JWKS), fetched when first
   needed, kept for KEYS_TTL_S, fetched again (at most every REFETCH_S) when a token names a key
-  it does not know (the provider rotated its keys).
+  it does not know (the provider rotated its keys). One fetch at a time, whatever the number of
+  requests waiting on it, and a failed one is not tried again for RETRY_S: requests without a
+  good token never make the web app ask the provider each time.
 - `Provider.verify(token, ...)`: the claims of an ID token or a JWT access token whose signature
   (an asymmetric algorithm only: never `none`, never a shared-secret HMAC), issuer, audience,
   expiry and (for an ID token) nonce are right, with CLOCK_SKEW_S of tolerance; else `Refused`,
@@ -19,12 +21,20 @@ Why the user is a claim: the research's owner is a name people recognise in the 
 notifications; `email` by default, `preferred_username` or `upn` where a team prefers. An `email`
 is taken only with `email_verified` true (OpenID Connect Core 5.7: an unverified address is
 anyone's), and in lower case, so one address is one user however the provider spells it.
+
+Why provider users are `oidc:NAME` (`owner_of`): token users and provider users are two namespaces.
+Without the prefix, a provider account whose claim is `alice` would be token user alice and read
+her research; a token's name cannot hold `:` (auth.USER_NAME), so no token user is ever a provider
+user. The pages show the claim alone (`shown_user`); the API's `owner` is the whole name, and
+RESEARCH_OIDC_ALLOWED names claims, without the prefix.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -48,6 +58,9 @@ CLOCK_SKEW_S = 60
 KEYS_TTL_S = 3600
 #: A token naming an unknown key fetches the keys again, but not more often than this.
 REFETCH_S = 30
+#: After a fetch failed, requests are refused with its line for this long before it is tried
+#: again: a provider that is down is not asked once per request (issue 49).
+RETRY_S = 10
 #: Every call to the provider (discovery, keys, the code exchange) ends within this.
 PROVIDER_TIMEOUT_S = 10.0
 #: Signatures made with the provider's private key only.
@@ -58,8 +71,21 @@ ALGORITHMS += ["EdDSA", "Ed25519"]
 CLIENT_CLAIMS = ("client_id", "azp", "cid")
 #: What the discovery document must name for a sign-in.
 NEEDED = ("authorization_endpoint", "token_endpoint", "jwks_uri")
-#: A claim's value longer than this is not a user's name.
-MAX_USER_CHARS = 254
+#: What every provider user's name begins with: a namespace apart from the token users'.
+USER_PREFIX = "oidc:"
+#: A claim's value longer than this is not a user's name (with the prefix, an owner is at most
+#: the library's 200 characters).
+MAX_USER_CHARS = 200 - len(USER_PREFIX)
+
+
+def shown_user(user: str) -> str:
+    """USER as a person reads it: a provider user's claim without the prefix."""
+    return user.removeprefix(USER_PREFIX)
+
+
+def provider_user(user: str) -> bool:
+    """Whether USER is a provider user (else a token user, or the one user without access control)."""
+    return user.startswith(USER_PREFIX)
 
 
 class Refused(Exception):
@@ -151,8 +177,12 @@ class OidcSettings:
             or bool(self.allowed_groups and self.groups_claim not in claims)
         )
 
+    def owner_of(self, claims: dict[str, Any]) -> str:
+        """The provider user the claims name (`oidc:CLAIM`), if they may sign in; else `Refused`."""
+        return USER_PREFIX + self.user_of(claims)
+
     def user_of(self, claims: dict[str, Any]) -> str:
-        """The user the claims name, if they may sign in; else `Refused` saying why."""
+        """The claim that names the person, if they may sign in; else `Refused` saying why."""
         user = claims.get(self.user_claim)
         if not isinstance(user, str) or not user.strip() or len(user) > MAX_USER_CHARS:
             raise Refused(
@@ -194,6 +224,10 @@ class Provider:
     keys: KeySet | None = None
     fetched_at: float = 0.0
     refetched_at: float = 0.0
+    #: The last fetch's refusal and when it came (answered again until RETRY_S have passed).
+    failed: Refused | None = None
+    failed_at: float = 0.0
+    _lock: asyncio.Lock | None = field(default=None, repr=False)
 
     @property
     def scope(self) -> str:
@@ -217,9 +251,28 @@ class Provider:
     async def ready(self) -> None:
         """Discovery and keys, fetched unless fresh; `Refused` (one line) when the provider cannot
         be reached or does not describe itself as the configured issuer."""
-        if self.keys is not None and time.monotonic() - self.fetched_at < KEYS_TTL_S:
-            return
-        await self._fetch()
+        if not self._fresh():
+            await self._fetch_once(self._fresh)
+
+    def _fresh(self) -> bool:
+        return self.keys is not None and time.monotonic() - self.fetched_at < KEYS_TTL_S
+
+    async def _fetch_once(self, done: Callable[[], bool]) -> None:
+        """One fetch for every request waiting: those that waited find it DONE; a fetch that
+        failed lately is answered with its refusal, not tried again."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if done():
+                return
+            if self.failed is not None and time.monotonic() - self.failed_at < RETRY_S:
+                raise self.failed
+            try:
+                await self._fetch()
+            except Refused as err:
+                self.failed, self.failed_at = err, time.monotonic()
+                raise
+            self.failed = None
 
     async def refresh_for(self, token: str) -> None:
         """Fetches the keys again when TOKEN names a key we do not have (the provider rotated)."""
@@ -227,10 +280,13 @@ class Provider:
             kid = jws.extract_compact(token.encode()).protected.get("kid")
         except (JoseError, ValueError):
             return
-        known = self.keys is not None and any(k.kid == kid for k in self.keys.keys)
-        if not known and time.monotonic() - self.refetched_at > REFETCH_S:
-            self.refetched_at = time.monotonic()
-            await self._fetch()
+        if self._knows(kid) or time.monotonic() - self.refetched_at <= REFETCH_S:
+            return
+        self.refetched_at = time.monotonic()
+        await self._fetch_once(lambda: self._knows(kid))
+
+    def _knows(self, kid: object) -> bool:
+        return self.keys is not None and any(k.kid == kid for k in self.keys.keys)
 
     async def _fetch(self) -> None:
         issuer = self.settings.issuer

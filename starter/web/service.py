@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.corpus.public_names import PublicNames
 from activities.storage import store
+from activities.storage.revisions import NoSuchVersion
 from config import as_the_worker_runs
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
@@ -76,11 +77,18 @@ async def start(body: ResearchCreate, user: str, app: Backend) -> str:
     return run.id
 
 
-async def view(research: Research, app: Backend, patient: bool = False) -> ResearchView:
-    """The research as it is now: its status query while it runs, its result once closed.
+async def view(
+    research: Research, app: Backend, patient: bool = False, version: int | None = None
+) -> ResearchView:
+    """The research as it is now: its status query while it runs, its result once closed (at
+    VERSION of its report: None the latest).
     PATIENT (a page): its events so far too, read before the status (so the plan shown is at least
     as new as the log), and a busy worker's late answer is "still working" (`busy`), not a failure."""
     head = {"id": research.id, "owner": research.owner, "status": research.state}
+    if version is not None and research.running:
+        raise ApiError(
+            422, f"research {research.id} is still running: its report has no versions yet"
+        )
     if research.running and research.handle is not None:
         try:
             events = await _events_so_far(research.handle) if patient else []
@@ -93,11 +101,18 @@ async def view(research: Research, app: Backend, patient: bool = False) -> Resea
         return ResearchView(
             **head, live=PublicNames.of(app.cfg).model(clean_model(live)), events=events
         )
-    result, failure, title = await closed_result(research, app)
+    stored, result, failure, title = await _closed(research, app, version)
     if result is not None and result.outcome is Stage.CANCELLED:
         head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
     shown = None if result is None else public_for(result, app.cfg)  # local sources by name
-    return ResearchView(**head, result=shown, failure=failure, title=title)
+    return ResearchView(
+        **head,
+        result=shown,
+        failure=failure,
+        title=title,
+        version=stored.version if stored else None,
+        versions=stored.versions if stored else [],
+    )
 
 
 async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
@@ -114,23 +129,36 @@ async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
 
 
 async def closed_result(
-    research: Research, app: Backend
+    research: Research, app: Backend, version: int | None = None
 ) -> tuple[ResearchResult | None, str | None, str | None]:
     """The result of a closed research: the library's copy (its report titled as its owner
-    renamed it), else Temporal's; or why there is none. Third: the owner's title, if any."""
-    stored = research.stored
+    renamed it) at VERSION of its report (None: the latest), else Temporal's; or why there is
+    none. Third: the owner's title, if any."""
+    _, result, failure, title = await _closed(research, app, version)
+    return result, failure, title
+
+
+async def _closed(
+    research: Research, app: Backend, version: int | None
+) -> tuple[store.StoredResearch | None, ResearchResult | None, str | None, str | None]:
+    """`closed_result`, with the library's stored research it came from (None: Temporal's)."""
+    stored = research.stored if version is None else None
     if stored is None:
         try:
-            stored = await app.library(lambda url: store.load_research(url, research.id))
+            stored = await app.library(lambda url: store.load_research(url, research.id, version))
+        except NoSuchVersion as err:
+            raise ApiError(422, str(err)) from None
         except ApplicationError:
             stored = None  # the library is unavailable: Temporal may still have the result
     if stored is not None:
-        return titled(stored.result, stored.title), None, stored.title
+        return stored, titled(stored.result, stored.title), None, stored.title
+    if version not in (None, 1):
+        raise ApiError(422, f"research {research.id} has no version {version} in the library")
     assert research.handle is not None
     try:
-        return await within(research_client.result(research.handle, RPC_TIMEOUT)), None, None
+        return None, await within(research_client.result(research.handle, RPC_TIMEOUT)), None, None
     except WorkflowFailureError as err:
-        return None, f"the research failed: {root_message(err)}", None
+        return None, None, f"the research failed: {root_message(err)}", None
 
 
 async def list_research(

@@ -79,7 +79,7 @@ class Shield:
         declared = _header(scope, b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             return await self._too_large(send, scope)
-        sender = who_sends(scope)  # the token before the body (admission.py)
+        sender = await who_sends(scope)  # the token before the body (admission.py)
         if isinstance(sender, Refusal):
             return await self._refuse(receive, send, sender, limit)
         held = int(declared) if declared is not None else limit

@@ -988,6 +988,43 @@ async def test_the_critic_scores_with_the_verification_figures(
     )
 
 
+async def test_a_critic_that_names_no_issue_a_writer_can_act_on_does_not_hold_the_report_back(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2-135M echoes its schema's words as issues ("Text", "High")."""
+    issue = {"severity": "high", "text": "The second section cites Venus for a Martian year."}
+    echoed = [{"severity": "low", "text": "Text"}, {"severity": "medium", "text": "High"}]
+    scores = {"quality": 0.4, "quality_reason": "x", "hallucination_risk": 0.5}
+    asked = CritiqueInput(
+        query="q",
+        report_markdown="# R",
+        sources_count=3,
+        steps_completed=2,
+        steps_planned=3,
+        verification=VerificationSummary(claims=5, supported=3, partial=2),
+    )
+    llm.replies = [
+        completion(
+            {**scores, "hallucination_reason": "y", "is_acceptable": False, "issues": echoed}
+        ),
+        completion(
+            {
+                **scores,
+                "hallucination_reason": "y",
+                "is_acceptable": False,
+                "issues": [*echoed, issue],
+            }
+        ),
+    ]
+
+    echoes_only = await engine.critique(asked)
+    with_a_real_issue = await engine.critique(asked)
+
+    assert echoes_only.issues == [] and echoes_only.is_acceptable
+    assert [i.text for i in with_a_real_issue.issues] == [issue["text"]]
+    assert not with_a_real_issue.is_acceptable
+
+
 # --- replies and quoted page text (the prompt files: tests/activities/test_prompt_injection.py) ----------
 
 

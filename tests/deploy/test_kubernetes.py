@@ -215,3 +215,54 @@ def test_network_policies_name_ports_the_pods_have(rendered: list[dict[str, Any]
         names = {p["name"] for p in container(rendered, component)["ports"]}
         for rule in policy["spec"].get("ingress", []):
             assert {p["port"] for p in rule["ports"]} <= names
+
+
+def test_only_the_research_pods_and_keda_reach_the_temporal_frontend(
+    rendered: list[dict[str, Any]],
+) -> None:
+    """Issue 49: whoever reaches Temporal's frontend reads and ends every user's research; the
+    example policy for Temporal's namespace (deploy/kubernetes/temporal) admits to 7233 the web
+    app's and the workers' pods as the deployment labels them, KEDA and Temporal's own pods."""
+    out = subprocess.run(
+        [
+            str(shutil.which("kubectl")),
+            "kustomize",
+            str(REPO / "deploy" / "kubernetes" / "temporal"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    (policy,) = [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+    kubernetes_validate.validate(policy, f"{KUBERNETES_VERSION}.0", strict=True)
+    host = str(env_of(rendered, "worker")["TEMPORAL_ADDRESS"]).split(":")[0]
+    assert (
+        policy["kind"] == "NetworkPolicy" and host.split(".")[1] == policy["metadata"]["namespace"]
+    )
+    same_namespace, outside = policy["spec"]["ingress"]
+    assert same_namespace == {"from": [{"podSelector": {}}]}
+    assert outside["ports"] == [{"port": 7233, "protocol": "TCP"}]
+    research, keda = outside["from"]
+    namespace = research["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+    assert namespace == one(rendered, "Deployment", "web")["metadata"]["namespace"]
+    admitted = {e["key"]: set(e["values"]) for e in research["podSelector"]["matchExpressions"]}
+    for name in ("web", "worker"):
+        labels = one(rendered, "Deployment", name)["spec"]["template"]["metadata"]["labels"]
+        assert all(labels.get(key) in values for key, values in admitted.items()), name
+    assert admitted["app.kubernetes.io/component"] == {"web", "worker"}
+    assert keda == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "keda"}}}
+
+
+def test_the_identity_providers_client_secret_reaches_the_web_app_from_the_secret(
+    rendered: list[dict[str, Any]],
+) -> None:
+    found = env_of(rendered, "web")["RESEARCH_OIDC_CLIENT_SECRET"]
+    assert found == {
+        "secretKeyRef": {
+            "name": "deep-research",
+            "key": "RESEARCH_OIDC_CLIENT_SECRET",
+            "optional": True,  # a team signing in with tokens has none
+        }
+    }
+    assert "RESEARCH_OIDC_CLIENT_SECRET" not in env_of(rendered, "worker")

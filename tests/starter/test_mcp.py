@@ -41,6 +41,13 @@ async def test_refusals_are_one_line_tool_errors_and_a_missing_report_a_protocol
         assert (
             await error("research", {"question": "How do lifetimes work?", "language": "elvish!"})
         ).endswith("use auto or a language code such as en, de or vi")
+        # An argument the tool does not take is refused by name (the API's 422), not dropped.
+        assert (
+            await error("research", {"question": "How do lifetimes work?", "dept": "extended"})
+        ).endswith("invalid dept: unknown argument (did you mean depth?)")
+        assert "invalid colour: unknown argument" in await error(
+            "search_library", {"text": "x", "colour": "red"}
+        )
         address = offline_env["TEMPORAL_ADDRESS"]
         assert (await error("research_status", {"id": "research-x"})).endswith(
             f"cannot reach Temporal at {address} (start one with `make dev`)"

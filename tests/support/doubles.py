@@ -17,10 +17,12 @@ from typing import Any
 from activities.engine import method
 from activities.notify import deliver_notification, notification_targets
 from activities.offline_engine import OfflineEngine
+from activities.revisions import save_revision
 from activities.standing import previous_run
 from workflows import activity_models as m
 from workflows.models import Complexity, Depth, ReflectionDecision, RoutingDecision
 from workflows.roles import ROLES, Role
+from workflows.standing.messages import OwnerRunningInput, OwnerRunningOutput
 
 
 def default_route(inp: m.RouteInput) -> m.RouteOutput:
@@ -149,8 +151,19 @@ def default_save_research(record: m.SaveResearchInput) -> m.SaveResearchOutput:
 #: The standing research's and the notices' activities do as the worker's do: the library's
 #: previous run, the receivers configured in the environment (none unless a test sets them).
 default_previous_run = previous_run
+
+
+def default_owner_running(inp: OwnerRunningInput) -> OwnerRunningOutput:
+    """A scheduled run's owner runs nothing else (the real count: activities.standing.owner_running,
+    whose test sets the limit)."""
+    return OwnerRunningOutput(running=0, most=1)
+
+
 default_notification_targets = notification_targets
 default_deliver_notification = deliver_notification
+#: A revised section's version goes to the library RESEARCH_DB_URL names, as the worker's does
+#: (a test with a library of its own puts its own in: tests/starter/test_revise_section.py).
+default_save_revision = save_revision
 
 #: Names the tests import.
 default_read = default_read_page

@@ -76,11 +76,22 @@ PLANETS: dict[str, str] = {
 Mars is the fourth planet from the Sun. A year on Mars, one orbit around the Sun, lasts 687 Earth
 days, and a Martian day is about 24 hours and 37 minutes long.
 
+Because its year is almost twice as long as the Earth's, each season on Mars lasts about twice as
+long as a season on Earth. Its orbit is more elongated than the Earth's, so the seasons of its two
+hemispheres differ in length.
+
+Mars has two small moons, Phobos and Deimos, discovered by the astronomer Asaph Hall in 1877.
+""",
+    "olympus-mons.md": """\
+# Olympus Mons
+
 Olympus Mons, a shield volcano on Mars, rises about 22 kilometres above the surrounding plains,
 about two and a half times the height of Mount Everest above sea level. It is the tallest known
 volcano in the Solar System.
 
-Mars has two small moons, Phobos and Deimos, discovered by the astronomer Asaph Hall in 1877.
+Its base is about 600 kilometres across, and a caldera about 80 kilometres wide sits at its summit.
+It grew so large because Mars has no moving tectonic plates: the volcano stayed over the same hot
+spot while lava flowed out for hundreds of millions of years.
 """,
     "venus.md": """\
 # Venus

@@ -106,6 +106,8 @@ class Collector:
 
     def __init__(self) -> None:
         self.spans: list[dict[str, Any]] = []
+        #: Every export request as received, decoded to protobuf's text form: all a collector sees.
+        self.received: list[str] = []
         self.lock = threading.Lock()
         collector = self
 
@@ -133,6 +135,8 @@ class Collector:
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def receive(self, request: ExportTraceServiceRequest) -> None:
+        with self.lock:
+            self.received.append(str(request))
         for resource_spans in request.resource_spans:
             attributes = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
             for scope_spans in resource_spans.scope_spans:
@@ -144,6 +148,11 @@ class Collector:
                                 "scope": scope_spans.scope.name,
                                 "name": span.name,
                                 "trace_id": span.trace_id.hex(),
+                                "span_id": span.span_id.hex(),
+                                "parent_id": span.parent_span_id.hex(),
+                                "attributes": {
+                                    a.key: a.value.string_value for a in span.attributes
+                                },
                             }
                         )
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import REPO
 from tests.support.llm_server import running_llm
 from tests.support.workers import WorkerProcess, prepare_corpus, worker_env
 from tests.telemetry.processes import TOKEN, Collector, web_app
@@ -102,6 +105,65 @@ async def test_a_research_from_the_web_app_is_one_trace_down_to_the_llm_calls(
     assert by_name["RunWorkflow:DeepResearchWorkflow"]["trace_id"] == trace
     assert by_name["RunActivity:plan"]["trace_id"] == trace
     assert {s["trace_id"] for s in llm_calls} == {trace}
+
+
+async def test_a_research_from_the_cli_is_one_trace_rooted_in_its_start(
+    dev_address: str, tmp_path: Path
+) -> None:
+    """Issue 49: the CLI's start span is the root; the workflow's own span is beneath it and the
+    activities' beneath that, on the worker."""
+    prepare_corpus(tmp_path / "index")
+    collector = Collector()
+    with collector.running(), running_llm() as llm:
+        env = worker_env(
+            dev_address,
+            f"tq-cli-traces-{uuid.uuid4().hex[:8]}",
+            llm.base_url,
+            tmp_path,
+            OTEL_EXPORTER_OTLP_ENDPOINT=collector.endpoint,
+            OTEL_BSP_SCHEDULE_DELAY="200",
+        )
+        worker = WorkerProcess(env, tmp_path / "worker.log").start()
+        try:
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "starter", "research", QUESTION, "--depth", "light"]
+                + ["--json"],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            await spans_named(
+                collector,
+                {
+                    "StartWorkflow:DeepResearchWorkflow",
+                    "RunWorkflow:DeepResearchWorkflow",
+                    "RunActivity:plan",
+                },
+            )
+        finally:
+            worker.stop()
+    by_name = {s["name"]: s for s in collector.spans}
+    start = by_name["StartWorkflow:DeepResearchWorkflow"]
+    assert start["service"] == "deep-research-cli" and not start["parent_id"].strip("0")
+    run = by_name["RunWorkflow:DeepResearchWorkflow"]
+    assert run["service"] == "deep-research-worker"
+    assert run["trace_id"] == start["trace_id"] and run["parent_id"] == start["span_id"]
+    activities = [s for s in collector.spans if s["name"].startswith("RunActivity:")]
+    assert activities and {s["trace_id"] for s in activities} == {start["trace_id"]}
+    # each activity's span hangs under the workflow's StartActivity span, which Temporal's
+    # interceptor parents on the start (workflow spans end at once: a workflow replays)
+    spans = {s["span_id"]: s for s in collector.spans}
+    for activity in activities:
+        chain, parent = [], activity["parent_id"]
+        while parent in spans and len(chain) < 10:
+            chain.append(spans[parent]["name"])
+            parent = spans[parent]["parent_id"]
+        expected = f"StartActivity:{activity['name'].split(':', 1)[1]}"
+        assert chain[0] == expected and chain[-1] == start["name"], (activity["name"], chain)
 
 
 async def test_the_worker_says_whether_it_sends_traces(dev_address: str, tmp_path: Path) -> None:

@@ -18,9 +18,14 @@ ELSEWHERE = ("10.1.2.3", 40000)
 HERE = ("127.0.0.1", 40000)
 
 
+BOB = "bob-token-0123456789abcdef"
+
+
 @pytest.fixture
 def app() -> object:
-    return create_app(Settings(research_api_tokens=f"alice:{TOKEN}"))
+    return create_app(
+        Settings(research_api_tokens=f"alice:{TOKEN},bob:{BOB}", research_metrics_users="alice")
+    )
 
 
 def test_a_scraper_from_elsewhere_needs_a_token(app: object) -> None:
@@ -35,6 +40,20 @@ def test_a_scraper_from_elsewhere_needs_a_token(app: object) -> None:
     assert wrong.status_code == 401
     assert allowed.status_code == 200
     assert allowed.headers["content-type"].startswith("text/plain; version=0.0.4")
+
+
+def test_a_users_token_reads_no_metrics_unless_the_operator_named_its_user(app: object) -> None:
+    """Issue 49: bob signs in with a good token, and is no scraper."""
+    with TestClient(app, client=ELSEWHERE) as client:  # type: ignore[arg-type]
+        bobs = client.get("/metrics", headers={"Authorization": f"Bearer {BOB}"})
+        signed_in = client.get("/api/research", headers={"Authorization": f"Bearer {BOB}"})
+        assert signed_in.status_code != 401  # (no Temporal here: 503)
+    assert bobs.status_code == 403
+    assert bobs.json() == {"error": "metrics: bob may not read them (RESEARCH_METRICS_USERS)"}
+    unnamed = create_app(Settings(research_api_tokens=f"alice:{TOKEN}"))
+    with TestClient(unnamed, client=ELSEWHERE) as client:  # type: ignore[arg-type]
+        alices = client.get("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert alices.status_code == 403  # unset: no token reads them, only this machine
 
 
 def test_a_caller_on_this_machine_needs_none_unless_a_proxy_forwarded_it(app: object) -> None:

@@ -242,6 +242,42 @@ def test_token_users_sign_in_beside_the_provider(web_worker: WebWorker, team: Te
         assert "Signed in as carol" in client.get(f"{app.url}/library").text
 
 
+async def test_a_token_users_research_is_no_provider_users_of_the_same_name(
+    web_worker: WebWorker, team: Team
+) -> None:
+    """Issue 49: token user `ada@example.org` and the provider's ada@example.org are two people;
+    neither reads the other's research, by the provider's access token or its sign-in."""
+    tokens = {ADA: "ada-the-token-user-0123456789abcdef"}
+    config = web_config(
+        web_worker, tokens, research_public_url=team.app.url, **team.provider.settings()
+    )
+    token = await asyncio.to_thread(team.provider.access_token, ADA, team.app.url)
+    people = {
+        ADA: {"Authorization": f"Bearer {tokens[ADA]}"},
+        f"oidc:{ADA}": {"Authorization": f"Bearer {token}"},
+    }
+    with running_app(config, tokens) as app:
+        async with httpx.AsyncClient(base_url=app.url, timeout=30) as api:
+            ids = {}
+            for owner, header in people.items():
+                made = await api.post("/api/research", json={"question": "y" * 20}, headers=header)
+                assert made.status_code == 201, made.text
+                ids[owner] = made.json()["id"]
+                mine = await api.get(f"/api/research/{ids[owner]}", headers=header)
+                assert mine.json()["owner"] == owner
+            for owner, header in people.items():
+                other = next(o for o in people if o != owner)
+                gone = await api.get(f"/api/research/{ids[other]}", headers=header)
+                assert gone.status_code == 404, gone.text
+                listed = [r["id"] for r in (await api.get("/api/research", headers=header)).json()]
+                assert ids[other] not in listed and ids[owner] in listed
+    with browser() as client:  # signed in through the provider, on its registered app
+        assert sign_in(team.provider, client, team.app.url, ADA).status_code == 200
+        assert client.get(f"{team.app.url}/api/research/{ids[ADA]}").status_code == 404
+        page = client.get(f"{team.app.url}/research/{ids[ADA]}")
+        assert page.status_code == 404 and f"Signed in as {ADA}<" in page.text
+
+
 def test_the_providers_no_is_one_line_of_text(team: Team) -> None:
     said = "<script>alert(1)</script> The user said no"
     with browser() as client:
@@ -252,7 +288,7 @@ def test_the_providers_no_is_one_line_of_text(team: Team) -> None:
         line = refusal(answer, 401)
         # its code, never its text (issue 49: a link's error_description is anyone's words)
         assert line == "the identity provider did not sign you in (access_denied): try again"
-        assert "alert" not in answer.text and "The user said no" not in answer.text
+        assert "alert(1)" not in answer.text and "The user said no" not in answer.text
 
 
 def test_a_provider_that_goes_down_during_a_sign_in_is_one_line(web_worker: WebWorker) -> None:
@@ -274,7 +310,26 @@ def test_a_code_the_provider_did_not_give_is_refused(team: Team) -> None:
         started = client.get(f"{team.app.url}/auth/login")
         state = httpx.URL(started.headers["location"]).params["state"]
         answer = client.get(
-            f"{team.app.url}/auth/callback", params={"code": "made-up", "state": state}
+            f"{team.app.url}/auth/callback",
+            params={"code": "made-up", "state": state, "iss": team.provider.issuer},
         )
         line = refusal(answer, 401)
         assert line == "the identity provider refused the sign-in (invalid_grant)"
+
+
+@pytest.mark.parametrize("iss", [None, "http://127.0.0.1:9/another-provider"])
+def test_an_answer_without_the_issuer_the_provider_promised_is_refused(
+    team: Team, iss: str | None
+) -> None:
+    """RFC 9207: oidc-provider says it names itself in its answers (discovery's
+    `authorization_response_iss_parameter_supported`); an answer without `iss`, or with another,
+    is a mix-up attack's, and opens no session."""
+    with browser() as client:
+        back = team.provider.log_in(client, client.get(f"{team.app.url}/auth/login"), ADA)
+        answer = httpx.URL(back.headers["location"])
+        assert answer.params["iss"] == team.provider.issuer  # the real answer names it
+        params = {k: v for k, v in answer.params.items() if k != "iss"}
+        if iss is not None:
+            params["iss"] = iss
+        line = refusal(client.get(answer.copy_with(params=params)), 401)
+        assert line == "the answer came from another identity provider (iss)"

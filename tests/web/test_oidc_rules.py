@@ -3,10 +3,17 @@ starter/web/oidc.py without a provider (the provider itself: test_oidc.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -163,16 +170,44 @@ def test_leaving_the_allowed_list_ends_the_sessions_the_provider_opened(tmp_path
     assert before.oidc is not None
     cookie = auth._session_value(
         before,
-        "ada@example.org",
+        "oidc:ada@example.org",
         int(time.time()) + 60,
         "session-1",
         before.oidc.settings.fingerprint,
     )
-    assert auth._session_user(before, cookie) == "ada@example.org"
+    assert auth._session_user(before, cookie) == "oidc:ada@example.org"
     after = auth.Access.from_settings(
         settings(research_oidc_allowed="grace@example.org", research_db_url=library)
     )
     assert auth._session_user(after, cookie) is None
+
+
+def test_provider_users_are_a_namespace_apart_from_token_users(tmp_path: Path) -> None:
+    library = f"sqlite:///{tmp_path / 'library.sqlite'}"
+    access = auth.Access.from_settings(
+        settings(
+            research_api_tokens="alice:alice-token-0123456789abcdef",
+            research_oidc_user_claim="preferred_username",
+            research_oidc_allowed="alice",  # the claim, as the provider gives it
+            research_db_url=library,
+        )
+    )
+    assert access.oidc is not None
+    vouched, token = access.oidc.settings.fingerprint, auth._fingerprints(access, "alice")[0]
+    assert access.oidc.settings.owner_of({"preferred_username": "alice"}) == "oidc:alice"
+    until = int(time.time()) + 60
+
+    def user(name: str, bound: str) -> str | None:
+        return auth._session_user(access, auth._session_value(access, name, until, "s-1", bound))
+
+    assert user("oidc:alice", vouched) == "oidc:alice"
+    assert user("alice", token) == "alice"
+    # the provider vouches for no token user (a session an earlier version opened as `alice`),
+    # and a token for no provider user
+    assert user("alice", vouched) is None
+    assert user("oidc:alice", token) is None
+    with pytest.raises(ConfigError, match="RESEARCH_API_TOKENS"):  # no token user is `oidc:x`
+        auth.parse_tokens("oidc:alice:alice-token-0123456789abcdef")
 
 
 def test_serve_stops_with_one_line_on_a_half_done_provider(tmp_path: Path) -> None:
@@ -240,3 +275,65 @@ def test_clocks_may_differ_by_a_minute_and_no_more() -> None:
     future = int(time.time()) + 3 * CLOCK_SKEW_S
     with pytest.raises(Refused, match="missing or wrong iat"):
         provider_with_keys().verify(signed(aud="deep-research", iat=future), "access token")
+
+
+@contextmanager
+def counting_provider(up: bool) -> Iterator[tuple[str, Counter[str]]]:
+    """A provider on loopback that counts what it is asked: its discovery document and keys
+    (SIGNER's), or 503 for everything when not UP."""
+    hits: Counter[str] = Counter()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            hits[self.path] += 1
+            base = f"http://127.0.0.1:{self.server.server_address[1]}"
+            found = {
+                "/.well-known/openid-configuration": {
+                    "issuer": base,
+                    "authorization_endpoint": f"{base}/auth",
+                    "token_endpoint": f"{base}/token",
+                    "jwks_uri": f"{base}/jwks",
+                },
+                "/jwks": {"keys": [SIGNER.as_dict(private=False)]},
+            }.get(self.path)
+            body = json.dumps(found).encode()
+            self.send_response(200 if up and found else 503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("up", [True, False])
+async def test_requests_without_a_good_token_do_not_ask_the_provider_each_time(up: bool) -> None:
+    """Issue 49: 40 requests at once, then 40 more, each with a token naming a key the provider
+    never had (what `auth.bearer_keys` does for a Bearer JWT): one fetch of the provider's
+    description and keys (a second for the unknown key), or one failed fetch when it is down."""
+    stranger = jwk.RSAKey.generate_key(2048, parameters={"kid": "nobodys-key"})
+    token = jwt.encode({"alg": "RS256", "kid": "nobodys-key"}, {"sub": "x"}, stranger)
+    with counting_provider(up) as (issuer, hits):
+        provider = Provider(rules(research_oidc_issuer=issuer))
+
+        async def one_request() -> None:
+            try:
+                await provider.ready()
+                await provider.refresh_for(token)
+            except Refused:
+                pass
+
+        for _ in range(2):
+            await asyncio.gather(*(one_request() for _ in range(40)))
+    discovery = hits["/.well-known/openid-configuration"]
+    assert discovery == (2 if up else 1), hits
+    assert hits["/jwks"] == (2 if up else 0), hits

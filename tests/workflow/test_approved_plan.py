@@ -9,7 +9,7 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.doubles import Script, default_observe
+from tests.support.doubles import Script
 from tests.workflow.test_reviews import answers
 from tests.workflow.test_workflow import run_research, status
 from workflows.activity_models import ReflectInput, ReflectOutput
@@ -127,30 +127,25 @@ async def test_with_review_replans_the_adjust_is_proposed_to_the_person_with_the
 async def test_an_approved_step_that_could_not_run_is_named_in_the_notes(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    """The research is cancelled during step 2 of the person's 3: steps 2 and 3 did not run, and
-    the notes name them."""
-    from tests.workflow.test_reviews import wait_for_review
+    """A token budget runs out after some of the person's steps: the ones that did not run are
+    named in the notes, with why."""
+    from tests.workflow.test_budgets import scripted
 
-    async def approve_then_cancel(handle: Any) -> None:
-        await wait_for_review(handle)
-        await handle.signal(
-            DeepResearchWorkflow.plan_review, {"decision": "approve", "steps": OWN[:3]}
-        )
-        while len(script.calls["observe"]) < 2:
-            await asyncio.sleep(0.05)
-        await handle.cancel()
+    approve = answers({"decision": "approve", "steps": OWN})
+    full, _ = await run_research(time_skipping_env.client, scripted(), request(), during=approve)
+    assert full.budget is not None and full.plan is not None
+    assert all(s.status is StepStatus.COMPLETED for s in full.plan.steps)
+    assert not any("did not run" in n for n in full.notes)
 
-    async def observe(inp: Any) -> Any:
-        if inp.step.title == OWN[1]["title"]:
-            await asyncio.sleep(30)
-        return default_observe(inp)
-
-    script = Script(observe=observe)
+    limit = full.budget.spent_tokens * 2 // 3
     result, _ = await run_research(
-        time_skipping_env.client, script, request(), during=approve_then_cancel
+        time_skipping_env.client, scripted(), request(max_tokens=limit), during=approve
     )
     assert result.plan is not None
-    skipped = [s.title for s in result.plan.steps if s.status is not StepStatus.COMPLETED]
-    assert OWN[2]["title"] in skipped
+    skipped = [s.title for s in result.plan.steps if s.status is StepStatus.SKIPPED]
+    assert skipped and set(skipped) <= {s["title"] for s in OWN}
     for title in skipped:
-        assert any(title in n and "did not run" in n for n in result.notes), result.notes
+        assert any(
+            f"“{title}”" in n and "did not run" in n and "budget ran out" in n
+            for n in result.notes
+        ), result.notes

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from workflows import roles
+from temporalio import workflow
+
+from workflows import patches, roles
 from workflows.activity_models import (
     ClaimCheck,
     CritiqueInput,
@@ -19,12 +21,14 @@ from workflows.activity_models import (
     VerifyClaimsOutput,
 )
 from workflows.calls import call
-from workflows.checks import judging, retractions, verification
+from workflows.checks import judging, retractions, subjects, verification
 from workflows.events import EventKind, emit
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
     Claim,
     Critique,
+    CritiqueIssue,
+    IssueSeverity,
     Verdict,
     VerificationSummary,
 )
@@ -110,12 +114,36 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     }
     report = verification.drop_unused_sources(report, still_cited)
     state.writeup.verification = verification.summarize(claims, method=method)
+    _count_off_subject(state, report, claims)
     calibration = state.ledger.stats.judge_calibration
     state.writeup.verification.checked_by = judging.checked_by(claims, calibration)
     state.writeup.verification.calibration = calibration
     return report.rstrip() + "\n\n" + verification.verification_note(
         state.writeup.verification
     ) + "\n", claims
+
+
+def _count_off_subject(state: ResearchState, report: str, claims: list[Claim]) -> None:
+    """Issue 48: sentences about another subject than their section asks (Venus's rotation under
+    "How long is a Martian year") count apart from the supported ones, however well they match."""
+    summary, material = state.writeup.verification, state.material
+    assert summary is not None
+    titles = {s.id: s.title for s in material.sources}
+    off = subjects.sections_off_subject(report, state.meant(), titles, dict(material.read))
+    if not off:
+        return
+    sentences = {o.sentence for o in off}
+    was_supported = sum(
+        1
+        for c in claims
+        if c.verdict is Verdict.SUPPORTED and not c.removed and c.text in sentences
+    )
+    summary.off_subject = len(sentences)
+    summary.off_subject_sections = list(dict.fromkeys(f"{o.section}: {o.other}" for o in off))
+    summary.supported -= min(was_supported, summary.supported)
+    summary.share_supported = (
+        round(summary.supported / summary.claims, 4) if summary.claims else 0.0
+    )
 
 
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
@@ -199,4 +227,26 @@ async def _critic(state: ResearchState, report: str) -> Critique | None:
         return None
     critique = Critique.model_validate(scored.model_dump(exclude={"usage"}))
     critique.issues = critique.issues[:MAX_CRITIQUE_ISSUES]
-    return critique
+    return _not_off_subject(state.writeup.verification, critique)
+
+
+def _not_off_subject(summary: VerificationSummary, critique: Critique) -> Critique:
+    """Issue 48: whatever the critic thought, a report with a section about something else than it
+    asks is not accepted (the offline critic says so itself; a model's may not have looked).
+    Before patch SECTIONS_ON_SUBJECT a history took the critic's word, and replays so."""
+    if not (summary.off_subject and critique.is_acceptable):
+        return critique
+    if not workflow.patched(patches.SECTIONS_ON_SUBJECT):
+        return critique
+    where = "; ".join(
+        f"“{s.rpartition(': ')[0]}” cites {s.rpartition(': ')[2]}"
+        for s in summary.off_subject_sections[:3]
+    )
+    issue = CritiqueIssue(
+        severity=IssueSeverity.HIGH,
+        text=f"off its subject: {summary.off_subject} cited sentence(s) are about another "
+        f"subject than their section asks ({where})",
+    )
+    return critique.model_copy(
+        update={"is_acceptable": False, "issues": [issue, *critique.issues][:MAX_CRITIQUE_ISSUES]}
+    )

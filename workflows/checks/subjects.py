@@ -115,29 +115,51 @@ class Subject:
     known: frozenset[str]
 
     def other(self, sentence: str, source_titles: Iterable[str] = ()) -> str | None:
-        """The peer the sentence is about instead of the subject, or None (on the subject, or
-        nothing to tell by)."""
-        if not self.wanted:
+        """The peer the sentence is about instead of the subject, or None: on the subject, or
+        nothing to tell by (no name asked about is one a source is about: "Arc and Mutex" in
+        notes titled "Smart Pointers" are not told apart by names)."""
+        if not _meets(self.peers, self.wanted):
             return None
-        said = names(sentence, self.known)
-        titles = [n for t in source_titles for n in names(t, self.known) if n in self.peers]
+        said = names(sentence, self.known | self.peers)
+        titles = [n for t in source_titles for n in _title_names(t) if n in self.peers]
         if _meets(said, self.wanted) or _meets(titles, self.wanted):
             return None
         others = [n for n in [*said, *titles] if n in self.peers]
         return others[0].capitalize() if others else None
 
 
-def subject(
-    asked: str, question: str, source_titles: Iterable[str], texts: Iterable[str]
-) -> Subject:
+def _title_names(title: str) -> list[str]:
+    """A title's capitalized words (each may name what its source is about)."""
+    out = []
+    for m in _CAPITALIZED.finditer(title):
+        word = _base(m.group(1))
+        if word not in _NOT_NAMES and word not in STOPWORDS and word not in out:
+            out.append(word)
+    return out
+
+
+def subject(asked: str, question: str, sources: Iterable[tuple[str, str]]) -> Subject:
     """The subject of a step titled `asked` (its own names; the question's when it names none),
-    with the peers: names of the sources' titles that their texts confirm as names."""
-    texts = list(texts)
-    titles = list(source_titles)
-    known = known_names([*texts, question, asked])
-    wanted = names(asked, known) or names(question, known)
-    peers = frozenset(n for t in titles for n in names(t, known) if n in known)
-    return Subject(wanted=tuple(wanted), peers=peers, known=known)
+    with the peers: the names sources are about, a title's capitalized word its own text writes
+    capitalized too ("# Venus" over "Venus rotates very slowly"). `sources`: (title, text)."""
+    sources = list(sources)
+    known = known_names([*(text for _, text in sources), question, asked])
+    return Subject(
+        wanted=_wanted(asked, question, known), peers=_peers(sources, known), known=known
+    )
+
+
+def _wanted(asked: str, question: str, known: frozenset[str]) -> tuple[str, ...]:
+    return tuple(names(asked, known) or names(question, known))
+
+
+def _peers(sources: list[tuple[str, str]], known: frozenset[str]) -> frozenset[str]:
+    return frozenset(
+        word
+        for title, text in sources
+        for word in _title_names(title)
+        if word in known or re.search(rf"(?<![\w'’.-]){re.escape(word.capitalize())}\b", text)
+    )
 
 
 @dataclass(frozen=True)
@@ -148,19 +170,21 @@ class OffSubject:
 
 
 def sections_off_subject(
-    report: str, question: str, titles: dict[int, str], texts: Iterable[str]
+    report: str, question: str, titles: dict[int, str], texts: dict[int, str]
 ) -> list[OffSubject]:
     """The report's cited sentences about another subject than their section asks: the section's
     heading (a step's title) names what it asks; a heading naming nothing (the summary) asks what
-    the question does. `titles`: source id → title; `texts`: what was read (confirms names)."""
+    the question does. `titles` and `texts`: each source's title and what was read of it."""
     from workflows.checks.verification import cited_sentences  # the report's one sentence finder
 
-    texts = [*texts, report]
     off: list[OffSubject] = []
+    read = [(titles.get(n, ""), text) for n, text in texts.items()]
+    known = known_names([*texts.values(), question, report])
+    peers = _peers(read, known)
     for heading, body in _sections(report):
         if heading.lower() in _NOT_STEPS - {"summary"}:
             continue
-        about = subject(heading, question, titles.values(), texts)
+        about = Subject(wanted=_wanted(heading, question, known), peers=peers, known=known)
         for cited in cited_sentences(body):
             other = about.other(cited.claim, [titles.get(n, "") for n in cited.source_ids])
             if other:

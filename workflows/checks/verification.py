@@ -304,10 +304,23 @@ def verification_note(summary: VerificationSummary) -> str:
         (s.unverified, "not checked"),
         (s.removed, "removed as unsupported"),
         (s.revised, "rewritten to match the sources"),
+        (s.off_subject, _off_subject(s)),
     ):
         if n:
             parts.append(f"{n} {words}")
     return f"*Verification: {'; '.join(parts)}.{who_checked(summary)}*"
+
+
+def _off_subject(s: VerificationSummary) -> str:
+    """Issue 48: "about another subject than its section asks (Venus under “How long is a
+    Martian year”)"."""
+    where = [
+        f"{o.rpartition(': ')[2]} under “{o.rpartition(': ')[0]}”" for o in s.off_subject_sections
+    ]
+    return (
+        f"about another subject than {'its section asks' if s.off_subject == 1 else 'their sections ask'}"
+        + (f" ({'; '.join(where[:3])})" if where else "")
+    )
 
 
 def who_checked(summary: VerificationSummary) -> str:

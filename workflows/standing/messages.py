@@ -53,3 +53,18 @@ class DeliverInput(BaseModel):
 class DeliverOutput(BaseModel):
     target: str
     detail: str = ""
+
+
+class OwnerRunningInput(BaseModel):
+    """Asked by a standing research's scheduled run (workflows/standing/admission.py)."""
+
+    owner: str
+    #: The run that asks (not counted: it is the one asking).
+    research_id: str
+
+
+class OwnerRunningOutput(BaseModel):
+    #: The owner's research running now, the asking run left out.
+    running: int = Field(ge=0)
+    #: RESEARCH_RUNNING_PER_USER as the workers have it.
+    most: int = Field(ge=1)

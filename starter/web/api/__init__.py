@@ -8,10 +8,11 @@ token, 403 a cross-site write, 404 unknown or someone else's, 409 nothing of tha
 from fastapi import APIRouter
 
 from starter.web import events
-from starter.web.api import check, documents, health, library, research, standing
+from starter.web.api import check, documents, health, library, research, revisions, standing
 
 router = APIRouter()
 router.include_router(research.router)
+router.include_router(revisions.router)
 router.include_router(events.router)
 router.include_router(library.router)
 router.include_router(health.router)

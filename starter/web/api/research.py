@@ -58,10 +58,17 @@ async def list_research(
 
 
 @router.get("/research/{id}", response_model=ResearchShown)
-async def show(research: Owned, app: App) -> ResearchShown:
+async def show(
+    research: Owned,
+    app: App,
+    version: Annotated[
+        int | None, Query(ge=1, description="an earlier version of a revised report")
+    ] = None,
+) -> ResearchShown:
     """The `status` query's object while the research runs; its result once closed (or, for one
-    that failed without a result, `failure`). Both with `id`, `owner`, `status` and `running`."""
-    return (await service.view(research, app)).shown()
+    that failed without a result, `failure`). Both with `id`, `owner`, `status` and `running`.
+    A finished research's report is its latest version (`version`, `versions`), or VERSION's."""
+    return (await service.view(research, app, version=version)).shown()
 
 
 @router.post("/research/{id}/answer", response_model=Steered | Accepted)
@@ -90,10 +97,11 @@ async def report(
     research: Owned,
     app: App,
     format: ExportFormat = DEFAULT_FORMAT,  # noqa: A002 - the API's name
+    version: Annotated[int | None, Query(ge=1)] = None,
 ) -> Response:
     if research.running:
         raise ApiError(409, f"research {research.id} is still running: its report is not ready yet")
-    result, failure, _ = await service.closed_result(research, app)
+    result, failure, _ = await service.closed_result(research, app, version)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
     accessed = await downloads.read_on(research, app) if FORMATS[format.value].references else None

@@ -6,8 +6,17 @@ with the one templating object (`starter/web/templating.py`); forms read and ans
 
 from fastapi import APIRouter
 
-from starter.web.pages import documents, home, library, oidc_signin, research, signin, standing
+from starter.web.pages import (
+    documents,
+    home,
+    library,
+    oidc_signin,
+    research,
+    revisions,
+    signin,
+    standing,
+)
 
 router = APIRouter(include_in_schema=False)
-for page in (home, research, library, standing, documents, signin, oidc_signin):
+for page in (home, research, revisions, library, standing, documents, signin, oidc_signin):
     router.include_router(page.router)

@@ -22,6 +22,7 @@ from starter.client.errors import ClientError
 from starter.client.temporal import one_line
 from starter.web import auth
 from starter.web.deps import ApiError, Backend
+from starter.web.oidc import shown_user
 from starter.web.templating import templates
 
 T = TypeVar("T")
@@ -55,6 +56,7 @@ def page(
         name,
         {
             "user": user,
+            "user_shown": shown_user(user) if user else None,  # a provider user's claim alone
             "signed_in": who is not None and who.via == "cookie",
             "csrf": auth.csrf_token(request),
             **context,

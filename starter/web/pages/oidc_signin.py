@@ -165,7 +165,7 @@ async def _finish(
     claims = provider.verify(id_token, "ID token", nonce=_derived(request, "nonce", state))
     if provider.settings.lacks(claims) and isinstance(access_token, str):
         claims = {**await provider.userinfo(access_token, claims.get("sub")), **claims}
-    return provider.settings.user_of(claims), id_token
+    return provider.settings.owner_of(claims), id_token
 
 
 async def _exchange(provider: Provider, code: str, verifier: str) -> dict[str, Any]:

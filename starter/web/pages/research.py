@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_for
-from starter.web import auth, conversation, review_texts, service
+from starter.web import auth, conversation, review_texts, revising, service
 from starter.web.deps import ApiError, Backend, Research, owned_research
 from starter.web.fair import renders_of
 from starter.web.models import ResearchCreate, ResearchView
@@ -58,11 +58,13 @@ DONE = (StepStatus.COMPLETED.value,)
 
 
 @router.get("/research/{research_id}", response_class=HTMLResponse)
-async def research(request: Request, research_id: str, ask: str = "") -> Response:
+async def research(
+    request: Request, research_id: str, ask: str = "", version: str = ""
+) -> Response:
     if (user := auth.user_from_request(request)) is None:
         return to_signin(request)
     try:
-        view = await _view(request, user, research_id)
+        view = await _view(request, user, research_id, revising.version_asked(version))
     except PageError as err:
         return error_page(request, user, err.status, err.message)
     found = view.live or view.result
@@ -97,7 +99,7 @@ async def research(request: Request, research_id: str, ask: str = "") -> Respons
         context.update(review_texts.review_context(live))
     if view.result is not None:
         shown, rendered = await renders_of(request).run(
-            user, _rendered, research_id, view.result, backend(request)
+            user, _rendered, research_id, view.result, backend(request), view
         )
         context.update(rendered)
         context.update(await research_context(backend(request), user, shown))
@@ -125,9 +127,12 @@ async def report_fragment(request: Request, research_id: str) -> Response:
         return fragment_error(PageError(409, "the research has not finished yet"))
     user = auth.user_from_request(request) or ""
     _, rendered = await renders_of(request).run(
-        user, _rendered, research_id, view.result, backend(request)
+        user, _rendered, research_id, view.result, backend(request), view
     )
-    return templates.TemplateResponse(request, "report.html", rendered)
+    # the report's forms (revise a section) post with the page's token
+    return templates.TemplateResponse(
+        request, "report.html", {**rendered, "csrf": auth.csrf_token(request)}
+    )
 
 
 @router.get("/research/{research_id}/draft-fragment", response_class=HTMLResponse)
@@ -157,14 +162,20 @@ async def _fragment_source(request: Request, research_id: str) -> ResearchView |
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-async def _view(request: Request, user: str, research_id: str) -> ResearchView:
-    """The research USER may see (404 for another user's, as the API), running or finished."""
+async def _view(
+    request: Request, user: str, research_id: str, version: int | None = None
+) -> ResearchView:
+    """The research USER may see (404 for another user's, as the API), running or finished (at
+    VERSION of its report: None the latest)."""
     app = backend(request)
-    return await read(_owned_view(research_id, user, app))
+    return await read(_owned_view(research_id, user, app, version))
 
 
-async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView:
-    return await service.view(await owned_research(research_id, user, app), app, patient=True)
+async def _owned_view(
+    research_id: str, user: str, app: Backend, version: int | None = None
+) -> ResearchView:
+    research = await owned_research(research_id, user, app)
+    return await service.view(research, app, patient=True, version=version)
 
 
 def _public(result: ResearchResult, app: Backend) -> ResearchResult:
@@ -174,12 +185,15 @@ def _public(result: ResearchResult, app: Backend) -> ResearchResult:
 
 
 def _rendered(
-    research_id: str, result: ResearchResult, app: Backend
+    research_id: str, result: ResearchResult, app: Backend, view: ResearchView | None = None
 ) -> tuple[ResearchResult, dict[str, Any]]:
     """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
-    thread in the user's turn (starter/web/fair.py)."""
+    thread in the user's turn (starter/web/fair.py). VIEW: which version of the report it is."""
     shown = _public(result, app)
-    return shown, _report_context(research_id, shown)
+    context = _report_context(research_id, shown)
+    if view is not None:  # its sections, each with its Revise this section form
+        context.update(revising.report_sections(research_id, shown, view.version, view.versions))
+    return shown, context
 
 
 def _draft_html(draft: str | None) -> str:
