@@ -276,9 +276,7 @@ class SectionInput(AboutQuestion):
     #: A person's revision of one finished section (workflows/revising/): the section as it
     #: stands, which the rewrite keeps where the feedback asks nothing else. Empty while a research
     #: writes its report (and then not sent at all). A model reads it from `feedback`.
-    current: str = Field(
-        default="", exclude_if=lambda v: not v, json_schema_extra={"shown": False}
-    )
+    current: str = Field(default="", exclude_if=lambda v: not v, json_schema_extra={"shown": False})
 
 
 class SectionOutput(LLMOutput):

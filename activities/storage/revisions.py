@@ -28,7 +28,12 @@ from activities.storage.database import (
 from activities.storage.rows import StoredResearch, aware
 from activities.storage.schema import ResearchRow, RevisionRow
 from workflows.models import Claim, VerificationSummary
-from workflows.revising.messages import ReportVersion, SaveRevisionInput, SaveRevisionOutput
+from workflows.revising.messages import (
+    MAX_VERSIONS,
+    ReportVersion,
+    SaveRevisionInput,
+    SaveRevisionOutput,
+)
 
 
 class NoSuchVersion(LookupError):
@@ -61,6 +66,13 @@ def write(record: SaveRevisionInput, url_text: str | None = None) -> SaveRevisio
         latest = _latest(session, research)
         if latest != record.base_version:
             raise _changed(record.research_id, latest)
+        if latest >= MAX_VERSIONS:
+            raise ApplicationError(
+                f"the report of {record.research_id} has {latest} versions, the most one report "
+                "keeps",
+                type="RevisionRefused",
+                non_retryable=True,
+            )
         session.add(_row(research, record))
         try:
             session.commit()

@@ -311,9 +311,7 @@ def rename_research(
         return _entry(rows[0]) if rows else None
 
 
-def load_research(
-    url: str, research_id: str, version: int | None = None
-) -> StoredResearch | None:
+def load_research(url: str, research_id: str, version: int | None = None) -> StoredResearch | None:
     """One research by workflow id (its newest run) or by run id; None when it is not stored.
     NUL bytes in the id are ignored, as they were when the research was written. Its report at
     VERSION (None: the latest; `revisions.NoSuchVersion` when it has no such version)."""

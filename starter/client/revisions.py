@@ -35,6 +35,7 @@ from starter.client.temporal import is_not_found, root_message, shown
 from workflows.models import ResearchResult
 from workflows.revising.messages import (
     FEEDBACK_MAX_CHARS,
+    MAX_VERSIONS,
     ReportVersion,
     ReviseSectionInput,
     RevisionOutcome,
@@ -77,6 +78,12 @@ async def revise(
     number = _section_number(section)
     text = _feedback(feedback)
     stored = await _stored(session, research_id, who, rpc_timeout)
+    if stored.version >= MAX_VERSIONS:
+        raise ClientError(
+            f"the report of {shown(research_id)} has {stored.version} versions, the most one "
+            "report keeps: start a follow-up research instead",
+            Kind.LIMITED,
+        )
     found = sections(stored.result.report_markdown)
     if not found:
         raise ClientError(

@@ -145,7 +145,13 @@ async def _closed(
     stored = research.stored if version is None else None
     if stored is None:
         try:
-            stored = await app.library(lambda url: store.load_research(url, research.id, version))
+            stored = await app.library(
+                lambda url: (
+                    store.load_research(url, research.id)
+                    if version is None
+                    else store.load_research(url, research.id, version)
+                )
+            )
         except NoSuchVersion as err:
             raise ApiError(422, str(err)) from None
         except ApplicationError:

@@ -188,6 +188,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     engine = sqlalchemy.create_engine(store.database_url(url))
     with engine.begin() as connection:  # every test starts from an empty library
         for table in (
+            "research_revision",
             "research_reflection",
             "research_clarification",
             "research_evidence",

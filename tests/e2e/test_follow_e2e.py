@@ -128,6 +128,7 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "standing_delete",
             "rename_research",  # renaming in the library (issue 31)
             "check_claims",  # any text's citations, checked (issue 36)
+            "revise_section",  # one section of a finished report revised (issue 48)
         }
 
         asked = await mcp.call_tool(

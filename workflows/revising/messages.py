@@ -14,6 +14,8 @@ from workflows.models import Claim, ResearchResult, VerificationSummary
 
 #: The longest feedback a person may give one section (characters).
 FEEDBACK_MAX_CHARS = 2000
+#: The most versions the library keeps of one report (each is the whole report).
+MAX_VERSIONS = 50
 
 
 class ReviseSectionInput(BaseModel):

@@ -168,12 +168,17 @@ async def _view(
     """The research USER may see (404 for another user's, as the API), running or finished (at
     VERSION of its report: None the latest)."""
     app = backend(request)
-    return await read(_owned_view(research_id, user, app, version))
+    if version is not None:
+        return await read(_owned_version(research_id, user, app, version))
+    return await read(_owned_view(research_id, user, app))
 
 
-async def _owned_view(
-    research_id: str, user: str, app: Backend, version: int | None = None
-) -> ResearchView:
+async def _owned_view(research_id: str, user: str, app: Backend) -> ResearchView:
+    return await service.view(await owned_research(research_id, user, app), app, patient=True)
+
+
+async def _owned_version(research_id: str, user: str, app: Backend, version: int) -> ResearchView:
+    """An earlier version of a finished research's report (`?version=N`)."""
     research = await owned_research(research_id, user, app)
     return await service.view(research, app, patient=True, version=version)
 
