@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activities.offline_engine.questions import decompose
+from activities.offline_engine.questions import _plain_subject, decompose
 from activities.offline_engine.words import (
     ASPECT_WORDS,
+    HOW_MEASURE,
     PRONOUNS,
     VAGUE,
     VERBS,
@@ -54,12 +55,8 @@ _PREPOSITIONS = frozenset(
 #: Words that open a clause of their own ("decide which entries ...", "raise when ..."): the word
 #: before one closes the main clause.
 _CLAUSE_OPENERS = frozenset("which that whether how what why where who whom".split())
-#: "How long", "how often", "how hot": the word after "how" is the measure asked for, never the
-#: subject ("How hot is the surface of Mercury?" asks of the surface, not of "hot").
-_HOW_MEASURE = frozenset(
-    """long often much many far old big soon fast large hot cold warm tall high deep wide thick
-    heavy small short low bright dense massive""".split()
-)
+#: "How long", "how often", "how hot": the word after "how" is the measure asked for.
+_HOW_MEASURE = HOW_MEASURE
 _WH = frozenset(
     "what how why when where which who whom whose explain describe tell show list".split()
 )
@@ -113,7 +110,7 @@ def ask_of(question: str) -> Ask:
 
 def read_ask(question: str) -> Ask:
     """The subject and ask of a question's first clause (see the module's docstring)."""
-    words = _words(question.split("?")[0].split("\n")[0])
+    words = _words(_plain_subject(question.split("?")[0].split("\n")[0]))
     if len(words) >= 2 and words[0].lower() == "how" and words[1].lower() in _HOW_MEASURE:
         words = words[2:]  # "How long should ...": "long" is what is asked, not the subject
     lower = [w.lower() for w in words]

@@ -26,6 +26,7 @@ from activities.offline_engine.questions import (
     decompose,
 )
 from activities.offline_engine.words import (
+    SOFTWARE_WORDS,
     TEMPLATE_WORDS,
     VAGUE,
     _capitalize,
@@ -110,6 +111,23 @@ TASK_TEMPLATES = (
         "Version changes and deprecations that affect how to {x}.",
     ),
 )
+#: The same aspects for a question about anything but software (planets, history, baking): no
+#: code, documentation or versions (issue 48: "typical code or usage examples" on a planet).
+GENERAL_TEMPLATES = (
+    ("definition", "What {x} is", "What the sources say {x} is, and what it is known for."),
+    ("facts", "Key facts about {x}", "The main facts and figures the sources give about {x}."),
+    ("alternatives", "{X} compared with others", "How {x} compares with others of its kind."),
+    ("history", "History of {x}", "How {x} was found or came about, and what changed over time."),
+)
+GENERAL_TASK_TEMPLATES = (
+    ("usage", "Examples of how to {x}", "Worked examples of how to {x}, step by step."),
+    (
+        "limits",
+        "Pitfalls when trying to {x}",
+        "Common mistakes when trying to {x}, and how to avoid them.",
+    ),
+    ("alternatives", "Other ways to {x}", "Alternative ways to {x} and when each is preferable."),
+)
 _TASK = re.compile(
     r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(.+)$|^how\s+to\s+(.+)$", re.I
 )
@@ -178,22 +196,40 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
             aspects[0].title, aspects[0].description + context, aspects[0].origin
         )
     task = _TASK.match(_clean_clause(question)) if parts.kind == "single" else None
+    software = about_software(f"{question} {answers}")
     if task:
         x = _short(task.group(1) or task.group(2), 8)
-        templates = [
-            (t.format(x=x), d.format(x=x)) for k, t, d in TASK_TEMPLATES if k != "standard"
-        ]
+        table = TASK_TEMPLATES if software else GENERAL_TASK_TEMPLATES
+        templates = [(t.format(x=x), d.format(x=x)) for k, t, d in table if k != "standard"]
     elif not subject:
         templates = []
     else:
         works = "work" if _plural(subject) else "works"
+        subject = _with_of(subject, question)
         templates = [
-            (t.format(x=subject, works=works), d.format(x=subject))
-            for k, t, d in ENTITY_TEMPLATES
+            (t.format(x=subject, X=_capitalize(subject), works=works), d.format(x=subject))
+            for k, t, d in (ENTITY_TEMPLATES if software else GENERAL_TEMPLATES)
             if k not in skip
         ]
     extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
     return _distinct([*aspects, *extra]), how
+
+
+def about_software(text: str) -> bool:
+    """A question about software: a code name (`asyncio.gather`, `len()`, `--flag`) or a word of
+    words.SOFTWARE_WORDS. Only such a question gets the software templates."""
+    if re.search(r"`|\w\.\w|\w\(\)|(?<!\w)--?\w|::", text):
+        return True
+    return any(_stem(w) in SOFTWARE_WORDS or w.lower() in SOFTWARE_WORDS for w in _words(text))
+
+
+def _with_of(subject: str, question: str) -> str:
+    """ "atmosphere" + "How thick is the atmosphere of Venus" → "atmosphere of Venus": the thing
+    asked about with whose it is, so a template names it whole."""
+    found = re.search(
+        rf"\b{re.escape(subject)}\s+of\s+((?:the\s+)?[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)", question
+    )
+    return f"the {subject} of {found.group(1)}" if found else subject
 
 
 def _clarified(about: AboutQuestion) -> str:

@@ -20,6 +20,7 @@ from activities.offline_engine.words import (
     _WORD,
     ASPECT_WORDS,
     DETERMINERS,
+    HOW_MEASURE,
     PRONOUNS,
     REFERENTIAL,
     VAGUE,
@@ -187,7 +188,7 @@ def subject_of(text: str, background: str = "") -> str:
     first one it does: a typo or an odd word should not title the whole plan.
     """
     fronted = _FRONTED.match(text.strip())
-    runs = _phrases(fronted.group(1) if fronted else text)
+    runs = _phrases(_plain_subject(fronted.group(1) if fronted else text))
     if not runs:
         return ""
     chosen = runs[0]
@@ -197,6 +198,19 @@ def subject_of(text: str, background: str = "") -> str:
         if supported and sum(_stem(w) in known for w in chosen) == 0:
             chosen = supported[0]
     return " ".join(chosen[:4])
+
+
+#: "How tall ...": the measure asked for; "... hotter than Mercury": a comparison's measure and
+#: what it is compared with. Neither names the subject (issue 48: "Overview of tall", "How thick
+#: is Venus hotter's atmosphere").
+_MEASURE = re.compile(rf"^\s*how\s+(?:{'|'.join(sorted(HOW_MEASURE))})\b", re.I)
+_COMPARED = re.compile(r"\s+(?:(?:more|less)\s+)?[\w-]+\s+than\b.*$", re.I | re.S)
+
+
+def _plain_subject(text: str) -> str:
+    """The question without the measure it asks for or the comparison it makes, so its first
+    content run is the thing asked about."""
+    return _COMPARED.sub("", _MEASURE.sub("", text))
 
 
 def _key_terms(about: AboutQuestion, limit: int = 6) -> list[str]:

@@ -98,6 +98,29 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
     involved affecting affect deprecations requested""".split()
 )
 
+#: "How long", "how often", "how hot": after "how", the measure asked for, never a subject
+#: ("How hot is the surface of Mercury?" asks of the surface of Mercury, not of "hot").
+HOW_MEASURE = frozenset(
+    """long often much many far old big soon fast large hot cold warm tall high deep wide thick
+    heavy small short low bright dense massive""".split()
+)
+
+#: Words that make a question one about software: only such a question gets the planner's
+#: software templates ("typical code or usage examples", "where the documentation is").
+SOFTWARE_WORDS = frozenset(
+    """code coding program programs programming software library libraries api apis function
+    functions method methods class classes module modules package packages compile compiler
+    compiles runtime database sql server servers http git docker kubernetes workflow workflows
+    async await thread threads memory variable variables framework frameworks error errors
+    exception exceptions bug bugs install deploy query queries python rust java javascript
+    typescript golang go c++ kotlin swift ruby php linux bash shell cli command commands argument
+    arguments parameter parameters type types decorator decorators closure closures lifetime
+    lifetimes borrow checker iterator iterators generator generators struct structs trait traits
+    pointer pointers compiler json yaml html css regex asyncio temporal llm model models token
+    tokens prompt prompts script scripts test tests debugging encoding string strings
+    mutex lock locks cache caching timeout timeouts retry retries""".split()
+)
+
 #: A word as typed: the shape of `workflows.text.tokenize`, case kept.
 _WORD = WORD
 #: Words that open a question: a new clause starts where one does.

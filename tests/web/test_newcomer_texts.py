@@ -50,3 +50,15 @@ async def test_the_plan_review_says_its_round_and_the_page_shows_the_events_so_f
     assert "Review round 1 of 3" in page
     log = page.split('role="log"', 1)[1].split("</ol>", 1)[0]
     assert "plan 1:" in log and "<li" in log
+
+
+def test_a_next_question_never_repeats_its_words_and_a_question_heading_stays_a_question() -> None:
+    """Issue 48: "Tell me more about tell me more about why is Venus hotter than Mercury"."""
+    report = (
+        "# Venus\n\n## Summary\n\nx\n\n## Tell me more about why is Venus hotter than Mercury\n\n"
+        "y [1]\n\n## How long is a Martian year\n\nz [1]\n"
+    )
+    assert suggested_questions(_result("Venus?", report, [], [], [])) == [
+        "Tell me more: Why is Venus hotter than Mercury?",
+        "Tell me more: How long is a Martian year?",
+    ]

@@ -146,6 +146,5 @@ async def test_an_approved_step_that_could_not_run_is_named_in_the_notes(
     assert skipped and set(skipped) <= {s["title"] for s in OWN}
     for title in skipped:
         assert any(
-            f"“{title}”" in n and "did not run" in n and "budget ran out" in n
-            for n in result.notes
+            f"“{title}”" in n and "did not run" in n and "budget ran out" in n for n in result.notes
         ), result.notes

@@ -66,7 +66,10 @@ def test_names_that_no_source_is_about_are_not_judged() -> None:
     )
     titles = {1: "Shared-State Concurrency", 2: "Smart Pointers"}
     read = {1: "Rust's ownership rules help. Use Arc with Mutex.", 2: "Smart pointers own data."}
-    assert subjects.sections_off_subject(report, "How do Arc and Mutex share state?", titles, read) == []
+    assert (
+        subjects.sections_off_subject(report, "How do Arc and Mutex share state?", titles, read)
+        == []
+    )
 
 
 def test_one_name_in_two_spellings() -> None:
@@ -84,7 +87,10 @@ def test_the_note_counts_them_apart_and_the_critic_refuses_the_report() -> None:
     )
     note = verification_note(summary)
     assert note.startswith("*Verification: 2 of 4 claims are supported")
-    assert "2 about another subject than their sections ask (Venus under “How long is a Martian year”)" in note
+    assert (
+        "2 about another subject than their sections ask (Venus under “How long is a Martian year”)"
+        in note
+    )
     judged = critique(
         CritiqueInput(
             query=QUESTION,

@@ -19,7 +19,6 @@ and the workflow counts a report's sections with it, inside the sandbox.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,7 +55,8 @@ def same_name(a: str, b: str) -> bool:
     if a == b:
         return True
     shortest = min(len(a), len(b))
-    return shortest >= 4 and len(os.path.commonprefix([a, b])) >= max(3, shortest - 1)
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), shortest)
+    return shortest >= 4 and shared >= max(3, shortest - 1)
 
 
 def _opens(text: str, start: int) -> bool:

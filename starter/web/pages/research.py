@@ -235,12 +235,27 @@ def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
         if heading is None:
             continue
         topic = " ".join(heading.group(1).replace("\\[", "[").replace("\\]", "]").split())
-        topic = topic.rstrip("?.:")
+        topic = _MORE_ABOUT.sub("", topic.rstrip("?.:"))  # a follow-up's own heading: said once
         if topic and not _NOT_A_TOPIC.match(topic) and len(asked) < most:
-            question = f"Tell me more about {topic[0].lower() + topic[1:] if topic[1:2].islower() else topic}"
+            question = (
+                f"Tell me more: {topic[0].upper()}{topic[1:]}?"  # a question stays a question
+                if _ASKS.match(topic)
+                else f"Tell me more about {topic[0].lower() + topic[1:] if topic[1:2].islower() else topic}"
+            )
             if question not in asked:
                 asked.append(question)
     return asked
+
+
+#: "Tell me more about tell me more about ..." (issue 48): a heading that already says it.
+_MORE_ABOUT = re.compile(r"^(?:(?:tell me more(?: about)?|more on)[:\s]+)+", re.I)
+#: A heading that is a question ("Why is Venus hotter than Mercury"): "Tell me more: ...?".
+_ASKS = re.compile(
+    r"(?:(?:what|how|why|when|where|which|who)\s+(?:\w+\s+)?"
+    r"(?:is|are|was|were|does|do|did|can|could|should|would|will|has|have)"
+    r"|(?:is|are|was|were|does|do|did|can|should))\s",
+    re.I,
+)
 
 
 async def _maybe_view(request: Request, user: str, research_id: str) -> ResearchView | None:
