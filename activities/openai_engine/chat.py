@@ -35,7 +35,14 @@ from activities.openai_engine.client import (
     server_text,
 )
 from activities.openai_engine.errors import classify_error
-from activities.openai_engine.replies import REPLIES, parse_reply, read_reply, read_text
+from activities.openai_engine.replies import (
+    REPLIES,
+    WRITTEN,
+    parse_reply,
+    read_reply,
+    read_text,
+    repaired_reply,
+)
 from activities.openai_engine.servers import (
     ServerFacts,
     context_from_error,
@@ -351,14 +358,17 @@ class Chat:
         extra = self._usage(more, model)
         served(extra.prompt_tokens, extra.completion_tokens, extra)
         usage = _added(usage, extra)
+        whole = partial + (more.choices[0].message.content or "" if more.choices else "")
         if _cut_off(more) or not more.choices:
+            salvaged = _salvaged(whole, reply)
+            if salvaged is not None:
+                usage.repaired = 1
+                return salvaged, usage
             parsed, repaired = read_reply(more, reply, model, lambda err: self._error(err, model))
             usage.repaired = int(repaired)
             return parsed, usage
         try:
-            parsed, repaired = read_text(
-                partial + (more.choices[0].message.content or ""), reply, model
-            )
+            parsed, repaired = read_text(whole, reply, model)
             usage.repaired = int(repaired)
             return parsed, usage
         except ApplicationError as unreadable:
@@ -409,6 +419,18 @@ class Unreadable(Exception):
     def __init__(self, failure: ApplicationError, usage: Usage) -> None:
         super().__init__(failure.message)
         self.failure, self.usage = failure, usage
+
+
+def _salvaged(text: str, reply: type[BaseModel]) -> Any | None:
+    """A decision cut off twice at `max_tokens` (SmolLM2's coordinator talks on in its
+    `reasoning`), repaired when every field it needs was written before the cut. Never a writer's
+    reply: a report cut mid-sentence is no report (the role's fallback applies)."""
+    if reply in WRITTEN.values():
+        return None
+    try:
+        return repaired_reply(text, reply)
+    except ValueError:
+        return None
 
 
 def _readable(completion: Any, reply: type[BaseModel]) -> bool:

@@ -1122,3 +1122,33 @@ def test_a_score_just_outside_its_range_is_read_at_the_bound_and_counted_repaire
     critique, repaired = read_text(reply, REPLIES["critique"], MODEL)
 
     assert critique.hallucination_risk == 1.0 and repaired
+
+
+async def test_a_decision_cut_off_twice_is_repaired_when_its_fields_were_written(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2's coordinator talks on in its reasoning past `max_tokens`, and its continuation too."""
+    llm.replies = [
+        completion('{"decision": "CLARIFICATION", "reasoning": "The pronoun is', "length"),
+        completion(" ambiguous and the question could mean many things and", "length"),
+    ]
+
+    out = await engine.route(VAGUE)
+
+    assert out.decision is RoutingDecision.CLARIFICATION
+    assert out.reasoning.startswith("The pronoun is ambiguous")
+    assert out.usage.repaired == 1 and len(llm.requests) == 2
+
+
+async def test_a_report_cut_off_twice_is_never_repaired_into_a_shorter_one(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [
+        completion('{"markdown": "# Ownership\\n\\nEvery value has', "length"),
+        completion(" an owner and when the owner", "length"),
+    ]
+
+    with pytest.raises(ApplicationError) as caught:
+        await engine.synthesize(SynthesizeInput(query="q", plan=None, sources=[]))
+
+    assert caught.value.type == "LLMReplyTruncated" and caught.value.non_retryable
