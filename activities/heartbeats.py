@@ -23,6 +23,11 @@ async def with_heartbeats(work: Awaitable[T], details: Callable[[], Any] | None 
     activity that carries state in them (the LLM usage meter) must send it with every beat.
     """
 
+    if activity.info().is_local:
+        # A local activity has no heartbeat of its own: it runs inside the workflow task, whose
+        # liveness the SDK keeps (a beat would only log "heartbeat failed: UnknownActivity").
+        return await work
+
     async def beat() -> None:
         while True:
             await asyncio.sleep(HEARTBEAT_EVERY_S)

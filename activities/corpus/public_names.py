@@ -22,8 +22,9 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 
-#: A file URL as reports and events spell it (`Path.as_uri()` quotes spaces and brackets).
-FILE_URL = re.compile(r"file://[^\s<>()\[\]\"'`]+")
+#: A file URL as reports and events spell it (`Path.as_uri()` quotes spaces, brackets and
+#: backslashes: a backslash ends it, so in JSON a URL that ends a line keeps its `\n` after it).
+FILE_URL = re.compile(r"file://[^\s<>()\[\]\"'`\\]+")
 
 
 class PublicNames:

@@ -3,7 +3,10 @@ checked against its sources with the verifier a research uses (starter/client/ci
 
 A pure client-side command: no Temporal, no worker. The sources are read here, local files as the
 user's own documents and URLs through the crawler; the model's judge is asked when an LLM is
-configured. Exit 0 when no sentence is unsupported, 1 when one is, 2 on bad input.
+configured. A local source's name in the text's Sources list (`mercury.md`, as a report of this
+product names its local sources) is read from the text's folder, else from RESEARCH_CORPUS_DIR or
+the user's uploads. Exit 0 when no sentence is unsupported, 1 when one is, 2 on bad input and when
+none of the sources could be read.
 """
 
 from __future__ import annotations
@@ -40,7 +43,14 @@ async def check(args: argparse.Namespace, session: Session) -> int:
             else checking.unique(checking.listed_sources(markdown))
         )
         result = await checking.check_text(
-            markdown, given, session.cfg, local_files=True, base=base, named=named
+            markdown,
+            given,
+            session.cfg,
+            local_files=True,
+            base=base,
+            named=named,
+            owner=session.cfg.research_user,
+            need_one=True,
         )
     except checking.CheckRefused as err:
         raise ClientError(str(err), Kind.INVALID) from None

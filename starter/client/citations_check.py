@@ -9,7 +9,11 @@ unless CRAWL_ALLOW_PRIVATE, size and time caps) and local documents by the corpu
 regular file, a byte cap, parsed in a limited child process).
 
 What a front end decides: whether a local path may be read at all (`local_files`: the CLI reads
-the user's own files; the API and MCP serve others and never read a path of the server).
+the user's own files; the API and MCP serve others and never read a path of the server), and whose
+documents a local source's name may be (`owner`): a report lists its local sources by the name the
+product gives them (activities/corpus/public_names.py: `mercury.md`, an upload's file name), so
+such a name is found again in RESEARCH_CORPUS_DIR (or the interpreter's library, the bundled
+corpus) and the owner's uploads (`named_file`), never anywhere else of the server.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -52,9 +56,12 @@ GIVEN_TEXT_MAX_CHARS = 100_000
 #: (a research's retries are Temporal's), and a check has no Temporal.
 JUDGE_TRIES = 3
 JUDGE_BACKOFF_S = 1.0
-#: A reference line as a report's Sources section writes it: `- [n] Title - URL (origin)`.
+#: A reference line as a report's Sources section writes it: `- [n] Title - URL (origin)`; the
+#: location is what follows the last dash, spaces and all (an upload is named by its file name,
+#: `Mars notes.md`).
 _LISTED = re.compile(
-    r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\[(\d{1,6})\][ \t]*(.*?)[ \t]+[-–—][ \t]+(\S+)"
+    r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\[(\d{1,6})\][ \t]*(.*)[ \t]+[-–—][ \t]+"
+    r"(\S(?:[^\n]*?\S)?)"
     r"(?:[ \t]+\([^()\n]*\))?[ \t]*$",
     re.M,
 )
@@ -111,16 +118,24 @@ class CheckRequest(BaseModel):
     sources: list[SourceGiven] | None = Field(default=None, max_length=MAX_SOURCES)
 
 
-async def check_request(request: CheckRequest, cfg: Settings) -> dict[str, Any]:
+async def check_request(
+    request: CheckRequest,
+    cfg: Settings,
+    owner: str | None = None,
+    named: list[GivenSource] | None = None,
+) -> dict[str, Any]:
     """The API's and MCP's check: never a path of the server, only http(s) URLs (through the
-    crawler's network guard) and texts given."""
+    crawler's network guard) and texts given. The page's check (OWNER given) also reads local
+    sources by the names the product gives them (`named_file`: the corpus and OWNER's uploads),
+    those of NAMED (chosen on the page) and of the text's own Sources list."""
     if len(request.markdown) > MARKDOWN_MAX_CHARS:  # the MCP tool's arguments are not the model
         raise CheckRefused(f"the markdown is longer than {MARKDOWN_MAX_CHARS:,} characters")
     if (cited := len(cited_sentences(without_listing(request.markdown)))) > MAX_SENTENCES:
         raise CheckRefused(
             f"the markdown has {cited} cited sentences: at most {MAX_SENTENCES} are checked at once"
         )
-    given = unique([_given(s) for s in request.sources or []] or listed_sources(request.markdown))
+    chosen = [_given(s) for s in request.sources or []] + list(named or [])
+    given = unique(chosen or listed_sources(request.markdown))
     if cited * len(given) > MAX_PAIRS:
         raise CheckRefused(
             f"{cited} cited sentences × {len(given)} sources is {cited * len(given):,} pairs: at "
@@ -131,8 +146,11 @@ async def check_request(request: CheckRequest, cfg: Settings) -> dict[str, Any]:
         given,
         cfg,
         local_files=False,
-        named="the markdown",
-        give='"sources": [{"id": 1, "url": "https://..."}]',
+        named="the markdown" if owner is None else "the text",
+        give='"sources": [{"id": 1, "url": "https://..."}]'
+        if owner is None
+        else "the Sources below",
+        owner=owner,
     )
 
 
@@ -189,17 +207,52 @@ def is_web(where: str) -> bool:
     return where.lower().startswith(("http://", "https://"))
 
 
+def named_file(where: str, cfg: Settings, owner: str | None) -> Path | None:
+    """The file a local source's name stands for, as the product names it in a report's Sources
+    list: its path inside RESEARCH_CORPUS_DIR, else OWNER's upload of that file name (the newest),
+    else its path inside the interpreter's library; None when it is none of them. A `#page=N` is
+    dropped (the whole document is read); an absolute path, `~` or `..` is never a name."""
+    from activities.corpus.public_names import PublicNames
+    from activities.corpus.uploads import list_uploads, owner_folder, uploads_root
+
+    name = where.split("#", 1)[0].strip()
+    if not name or name.startswith(("/", "~", "\\")) or ":" in name.split("/", 1)[0]:
+        return None
+    parts = PurePosixPath(name).parts
+    if ".." in parts:
+        return None
+    roots = PublicNames.of(cfg).roots  # RESEARCH_CORPUS_DIR when set, then the library
+    corpus, library = (roots[:1], roots[1:]) if cfg.research_corpus_dir else ([], roots)
+    for folder in corpus:
+        if (folder / name).is_file():
+            return folder / name
+    if owner and len(parts) == 1:
+        root = uploads_root(cfg.research_data_dir)
+        for upload in list_uploads(root, owner):
+            if upload.name == name:
+                return owner_folder(root, owner) / upload.id / upload.name
+    for folder in library:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
 async def read_sources(
-    given: list[GivenSource], cfg: Settings, *, local_files: bool, base: Path | None = None
+    given: list[GivenSource],
+    cfg: Settings,
+    *,
+    local_files: bool,
+    base: Path | None = None,
+    owner: str | None = None,
 ) -> list[ReadSource]:
     """Every source read (READS_AT_ONCE at a time), or its error; relative paths are taken from
-    `base`."""
+    `base`, then as the names the product gives local sources (`named_file`, OWNER's uploads)."""
     crawler = web.Crawler(cfg)
     turns = asyncio.Semaphore(READS_AT_ONCE)
 
     async def read(source: GivenSource) -> ReadSource:
         async with turns:
-            return await _read(source, cfg, crawler, local_files, base)
+            return await _read(source, cfg, crawler, local_files, base, owner)
 
     try:
         return list(await asyncio.gather(*(read(s) for s in given)))
@@ -208,7 +261,12 @@ async def read_sources(
 
 
 async def _read(
-    source: GivenSource, cfg: Settings, crawler: web.Crawler, local_files: bool, base: Path | None
+    source: GivenSource,
+    cfg: Settings,
+    crawler: web.Crawler,
+    local_files: bool,
+    base: Path | None,
+    owner: str | None,
 ) -> ReadSource:
     if source.text is not None:
         return _kept(ReadSource(source.id, source.title or f"source {source.id}", "", source.text))
@@ -222,17 +280,24 @@ async def _read(
             kept = _kept(read)
             return replace(kept, cut=True) if len(page.text) > len(head) and kept.text else kept
         if not local_files:
-            return ReadSource(source.id, source.title, where, error="only http(s) URLs are read")
-        return _kept(await _read_file(source, cfg, base))
+            named = named_file(where, cfg, owner) if owner is not None else None
+            if named is None:
+                error = "only http(s) URLs are read" if owner is None else _unnamed(where)
+                return ReadSource(source.id, source.title, where, error=error)
+            return _kept(await _read_file(replace(source, where=str(named)), cfg, None))
+        return _kept(await _read_file(source, cfg, base, owner))
     except web.CrawlError as err:
         return ReadSource(source.id, source.title or where, where, error=err.reason)
     except (ValueError, OSError) as err:
         return ReadSource(source.id, source.title or where, where, error=str(err) or "unreadable")
 
 
-async def _read_file(source: GivenSource, cfg: Settings, base: Path | None) -> ReadSource:
+async def _read_file(
+    source: GivenSource, cfg: Settings, base: Path | None, owner: str | None = None
+) -> ReadSource:
     """A document of the user's own, as the local corpus reads one (Markdown, text, HTML, PDF,
-    Word); a `file:` URL (as reports list local documents) is its path."""
+    Word); a `file:` URL (as reports list local documents) is its path; a name that is no file
+    from BASE is looked for as the product names local sources (`named_file`)."""
     from activities.corpus.reader import read_documents
 
     where = source.where
@@ -242,7 +307,10 @@ async def _read_file(source: GivenSource, cfg: Settings, base: Path | None) -> R
     if not path.is_absolute() and base is not None:
         path = base / path
     if not path.exists():
-        raise ValueError(f"no file {source.where}")
+        named = named_file(source.where, cfg, owner)
+        if named is None:
+            raise ValueError(_unnamed(source.where))
+        path = named
     real = path.resolve()
     documents = await asyncio.to_thread(
         read_documents, real.parent, real, cfg.corpus_max_file_bytes
@@ -250,6 +318,10 @@ async def _read_file(source: GivenSource, cfg: Settings, base: Path | None) -> R
     text = "\n\n".join(d.body for d in documents)
     title = source.title or (documents[0].title if documents else "") or path.name
     return ReadSource(source.id, title, real.as_uri(), text)
+
+
+def _unnamed(where: str) -> str:
+    return f"no file {where} (nor in RESEARCH_CORPUS_DIR or your documents)"
 
 
 def _kept(source: ReadSource) -> ReadSource:
@@ -303,9 +375,12 @@ async def check_text(
     base: Path | None = None,
     named: str = "the text",
     give: str = "--source N=PATH_OR_URL",
+    owner: str | None = None,
+    need_one: bool = False,
 ) -> dict[str, Any]:
     """The checked text: each cited sentence's verdict, why, the evidence it rests on, and the
-    totals. Refuses (CheckRefused) a text with no cited sentence or no source at all."""
+    totals. Refuses (CheckRefused) a text with no cited sentence or no source at all, and with
+    NEED_ONE one none of whose sources could be read (nothing was checked)."""
     sentences = cited_sentences(without_listing(markdown))
     if not sentences:
         raise CheckRefused(f"no sentence of {named} cites a source [n]")
@@ -314,7 +389,14 @@ async def check_text(
             f"no sources: {named} lists none as `[n] Title - URL_OR_PATH` lines; give them "
             f"with {give}"
         )
-    sources = await read_sources(given, cfg, local_files=local_files, base=base)
+    sources = await read_sources(given, cfg, local_files=local_files, base=base, owner=owner)
+    if need_one and all(s.error for s in sources):
+        first = sources[0]
+        more = f" (and {len(sources) - 1} more)" if len(sources) > 1 else ""
+        raise CheckRefused(
+            f"none of the sources could be read, so nothing was checked: source [{first.id}] "
+            f"{first.url or first.title}: {first.error}{more}"
+        )
     claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
     checked, calibration = await judge(claims, sources, markdown, model_judge(cfg))
     return outcome(checked, sources, calibration)

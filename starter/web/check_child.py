@@ -1,8 +1,9 @@
 """`python -m starter.web.check_child`: one `POST /api/check` in a process of its own, so the web
 app (starter/web/checks.py) can bound it in time and memory and kill it when the client leaves.
 
-Reads a pickle of `(request as JSON, Settings)` on stdin (the app's own settings: its crawl rules
-and its model; a pipe, never argv or the environment, so no key shows in `ps`); writes the check's
+Reads a pickle of `(request as JSON, Settings, owner, named sources)` on stdin (the app's own
+settings: its crawl rules and its model; an owner and the sources named on the Check citations
+page, or None and [] for the API; a pipe, never argv or the environment, so no key shows in `ps`); writes the check's
 JSON object to stdout. A refused check (CheckRefused) exits 3 with its one line on stderr; one that
 needs more memory than MEMORY_MB exits 4. The process lowers its own priority, so pages and the API
 of the app that started it come first: aligning claims is CPU work, and in a thread of the app it
@@ -39,9 +40,10 @@ def main() -> int:
     _limit()
     from starter.client.citations_check import CheckRefused, CheckRequest, check_request
 
-    raw, cfg = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - written by the app itself
+    raw, cfg, owner, named = pickle.loads(sys.stdin.buffer.read())  # noqa: S301 - the app's own
     try:
-        result = asyncio.run(check_request(CheckRequest.model_validate_json(raw), cfg))
+        request = CheckRequest.model_validate_json(raw)
+        result = asyncio.run(check_request(request, cfg, owner, named))
     except CheckRefused as err:
         print(" ".join(str(err).split())[:300], file=sys.stderr)
         return 3

@@ -28,7 +28,7 @@ from typing import Any
 from starlette.requests import Request
 
 from config import Settings
-from starter.client.citations_check import CheckRequest
+from starter.client.citations_check import CheckRequest, GivenSource
 from starter.web.deps import ApiError
 
 #: How long a check may take in all (reading its sources included), and how long a refused
@@ -75,10 +75,20 @@ def checks_of(request: Request) -> Checks:
     return found
 
 
-async def run_check(request: Request, body: CheckRequest, user: str, cfg: Settings) -> Any:
-    """The check's JSON object, computed in a child under the module's bounds."""
+async def run_check(
+    request: Request,
+    body: CheckRequest,
+    user: str,
+    cfg: Settings,
+    named: list[GivenSource] | None = None,
+) -> Any:
+    """The check's JSON object, computed in a child under the module's bounds. With NAMED (the
+    Check citations page: possibly none), local sources named as the product names them are read
+    from the corpus and USER's documents (`citations_check.named_file`); the API reads none."""
+    owner = user if named is not None else None
     async with checks_of(request).slot(user):
-        return await _in_child(request, pickle.dumps((body.model_dump_json(), cfg)))
+        payload = (body.model_dump_json(), cfg, owner, named or [])
+        return await _in_child(request, pickle.dumps(payload))
 
 
 async def _in_child(request: Request, payload: bytes) -> Any:

@@ -39,7 +39,7 @@ UPLOAD_TOO_LARGE = (
     f"the document is larger than {UPLOAD_MAX_BYTES // (1024 * 1024)} MB: upload a smaller file"
 )
 #: `POST /api/check` takes a text and its sources' texts (starter/client/citations_check.py bounds each).
-CHECK_PATHS = ("/api/check",)
+CHECK_PATHS = ("/api/check", "/check")  # the API, and the Check citations page's form
 CHECK_BODY_BYTES = 2 * 1024 * 1024
 #: A body that pauses this long, or takes longer than BODY_TOTAL_S in all, is refused (408).
 BODY_IDLE_S = 10.0

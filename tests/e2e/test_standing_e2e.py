@@ -229,7 +229,8 @@ async def _journey(
     assert "Create standing research" in page.text and second_id in page.text
     assert "changed" in page.text
     run_page = (await alice.get(f"/research/{second_id}")).text
-    assert "What changed since the previous run" in run_page
+    assert "What changed since" in run_page  # the report's first section, said once
+    assert run_page.count("What changed since") == 1 and "The previous run</h2>" in run_page
     assert "The previous run&#39;s report" in run_page or "previous run's report" in run_page
     assert "Research again on a schedule" in (await alice.get(f"/research/{first_id}")).text
     assert standing_id not in (await bob.get("/standing")).text

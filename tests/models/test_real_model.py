@@ -100,7 +100,7 @@ OTHER_KINDS = {
 
 
 @pytest.mark.parametrize("kind", list(OTHER_KINDS))
-async def test_a_light_research_on_notes_of_another_kind_is_answered_by_the_model(
+async def test_notes_of_another_kind_are_researched_by_the_model_itself(
     kind: str, model_env: dict[str, str], tmp_path: Path
 ) -> None:
     question, notes = OTHER_KINDS[kind]

@@ -154,11 +154,12 @@ async def test_a_page_is_read_through_the_crawler_with_its_rules(
     )
     sources = ("--source", f"1={web}/context-managers", "--source", f"2={web}/missing", "--json")
     refused = await check(*sources, env=offline_env, text=text, at=folder)
-    assert refused.code == 0
-    assert {s["verdict"] for s in json.loads(refused.out)["sentences"]} == {"unverified"}
-    assert json.loads(refused.out)["sentences"][0]["reason"] == (
-        "source [1] could not be read: refused: loopback address 127.0.0.1 "
-        "(set CRAWL_ALLOW_PRIVATE=1 to allow)"
+    assert refused.code == 2, "a check that read none of its sources checked nothing"
+    assert refused.out == ""
+    assert error_line(refused) == (
+        "error: none of the sources could be read, so nothing was checked: source [1] "
+        f"{web}/context-managers: refused: loopback address 127.0.0.1 "
+        "(set CRAWL_ALLOW_PRIVATE=1 to allow) (and 1 more)"
     )
 
     allowed = {**offline_env, "CRAWL_ALLOW_PRIVATE": "1"}
@@ -168,6 +169,58 @@ async def test_a_page_is_read_through_the_crawler_with_its_rules(
     assert [s["verdict"] for s in result["sentences"]] == ["supported", "unverified"]
     assert result["sentences"][1]["reason"] == "source [2] could not be read: HTTP 404"
     assert result["sources"][0]["title"] == "Context managers"
+
+
+async def test_the_products_own_report_is_checked_against_the_corpus_and_uploads(
+    offline_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`research ... --out r1.md` then `check r1.md`: the report lists its local sources by the
+    names the product gives them (`mercury.md` in RESEARCH_CORPUS_DIR, an upload by its file
+    name), wherever r1.md was written; those names are read from the corpus and the user's own
+    uploads, not looked for beside the report."""
+    from activities.corpus.uploads import owner_folder, uploads_root
+
+    corpus, data, elsewhere = tmp_path / "notes", tmp_path / "data", tmp_path / "reports"
+    for made in (corpus / "planets", elsewhere):
+        made.mkdir(parents=True)
+    (corpus / "planets" / "mercury.md").write_text(
+        "# Mercury\n\nMercury is the closest planet to the Sun.\n\n"
+        "A year on Mercury lasts 88 Earth days.\n"
+    )
+    upload = owner_folder(uploads_root(data), "ada") / "0123456789ab"
+    upload.mkdir(parents=True)
+    (upload / "Mars notes.md").write_text("# Mars\n\nA year on Mars lasts 687 Earth days.\n")
+    report = (
+        "# The inner planets\n\n"
+        "A year on Mercury lasts 88 Earth days [1]. A year on Mars lasts 700 Earth days [2].\n\n"
+        "## Sources\n\n"
+        "- [1] Mercury — planets/mercury.md (local)\n"
+        "- [2] Mars — Mars notes.md (local)\n"
+    )
+    (elsewhere / "r1.md").write_text(report)
+    env = {
+        **offline_env,
+        "RESEARCH_CORPUS_DIR": str(corpus),
+        "RESEARCH_DATA_DIR": str(data),
+        "RESEARCH_USER": "ada",
+    }
+    run = await starter("check", str(elsewhere / "r1.md"), env=env)
+    assert run.code == 1, run.err  # the changed number is unsupported
+    lines = run.out.splitlines()
+    assert lines[0] == "supported   A year on Mercury lasts 88 Earth days. [1]"
+    assert "UNSUPPORTED A year on Mars lasts 700 Earth days. [2]" in lines
+    assert '    > "A year on Mars lasts 687 Earth days."' in lines
+    assert "not read" not in run.out
+
+    (upload / "Mars notes.md").unlink()
+    (corpus / "planets" / "mercury.md").unlink()
+    nothing = await starter("check", str(elsewhere / "r1.md"), env=env)
+    assert nothing.code == 2 and nothing.out == ""
+    assert error_line(nothing) == (
+        "error: none of the sources could be read, so nothing was checked: source [1] "
+        "planets/mercury.md: no file planets/mercury.md (nor in RESEARCH_CORPUS_DIR or your "
+        "documents) (and 1 more)"
+    )
 
 
 @pytest.mark.parametrize(

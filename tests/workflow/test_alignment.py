@@ -128,3 +128,89 @@ def test_a_comment_continued_on_the_next_line_is_one_unit_with_its_code() -> Non
     assert any("when the lock could not be taken" in u.text and "acquire" in u.text for u in found)
     reading = read("lock.acquire(timeout=5) waits at most 5 seconds.", LOCK_DOCS)
     assert reading.best is not None and "acquire" in reading.best.text
+
+
+# --- issue 47 item 2 and issue 48 item 4: what the word check used to miss ----------------------
+
+BOOL_DOCS = [
+    "The expression x or y first evaluates x; if x is true, its value is returned; otherwise, y "
+    "is evaluated and the resulting value is returned. For example, 1 or True evaluates to 1, "
+    "and a[-1] is the last item."
+]
+AUGMENTED_DOCS = [
+    "An augmented assignment evaluates the target (which, unlike normal assignment statements, "
+    "cannot be an unpacking) and the expression list, performs the binary operation specific to "
+    "the type of assignment on the two operands, and assigns the result to the original target."
+]
+LIGHTHOUSE_NOTES = [
+    "The Eddystone Lighthouse stands on rocks 14 kilometres south of Rame Head. The present tower "
+    "was designed by James Douglass and first lit in 1882. Its light is visible for 22 nautical "
+    "miles, and the keepers left in 1982 when it was automated. Winter gales bring waves of 10 to "
+    "20 metres."
+]
+
+
+@pytest.mark.parametrize(
+    ("claim", "because"),
+    [
+        ("For example, -1 or True evaluates to -1.", '"1"'),  # a sign is part of the number
+        ("For example, 1 or True evaluates to 1, and a[1] is the last item.", '"-1"'),
+    ],
+)
+def test_a_number_keeps_its_sign(claim: str, because: str) -> None:
+    found = verdict(claim, BOOL_DOCS)
+    assert found.verdict == "unsupported" and because in found.reason
+
+
+def test_a_range_is_two_numbers_and_its_dash_no_sign() -> None:
+    assert verdict("Winter gales bring waves of 10 to 20 metres.", LIGHTHOUSE_NOTES).verdict == (
+        "supported"
+    )
+    changed = verdict("Winter gales bring waves of 10 to 30 metres.", LIGHTHOUSE_NOTES)
+    assert changed.verdict == "unsupported" and "30" in changed.reason
+    assert '"10 to 20"' in changed.reason  # the range the passage gives for the same thing
+    assert read("Sums like 2**19937-1 stay whole.", ["Sums like 2**19937-1 stay whole."]).quotes
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "An augmented assignment evaluates the target (which, unlike normal assignment "
+        "statements, can be an unpacking) and the expression list, and it is not evaluated twice.",
+        "Normal assignment statements cannot be an unpacking.",  # said of what it is unlike
+    ],
+)
+def test_a_negation_in_parentheses_and_an_unlike_clause_are_read(claim: str) -> None:
+    assert verdict(claim, AUGMENTED_DOCS).verdict == "unsupported"
+
+
+def test_a_negation_inside_parentheses_governs_only_them() -> None:
+    claim = (
+        "An augmented assignment evaluates the expression list and performs the binary operation "
+        "specific to the type of assignment on the two operands."
+    )
+    assert verdict(claim, AUGMENTED_DOCS).verdict == "supported"
+
+
+@pytest.mark.parametrize(
+    ("claim", "named"),
+    [
+        ("The present tower was designed by John Smeaton and first lit in 1882.", "John Smeaton"),
+        ("The Eddystone Lighthouse stands on rocks 14 kilometres south of Start Point.", "Start"),
+    ],
+)
+def test_a_swapped_proper_name_is_unsupported_and_named(claim: str, named: str) -> None:
+    found = verdict(claim, LIGHTHOUSE_NOTES)
+    assert found.verdict == "unsupported" and named in found.reason
+    assert "James Douglass" in found.reason or "Rame Head" in found.reason
+
+
+def test_a_number_reason_names_the_number_given_for_the_same_thing() -> None:
+    found = verdict("Its light is visible for 25 nautical miles.", LIGHTHOUSE_NOTES)
+    assert found.verdict == "unsupported"
+    assert '"22"' in found.reason and "1882" not in found.reason and "1982" not in found.reason
+
+
+def test_a_claim_stitched_across_sentences_is_at_most_partial() -> None:
+    claim = "The tower designed by James Douglass was automated when the keepers left in 1982."
+    assert verdict(claim, LIGHTHOUSE_NOTES).verdict != "supported"

@@ -95,11 +95,64 @@ async def test_a_careful_judge_passes_its_canaries_and_decides_what_words_cannot
     assert calibration.passed == calibration.canaries >= 3
     # the paraphrase, which the deterministic verifier calls partial at most, is the judge's call
     assert (claims[0].verdict, claims[0].checked_by) == (Verdict.SUPPORTED, CheckedBy.JUDGE)
-    # a citation of something else is settled before the judge: it never sees it
+    # issue 47: a trusted judge's word is final, so even a citation of something else is put to
+    # it before it sinks the sentence; its verdict says who decided and what the words found
+    assert (claims[2].verdict, claims[2].checked_by) == (Verdict.UNSUPPORTED, CheckedBy.JUDGE)
+    assert "the word check found it unsupported" in claims[2].reason
+    assert judging.checked_by(claims, calibration) is CheckedBy.JUDGE
+
+
+async def test_before_the_patch_the_judge_never_saw_what_words_settled() -> None:
+    judge = Judge(careful)
+    claims, calibration = await judging.judge_claims(
+        CLAIMS,
+        lambda c: [e for e in EVIDENCE if e.source_id in c.source_ids],
+        SOURCES,
+        ABOUT,
+        judge,
+        final=False,
+    )
     assert claims[2].verdict is Verdict.UNSUPPORTED and claims[2].checked_by is CheckedBy.LEXICAL
     asked = [c.text for call in judge.asked[1:] for c in call.claims]
     assert "Kafka" not in " ".join(asked)
-    assert judging.checked_by(claims, calibration) is CheckedBy.JUDGE
+
+
+async def test_a_trusted_judge_overrules_the_word_check_but_not_a_quote() -> None:
+    """Issue 47: the judge's supported stands over a lexical unsupported (a paraphrase with a
+    negation of its own), its unsupported over a lexical partial; a verbatim quote stays
+    supported whatever it says."""
+    evidence = [
+        Evidence(
+            source_id=1,
+            position=0,
+            text="An augmented assignment evaluates the target (which, unlike normal assignment "
+            "statements, cannot be an unpacking) and the expression list. The queue holds at "
+            "most 128 items, so a full one makes put() wait. Deep copy operations keep a memo "
+            "dictionary of objects already copied during the current copying pass.",
+        )
+    ]
+    quote = "The queue holds at most 128 items, so a full one makes put() wait."
+    claims = [
+        Claim(text=quote, source_ids=[1]),
+        Claim(text="An augmented assignment's target can be an unpacking.", source_ids=[1]),
+        Claim(text="Deep copies remember what they already copied in a memo.", source_ids=[1]),
+    ]
+
+    def contrary(text: str, said: str) -> JudgeVerdict:
+        if text == quote:
+            return JudgeVerdict.UNSUPPORTED
+        if text == claims[2].text or text.rstrip(".") in said:
+            return JudgeVerdict.SUPPORTED
+        return JudgeVerdict.UNSUPPORTED
+
+    judge = Judge(contrary)
+    checked, calibration = await judging.judge_claims(
+        claims, lambda c: evidence, SOURCES, ABOUT, judge
+    )
+    assert calibration is not None and calibration.trusted
+    assert (checked[0].verdict, checked[0].reason) == (Verdict.SUPPORTED, judging.QUOTED)
+    assert checked[1].verdict is Verdict.UNSUPPORTED and checked[1].checked_by is CheckedBy.JUDGE
+    assert (checked[2].verdict, checked[2].checked_by) == (Verdict.SUPPORTED, CheckedBy.JUDGE)
 
 
 async def test_an_uncritical_judge_fails_and_the_deterministic_verdicts_stand() -> None:

@@ -105,16 +105,18 @@ async def test_each_claim_is_verified_and_what_the_evidence_does_not_support_lea
     claims = {c.original or c.text: c for c in result.claims}
     report = result.report_markdown
 
-    # The cheap lexical check caught the citation pointing at an unrelated source: no judge call for it.
+    # The cheap lexical check found the citation pointing at an unrelated source; issue 47 (patch
+    # judge-has-last-word): a trusted judge's word is final, so it is put to the judge before it
+    # sinks the sentence, and the reason keeps what the word check found.
     tokio = claims[UNRELATED.removesuffix(" [1].") + "."]
     assert (tokio.verdict, tokio.checked_by, tokio.removed) == (
         Verdict.UNSUPPORTED,
-        "lexical",
+        "judge",
         True,
     )
     assert "content words" in tokio.reason
     judged = [c.text for call in script.calls["verify_claims"] for c in call.claims]
-    assert not any("Tokio" in text for text in judged)
+    assert any("Tokio" in text for text in judged)
     # The judge's unsupported verdict, not rescued by a rewrite: removed from the report, kept in claims.
     carthage = claims[INVENTED.removesuffix(" [1].") + "."]
     assert (carthage.verdict, carthage.checked_by, carthage.removed) == (

@@ -153,6 +153,9 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
     chosen = list(which)
     stats = state.ledger.stats
     ask = None if state.writeup.engine in ("", "offline") else _ask(state)
+    # Issue 47: a trusted judge's word is final (asked about more claims: a history recorded
+    # before the patch asked only about those the word check could not settle).
+    final = ask is not None and workflow.patched(patches.JUDGE_HAS_LAST_WORD)
     checked, stats.judge_calibration = await judging.judge_claims(
         [claims[i] for i in chosen],
         lambda c: state.material.read_evidence(c.source_ids),
@@ -160,6 +163,7 @@ async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]
         state.about(),
         ask,
         stats.judge_calibration,
+        final=final,
     )
     for i, claim in zip(chosen, checked, strict=True):
         claims[i] = claim

@@ -18,7 +18,14 @@ _NEGATIONS = frozenset(
     "not no never none nothing neither nor cannot can't don't doesn't isn't aren't wasn't won't "
     "without unable impossible nobody nowhere".split()
 )
-NEGATION_SCOPE = 5  # content tokens after a negation that it governs
+NEGATION_SCOPE = 5  # content tokens after a negation that it reaches
+#: Of those, the ones it negates for certain: the first, what is negated ("cannot be an
+#: unpacking", "is not supported"), not the words that complete it ("don't exist with shallow
+#: copy operations": a claim that shallow copying "does not have" them says the same).
+NEGATED_WORDS = 1
+#: Negation words that are pronouns: at the end of a clause ("if there is none,") they negate
+#: nothing after it.
+_PRONOUNS = frozenset({"none", "nothing", "nobody", "nowhere"})
 #: Pairs of opposite words: a claim using one where its passage uses the other says the opposite.
 _OPPOSITES = [
     ("smaller", "larger"),
@@ -84,15 +91,25 @@ def opposite_of(word: str) -> str:
 
 def polarity(claim: str, passage: str) -> list[str]:
     """A negation on one side only: words the passage states that the claim negates, or words
-    the passage negates that the claim states without any negation. Words a text states both ways
-    ("r'\\"' is a valid string ...; r'\\' is not a valid string") decide nothing."""
+    the passage negates that the claim states plainly. Each word is weighed on its own, so a
+    negation elsewhere in the other text ("is not evaluated twice") does not excuse it, and a
+    negation governs only its own clause: it ends at a parenthesis, a semicolon or a colon, or a
+    comma after the words it governs ("(which ... cannot be an unpacking) and the expression
+    list": the list is not negated). Words a text states both ways ("r'\\"' is a valid string
+    ...; r'\\' is not a valid string") decide nothing."""
     shared = terms(claim) & terms(passage)
-    in_claim = _negated(claim, shared, _said_with_prefix(claim, passage))
-    in_passage = _negated(passage, shared, _said_with_prefix(passage, claim))
-    if in_claim and not negation_tokens(passage):
-        return [f'negates "{in_claim}" where the passage does not']
-    if in_passage and not negation_tokens(claim):
-        return [f'drops the passage\'s negation ("{in_passage}")']
+    claim_no, claim_yes, claim_all = _negated(claim, shared, _said_with_prefix(claim, passage))
+    passage_no, passage_yes, passage_all = _negated(
+        passage, shared, _said_with_prefix(passage, claim)
+    )
+    if claim_all & passage_all:
+        return []  # both negate the same thing, in their own words
+    for words, phrase in claim_no:
+        if words & passage_yes:
+            return [f'negates "{phrase}" where the passage does not']
+    for words, phrase in passage_no:
+        if words & claim_yes - claim_all:
+            return [f'drops the passage\'s negation ("{phrase}")']
     return []
 
 
@@ -115,25 +132,60 @@ def negation_tokens(text: str) -> list[int]:
     ]
 
 
-def _negated(text: str, shared: set[str], absorbed: AbstractSet[str] = frozenset()) -> str:
-    """The first negation that governs shared words the text does not also state plainly. A
-    negation whose first word the other text says with a negating prefix ("not locked" where it
-    says "unlocked") is absorbed: the two say the same."""
-    tokens = tokenize(text)
-    governed: dict[int, set[str]] = {}
-    for i in negation_tokens(text):
-        scope = [t for t in tokens[i + 1 : i + 1 + NEGATION_SCOPE * 2] if t not in STOPWORDS]
+#: Where a negation's clause ends: a parenthesis, a semicolon, a colon (and a comma, once the
+#: negation governs a word).
+_CLAUSE_MARKS = re.compile(r"([(),;:])")
+
+
+def _stream(text: str) -> list[str]:
+    """The text's tokens (workflows.text.tokenize) with its clause marks kept between them."""
+    out: list[str] = []
+    for piece in _CLAUSE_MARKS.split(text):
+        out += [piece] if _CLAUSE_MARKS.fullmatch(piece) else tokenize(piece)
+    return out
+
+
+def _negated(
+    text: str, shared: set[str], absorbed: AbstractSet[str] = frozenset()
+) -> tuple[list[tuple[set[str], str]], set[str], set[str]]:
+    """(each negation's governed shared words it does not also state plainly, with its first
+    words; the shared words the text states outside any negation; every shared word a negation
+    reaches). A negation whose first word the other text says with a
+    negating prefix ("not locked" where it says "unlocked") is absorbed: the two say the same."""
+    tokens = _stream(text.replace("`None`", "`Null`"))  # the constant, not a negation
+    words = [t for t in tokens if not _CLAUSE_MARKS.fullmatch(t)]
+    negations = set(negation_tokens(" ".join(words)))
+    governed: list[tuple[set[str], str]] = []
+    reach: set[str] = set()
+    negated_at: set[int] = set()
+    position = -1
+    for i, token in enumerate(tokens):
+        if _CLAUSE_MARKS.fullmatch(token):
+            continue
+        position += 1
+        if position not in negations:
+            continue
+        scope: list[str] = []
+        reached = i
+        for j in range(i + 1, min(len(tokens), i + 1 + NEGATION_SCOPE * 2)):
+            t = tokens[j]
+            if t in ");:" or (t == "," and (scope or token in _PRONOUNS)):
+                break
+            reached = j
+            if t != "," and t not in STOPWORDS:
+                scope.append(t)
         if scope and stem(scope[0]) in absorbed:
             continue
-        governed[i] = {stem(t) for t in scope[:NEGATION_SCOPE]} & shared
-    negated_at = {
-        j for i in governed for j in range(i, min(len(tokens), i + 1 + NEGATION_SCOPE * 2))
-    }
-    plain = {stem(t) for j, t in enumerate(tokens) if j not in negated_at} & shared
-    for i, words in governed.items():
-        if words - plain:
-            return " ".join(tokens[i : i + 3])
-    return ""
+        negated_at.update(range(i, reached + 1))
+        said = [t for t in tokens[i : reached + 1] if not _CLAUSE_MARKS.fullmatch(t)]
+        governed.append(({stem(t) for t in scope[:NEGATED_WORDS]} & shared, " ".join(said[:3])))
+        reach |= {stem(t) for t in scope[:NEGATION_SCOPE]} & shared
+    plain = {
+        stem(t)
+        for j, t in enumerate(tokens)
+        if j not in negated_at and not _CLAUSE_MARKS.fullmatch(t)
+    } & shared
+    return [(w - plain, phrase) for w, phrase in governed if w - plain], plain, reach
 
 
 def _opposites_of(word: str, among: set[str]) -> set[str]:
@@ -167,6 +219,31 @@ def opposites(claim: str, passage: str) -> list[str]:
                 ):
                     found.append(f'puts "{a}" and "{b}" the other way round')
     return found
+
+
+#: What sets one thing against another: a claim saying any of these keeps the passage's contrast.
+_CONTRASTED = re.compile(
+    r"\b(?:unlike|whereas|while|but|however|instead|rather|except|differ\w*|contrast\w*|"
+    r"other than|not|no|never|only)\b",
+    re.I,
+)
+_UNLIKE = re.compile(r"\bunlike\s+([^,;:()]+)", re.I)
+
+
+def unlike(claim: str, passage: str) -> list[str]:
+    """What the passage says "unlike" something, a claim says of that thing: "(which, unlike
+    normal assignment statements, cannot be an unpacking)" read as "normal assignment statements
+    cannot be an unpacking". A claim that keeps any contrast ("unlike", "whereas", "but",
+    "not", ...) is left to the other checks."""
+    if _CONTRASTED.search(claim):
+        return []
+    wanted = terms(claim)
+    for match in _UNLIKE.finditer(passage):
+        other = terms(match.group(1))
+        if other and other <= wanted:
+            what = " ".join(match.group(1).split())
+            return [f'says of "{what}" what the passage says unlike it']
+    return []
 
 
 def stitched(claim: str, passage: str) -> str:

@@ -200,18 +200,31 @@ async def judge_claims(
     about: dict[str, Any],
     ask: JudgeCall | None,
     calibration: Calibration | None = None,
+    *,
+    final: bool = True,
 ) -> tuple[list[Claim], Calibration | None]:
     """Every claim's verdict. Without a judge, or with one that fails its canaries, the
-    deterministic verdicts stand; with a trusted judge, the judge decides every claim the
-    deterministic verifier cannot settle for certain (no evidence, an unrelated source, a number or
-    code name the cited text never has). Returns the claims and the calibration (asked once:
-    pass the one returned before to judge rewrites later)."""
+    deterministic verdicts stand. With a trusted judge, `final` (issue 47): the judge is asked
+    about every claim with evidence and its word is final, but a verbatim quote stays supported
+    whatever it says (the reason says so, `checked_by` stays lexical): its
+    supported / unsupported stands over the lexical `partial`, and a lexical `unsupported` (a
+    negation, a number, a name the cited text lacks) is put to it before it sinks a sentence.
+    Not `final` (a research recorded before patch JUDGE_HAS_LAST_WORD): the judge decides only
+    what the deterministic verifier cannot settle for certain. Returns the claims and the
+    calibration (asked once: pass the one returned before to judge rewrites later)."""
     evidence = [evidence_for(c) for c in claims]
     findings = [finding_of(c, e, sources) for c, e in zip(claims, evidence, strict=True)]
     checked = [deterministic(c, f) for c, f in zip(claims, findings, strict=True)]
+    if final:
+        for i, (claim, items) in enumerate(zip(claims, evidence, strict=True)):
+            if findings[i].verdict == "supported" and quoted(claim.text, items):
+                checked[i].reason = QUOTED
     if ask is None or not claims:
         return checked, calibration
-    undecided = [i for i, f in enumerate(findings) if not f.certain]
+    if final:
+        undecided = [i for i, e in enumerate(evidence) if e]
+    else:
+        undecided = [i for i, f in enumerate(findings) if not f.certain]
     if not undecided:
         return checked, calibration
     if calibration is None:
@@ -229,15 +242,42 @@ async def judge_claims(
         if answer is None or answer.checked_by is CheckedBy.LEXICAL:
             continue
         for verdict in answer.verdicts:
-            if verdict.index in undecided:
+            quote = checked[verdict.index].reason == QUOTED
+            if verdict.index in undecided and not (quote and verdict.verdict.value != "supported"):
                 checked[verdict.index] = claims[verdict.index].model_copy(
                     update={
                         "verdict": Verdict(verdict.verdict.value),
-                        "reason": verdict.reason[:500],
+                        "reason": _judged_reason(verdict.reason, checked[verdict.index]),
                         "checked_by": CheckedBy.JUDGE,
                     }
                 )
     return checked, calibration
+
+
+#: The reason a verbatim quote is supported, whoever else is asked.
+QUOTED = "quoted word for word from the evidence it cites: a quote is supported"
+
+
+def quoted(claim: str, evidence: list[Evidence]) -> bool:
+    """The claim's words, in order, stand in one cited paragraph (case, spacing and punctuation
+    aside): a verbatim quote, which no judge overrules."""
+    needle = _folded(claim)
+    return len(needle.split()) >= 4 and any(needle in _folded(e.text) for e in evidence)
+
+
+def _folded(text: str) -> str:
+    return " " + " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split()) + " "
+
+
+def _judged_reason(said: str, lexical: Claim) -> str:
+    """The judge's reason, and what the word check had found when the judge overrules it, so
+    the record says who decided and against what."""
+    said = " ".join(said.split()) or "the judge gave no reason"
+    if lexical.verdict is Verdict.SUPPORTED or not lexical.reason:
+        return said[:500]
+    return f"{said} (the judge decided; the word check found it {lexical.verdict.value}: {lexical.reason})"[
+        :500
+    ]
 
 
 def _batch(

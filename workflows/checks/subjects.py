@@ -29,7 +29,7 @@ _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][a-z][\w’'-]*)")
 #: What may come before a line's opening word: indentation, a heading, quote or list mark, an [n].
 _LINE_START = re.compile(r"\s*(?:#{1,6}|[-*+>]|\d{1,3}[.)])?\s*(?:\[\d+\]\s*)?[\"“'(*_]*")
 #: Words capitalized for their place, never names.
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     """how what why when where which who whom whose is are does do did can could should would will
     was were has have had may might must shall one two three four five six seven eight nine ten
     first second third last next each every some many most few all both either neither not no
@@ -74,7 +74,7 @@ def _inner_names(text: str) -> set[str]:
     return {
         _base(m.group(1))
         for m in _CAPITALIZED.finditer(text)
-        if not _opens(text, m.start()) and _base(m.group(1)) not in _NOT_NAMES
+        if not _opens(text, m.start()) and _base(m.group(1)) not in NOT_NAMES
     }
 
 
@@ -93,7 +93,7 @@ def names(text: str, known: Iterable[str] = ()) -> list[str]:
     out: list[str] = []
     for m in _CAPITALIZED.finditer(text):
         word = _base(m.group(1))
-        if word in _NOT_NAMES or word in STOPWORDS or word in out:
+        if word in NOT_NAMES or word in STOPWORDS or word in out:
             continue
         if _opens(text, m.start()) and word not in confirmed:
             continue
@@ -133,7 +133,7 @@ def _title_names(title: str) -> list[str]:
     out = []
     for m in _CAPITALIZED.finditer(title):
         word = _base(m.group(1))
-        if word not in _NOT_NAMES and word not in STOPWORDS and word not in out:
+        if word not in NOT_NAMES and word not in STOPWORDS and word not in out:
             out.append(word)
     return out
 

@@ -1,5 +1,5 @@
 """The web app's pages, one module per page as `api/` has one per resource: home, research,
-library, standing, documents (the home page's forms), signin. Each renders in `frame.py`'s frame
+library, standing, check (Check citations), documents (the home page's forms), signin. Each renders in `frame.py`'s frame
 with the one templating object (`starter/web/templating.py`); forms read and answer through
 `forms.py`. A new page: a module here with its `router`, one line below, its template.
 """
@@ -7,6 +7,7 @@ with the one templating object (`starter/web/templating.py`); forms read and ans
 from fastapi import APIRouter
 
 from starter.web.pages import (
+    check,
     documents,
     home,
     library,
@@ -18,5 +19,5 @@ from starter.web.pages import (
 )
 
 router = APIRouter(include_in_schema=False)
-for page in (home, research, revisions, library, standing, documents, signin, oidc_signin):
+for page in (home, research, revisions, library, standing, check, documents, signin, oidc_signin):
     router.include_router(page.router)

@@ -126,12 +126,14 @@ async def report_fragment(request: Request, research_id: str) -> Response:
     if view.result is None:
         return fragment_error(PageError(409, "the research has not finished yet"))
     user = auth.user_from_request(request) or ""
-    _, rendered = await renders_of(request).run(
+    shown, rendered = await renders_of(request).run(
         user, _rendered, research_id, view.result, backend(request), view
     )
-    # the report's forms (revise a section) post with the page's token
+    # what the page shows on a reload: the previous run of a standing research, and Research
+    # again on a schedule; the report's forms (revise a section) post with the page's token
+    around = await research_context(backend(request), user, shown)
     return templates.TemplateResponse(
-        request, "report.html", {**rendered, "csrf": auth.csrf_token(request)}
+        request, "report_area.html", {**rendered, **around, "csrf": auth.csrf_token(request)}
     )
 
 

@@ -152,6 +152,10 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
         return context
     context["changes"] = changes.model_dump(mode="json")
     context["changed"] = changes.changed
+    context["since_text"] = changes.since.strftime("%-d %B %Y, %H:%M UTC")
+    # the report opens with its own "What changed since DATE" section (workflows/standing/
+    # changes.py): the page then lists nothing twice, and shows the previous run beside it
+    context["in_report"] = "## What changed since" in result.report_markdown
     try:
         earlier = await app.library(lambda url: store.load_research(url, changes.since_research_id))
     except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
