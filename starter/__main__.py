@@ -1,11 +1,15 @@
 import os
 import sys
 
-from starter.cli.main import run
-
 
 def main() -> None:
-    """`python -m starter` and the `deep-research` console script."""
+    """`python -m starter` and the `deep-research` console script. A Ctrl-C while the program is
+    still loading (its imports take a moment) ends it quietly too, as one later does."""
+    try:
+        from starter.cli.main import run
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        os._exit(130)
     code = run()
     # Leave without interpreter teardown: the Temporal client's Rust threads can crash a finalizing
     # interpreter (temporalio/sdk-python#300, seen here as an occasional SIGSEGV after a finished

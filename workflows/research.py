@@ -398,6 +398,9 @@ class DeepResearchWorkflow:
         signal would only record."""
         answer, _ = review_problem(self.state, None, payload)
         self.state.oversight.review_answer = answer
+        if answer is not None and answer.steps:
+            count = len(answer.steps)
+            return f"approve accepted: your {count} step{'s' * (count != 1)} run as you wrote them"
         return f"{answer.decision.value if answer else '?'} accepted"
 
     @review.validator

@@ -49,6 +49,7 @@ async def research(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     workflow_id = args.id or research_client.new_id()
     run = research_client.StartResearch(request=request, owner=owner, id=workflow_id)
+    session.starting = workflow_id
     handle = await research_client.start(client, session.cfg, run)
     session.workflow_id = workflow_id
     if args.detach:

@@ -428,9 +428,13 @@ def run(argv: list[str] | None = None) -> int:
         again = (session.reattach if session else None) or (
             progress.result_command(wid) if wid else None
         )
+        starting = session.starting if session and not wid else None
         say(
             f"\ninterrupted: research {wid} keeps running; reattach with `{again}`"
             if wid
+            else f"\ninterrupted while research {starting} was starting: it may have started; "
+            f"see `{progress.result_command(starting)}`"
+            if starting
             else "\ninterrupted"
         )
     except ClientError as err:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from starter.cli.exits import EXIT_OK
@@ -57,12 +58,21 @@ async def list_(args: argparse.Namespace, session: Session) -> int:
     if not views:
         say(f"no standing research (create one with `{program()} schedule add ...`)")
         return EXIT_OK
-    print("ID                 SCHEDULE   STATE    NEXT RUN              LAST RUN  QUESTION")
-    for v in views:
-        when = f"every {v.every}" if v.every else f"cron {v.cron}"
-        nxt = v.next_run_at.strftime("%Y-%m-%d %H:%M UTC") if v.next_run_at else "-"
-        state = "paused" if v.paused else "active"
-        print(f"{v.id}  {when:<10} {state:<8} {nxt:<21} {v.last_research_id or '-'}  {v.question}")
+    rows = [
+        (
+            v.id,
+            f"every {v.every}" if v.every else f"cron {v.cron}",
+            "paused" if v.paused else "active",
+            _when(v.next_run_at),
+            v.last_research_id or "-",
+            v.question,
+        )
+        for v in views
+    ]
+    header = ("ID", "SCHEDULE", "STATE", "NEXT RUN", "LAST RUN", "QUESTION")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+    for row in (header, *rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)), row[5])
     return EXIT_OK
 
 
@@ -79,13 +89,13 @@ async def show(args: argparse.Namespace, session: Session) -> int:
     when = f"every {detail.every}" if detail.every else f"cron {detail.cron}"
     print(f"{detail.id}: {detail.question}")
     print(
-        f"  {when}, {'paused' if detail.paused else 'active'}, next run {detail.next_run_at or '-'}"
+        f"  {when}, {'paused' if detail.paused else 'active'}, next run {_when(detail.next_run_at)}"
     )
     for receiver in detail.receivers:
         print(f"  notifies {receiver.url}  signed with {receiver.secret or '(unsigned)'}")
     for run in detail.runs:
         flag = {True: "changed", False: "no changes", None: ""}[run.changed]
-        print(f"  {run.research_id}  {run.status:<10} {run.started_at or '-'}  {flag}")
+        print(f"  {run.research_id}  {run.status:<10} {_when(run.started_at)}  {flag}")
     return EXIT_OK
 
 
@@ -105,7 +115,7 @@ async def pause(args: argparse.Namespace, session: Session) -> int:
 
 async def resume(args: argparse.Namespace, session: Session) -> int:
     view = await _change(args, session, standing.resume)
-    say(f"{args.id} resumed; next run {view.next_run_at or '-'}")
+    say(f"{args.id} resumed; next run {_when(view.next_run_at)}")
     return EXIT_OK
 
 
@@ -127,3 +137,8 @@ async def delete(args: argparse.Namespace, session: Session) -> int:
 async def _change(args: argparse.Namespace, session: Session, change: Any) -> Any:
     """CHANGE(client, settings, id, owner): the session's user's standing research ARGS.id."""
     return await change(await session.connect(), session.cfg, args.id, _owner(session))
+
+
+def _when(moment: datetime | None) -> str:
+    """A moment as a person reads it: to the minute, in UTC (no microseconds)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else "-"

@@ -24,6 +24,9 @@ class Session:
     #: reattaches (default: `result ID`).
     workflow_id: str | None = None
     reattach: str | None = None
+    #: The id of a research being started: a Ctrl-C before the start returned still names it
+    #: (it may have started).
+    starting: str | None = None
     client: Client | None = field(default=None, repr=False)
 
     @property

@@ -240,7 +240,8 @@ def verification_text(summary: VerificationSummary | None) -> str | None:
         if n
     ]
     return (
-        f"{summary.claims} cited claims checked against their evidence"
+        f"{summary.claims} cited {'claim' if summary.claims == 1 else 'claims'} checked against "
+        f"{'its' if summary.claims == 1 else 'their'} evidence"
         + (f" ({summary.method})" if summary.method else "")
         + ": "
         + ", ".join(parts)

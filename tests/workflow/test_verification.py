@@ -337,7 +337,7 @@ def test_the_verification_note_says_what_the_reader_can_trust() -> None:
         "1 removed as unsupported.*"
     )
     assert verification_note(VerificationSummary(method="lexical", claims=1, supported=1)) == (
-        "*Verification: 1 of 1 claim is supported by their cited sources.*"
+        "*Verification: 1 of 1 claim is supported by its cited sources.*"
     )
     assert (
         verification_note(summarize([], method="lexical"))

@@ -242,15 +242,17 @@ async def judge_claims(
         if answer is None or answer.checked_by is CheckedBy.LEXICAL:
             continue
         for verdict in answer.verdicts:
-            quote = checked[verdict.index].reason == QUOTED
-            if verdict.index in undecided and not (quote and verdict.verdict.value != "supported"):
-                checked[verdict.index] = claims[verdict.index].model_copy(
-                    update={
-                        "verdict": Verdict(verdict.verdict.value),
-                        "reason": _judged_reason(verdict.reason, checked[verdict.index]),
-                        "checked_by": CheckedBy.JUDGE,
-                    }
-                )
+            if verdict.index not in undecided:
+                continue
+            if checked[verdict.index].reason == QUOTED and verdict.verdict.value != "supported":
+                continue  # a quote is supported, whatever the judge says
+            checked[verdict.index] = claims[verdict.index].model_copy(
+                update={
+                    "verdict": Verdict(verdict.verdict.value),
+                    "reason": _judged_reason(verdict.reason, checked[verdict.index]),
+                    "checked_by": CheckedBy.JUDGE,
+                }
+            )
     return checked, calibration
 
 

@@ -296,7 +296,8 @@ def verification_note(summary: VerificationSummary) -> str:
         return "*Verification: the report makes no cited claims.*"
     s = summary
     noun, verb = ("claim" if s.claims == 1 else "claims"), ("is" if s.supported == 1 else "are")
-    parts = [f"{s.supported} of {s.claims} {noun} {verb} supported by their cited sources"]
+    whose = "its" if s.claims == 1 else "their"
+    parts = [f"{s.supported} of {s.claims} {noun} {verb} supported by {whose} cited sources"]
     standing_unsupported = max(0, s.unsupported - s.removed)
     for n, words in (
         (s.partial, 'partly (marked "partly supported")'),
