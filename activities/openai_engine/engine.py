@@ -191,6 +191,10 @@ class OpenAIEngine:
             drafted = await self._extractive.plan(inp)
             steps += drafted.steps[: max(0, least - len(steps))]
             title = title if grounding.about(title, question) else drafted.title
+        missed = grounding.parts_missed(question, [*steps, *inp.completed_steps])
+        if missed and len(steps) < most:
+            drafted = await self._extractive.plan(inp)
+            steps += grounding.steps_for(missed, drafted.steps)[: most - len(steps)]
         return m.PlanOutput(
             title=title, thought=reply.thought, steps=steps[: max(most, 0)], usage=usage
         )

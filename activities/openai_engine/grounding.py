@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from activities.offline_engine.questions import decompose
 from activities.offline_engine.reporting import DISCLAIMER
 from workflows import activity_models as m
 from workflows.checks.citations import CITATION, cited_ids
@@ -139,6 +140,36 @@ def on_topic_steps(steps: list[m.StepDraft], question: str) -> list[m.StepDraft]
     kept = [s for s in steps if about(s.title, question)]  # what the step is called is what
     # it searches for: a schema's word ("StepDraft") over a sensible description searches nothing
     return steps if len(kept) * 2 >= len(steps) else kept
+
+
+def parts_missed(question: str, steps: list[Any]) -> list[str]:
+    """The parts of a question of several ("How long is a year on Mars and how tall is Olympus
+    Mons?") that no step is about: a small model plans the first part and forgets the rest. A part
+    is about its own words, not the ones it shares with the other parts."""
+    parts = decompose(question)
+    if len(parts.items) < 2:
+        return []
+    terms = [set(content_terms(item)) for item in parts.items]
+    said = [set(content_terms(f"{s.title} {s.description}")) for s in steps]
+    missed = []
+    for i, item in enumerate(parts.items):
+        own = terms[i] - set().union(*(t for j, t in enumerate(terms) if j != i))
+        if own and not any(own & words for words in said):
+            missed.append(item)
+    return missed
+
+
+def steps_for(parts: list[str], drafted: list[m.StepDraft]) -> list[m.StepDraft]:
+    """The engine's steps for the parts the model's plan missed, one per part, in order."""
+    chosen: list[m.StepDraft] = []
+    for part in parts:
+        own = set(content_terms(part))
+        # By title: a drafted step's description quotes the whole question, every part included.
+        scored = [(len(own & set(content_terms(s.title))), s) for s in drafted if s not in chosen]
+        best = max(scored, key=lambda pair: pair[0], default=(0, None))
+        step = best[1] if best[0] else None
+        chosen.append(step or m.StepDraft(title=part[:1].upper() + part[1:], description=part))
+    return chosen
 
 
 def on_topic_queries(queries: list[str], *subjects: str) -> list[str]:

@@ -1152,3 +1152,33 @@ async def test_a_report_cut_off_twice_is_never_repaired_into_a_shorter_one(
         await engine.synthesize(SynthesizeInput(query="q", plan=None, sources=[]))
 
     assert caught.value.type == "LLMReplyTruncated" and caught.value.non_retryable
+
+
+async def test_a_plan_that_forgets_a_part_of_a_two_part_question_gets_a_step_for_it(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2 plans the Martian year and forgets Olympus Mons."""
+    llm.replies = [
+        completion(
+            {
+                "title": "Mars",
+                "thought": "Thought",
+                "steps": [{"title": "How long is a year on Mars", "description": "Mars's orbit."}],
+            }
+        )
+    ]
+
+    out = await engine.plan(
+        PlanInput(
+            query="How long is a year on Mars and how tall is Olympus Mons?",
+            background="",
+            completed_steps=[],
+            min_steps=1,
+            max_steps=3,
+            iteration=1,
+        )
+    )
+
+    titles = [s.title for s in out.steps]
+    assert titles[0] == "How long is a year on Mars"
+    assert any("Olympus Mons" in t for t in titles[1:]), titles

@@ -67,7 +67,7 @@ def test_replacing_a_section_keeps_every_other_byte_and_its_marker_line() -> Non
     summary = VerificationSummary(claims=1, supported=1, share_supported=1.0)
     marker = marker_line(2, summary)
     assert marker == (
-        "*Revised (version 2) at the reader's request: 1 of 1 claim is supported by their "
+        "*Revised (version 2) at the reader's request: 1 of 1 claim is supported by its "
         "cited sources.*"
     )
     new = replaced(REPORT, section, "- Only this [1].", marker)
