@@ -118,12 +118,17 @@ SCHEDULED_RUNS_COUNTED = "scheduled-runs-counted"
 #: Asked only when the critic accepted such a report.
 SECTIONS_ON_SUBJECT = "sections-on-subject"
 
-#: patched 2026-12-03 (issue 47, item 1): a trusted judge's word is final: it is asked about every
+#: patched 2026-12-02 (issue 47, item 1): a trusted judge's word is final: it is asked about every
 #: cited claim with evidence but a verbatim quote (before, only about those the word check could
 #: not settle for certain), so a sentence the word check calls unsupported (a negation, a number,
 #: a name) is put to it before it is rewritten or taken out (workflows/checks/judging.py). Asked
 #: only when a model's judge checks the report.
 JUDGE_HAS_LAST_WORD = "judge-has-last-word"
+
+#: patched 2026-12-02 (issue 48, item 7): a person who asked to review the plan gets a plan to
+#: review even when the coordinator finds the question simple (before, it was answered directly,
+#: with no plan and no review). Asked only then (workflows/loop/planning.py `coordinate`).
+REVIEWED_PLAN_NOT_SKIPPED = "reviewed-plan-not-skipped"
 
 #: The ids in use (patched or deprecated), for the test that no id is reused.
 ACTIVE: frozenset[str] = frozenset(
@@ -134,5 +139,6 @@ ACTIVE: frozenset[str] = frozenset(
         SCHEDULED_RUNS_COUNTED,
         SECTIONS_ON_SUBJECT,
         JUDGE_HAS_LAST_WORD,
+        REVIEWED_PLAN_NOT_SKIPPED,
     }
 )

@@ -70,7 +70,8 @@ async def index(args: argparse.Namespace, session: object) -> int:
     if root != configured:
         searched = escape(str(configured)) if configured else "unset: the Python documentation"
         print(
-            f"note: workers search RESEARCH_CORPUS_DIR ({searched}); "
-            f"set it to {escape(str(root or 'nothing'))} to search this index"
+            f"note: this folder is indexed, but workers search RESEARCH_CORPUS_DIR ({searched}): "
+            f"to search it, put `RESEARCH_CORPUS_DIR={escape(str(root or 'nothing'))}` in .env "
+            "(or the workers' environment) and restart them (`make dev`)"
         )
     return 0

@@ -343,6 +343,10 @@ def dev(
         web_port = free_web_port(web_port)
         web = start_web(port, web_port)
         print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
+        wait_for_worker(port, worker)  # a worker that fails at start (a missing corpus) says so
+        if (code := worker.poll()) is not None:
+            print(f"dev: the worker stopped (exit {code}); stopping the rest", file=sys.stderr)
+            return code
         if owner := token_user():
             print(
                 f"dev: access control is on: research started from the CLI belongs to "

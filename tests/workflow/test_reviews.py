@@ -647,3 +647,35 @@ async def test_a_second_report_round_nobody_answers_leaves_the_revision_standing
     ]
     assert "Done as asked: Add an example." in result.report_markdown
     assert any("it stands as written" in note for note in result.notes)
+
+
+async def test_a_simple_question_still_gets_the_plan_review_the_person_asked_for(
+    time_skipping_env: WorkflowEnvironment,
+) -> None:
+    """Before, a question the coordinator found simple was answered directly: no plan to review,
+    and the page showed "Plan: No plan yet." for a research whose person asked to see one."""
+    from workflows import activity_models as m
+    from workflows.models import Complexity
+
+    def simple(inp: m.CoordinateInput) -> m.CoordinateOutput:
+        return m.CoordinateOutput(
+            complexity=Complexity.SIMPLE,
+            is_simple=True,
+            recommended_depth=Depth.LIGHT,
+            reasoning="one fact",
+        )
+
+    request = ResearchRequest(query=QUESTION, depth=Depth.AUTO, review_plan=True)
+    result, _ = await run_research(
+        time_skipping_env.client,
+        Script(coordinate=simple),
+        request,
+        during=answers({"decision": "approve"}),
+    )
+
+    assert result.outcome is Stage.COMPLETED
+    assert Stage.AWAITING_PLAN_REVIEW in result.stage_history
+    assert result.plan is not None and result.plan.steps
+    assert [(r.target, r.decision) for r in result.reviews] == [
+        (ReviewTarget.PLAN, ReviewDecision.APPROVE)
+    ]

@@ -310,15 +310,16 @@ def finished(state: ResearchState, result: ResearchResult) -> Event:
     """The last event: the outcome with the figures a person checks first, and the result's notes
     (an unanswered question, a spent budget, a fallback taken) for whoever only follows events."""
     stats, summary = result.stats, result.verification
-    calls = (
-        "offline-engine calls" if result.engine == "offline" else "LLM calls"
-    )  # the offline engine is no LLM
+    # The offline engine is no LLM; a research the budget stopped before any writer ran has no
+    # engine recorded: its calls are only "calls", and no "(engine ?)" is shown.
+    calls = {"offline": "offline-engine calls", "": "calls"}.get(result.engine, "LLM calls")
+    engine = f" (engine {result.engine})" if result.engine else ""
     return emit(
         state.events,
         EventKind.DONE,
         f"{result.outcome.value}: {len(result.sources)} sources, {stats.llm_calls} {calls}, "
-        f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s "
-        f"(engine {result.engine or '?'})"
+        f"{stats.searches} searches, {stats.pages_fetched} pages, {stats.duration_s:.1f}s"
+        f"{engine}"
         + budget.spent_text(
             stats.prompt_tokens, stats.completion_tokens, stats.cost_usd, result.budget
         ),

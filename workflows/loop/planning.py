@@ -8,7 +8,9 @@ re-plan never loses work and never grows the plan past its maximum.
 
 from __future__ import annotations
 
-from workflows import roles
+from temporalio import workflow
+
+from workflows import patches, roles
 from workflows.activity_models import (
     CoordinateInput,
     CoordinateOutput,
@@ -74,7 +76,9 @@ async def coordinate(
     if inquiry.depth is Depth.AUTO:
         if classification.is_simple:
             inquiry.depth = Depth.LIGHT
-            return True
+            # A person who asked to review the plan is shown one, simple question or not.
+            asked_to_review = state.request.review_plan
+            return not (asked_to_review and workflow.patched(patches.REVIEWED_PLAN_NOT_SKIPPED))
         inquiry.depth = (
             classification.recommended_depth
             if classification.recommended_depth is not Depth.AUTO

@@ -103,7 +103,9 @@ function shownText(event) {
 function append(log, list, event) {
   const at = new Date(event.at);
   const item = element("li", { "data-seq": String(event.seq), class: `event kind-${event.kind}` });
-  const time = element("time", { datetime: event.at }, isNaN(at) ? "" : at.toLocaleTimeString());
+  // The same clock as the events the page was served with (UTC, 24 hours: "22:26:24"), so one
+  // log never mixes "22:26:24" and "10:26:24 PM".
+  const time = element("time", { datetime: event.at }, isNaN(at) ? "" : at.toISOString().slice(11, 19));
   item.append(time, " ", element("span", { class: "kind" }, event.kind.replace(/_/g, " ")), " ",
     element("span", { class: "text" }, shownText(event)));
   const atBottom = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
