@@ -131,14 +131,14 @@ bench: setup
 	$(PY) -m tests.bench.verification
 	$(PY) -m tests.bench.budgets
 	$(PY) -m tests.bench.retrieval
-	$(PY) -m tests.bench.faithfulness
+	$(PY) -m tests.bench.faithfulness --write
 	$(PY) -m tests.bench.team
 
 # Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
 # model, a careful judge and an uncritical one (README "How far to trust the citations").
 # FAITHFULNESS_LLM_URL=http://127.0.0.1:PORT/v1 adds a column for a running model's judge.
 bench-faithfulness: setup
-	$(PY) -m tests.bench.faithfulness
+	$(PY) -m tests.bench.faithfulness --write
 
 worker: setup
 	$(PY) worker.py

@@ -63,6 +63,10 @@ class Figures:
     flawed_total: int = 0
     calibrations: list[Calibration | None] = field(default_factory=list)
     reports: int = 0
+    #: ALCE's citation recall and precision over the faithful reports (`_alce`): statements whose
+    #: citations together support them; citations that support alone or are needed by the rest.
+    recall: Counter[str] = field(default_factory=Counter)
+    precision: Counter[str] = field(default_factory=Counter)
 
 
 def load(path: Path = ATTRIBUTION) -> list[dict[str, Any]]:
@@ -112,6 +116,7 @@ async def measure(sets: list[dict[str, Any]], ask: judging.JudgeCall | None) -> 
 async def _reports(evidence_set: dict[str, Any], ask: judging.JudgeCall | None, f: Figures) -> None:
     faithful = _claims(evidence_set["faithful_report"])
     checked, _ = await _judged(faithful, evidence_set, ask)
+    await _alce(faithful, checked, evidence_set, ask, f)
     f.reports += 1
     f.faithful_kept += all(c.verdict.value != "unsupported" for c in checked)
     f.faithful_sentences.update(c.verdict.value for c in checked)
@@ -121,6 +126,40 @@ async def _reports(evidence_set: dict[str, Any], ask: judging.JudgeCall | None, 
         if _plain(claim.text) in flawed:
             f.flawed_total += 1
             f.flawed_caught += claim.verdict.value != "supported"
+
+
+async def _alce(
+    claims: list[Claim],
+    checked: list[Claim],
+    evidence_set: dict[str, Any],
+    ask: judging.JudgeCall | None,
+    f: Figures,
+) -> None:
+    """ALCE's citation metrics (Gao et al., 2023), the verifier (this column's way of judging)
+    standing in for ALCE's NLI model. Recall: a statement counts when its citations together
+    support it. Precision: a citation counts when the whole set supports the statement and the
+    citation either supports it alone or the others no longer do without it."""
+    singles: list[Claim] = []
+    rests: list[Claim] = []
+    for claim in claims:
+        for n in claim.source_ids:
+            singles.append(Claim(text=claim.text, source_ids=[n]))
+            rest = [m for m in claim.source_ids if m != n]
+            if rest:
+                rests.append(Claim(text=claim.text, source_ids=rest))
+    alone, _ = await _judged(singles, evidence_set, ask) if singles else ([], None)
+    without, _ = await _judged(rests, evidence_set, ask) if rests else ([], None)
+    supports = {
+        (c.text, tuple(c.source_ids)) for c in [*alone, *without] if c.verdict.value == "supported"
+    }
+    for claim, verdict in zip(claims, checked, strict=True):
+        whole = verdict.verdict.value == "supported"
+        f.recall[str(whole)] += 1
+        for n in claim.source_ids:
+            rest = tuple(m for m in claim.source_ids if m != n)
+            needed = bool(rest) and (claim.text, rest) not in supports
+            good = whole and ((claim.text, (n,)) in supports or needed or not rest)
+            f.precision[str(good)] += 1
 
 
 def _claims(markdown: str) -> list[Claim]:
@@ -181,6 +220,8 @@ def table(columns: dict[str, Figures]) -> str:
         ("faithful reports standing as written", _kept),
         ("flawed report sentences caught", _caught),
         ("judge trusted (canaries passed)", _trusted),
+        ("citation recall, ALCE (faithful reports)", _recall),
+        ("citation precision, ALCE (faithful reports)", _precision),
     ):
         lines.append(f"| {name} | | " + " | ".join(row(columns[n]) for n in names) + " |")
     return "\n".join(lines)
@@ -198,6 +239,19 @@ def _kept(f: Figures) -> str:
 
 def _caught(f: Figures) -> str:
     return f"{f.flawed_caught} of {f.flawed_total}"
+
+
+def _share(counts: Counter[str]) -> str:
+    total = counts["True"] + counts["False"]
+    return f"{counts['True'] / total:.0%} ({counts['True']} of {total})" if total else "-"
+
+
+def _recall(f: Figures) -> str:
+    return _share(f.recall)
+
+
+def _precision(f: Figures) -> str:
+    return _share(f.precision)
 
 
 def _trusted(f: Figures) -> str:
@@ -237,7 +291,28 @@ def main() -> int:
     )
     print("(each cell: supported / partial / unsupported)\n")
     print(table(columns))
+    if "--write" in sys.argv:
+        written = write_docs(table(columns))
+        print(f"\nwritten to {written}")
     return 0
+
+
+#: The page whose table is this bench's output, between its marker line and the table's end.
+DOCS = REPO / "docs" / "citations.md"
+MARKER = "<!-- faithfulness-table:"
+
+
+def write_docs(new_table: str, page: Path = DOCS) -> Path:
+    """Replace the table under the page's marker line with NEW_TABLE (`make bench-faithfulness`
+    does it: the docs and the bench agree by construction)."""
+    lines = page.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(MARKER)) + 1
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    lines[start:end] = new_table.splitlines()
+    page.write_text("\n".join(lines) + "\n")
+    return page
 
 
 if __name__ == "__main__":
