@@ -502,7 +502,8 @@ async def test_a_plan_review_is_refused_when_invalid_and_taken_when_valid(
         )
         assert approved.status_code == 200, approved.text
         body = approved.json()
-        assert body["accepted"] == "approve accepted" and body["pending_review"] is None
+        assert body["accepted"] == "approve accepted: your 2 steps run as you wrote them"
+        assert body["pending_review"] is None
         done = await wait_for(client, f"/api/research/{research_id}", closed)
         late = await client.post(
             f"/api/research/{research_id}/review", json={"decision": "approve"}

@@ -95,13 +95,13 @@ async def test_an_upload_without_a_file_is_refused_in_one_line(server: WebServer
     assert "file" in message
 
 
-async def test_sources_other_than_the_four_are_refused_in_one_line(server: WebServer) -> None:
+async def test_sources_other_than_the_five_are_refused_in_one_line(server: WebServer) -> None:
     async with server.client("alice") as alice:
         refused = await alice.post(
             "/api/research", json={"question": "What do quokkas eat?", "sources": "everywhere"}
         )
     assert one_line_error(refused, 422) == (
-        "invalid sources 'everywhere': use one of configured, web, documents, both"
+        "invalid sources 'everywhere': use one of configured, web, documents, both, papers"
     )
 
 

@@ -200,18 +200,21 @@ def patch_markers(history: Any) -> list[str]:
     return ids
 
 
-async def test_a_new_research_records_no_patch_marker(
+async def test_a_new_research_records_only_the_markers_of_the_paths_it_took(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    """Every gate before v0.1.0 was folded: a research records no patch marker (and so no
-    TemporalChangeVersion search attribute upsert either) until a patch after v0.1.0 is added."""
+    """Every gate before v0.1.0 was folded; a patch after it is asked only where its new path
+    begins, so a plain research whose claims a model's judge checked records that one marker
+    (and the SDK's one TemporalChangeVersion search attribute upsert for it)."""
+    from workflows import patches
+
     _, history = await run(time_skipping_env, Script(search=mixed_hits))
-    assert patch_markers(history) == []
+    assert patch_markers(history) == [patches.JUDGE_HAS_LAST_WORD]
     upserts = sum(
         e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
         for e in history.events
     )
-    assert upserts == 0
+    assert upserts == 1
 
 
 def test_no_retired_patch_id_is_used_again() -> None:

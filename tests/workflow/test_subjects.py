@@ -10,7 +10,7 @@ from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research
 from workflows import activity_models as m
 from workflows.activity_models import CritiqueInput
-from workflows.checks import subjects
+from workflows.checks import off_subject, subjects
 from workflows.checks.verification import verification_note
 from workflows.models import Depth, ResearchRequest, VerificationSummary
 
@@ -45,7 +45,7 @@ Olympus Mons rises about 22 kilometres [1].
 
 
 def test_a_sentence_about_another_planet_under_a_martian_section_is_off_its_subject() -> None:
-    off = subjects.sections_off_subject(REPORT, QUESTION, TITLES, READ)
+    off = off_subject.sections_off_subject(REPORT, QUESTION, TITLES, READ)
     assert [(o.section, o.other) for o in off] == [
         ("How long is a Martian year", "Venus"),
         ("How long is a Martian year", "Venus"),
@@ -67,7 +67,7 @@ def test_names_that_no_source_is_about_are_not_judged() -> None:
     titles = {1: "Shared-State Concurrency", 2: "Smart Pointers"}
     read = {1: "Rust's ownership rules help. Use Arc with Mutex.", 2: "Smart pointers own data."}
     assert (
-        subjects.sections_off_subject(report, "How do Arc and Mutex share state?", titles, read)
+        off_subject.sections_off_subject(report, "How do Arc and Mutex share state?", titles, read)
         == []
     )
 

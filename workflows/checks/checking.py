@@ -21,7 +21,7 @@ from workflows.activity_models import (
     VerifyClaimsOutput,
 )
 from workflows.calls import call
-from workflows.checks import judging, retractions, subjects, verification
+from workflows.checks import judging, off_subject, retractions, verification
 from workflows.events import EventKind, emit
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
@@ -129,7 +129,7 @@ def _count_off_subject(state: ResearchState, report: str, claims: list[Claim]) -
     summary, material = state.writeup.verification, state.material
     assert summary is not None
     titles = {s.id: s.title for s in material.sources}
-    off = subjects.sections_off_subject(report, state.meant(), titles, dict(material.read))
+    off = off_subject.sections_off_subject(report, state.meant(), titles, dict(material.read))
     if not off:
         return
     sentences = {o.sentence for o in off}

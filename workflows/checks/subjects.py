@@ -40,7 +40,7 @@ NOT_NAMES = frozenset(
 )
 
 #: The section headings that hold no step's findings: the summary and the lists after the body.
-_NOT_STEPS = frozenset({"summary", "sources", "not found in the sources", "references"})
+NOT_STEPS = frozenset({"summary", "sources", "not found in the sources", "references"})
 
 
 def _base(word: str) -> str:
@@ -145,54 +145,18 @@ def subject(asked: str, question: str, sources: Iterable[tuple[str, str]]) -> Su
     sources = list(sources)
     known = known_names([*(text for _, text in sources), question, asked])
     return Subject(
-        wanted=_wanted(asked, question, known), peers=_peers(sources, known), known=known
+        wanted=wanted_names(asked, question, known), peers=peers_of(sources, known), known=known
     )
 
 
-def _wanted(asked: str, question: str, known: frozenset[str]) -> tuple[str, ...]:
+def wanted_names(asked: str, question: str, known: frozenset[str]) -> tuple[str, ...]:
     return tuple(names(asked, known) or names(question, known))
 
 
-def _peers(sources: list[tuple[str, str]], known: frozenset[str]) -> frozenset[str]:
+def peers_of(sources: list[tuple[str, str]], known: frozenset[str]) -> frozenset[str]:
     return frozenset(
         word
         for title, text in sources
         for word in _title_names(title)
         if word in known or re.search(rf"(?<![\w'’.-]){re.escape(word.capitalize())}\b", text)
     )
-
-
-@dataclass(frozen=True)
-class OffSubject:
-    section: str
-    sentence: str
-    other: str
-
-
-def sections_off_subject(
-    report: str, question: str, titles: dict[int, str], texts: dict[int, str]
-) -> list[OffSubject]:
-    """The report's cited sentences about another subject than their section asks: the section's
-    heading (a step's title) names what it asks; a heading naming nothing (the summary) asks what
-    the question does. `titles` and `texts`: each source's title and what was read of it."""
-    from workflows.checks.verification import cited_sentences  # the report's one sentence finder
-
-    off: list[OffSubject] = []
-    read = [(titles.get(n, ""), text) for n, text in texts.items()]
-    known = known_names([*texts.values(), question, report])
-    peers = _peers(read, known)
-    for heading, body in _sections(report):
-        if heading.lower() in _NOT_STEPS - {"summary"}:
-            continue
-        about = Subject(wanted=_wanted(heading, question, known), peers=peers, known=known)
-        for cited in cited_sentences(body):
-            other = about.other(cited.claim, [titles.get(n, "") for n in cited.source_ids])
-            if other:
-                off.append(OffSubject(section=heading, sentence=cited.claim, other=other))
-    return off
-
-
-def _sections(report: str) -> list[tuple[str, str]]:
-    """(heading, text) per `##` section; the text before the first one is left out (the title)."""
-    parts = re.split(r"^##[ \t]+(.+?)[ \t]*$", report, flags=re.MULTILINE)
-    return [(parts[i].strip(), parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
