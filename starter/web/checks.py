@@ -16,10 +16,8 @@ client left, and six at once made another user's library take 187 s. Now each is
 
 from __future__ import annotations
 
-import asyncio
 import json
 import pickle
-import sys
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +27,7 @@ from starlette.requests import Request
 
 from config import Settings
 from starter.client.citations_check import CheckRequest, GivenSource
+from starter.web.children import ClientLeft, TooSlow, failure_line, run_child
 from starter.web.deps import ApiError
 
 #: How long a check may take in all (reading its sources included), and how long a refused
@@ -92,54 +91,18 @@ async def run_check(
 
 
 async def _in_child(request: Request, payload: bytes) -> Any:
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "starter.web.check_child",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    work = asyncio.ensure_future(child.communicate(payload))
-    gone = asyncio.ensure_future(_disconnected(request))
     try:
-        done, _ = await asyncio.wait(
-            {work, gone}, timeout=CHECK_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+        out, err, code = await run_child(
+            request, ["-m", "starter.web.check_child"], payload, CHECK_TIMEOUT_S
         )
-    finally:
-        if not work.done():
-            _kill(child)
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
-            await child.wait()
-        gone.cancel()
-        await asyncio.gather(gone, return_exceptions=True)
-    if work not in done:
-        if gone in done:
-            raise ApiError(499, "the check was cancelled: the client left")
+    except ClientLeft:
+        raise ApiError(499, "the check was cancelled: the client left") from None
+    except TooSlow:
         raise ApiError(
             503,
             f"the check did not finish within {CHECK_TIMEOUT_S:.0f} s: check fewer sentences "
             "or sources at a time",
-        )
-    out, err = work.result()
-    if child.returncode != 0:
-        reason = err.decode("utf-8", "replace").strip().splitlines()
-        message = reason[-1] if reason and child.returncode in (3, 4) else "the check failed"
-        raise ApiError(422 if child.returncode == 3 else 503, message)
+        ) from None
+    if code != 0:
+        raise ApiError(422 if code == 3 else 503, failure_line(err, code, "the check failed"))
     return json.loads(out)
-
-
-async def _disconnected(request: Request) -> None:
-    """Returns when the client has gone (its body was already read)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-def _kill(child: asyncio.subprocess.Process) -> None:
-    try:
-        child.kill()
-    except ProcessLookupError:
-        pass

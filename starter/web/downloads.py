@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections import Counter
 from contextlib import asynccontextmanager
 from datetime import date
@@ -34,6 +33,7 @@ from temporalio.exceptions import ApplicationError
 from activities.storage import store
 from starter.exports import FORMATS, export
 from starter.exports.public import public_for, public_result
+from starter.web.children import ClientLeft, TooSlow, failure_line, run_child
 from starter.web.deps import ApiError, Backend, Research
 from workflows.models import ResearchResult
 
@@ -153,58 +153,19 @@ async def render(
 async def _in_child(
     request: Request, payload: bytes, fmt: str, accessed: date | None = None
 ) -> tuple[bytes, str, str]:
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "starter.exports.child",
-        fmt,
-        *([accessed.isoformat()] if accessed else []),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    work = asyncio.ensure_future(child.communicate(payload))
-    gone = asyncio.ensure_future(_disconnected(request))
+    args = ["-m", "starter.exports.child", fmt, *([accessed.isoformat()] if accessed else [])]
     try:
-        done, _ = await asyncio.wait(
-            {work, gone}, timeout=RENDER_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        if not work.done():
-            _kill(child)
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
-            await child.wait()
-        gone.cancel()
-        await asyncio.gather(gone, return_exceptions=True)
-    if work not in done:
-        if gone in done:
-            raise ApiError(499, "the download was cancelled: the client left")
+        out, err, code = await run_child(request, args, payload, RENDER_TIMEOUT_S)
+    except ClientLeft:
+        raise ApiError(499, "the download was cancelled: the client left") from None
+    except TooSlow:
         raise ApiError(
             503,
             f"the {FORMATS[fmt].title} file could not be written within {RENDER_TIMEOUT_S:.0f} s: "
             "download the report as Markdown",
-        )
-    out, err = work.result()
-    if child.returncode != 0:
-        reason = err.decode("utf-8", "replace").strip().splitlines()
-        message = reason[-1] if reason and child.returncode in (3, 4) else "the export failed"
-        raise ApiError(422 if child.returncode == 3 else 503, message)
+        ) from None
+    if code != 0:
+        raise ApiError(422 if code == 3 else 503, failure_line(err, code, "the export failed"))
     size = int.from_bytes(out[:4], "big")
     header = json.loads(out[4 : 4 + size])
     return out[4 + size :], header["content_type"], header["name"]
-
-
-async def _disconnected(request: Request) -> None:
-    """Returns when the client has gone (the request's body, if any, was already read)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-def _kill(child: asyncio.subprocess.Process) -> None:
-    try:
-        child.kill()
-    except ProcessLookupError:
-        pass
