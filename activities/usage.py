@@ -89,5 +89,7 @@ async def metered(work: Awaitable[T], *, counts_itself: bool = True) -> T:
         raise
     finally:
         _METER.reset(token)
+    # How the reply was read (repaired, asked again) is the engine's to say, not the meter's.
+    total.repaired, total.reasked = result.usage.repaired, result.usage.reasked
     result.usage = total
     return result

@@ -310,7 +310,11 @@ async def test_garbage_then_valid_json_is_asked_again_and_both_replies_are_paid_
 
     assert result.outcome is Stage.COMPLETED
     assert result.stats.llm_calls_by_role["plan"] == 2  # the unreadable reply cost tokens too
-    assert result.stats.llm_retries_by_role == {"plan": 1}
+    # Asked again in the same call, shown why its reply could not be read: no activity retry.
+    assert result.stats.llm_retries_by_role == {} and result.stats.llm_reasked == 1
+    asked_again = llm.requests("plan")[1].body["messages"]
+    assert asked_again[1]["content"].startswith("Sure! Here is your plan")
+    assert "could not be read" in asked_again[2]["content"]
     assert result.stats.tokens_by_role["plan"].prompt_tokens == 2 * USAGE[0]
     assert_accounting_matches_the_server(result, llm)
     assert (

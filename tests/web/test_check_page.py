@@ -63,7 +63,7 @@ async def test_a_pasted_report_is_checked_against_its_own_local_sources(tmp_path
             empty = await client.get("/check")
         checked = await post(server, text=REPORT)
         nothing = await post(server, text="No citation here.")
-    assert '<a href="/check"' in home and ">Check citations</a>" in home
+    assert '<a href="/check"' in home and '>Check<span class="long"> citations</span></a>' in home
     assert empty.status_code == 200
     form = visible(empty.text)
     assert (

@@ -70,8 +70,8 @@ async def test_a_person_uploads_a_document_and_researches_only_their_documents(
 
     # each choice may say what it searches (issue 39: starter/web/sources.py, as pages/home.py
     # hands it to the form)
-    starts = ("Configured", "Web", "Your documents", "Web")
-    assert [o.startswith(w) for o, w in zip(got["options"], starts, strict=True)] == [True] * 4
+    starts = ("Configured", "Web", "Your documents", "Web", "Papers")
+    assert [o.startswith(w) for o, w in zip(got["options"], starts, strict=True)] == [True] * 5
     assert len(got["listed"]) == 1 and "marrowick carillon.md" in got["listed"][0]
     assert got["problems"] == []
     searches = await _searches_of(web_worker, place)
