@@ -150,7 +150,8 @@ def parts_missed(question: str, steps: list[Any]) -> list[str]:
     if len(parts.items) < 2:
         return []
     terms = [set(content_terms(item)) for item in parts.items]
-    said = [set(content_terms(f"{s.title} {s.description}")) for s in steps]
+    # By title: a step's description often quotes the whole question, every part included.
+    said = [set(content_terms(s.title)) for s in steps]
     missed = []
     for i, item in enumerate(parts.items):
         own = terms[i] - set().union(*(t for j, t in enumerate(terms) if j != i))

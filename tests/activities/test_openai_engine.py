@@ -1163,7 +1163,12 @@ async def test_a_plan_that_forgets_a_part_of_a_two_part_question_gets_a_step_for
             {
                 "title": "Mars",
                 "thought": "Thought",
-                "steps": [{"title": "How long is a year on Mars", "description": "Mars's orbit."}],
+                "steps": [
+                    {
+                        "title": "How long is a year on Mars",
+                        "description": "Part of: How long is a year on Mars and how tall is Olympus Mons?",
+                    }
+                ],
             }
         )
     ]
