@@ -57,7 +57,15 @@ from activities.openai_engine.replies import _cited, _only_known_citations
 from config import Settings
 from workflows import activity_models as m
 from workflows.checks.citations import origin, reference
-from workflows.models import OBSERVATION_LIMIT, Claim, Message, RoutingDecision, StepStatus
+from workflows.models import (
+    OBSERVATION_LIMIT,
+    Claim,
+    CritiqueIssue,
+    IssueSeverity,
+    Message,
+    RoutingDecision,
+    StepStatus,
+)
 
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {
@@ -437,17 +445,21 @@ class OpenAIEngine:
 ISSUE_MIN_WORDS = 4
 
 
+#: What the reader is told of a rejection whose issues were all schema echoes.
+UNNAMED_ISSUE = "The critic found the report incomplete without naming what is missing."
+
+
 def _actionable(critique: m.CritiqueOutput) -> m.CritiqueOutput:
-    """The critique with only the issues a writer can act on; a rejection that names none cannot
-    be acted on either, so the report stands (the scores and their reasons are kept)."""
+    """The critique with only the issues a reader can make sense of. A rejection whose issues
+    were all echoes still stands (researching what is missing is what makes a small model's thin
+    report whole), said in words of the engine's own rather than "Text" or "High"."""
     issues = [i for i in critique.issues if len(i.text.split()) >= ISSUE_MIN_WORDS]
     suggestion = critique.rewrite_suggestion
     if len(suggestion.split()) < ISSUE_MIN_WORDS:
         suggestion = ""
-    acceptable = critique.is_acceptable or not (issues or suggestion)
-    return critique.model_copy(
-        update={"issues": issues, "rewrite_suggestion": suggestion, "is_acceptable": acceptable}
-    )
+    if not critique.is_acceptable and not issues and not suggestion:
+        issues = [CritiqueIssue(severity=IssueSeverity.MEDIUM, text=UNNAMED_ISSUE)]
+    return critique.model_copy(update={"issues": issues, "rewrite_suggestion": suggestion})
 
 
 def _said(messages: list[Message]) -> str:

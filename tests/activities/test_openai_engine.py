@@ -988,10 +988,12 @@ async def test_the_critic_scores_with_the_verification_figures(
     )
 
 
-async def test_a_critic_that_names_no_issue_a_writer_can_act_on_does_not_hold_the_report_back(
+async def test_a_critics_schema_echoes_never_reach_the_reader_as_issues(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
     """SmolLM2-135M echoes its schema's words as issues ("Text", "High")."""
+    from activities.openai_engine.engine import UNNAMED_ISSUE
+
     issue = {"severity": "high", "text": "The second section cites Venus for a Martian year."}
     echoed = [{"severity": "low", "text": "Text"}, {"severity": "medium", "text": "High"}]
     scores = {"quality": 0.4, "quality_reason": "x", "hallucination_risk": 0.5}
@@ -1020,7 +1022,8 @@ async def test_a_critic_that_names_no_issue_a_writer_can_act_on_does_not_hold_th
     echoes_only = await engine.critique(asked)
     with_a_real_issue = await engine.critique(asked)
 
-    assert echoes_only.issues == [] and echoes_only.is_acceptable
+    assert [i.text for i in echoes_only.issues] == [UNNAMED_ISSUE]
+    assert not echoes_only.is_acceptable  # the rejection stands: what is missing is researched
     assert [i.text for i in with_a_real_issue.issues] == [issue["text"]]
     assert not with_a_real_issue.is_acceptable
 
