@@ -454,7 +454,8 @@ _PHRASE_ENDS = frozenset(
 
 _FEEDBACK_FILLER = frozenset(
     """step steps uncovered aspects aspect query term terms cover covers covering include including add
-    mention discuss focus more less detail details drop remove skip instead plan""".split()
+    mention discuss focus more less detail details drop remove skip instead plan
+    critic critique report reports found naming named missing incomplete answer answers""".split()
 )
 
 

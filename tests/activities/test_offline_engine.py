@@ -487,6 +487,17 @@ async def test_replanning_covers_the_reflectors_uncovered_terms_first() -> None:
     assert "tuple in Python" not in new
 
 
+async def test_a_critique_that_names_no_gap_plans_no_step_about_the_critic() -> None:
+    """A small model's rejection that named nothing reaches the planner in the engine's words; the
+    steps it brings are about the question, never "More on critic" or "More on report"."""
+    from activities.openai_engine.engine import UNNAMED_ISSUE
+
+    query = "How did the Fresnel lens change lighthouse range?"
+    new = await replan(query, ["Fresnel lens"], [UNNAMED_ISSUE])
+    words = {w.lower().strip('"') for t in new for w in t.split()}
+    assert not words & {"critic", "report", "naming", "missing", "incomplete"}, new
+
+
 async def test_replanning_with_no_room_plans_nothing() -> None:
     query = "Explain Python decorators"
     assert await replan(query, ["a", "b", "c", "d", "e", "f"], [], depth=Depth.MEDIUM) == []
