@@ -1,7 +1,7 @@
 """The `save_research` activity: a finished research, written to the research library.
 
 The storage itself (tables, migrations, the database URL, failure classification) lives in
-`activities/storage/`; this module only gives it the name Temporal records in history.
+`storage/`; this module only gives it the name Temporal records in history.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import asyncio
 
 from temporalio import activity
 
-from activities.storage import store
+from storage import store
 from workflows import roles
 from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 

@@ -1,5 +1,5 @@
 """The `save_revision` activity: a revised section's new version of a report, kept in the research
-library beside the earlier versions (activities/storage/revisions.py does the storing)."""
+library beside the earlier versions (storage/revisions.py does the storing)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 from temporalio import activity
 
-from activities.storage import revisions
+from storage import revisions
 from workflows import roles
 from workflows.revising.messages import SaveRevisionInput, SaveRevisionOutput
 

@@ -10,8 +10,8 @@ import asyncio
 from temporalio import activity
 from temporalio.client import WorkflowExecutionStatus
 
-from activities.storage import standing
-from activities.storage.database import configured_url
+from storage import standing
+from storage.database import configured_url
 from config import settings
 from workflows import roles
 from workflows.standing.changes import PreviousRunInput, PreviousRunOutput

@@ -31,7 +31,7 @@ How the client side is built: three clients, one research client underneath.
 
 Recipes (the files to touch):
 - an API endpoint: its request and response models in `web/models.py`, the work in
-  `web/service.py` (through `research_client.py` for Temporal, `activities/storage/store.py` for
+  `web/service.py` (through `research_client.py` for Temporal, `storage/store.py` for
   the library), a thin route with `response_model=` in `web/api/<resource>.py` (using the aliases
   of `web/deps.py`), and its test in `tests/web/test_api.py`;
 - an export format: its row in `exports/__init__.py`'s `FORMATS` and its writer module in

@@ -8,8 +8,8 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import store
+from storage.public_names import PublicNames
+from storage import store
 from config import Settings
 from workflows.checks.citations import cited_ids
 from workflows.standing.notify import Notice, NoticeKind

@@ -11,7 +11,7 @@ from pathlib import Path
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from activities.corpus.public_names import PublicNames
+from storage.public_names import PublicNames
 from config import OFFLINE_NOTICE
 from starter.cli import library, progress, reviews
 from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING

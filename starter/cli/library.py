@@ -1,7 +1,7 @@
 """`history`, `show`, `export`, `library rename`: the research library from the terminal, no
 Temporal needed.
 
-The library is the database every finished research is written to (activities/storage/), so
+The library is the database every finished research is written to (storage/), so
 these commands work after the Temporal server has forgotten the workflow, and on a machine that
 only has the database. They read RESEARCH_USER's research only (another user's is unknown, like
 an id that does not exist). `export` writes any of the formats of `starter.exports` (the web app's
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TypeVar
 
-from activities.storage import store
+from storage import store
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
 from starter.client import library

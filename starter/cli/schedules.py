@@ -79,7 +79,7 @@ async def list_(args: argparse.Namespace, session: Session) -> int:
 async def show(args: argparse.Namespace, session: Session) -> int:
     client = await session.connect()
     described = await standing.owned(client, session.cfg, args.id, _owner(session))
-    from activities.storage import standing as stored  # the library, read only here
+    from storage import standing as stored  # the library, read only here
 
     changed = stored.changed_runs(session.cfg.research_db_url, args.id)
     detail = await standing.detail(client, session.cfg, described, changed)

@@ -11,7 +11,7 @@ regular file, a byte cap, parsed in a limited child process).
 What a front end decides: whether a local path may be read at all (`local_files`: the CLI reads
 the user's own files; the API and MCP serve others and never read a path of the server), and whose
 documents a local source's name may be (`owner`): a report lists its local sources by the name the
-product gives them (activities/corpus/public_names.py: `mercury.md`, an upload's file name), so
+product gives them (storage/public_names.py: `mercury.md`, an upload's file name), so
 such a name is found again in RESEARCH_CORPUS_DIR (or the interpreter's library, the bundled
 corpus) and the owner's uploads (`named_file`), never anywhere else of the server.
 """
@@ -212,7 +212,7 @@ def named_file(where: str, cfg: Settings, owner: str | None) -> Path | None:
     list: its path inside RESEARCH_CORPUS_DIR, else OWNER's upload of that file name (the newest),
     else its path inside the interpreter's library; None when it is none of them. A `#page=N` is
     dropped (the whole document is read); an absolute path, `~` or `..` is never a name."""
-    from activities.corpus.public_names import PublicNames
+    from storage.public_names import PublicNames
     from activities.corpus.uploads import list_uploads, owner_folder, uploads_root
 
     name = where.split("#", 1)[0].strip()

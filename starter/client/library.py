@@ -1,6 +1,6 @@
 """The research library as a person's client reads it: their own stored research only.
 
-The library is the database every finished research is written to (activities/storage/); the
+The library is the database every finished research is written to (storage/); the
 CLI's `history`, `show`, `export` and `library rename`, and the MCP tools read it through here, so
 another user's research is unknown in every front end alike, and a library error is one line.
 """
@@ -13,8 +13,8 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import revisions, store
+from storage.public_names import PublicNames
+from storage import revisions, store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session

@@ -30,7 +30,7 @@ from sqlalchemy import Table, delete, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from activities.storage.schema import QuotaLockRow, StandingCreatedRow
+from storage.schema import QuotaLockRow, StandingCreatedRow
 from config import Settings
 from starter.client.errors import ClientError, Kind
 
@@ -46,7 +46,7 @@ _LOCAL: dict[tuple[int, str], asyncio.Lock] = {}
 
 
 def _engine(cfg: Settings) -> Engine:
-    from activities.storage import store
+    from storage import store
 
     return store.engine_for(store.database_url(cfg.research_db_url))
 

@@ -36,7 +36,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from activities.storage import store
+from storage import store
 from config import Settings
 from starter.client import followup, hints, quotas
 from starter.client.errors import ClientError, Kind

@@ -25,7 +25,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from activities.storage import store
+from storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.hints import program

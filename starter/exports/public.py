@@ -3,7 +3,7 @@ and MCP): `public_result(result, corpus_dir, data_dir)`.
 
 - Every text cleaned as the downloads clean it (`starter.exports.clean`): no controls, no bidi
   overrides or isolates, no zero-width characters that could make the page say what it does not.
-- Every local source named by the one rule of `activities/corpus/public_names.py` (its path inside
+- Every local source named by the one rule of `storage/public_names.py` (its path inside
   the corpus, an upload's file name), in its URL and wherever the report, the evidence, the notes
   or what changed spell it: never the server's absolute path.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.corpus.public_names import PublicNames
+from storage.public_names import PublicNames
 from starter.exports import clean_result
 from workflows.models import ResearchResult
 

@@ -44,8 +44,8 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import store
+from storage.public_names import PublicNames
+from storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.events import EventStream

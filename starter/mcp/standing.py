@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities.storage import standing as stored
+from storage import standing as stored
 from starter.client import research_client, standing
 from starter.client.requests import build_request
 from starter.client.session import Session

@@ -147,7 +147,7 @@ HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     WorkflowQueryFailedError: lambda request, err: error(
         503, f"the research could not answer: {err}"
     ),
-    #: The library's classified failures (activities/storage/store.py).
+    #: The library's classified failures (storage/store.py).
     ApplicationError: lambda request, err: error(
         503, err.message or "the research library is unavailable"
     ),

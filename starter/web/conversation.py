@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from activities.storage import store
+from storage import store
 from starter.client import research_client
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import ResearchView

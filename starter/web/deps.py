@@ -23,7 +23,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.storage import store
+from storage import store
 from config import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.research_client import owner_in, stored_owner

@@ -30,7 +30,7 @@ from typing import Any
 from starlette.requests import Request
 from temporalio.exceptions import ApplicationError
 
-from activities.storage import store
+from storage import store
 from starter.exports import FORMATS, export
 from starter.exports.public import public_for, public_result
 from starter.web.children import ClientLeft, TooSlow, failure_line, run_child

@@ -36,7 +36,7 @@ from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from activities.corpus.public_names import PublicNames
+from storage.public_names import PublicNames
 from starter.client import research_client
 from starter.client.temporal import (
     is_not_found,

@@ -1,7 +1,7 @@
 """What the web app does with research, for the API's routers and the pages alike (DeerFlow's
 gateway `services.py`): start one, show one (`view`: running or finished), list a user's, search
 the library, steer one. Everything reaches Temporal through `starter.client.research_client` and the
-library through `activities.storage.store`; the routers only map this to HTTP, and the pages
+library through `storage.store`; the routers only map this to HTTP, and the pages
 render it, so a page can never show what the API would refuse (the owner check is
 `deps.owned_research`, used by both).
 """
@@ -15,9 +15,9 @@ from typing import Any
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import store
-from activities.storage.revisions import NoSuchVersion
+from storage.public_names import PublicNames
+from storage import store
+from storage.revisions import NoSuchVersion
 from config import as_the_worker_runs
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind

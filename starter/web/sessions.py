@@ -27,7 +27,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from activities.storage.schema import RevokedSessionRow
+from storage.schema import RevokedSessionRow
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Revocations:
         self.local: dict[str, int] = {}
 
     def _engine(self):  # type: ignore[no-untyped-def]
-        from activities.storage import store
+        from storage import store
 
         return store.engine_for(store.database_url(self.db_url))  # migrated: the table exists
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from temporalio.service import RPCError
 
-from activities.storage import standing as stored
+from storage import standing as stored
 from config import as_the_worker_runs
 from starter.client import research_client, standing
 from starter.client.requests import build_request

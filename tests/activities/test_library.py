@@ -1,4 +1,4 @@
-"""The research library (activities/storage/, activities/library.py): one schema on SQLite and
+"""The research library (storage/, activities/library.py): one schema on SQLite and
 PostgreSQL, every research written once, read back equal."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import WorkflowEnvironment
 
-from activities.storage import database, store
+from storage import database, store
 from tests.conftest import REPO
 from tests.support.doubles import Script
 from tests.support.postgres import postgres_cluster
@@ -261,7 +261,7 @@ def test_writing_the_same_run_twice_stores_it_once(db_url: str) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
-from activities.storage import store
+from storage import store
 from tests.activities.test_library import record
 url, name, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 while not go.exists():
@@ -554,7 +554,7 @@ def test_research_stored_before_titles_keeps_its_question_and_can_be_renamed(
 def test_a_standing_run_reads_its_previous_run_with_fingerprints_and_evidence(db_url: str) -> None:
     """What the comparison of a standing research's next run needs of this one: each source's
     number and fingerprint, its claims, and the evidence paragraphs of the sources they cite."""
-    from activities.storage import standing
+    from storage import standing
 
     first = record(workflow_id="standing-1-a")
     first.result.standing_id = "standing-1"

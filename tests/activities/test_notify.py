@@ -219,7 +219,7 @@ def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
 ) -> None:
     """Issue 39, edges: email notices were one line plus raw JSON; "completed" said nothing of
     the result. The research is in the library when its end is announced."""
-    from activities.storage import store
+    from storage import store
     from tests.activities.test_library import record
 
     db_url = f"sqlite:///{tmp_path / 'library.sqlite'}"

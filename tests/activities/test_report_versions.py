@@ -1,5 +1,5 @@
 """The library keeps every version of a report whose sections were revised (migration 0012,
-activities/storage/revisions.py), on SQLite and PostgreSQL: the latest is what a research reads
+storage/revisions.py), on SQLite and PostgreSQL: the latest is what a research reads
 back as, any earlier one on request; a retried save writes a version once; a save that started
 from a version that is no longer the latest is refused; deleting a research deletes its versions."""
 
@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.storage import revisions, store
+from storage import revisions, store
 from tests.activities.test_library import T0, count, db_url, postgres_url, record  # noqa: F401
 from workflows.models import Claim, Verdict, VerificationSummary
 from workflows.revising.messages import SaveRevisionInput

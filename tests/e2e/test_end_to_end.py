@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowHandle
 
-from activities.corpus.public_names import PublicNames
+from storage.public_names import PublicNames
 from tests.conftest import BIN_DIR, REPO
 from workflows.checks.citations import cited_ids
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus, Verdict

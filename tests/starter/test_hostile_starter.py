@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.storage import store
+from storage import store
 from config import Settings
 from starter.cli import commands, reviews
 from starter.client import research_client

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.storage import store
+from storage import store
 from tests.activities.test_library import T0, record
 from tests.starter.test_starter import error_line, offline_env, starter  # noqa: F401 - fixture
 from workflows.models import Source

@@ -66,7 +66,7 @@ async def test_rename_research_titles_a_stored_research_and_refuses_an_unknown_o
     offline_env: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    from activities.storage import store
+    from storage import store
     from tests.activities.test_library import T0, record
 
     url = f"sqlite:///{tmp_path / 'library.sqlite'}"

@@ -22,7 +22,7 @@ from bibtexparser import middlewares
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 
-from activities.storage import store
+from storage import store
 from starter.client.citations_check import listed_sources
 from starter.exports import CONTENT_TYPES, FORMATS, export
 from starter.exports.document import source_entries

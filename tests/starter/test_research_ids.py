@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.storage import store
+from storage import store
 from config import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind

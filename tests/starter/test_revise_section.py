@@ -13,7 +13,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from activities.storage import store
+from storage import store
 from tests.starter.test_starter import (  # noqa: F401 - fixtures
     REPO,
     error_line,

@@ -40,7 +40,7 @@ from starlette.responses import Response
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.storage import store
+from storage import store
 from config import Settings
 from starter.web import auth
 from starter.web.app import create_app

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from activities.storage import store
+from storage import store
 from tests.support.hostile_web import ARTICLE_PARAGRAPHS, article_html
 from workflows.activity_models import SaveResearchInput
 from workflows.models import (

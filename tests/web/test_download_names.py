@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-from activities.storage import store
+from storage import store
 from tests.web.conftest import WebServer, WebWorker
 from tests.web.reports import _result, store_research
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from activities.storage import store
+from storage import store
 from starter.client import research_client
 from starter.web import events
 from tests.web.conftest import (

@@ -25,7 +25,7 @@ from temporalio.worker import Worker
 
 from activities.engine import method
 from activities.offline_engine import OfflineEngine
-from activities.storage import revisions
+from storage import revisions
 from starter.web import auth
 from tests.web.conftest import (
     TOKENS,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from activities.corpus.public_names import PublicNames
+from storage.public_names import PublicNames
 from activities.corpus.uploads import owner_folder, uploads_root
 from activities.notify import body
 from config import Settings

@@ -19,8 +19,8 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import store
+from storage.public_names import PublicNames
+from storage import store
 from starter.client import citations_check as checking
 from starter.client.research_client import stored_owner
 from starter.web import auth, documents, service

@@ -13,8 +13,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from activities.corpus.public_names import PublicNames
-from activities.storage import store
+from storage.public_names import PublicNames
+from storage import store
 from config import as_the_worker_runs
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line

@@ -19,14 +19,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.database import (
+from storage.database import (
     configured_url,
     database_url,
     engine_for,
     failures_classified,
 )
-from activities.storage.rows import StoredResearch, aware
-from activities.storage.schema import ResearchRow, RevisionRow
+from storage.rows import StoredResearch, aware
+from storage.schema import ResearchRow, RevisionRow
 from workflows.models import Claim, VerificationSummary
 from workflows.revising.messages import (
     MAX_VERSIONS,

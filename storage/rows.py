@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from activities.storage.schema import (
+from storage.schema import (
     ClaimRow,
     ClarificationRow,
     EvidenceRow,
@@ -47,7 +47,7 @@ class StoredResearch(BaseModel):
     #: The title a person gave it in the library (None: none of their own; its question is shown).
     title: str | None = None
     #: The version of its report `result` holds (1: as the research wrote it; later ones each
-    #: revised one section, activities/storage/revisions.py), and every version there is.
+    #: revised one section, storage/revisions.py), and every version there is.
     version: int = 1
     versions: list[ReportVersion] = Field(default_factory=list)
 

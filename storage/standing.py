@@ -8,9 +8,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from activities.storage.database import database_url, engine_for, failures_classified
-from activities.storage.rows import aware
-from activities.storage.schema import ResearchRow
+from storage.database import database_url, engine_for, failures_classified
+from storage.rows import aware
+from storage.schema import ResearchRow
 from workflows.models import Claim, Evidence
 from workflows.standing.changes import PreviousRun, PreviousSource, url_key
 

@@ -35,8 +35,8 @@ from sqlalchemy.exc import ArgumentError, IntegrityError
 from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql.elements import UnaryExpression
 
-from activities.storage import revisions
-from activities.storage.database import (
+from storage import revisions
+from storage.database import (
     MIGRATIONS,
     configured_url,
     database_url,
@@ -45,8 +45,8 @@ from activities.storage.database import (
     migrate,
     safe,
 )
-from activities.storage.rows import StoredResearch, aware, research_row, stored_research
-from activities.storage.schema import ClarificationRow, ResearchRow
+from storage.rows import StoredResearch, aware, research_row, stored_research
+from storage.schema import ClarificationRow, ResearchRow
 from workflows.activity_models import SaveResearchInput, SaveResearchOutput
 
 __all__ = [
