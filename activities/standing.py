@@ -10,9 +10,9 @@ import asyncio
 from temporalio import activity
 from temporalio.client import WorkflowExecutionStatus
 
+from config import settings
 from storage import standing
 from storage.database import configured_url
-from config import settings
 from workflows import roles
 from workflows.standing.changes import PreviousRunInput, PreviousRunOutput
 from workflows.standing.messages import OwnerRunningInput, OwnerRunningOutput

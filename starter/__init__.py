@@ -33,7 +33,7 @@ Recipes (the files to touch):
 - an API endpoint: its request and response models in `web/models.py`, the work in
   `web/service.py` (through `research_client.py` for Temporal, `storage/store.py` for
   the library), a thin route with `response_model=` in `web/api/<resource>.py` (using the aliases
-  of `web/deps.py`), and its test in `tests/web/test_api.py`;
+  of `web/deps.py`), and its test in `tests/starter/web/test_api.py`;
 - an export format: its row in `exports/__init__.py`'s `FORMATS` and its writer module in
   `exports/`;
 - a role (an LLM call): see README.md's "Layout" (its row in `workflows/roles.py`, its models, its

@@ -18,7 +18,7 @@
    everywhere the chapter called "References and Borrowing" would not otherwise stand out).
 
 No model and nothing downloaded: every figure is a constant here, set on the Rust book dev set
-(`make bench`, tests/bench/retrieval.py) with round values, and each has a reason that holds
+(`make bench`, bench/retrieval.py) with round values, and each has a reason that holds
 for any corpus. Ranking the dev set's 12 questions as queries (required files; helpful files):
 
     whole documents, title lift (before)       R@5 22/28  R@10 25/28  MRR 0.545; R@10 10/26

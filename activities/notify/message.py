@@ -8,9 +8,9 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from storage.public_names import PublicNames
-from storage import store
 from config import Settings
+from storage import store
+from storage.public_names import PublicNames
 from workflows.checks.citations import cited_ids
 from workflows.standing.notify import Notice, NoticeKind
 

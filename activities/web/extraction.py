@@ -14,7 +14,7 @@ the bytes decode with it, then <meta charset>, then UTF-8, then a guess). We dec
 trafilatura because, given bytes, it ignores <meta charset> and guesses: an ISO-8859-2 page in
 Polish comes out as windows-1250 mojibake.
 
-Tuning, measured with `python -m tests.bench.extraction` on the 121 pages of
+Tuning, measured with `python -m bench.extraction` on the 121 pages of
 ../shared/data/extraction-benchmark (shingle F1 / precision / recall, scrapinghub's metric):
 
     trafilatura defaults (include_comments=True)          0.9544 / 0.9312 / 0.9787

@@ -11,7 +11,6 @@ from pathlib import Path
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from storage.public_names import PublicNames
 from config import OFFLINE_NOTICE
 from starter.cli import library, progress, reviews
 from starter.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_PENDING
@@ -32,6 +31,7 @@ from starter.client.temporal import (
     research_failed,
     shown,
 )
+from storage.public_names import PublicNames
 from workflows.events import EventKind
 from workflows.models import ResearchResult, Stage
 

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import TypeVar
 
-from storage import store
 from starter.cli.exits import EXIT_OK
 from starter.cli.progress import say
 from starter.client import library
@@ -32,6 +31,7 @@ from starter.client.terminal import clean
 from starter.exports import FORMATS
 from starter.exports import export as export_report
 from starter.exports.markup import to_markdown
+from storage import store
 
 T = TypeVar("T")
 #: `--out -`: standard output.

@@ -45,7 +45,7 @@ DEMO_QUESTION = (
 #: Dynamic configuration for every dev server we start (here, the tests' `dev_env`, `make bench`).
 #: The history service hands each transfer task (an activity or workflow task to schedule) to
 #: matching through a rate limiter that defaults to 20 polls a second, so every hand-off of a
-#: sequential research waited for a 50 ms token. Measured with `python -m tests.bench.speed
+#: sequential research waited for a 50 ms token. Measured with `python -m bench.speed
 #: --only noop`: a sequential no-op activity costs ~50 ms at the default and ~10-15 ms at 1000.
 #: A production cluster sets the same key in its dynamic config (docker-compose.yml, README).
 #: And one partition per task queue: the server divides a queue's rate limit between its

@@ -212,8 +212,8 @@ def named_file(where: str, cfg: Settings, owner: str | None) -> Path | None:
     list: its path inside RESEARCH_CORPUS_DIR, else OWNER's upload of that file name (the newest),
     else its path inside the interpreter's library; None when it is none of them. A `#page=N` is
     dropped (the whole document is read); an absolute path, `~` or `..` is never a name."""
-    from storage.public_names import PublicNames
     from activities.corpus.uploads import list_uploads, owner_folder, uploads_root
+    from storage.public_names import PublicNames
 
     name = where.split("#", 1)[0].strip()
     if not name or name.startswith(("/", "~", "\\")) or ":" in name.split("/", 1)[0]:

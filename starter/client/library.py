@@ -13,13 +13,13 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from storage.public_names import PublicNames
-from storage import revisions, store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.titles import research_title, titled
+from storage import revisions, store
+from storage.public_names import PublicNames
 
 T = TypeVar("T")
 

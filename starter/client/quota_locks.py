@@ -30,9 +30,9 @@ from sqlalchemy import Table, delete, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from storage.schema import QuotaLockRow, StandingCreatedRow
 from config import Settings
 from starter.client.errors import ClientError, Kind
+from storage.schema import QuotaLockRow, StandingCreatedRow
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,6 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from storage import store
 from config import Settings
 from starter.client import followup, hints, quotas
 from starter.client.errors import ClientError, Kind
@@ -53,6 +52,7 @@ from starter.client.temporal import (
     send_answer,
     shown,
 )
+from storage import store
 from workflows.events import Event
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus, Stage
 from workflows.research import DeepResearchWorkflow

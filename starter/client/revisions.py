@@ -25,13 +25,13 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from storage import store
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.hints import program
 from starter.client.library import read_library
 from starter.client.session import Session
 from starter.client.temporal import is_not_found, root_message, shown
+from storage import store
 from workflows.models import ResearchResult
 from workflows.revising.messages import (
     FEEDBACK_MAX_CHARS,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.public_names import PublicNames
 from starter.exports import clean_result
+from storage.public_names import PublicNames
 from workflows.models import ResearchResult
 
 

@@ -44,8 +44,6 @@ from pydantic import ValidationError
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from storage.public_names import PublicNames
-from storage import store
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
 from starter.client.events import EventStream
@@ -75,6 +73,8 @@ from starter.mcp import library as mcp_library  # issue 31
 from starter.mcp import revisions as mcp_revisions  # issue 48
 from starter.mcp import standing as mcp_standing  # issue 32
 from starter.mcp.errors import one_line_errors
+from storage import store
+from storage.public_names import PublicNames
 from workflows.models import ResearchRequest, ResearchResult, ResearchStatus
 
 #: The longest one tool call waits for a research before it returns the id to wait again with.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage import standing as stored
 from starter.client import research_client, standing
 from starter.client.requests import build_request
 from starter.client.session import Session
+from storage import standing as stored
 
 
 def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from storage import store
 from starter.client import research_client
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import ResearchView
+from storage import store
 
 #: Turns shown before and after the research on the page, at most.
 MAX_TURNS = 8

@@ -23,12 +23,12 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from storage import store
 from config import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.research_client import owner_in, stored_owner
 from starter.client.temporal import connect, is_not_found
 from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
+from storage import store
 from workflows.models import ResearchResult
 
 

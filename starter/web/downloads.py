@@ -30,11 +30,11 @@ from typing import Any
 from starlette.requests import Request
 from temporalio.exceptions import ApplicationError
 
-from storage import store
 from starter.exports import FORMATS, export
 from starter.exports.public import public_for, public_result
 from starter.web.children import ClientLeft, TooSlow, failure_line, run_child
 from starter.web.deps import ApiError, Backend, Research
+from storage import store
 from workflows.models import ResearchResult
 
 #: Renders at a time in all (this app process), and for one user.

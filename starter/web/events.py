@@ -36,7 +36,6 @@ from temporalio import exceptions as tex
 from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from storage.public_names import PublicNames
 from starter.client import research_client
 from starter.client.temporal import (
     is_not_found,
@@ -55,6 +54,7 @@ from starter.web.deps import (
     Research,
     within,
 )
+from storage.public_names import PublicNames
 from workflows.events import EventKind
 
 log = logging.getLogger(__name__)

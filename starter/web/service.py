@@ -15,9 +15,6 @@ from typing import Any
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
-from storage.public_names import PublicNames
-from storage import store
-from storage.revisions import NoSuchVersion
 from config import as_the_worker_runs
 from starter.client import library, research_client
 from starter.client.errors import ClientError, Kind
@@ -43,6 +40,9 @@ from starter.web.models import (
     ResearchView,
     Steered,
 )
+from storage import store
+from storage.public_names import PublicNames
+from storage.revisions import NoSuchVersion
 from workflows.events import Event
 from workflows.models import ResearchResult, Stage
 

@@ -11,13 +11,13 @@ from typing import Any, TypeVar
 
 from temporalio.service import RPCError
 
-from storage import standing as stored
 from config import as_the_worker_runs
 from starter.client import research_client, standing
 from starter.client.requests import build_request
 from starter.client.session import Session
 from starter.web.deps import ApiError, Backend, within
 from starter.web.models import StandingCreate
+from storage import standing as stored
 
 T = TypeVar("T")
 #: How long one standing call may take (create and run-now wait for Temporal to show the change).

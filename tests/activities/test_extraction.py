@@ -8,7 +8,7 @@ import pytest
 
 from activities.web import extraction
 from activities.web.extraction import Extracted, extract
-from tests.bench.extraction import BENCHMARK, aggregate, run, shingle_scores
+from bench.extraction import BENCHMARK, aggregate, run, shingle_scores
 from tests.support.documents import make_pdf
 
 PARAGRAPH = " ".join(

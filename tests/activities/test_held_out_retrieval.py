@@ -1,8 +1,8 @@
 """Retrieval on questions it was never tuned on (issue 39, item 7).
 
-tests/bench/rust-book-held-out-questions.md holds questions of the Rust book dev set's kind,
+bench/rust-book-held-out-questions.md holds questions of the Rust book dev set's kind,
 written here and never used for tuning (the book itself stays in ../shared). `make bench`
-(tests/bench/retrieval.py) researches them end to end; here the set is checked for what it
+(bench/retrieval.py) researches them end to end; here the set is checked for what it
 claims, and ranked as queries over the book: for how many does the local corpus put both
 required chapters in its first ten (11 of 12 when written; the research then cites both for 11).
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from activities.corpus.index import LocalCorpus
-from tests.bench.retrieval import HELD_OUT, parse_dev_set
+from bench.retrieval import HELD_OUT, parse_dev_set
 from tests.support.shared import DEV_SET, RUST_BOOK, missing
 
 QUESTIONS = parse_dev_set(HELD_OUT.read_text(encoding="utf-8"))[0]

@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler, reading
 from config import Settings
-from tests.starter.test_starter import starter
+from tests.starter.cli.test_starter import starter
 from tests.support.hostile_web import (
     ARTICLE_PARAGRAPHS,
     ARTICLE_TITLE,

@@ -17,7 +17,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from tests.bench import faithfulness
+from bench import faithfulness
 from tests.e2e.test_llm_research import start_worker, worker_env
 from tests.support import judges
 from tests.support.llm_server import running_llm

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from starter.client.hints import program
 from tests.conftest import REPO
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
-from tests.starter.test_starter import starter
+from tests.starter.cli.test_starter import starter
 from tests.support.processes import cli
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 

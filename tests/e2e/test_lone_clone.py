@@ -63,7 +63,7 @@ def test_benches_on_shared_data_skip_with_one_line_and_let_make_bench_go_on(
     bench: str,
     needs: str,
 ) -> None:
-    run = _run(tmp_path, "-m", f"tests.bench.{bench}")
+    run = _run(tmp_path, "-m", f"bench.{bench}")
     shared = tmp_path / "nothing-here"
     assert (run.returncode, run.stderr) == (0, "")
     assert (

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
-from tests.starter.test_starter import starter
+from tests.starter.cli.test_starter import starter
 from tests.support.llm_server import Fault, ScriptedLLM, running_llm
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 from workflows.research import DeepResearchWorkflow

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_end_to_end import Workers
-from tests.starter.test_starter import error_line, starter
+from tests.starter.cli.test_starter import error_line, starter
 from tests.support.scholarly_server import ScholarlyServer, Traps, Work
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from temporalio.client import Client, WorkflowHandle
 from starter.client.hints import program
 from tests.conftest import BIN_DIR
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
-from tests.starter.test_starter import starter
+from tests.starter.cli.test_starter import starter
 from workflows.models import Depth, ResearchRequest, ResearchResult, ReviewDecision, Stage
 from workflows.research import DeepResearchWorkflow
 

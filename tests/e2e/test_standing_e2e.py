@@ -28,9 +28,9 @@ from temporalio.client import Client
 
 from config import Settings
 from tests.e2e.test_end_to_end import Workers
+from tests.starter.web.conftest import running_app
 from tests.support.corpus import write_rust_notes
 from tests.support.http_doubles import local_server, serving
-from tests.web.conftest import running_app
 
 pytestmark = pytest.mark.e2e
 

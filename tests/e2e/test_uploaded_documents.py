@@ -13,7 +13,7 @@ import pytest
 
 from config import Settings
 from tests.e2e.test_end_to_end import Workers
-from tests.web.conftest import running_app, wait_for
+from tests.starter.web.conftest import running_app, wait_for
 
 pytestmark = pytest.mark.e2e
 

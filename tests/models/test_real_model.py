@@ -23,7 +23,7 @@ import pytest
 
 from tests.e2e.test_end_to_end import Workers
 from tests.models.llama import MODEL, free_port
-from tests.starter.test_starter import starter
+from tests.starter.cli.test_starter import starter
 from tests.support.other_notes import LIGHTHOUSES, PLANETS, write_notes
 
 pytestmark = [pytest.mark.models, pytest.mark.e2e]

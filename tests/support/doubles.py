@@ -162,7 +162,7 @@ def default_owner_running(inp: OwnerRunningInput) -> OwnerRunningOutput:
 default_notification_targets = notification_targets
 default_deliver_notification = deliver_notification
 #: A revised section's version goes to the library RESEARCH_DB_URL names, as the worker's does
-#: (a test with a library of its own puts its own in: tests/starter/test_revise_section.py).
+#: (a test with a library of its own puts its own in: tests/starter/cli/test_revise_section.py).
 default_save_revision = save_revision
 
 #: Names the tests import.

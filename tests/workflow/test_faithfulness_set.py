@@ -11,7 +11,7 @@ import re
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.bench import faithfulness
+from bench import faithfulness
 from tests.support.shared import REPO
 from tests.workflow.test_verified_report import PAGE, QUESTION, aqueduct_script
 from tests.workflow.test_workflow import run_research

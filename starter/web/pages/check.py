@@ -19,8 +19,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from storage.public_names import PublicNames
-from storage import store
 from starter.client import citations_check as checking
 from starter.client.research_client import stored_owner
 from starter.web import auth, documents, service
@@ -28,6 +26,8 @@ from starter.web.checks import run_check
 from starter.web.deps import RESEARCH_ID, ApiError, Backend
 from starter.web.pages.forms import cross_site
 from starter.web.pages.frame import PageError, backend, listed, page, read, to_signin
+from storage import store
+from storage.public_names import PublicNames
 
 router = APIRouter(include_in_schema=False)
 #: Research of the library offered as sources.

@@ -13,8 +13,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from storage.public_names import PublicNames
-from storage import store
 from config import as_the_worker_runs
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
@@ -28,6 +26,8 @@ from starter.web.pages.forms import act, cross_site, read_form
 from starter.web.pages.frame import backend, error_page, page, to_signin
 from starter.web.render import render_markdown
 from starter.web.sources import sources_words
+from storage import store
+from storage.public_names import PublicNames
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchResult
 
 router = APIRouter(include_in_schema=False)

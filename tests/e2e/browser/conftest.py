@@ -1,6 +1,6 @@
 """The browser tests (Chromium through Playwright): every test here is marked `browser` and `e2e`,
 so `make check` leaves them out and `make test` runs them. They drive the web app the web tests
-use: its fixtures come from tests/web/conftest.py."""
+use: its fixtures come from tests/starter/web/conftest.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import open_web_server, web_server, web_worker  # noqa: F401 (fixtures)
+from tests.starter.web.conftest import open_web_server, web_server, web_worker  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).parent
 

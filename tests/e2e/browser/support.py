@@ -1,4 +1,4 @@
-"""What the browser tests of the web app stand on, beside tests/web/conftest.py's server and worker:
+"""What the browser tests of the web app stand on, beside tests/starter/web/conftest.py's server and worker:
 Debian's chromium driven by Playwright's sync API, and a TCP proxy between the browser and the app
 that can drop every connection (a network that fails mid-research).
 

@@ -4,7 +4,7 @@ download it, reload, follow up, find it in the library; a reload and a dropped s
 middle of a research; hostile text that must stay text; an accessibility scan.
 
 Each scenario is a plain function of a page, run in a thread (`in_browser`): the worker of
-tests/web/conftest.py runs in this event loop and must keep working while the browser does.
+tests/starter/web/conftest.py runs in this event loop and must keep working while the browser does.
 `SCREENSHOTS_DIR=docs/screenshots` also writes the README's screenshots.
 """
 
@@ -18,9 +18,9 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.e2e.browser.support import Proxy, Seen, in_browser, shoot
+from tests.starter.web.conftest import WebServer, WebWorker, start
+from tests.starter.web.reports import PWNED, hostile_result, showcase_result, store_research
 from tests.support.hostile_web import HostileWeb
-from tests.web.conftest import WebServer, WebWorker, start
-from tests.web.reports import PWNED, hostile_result, showcase_result, store_research
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 QUESTION = "Clarify first: a slow look at how asyncio runs coroutines"

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker, start
-from tests.web.reports import showcase_result, store_research
+from tests.starter.web.conftest import WebServer, WebWorker, start
+from tests.starter.web.reports import showcase_result, store_research
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 PHONE = {"viewport": {"width": 400, "height": 860}, "has_touch": True, "is_mobile": True}

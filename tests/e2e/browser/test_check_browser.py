@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import running_app
-from tests.web.test_check_page import REPORT, settings
+from tests.starter.web.conftest import running_app
+from tests.starter.web.test_check_page import REPORT, settings
 
 
 async def test_a_report_is_checked_on_the_page(tmp_path: Path) -> None:

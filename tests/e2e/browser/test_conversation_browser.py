@@ -1,5 +1,5 @@
 """The conversation view in a browser at 1300 and 400 px: it reads in order and each turn leads
-back to its research (the page's own tests: tests/web/test_conversation.py)."""
+back to its research (the page's own tests: tests/starter/web/test_conversation.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
 from tests.e2e.browser.test_browser_use import PHONE, WIDE
-from tests.web.conftest import WebServer, WebWorker
-from tests.web.reports import SHOWCASE_QUESTION, showcase_result, store_research
-from tests.web.test_conversation import SECOND
+from tests.starter.web.conftest import WebServer, WebWorker
+from tests.starter.web.reports import SHOWCASE_QUESTION, showcase_result, store_research
+from tests.starter.web.test_conversation import SECOND
 
 
 def read_thread(

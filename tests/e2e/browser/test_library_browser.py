@@ -1,5 +1,5 @@
 """Renaming in the library in a browser, with and without JavaScript (the library's own tests:
-tests/web/test_library_rename.py)."""
+tests/starter/web/test_library_rename.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker
-from tests.web.reports import showcase_result, store_research
+from tests.starter.web.conftest import WebServer, WebWorker
+from tests.starter.web.reports import showcase_result, store_research
 
 PHONE = {"viewport": {"width": 400, "height": 860}, "has_touch": True, "is_mobile": True}
 WIDE = {"viewport": {"width": 1300, "height": 900}}

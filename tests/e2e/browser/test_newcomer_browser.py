@@ -14,8 +14,8 @@ import pytest
 from temporalio.client import Client
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, start
-from tests.web.test_slow_status import busy_research
+from tests.starter.web.conftest import WebServer, start
+from tests.starter.web.test_slow_status import busy_research
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 WIDTHS = {"1300": {"width": 1300, "height": 900}, "400": {"width": 400, "height": 860}}

@@ -20,8 +20,8 @@ import pytest
 
 from tests.e2e.browser.support import Seen, in_browser
 from tests.e2e.browser.test_browser import serious
+from tests.starter.web.conftest import WebServer, WebWorker, running_app, web_config
 from tests.support.oidc_provider import IdentityProvider, provider_missing
-from tests.web.conftest import WebServer, WebWorker, running_app, web_config
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 ADA, GRACE = "ada@example.org", "grace@example.org"

@@ -1,5 +1,5 @@
 """The pages as people see them: a dark system gets a dark page; the home page and the library fit
-a phone and a wide window (the pages' own tests: tests/web/test_peers_expect.py)."""
+a phone and a wide window (the pages' own tests: tests/starter/web/test_peers_expect.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker
-from tests.web.reports import showcase_result, store_research
+from tests.starter.web.conftest import WebServer, WebWorker
+from tests.starter.web.reports import showcase_result, store_research
 
 
 def dark(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser.support import Seen, in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker, running_app, web_config
+from tests.starter.web.conftest import WebServer, WebWorker, running_app, web_config
 from workflows.models import Sources
 
 DOCUMENT = "# The Marrowick carillon\n\nThe Marrowick clocktower carillon has 41 bells.\n"

@@ -1,5 +1,5 @@
 """/standing in a browser: it fits a phone, reads its next run in words, and asks before Delete
-(the page's own tests: tests/web/test_standing_page.py)."""
+(the page's own tests: tests/starter/web/test_standing_page.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.browser.support import in_browser, shoot
-from tests.web.conftest import WebServer, WebWorker
-from tests.web.test_standing_page import QUESTION
+from tests.starter.web.conftest import WebServer, WebWorker
+from tests.starter.web.test_standing_page import QUESTION
 
 #: The page's confirm() answers as the test says, and remembers what it was asked.
 CONFIRM = "window.__asked = []; window.confirm = (m) => { window.__asked.push(m); return window.__yes === true; };"

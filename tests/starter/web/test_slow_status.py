@@ -1,0 +1,43 @@
+"""Issue 39, item 3: a research whose worker is busy (it polls its task queue, but has not
+answered the status query in time) reads "still working" in the web app, never the red advice to
+start a worker: the API says 503 with Retry-After (busy, ask again), the page renders normally."""
+
+from __future__ import annotations
+
+import uuid
+
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import PollWorkflowTaskQueueRequest
+from temporalio.client import Client
+
+from tests.starter.web.conftest import WebServer
+
+
+async def busy_research(client: Client) -> str:
+    """A research of `local` whose worker took its workflow task and is still working on it."""
+    queue, research_id = f"busy-{uuid.uuid4().hex[:8]}", f"busy-{uuid.uuid4().hex[:8]}"
+    await client.start_workflow(
+        "DeepResearchWorkflow", id=research_id, task_queue=queue, memo={"owner": "local"}
+    )
+    await client.workflow_service.poll_workflow_task_queue(
+        PollWorkflowTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=queue), identity="busy"
+        )
+    )
+    return research_id
+
+
+async def test_a_busy_research_is_still_working_in_the_api_and_on_its_page(
+    open_web_server: WebServer, dev_client: Client
+) -> None:
+    research_id = await busy_research(dev_client)
+    async with open_web_server.client(None) as http:
+        api = await http.get(f"/api/research/{research_id}")
+        assert api.status_code == 503 and api.headers.get("retry-after")
+        assert "still working" in api.json()["error"]
+        assert "worker.py" not in api.json()["error"]
+
+        page = await http.get(f"/research/{research_id}")
+    assert page.status_code == 200, page.text[-1500:]
+    assert "still working" in page.text and "Cancel research" in page.text
+    assert "worker.py" not in page.text and "start one" not in page.text
