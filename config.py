@@ -140,7 +140,7 @@ class Settings(BaseSettings):
 
     research_db_url: str = f"sqlite:///{DATA_DIR / 'research.sqlite'}"
 
-    #: The web app's access control (starter/web/auth.py): comma-separated NAME:TOKEN pairs; unset,
+    #: The web app's access control (starter/web/identity/auth.py): comma-separated NAME:TOKEN pairs; unset,
     #: there is one user (RESEARCH_USER) and the app may only listen on a loopback address.
     research_api_tokens: SecretStr | None = None
     #: The users of RESEARCH_API_TOKENS whose token reads the web app's /metrics (a scraper's),
@@ -151,7 +151,7 @@ class Settings(BaseSettings):
     #: Signs the web app's session cookies; unset, the key is derived from RESEARCH_API_TOKENS.
     #: Every replica behind one load balancer needs the same value.
     research_session_secret: SecretStr | None = None
-    #: Sign-in with the team's OpenID Connect provider (starter/web/oidc.py, docs/oidc.md), beside
+    #: Sign-in with the team's OpenID Connect provider (starter/web/identity/oidc.py, docs/oidc.md), beside
     #: or instead of the tokens: the issuer URL (discovery at /.well-known/openid-configuration),
     #: the client registered there (redirect URI: RESEARCH_PUBLIC_URL + /auth/callback), the
     #: claim that names the user, and who may sign in (`NAME` or `group:NAME`, comma-separated).
@@ -162,7 +162,7 @@ class Settings(BaseSettings):
     research_oidc_allowed: str = ""
     research_oidc_groups_claim: str = "groups"
     #: Host names the web app answers to without access control, besides localhost and the
-    #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/shield.py).
+    #: loopback addresses (comma-separated; DNS rebinding protection, starter/web/guard/shield.py).
     research_allowed_hosts: str = ""
     #: The web app's own state (the open mode's random CSRF secret), under this folder.
     research_data_dir: Path = DATA_DIR
@@ -185,7 +185,7 @@ class Settings(BaseSettings):
     research_starts_per_minute: int = Field(default=20, ge=1)
     web_renders: int = Field(default=2, ge=1)
     web_renders_per_user: int = Field(default=1, ge=1)
-    #: `POST /api/check` at once in all and per user (starter/web/checks.py): each is a child
+    #: `POST /api/check` at once in all and per user (starter/web/services/checks.py): each is a child
     #: process with CPU work of seconds to minutes.
     web_checks: int = Field(default=3, ge=1)
     web_checks_per_user: int = Field(default=2, ge=1)

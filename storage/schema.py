@@ -162,7 +162,7 @@ class RevisionRow(Base):
 
 class RevokedSessionRow(Base):
     """A web session signed out before it expired (revision 0008): every replica of the web app
-    refuses its cookie (starter/web/sessions.py)."""
+    refuses its cookie (starter/web/identity/sessions.py)."""
 
     __tablename__ = "web_revoked_sessions"
     session_id: Mapped[str] = mapped_column(String(64), primary_key=True)

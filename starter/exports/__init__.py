@@ -34,7 +34,7 @@ class Format:
     link text, the web app's one-line refusals), its content type, whether it is binary (never
     written to a terminal), how it is written, and the largest report it is written for in time
     (`max_chars` of markdown, `max_blocks` paragraphs; None: no limit, the text is copied): the web
-    app's downloads refuse a larger one (starter/web/downloads.py). A reference file
+    app's downloads refuse a larger one (starter/web/services/downloads.py). A reference file
     (`references`) lists the sources for a reference manager; its web pages carry the day they
     were read (`accessed`), when the caller knows it."""
 

@@ -1,5 +1,5 @@
 """`python -m starter.exports.child FORMAT [ACCESSED]`: one export in a process of its own, for the web app's
-downloads (starter/web/downloads.py), which can then bound it in time and memory and kill it when
+downloads (starter/web/services/downloads.py), which can then bound it in time and memory and kill it when
 the person who asked has left.
 
 Reads a `ResearchResult` as JSON on stdin (ACCESSED, an ISO date, dates the web pages of a

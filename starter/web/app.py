@@ -28,12 +28,13 @@ from activities.corpus import uploads
 from config import Settings, settings
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
-from starter.web import auth, metrics
-from starter.web.admission import UploadsInFlight
+from starter.web import metrics
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend
-from starter.web.events import EventHub
-from starter.web.json_body import JsonBody
-from starter.web.shield import Shield, body_limit, too_large
+from starter.web.guard.admission import UploadsInFlight
+from starter.web.guard.json_body import JsonBody
+from starter.web.guard.shield import Shield, body_limit, too_large
+from starter.web.identity import auth
+from starter.web.services.events import EventHub
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"

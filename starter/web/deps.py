@@ -27,13 +27,13 @@ from config import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.research_client import owner_in, stored_owner
 from starter.client.temporal import connect, is_not_found
-from starter.web.auth import Access, bearer_keys, forbidden_cross_site, identify
+from starter.web.identity.auth import Access, bearer_keys, forbidden_cross_site, identify
 from storage import store
 from workflows.models import ResearchResult
 
 
 class EventHub(Protocol):
-    """What the API asks of the event hub (`starter.web.events.EventHub`, which builds on this
+    """What the API asks of the event hub (`starter.web.services.events.EventHub`, which builds on this
     module: typed by its shape here so the two modules do not import each other)."""
 
     def nudge(self, research_id: str) -> None: ...

@@ -17,8 +17,8 @@ import ipaddress
 
 from fastapi import APIRouter, FastAPI, Request, Response
 
-from starter.web import auth
 from starter.web.deps import ApiError
+from starter.web.identity import auth
 from telemetry import metrics, traces
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"

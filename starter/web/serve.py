@@ -16,7 +16,7 @@ import socket
 import sys
 
 from config import ConfigError, Settings
-from starter.web.auth import Access
+from starter.web.identity.auth import Access
 
 SHUTDOWN_S = 3
 
@@ -44,7 +44,7 @@ def serve(host: str, port: int, config: Settings) -> int:
 
     metrics.install()  # before the app's Temporal client connects: it records into this runtime
     traces.configure("deep-research-web")
-    from starter.web.slow_clients import uvicorn_config
+    from starter.web.guard.slow_clients import uvicorn_config
 
     shown = f"[{host}]" if ":" in host else host
     print(

@@ -7,8 +7,8 @@ token, 403 a cross-site write, 404 unknown or someone else's, 409 nothing of tha
 
 from fastapi import APIRouter
 
-from starter.web import events
 from starter.web.api import check, documents, health, library, research, revisions, standing
+from starter.web.services import events
 
 router = APIRouter()
 router.include_router(research.router)

@@ -4,9 +4,9 @@ command line (starter/client/citations_check.py), for a signed-in user.
 Nothing of the server is read: sources are http(s) URLs, fetched by the crawler under the app's
 settings (its network guard refuses private and loopback addresses unless CRAWL_ALLOW_PRIVATE),
 or texts given in the body. The body may be larger than other API bodies (2 MB,
-starter/web/shield.py); the text and each source are bounded by the request model. The check runs
+starter/web/guard/shield.py); the text and each source are bounded by the request model. The check runs
 as bounded work (slots per user and in all, a child process, a deadline, cancelled when the client
-leaves): starter/web/checks.py.
+leaves): starter/web/services/checks.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from starter.client.citations_check import CheckRequest
-from starter.web.checks import run_check
 from starter.web.deps import App, User
+from starter.web.services.checks import run_check
 
 router = APIRouter(tags=["check"])
 

@@ -8,9 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, File, Response, UploadFile
 
 from activities.corpus.uploads import ACCEPTED_WORDS, UPLOAD_MAX_BYTES
-from starter.web import documents
 from starter.web.deps import App, User
 from starter.web.models import DocumentItem
+from starter.web.services import documents
 
 router = APIRouter(tags=["documents"])
 

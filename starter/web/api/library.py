@@ -10,9 +10,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from starter.web import service
 from starter.web.deps import App, User
 from starter.web.models import LibraryItem, LibraryRename
+from starter.web.services import research as service
 
 router = APIRouter(tags=["library"])
 MAX_LIMIT = 100

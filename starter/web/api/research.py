@@ -1,6 +1,6 @@
 """`/api/research`: start, list, read, answer, review, cancel and download a user's research.
 
-Thin: each route maps one call of `starter.web.service` (which reaches Temporal through the one
+Thin: each route maps one call of `starter.web.services.research` (which reaches Temporal through the one
 research client, `starter.client.research_client`) to HTTP, with its request and response models from
 `starter.web.models`. The request is built by starter/client/requests.py (the CLI's and the MCP tool's
 defaults, choices and one-line errors) and readied as the CLI readies it; answers and reviews go
@@ -19,7 +19,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from starter.exports import FORMATS, ascii_file_name
-from starter.web import downloads, service
 from starter.web.deps import ApiError, App, Owned, User, created
 from starter.web.models import (
     Accepted,
@@ -33,6 +32,8 @@ from starter.web.models import (
     Review,
     Steered,
 )
+from starter.web.services import downloads
+from starter.web.services import research as service
 
 router = APIRouter(tags=["research"])
 MAX_LIMIT = 100
@@ -105,7 +106,7 @@ async def report(
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
     accessed = await downloads.read_on(research, app) if FORMATS[format.value].references else None
-    # bounded in size, time and concurrency, in a child process (starter/web/downloads.py)
+    # bounded in size, time and concurrency, in a child process (starter/web/services/downloads.py)
     body, content_type, name = await downloads.render(
         request, result, format.value, research.owner, accessed
     )

@@ -15,8 +15,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict
 
-from starter.web import revising
 from starter.web.deps import App, Owned
+from starter.web.services import revisions as revising
 from workflows.revising.messages import RevisionOutcome
 
 router = APIRouter(tags=["research"])

@@ -9,9 +9,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from starter.client.standing import StandingDetail, StandingView
-from starter.web import standing_service as service
 from starter.web.deps import App, User, created
 from starter.web.models import Deleted, RunStarted, StandingCreate, StandingCreated
+from starter.web.services import standing as service
 
 router = APIRouter(tags=["standing"])
 

@@ -1,6 +1,6 @@
 """The web app's pages, one module per page as `api/` has one per resource: home, research,
 library, standing, check (Check citations), documents (the home page's forms), signin. Each renders in `frame.py`'s frame
-with the one templating object (`starter/web/templating.py`); forms read and answer through
+with the one templating object (`starter/web/presentation/templating.py`); forms read and answer through
 `forms.py`. A new page: a module here with its `router`, one line below, its template.
 """
 

@@ -3,7 +3,7 @@ its sources (the sources of a research in the library, numbered as its report nu
 documents; URLs), and read each cited sentence's verdict with the evidence it rests on, in place.
 
 A plain form post answered with the page itself (no JavaScript needed): the check is the API's
-(`POST /api/check`), run as the same bounded work (starter/web/checks.py: slots, a child process,
+(`POST /api/check`), run as the same bounded work (starter/web/services/checks.py: slots, a child process,
 a deadline, killed when the browser leaves). With no source chosen, the text's own Sources list
 is read, local names included (`mercury.md`, an upload's file name: the names this product gives
 local sources, found again in the corpus and the user's own documents, never any other path).
@@ -21,11 +21,13 @@ from temporalio.exceptions import ApplicationError
 
 from starter.client import citations_check as checking
 from starter.client.research_client import stored_owner
-from starter.web import auth, documents, service
-from starter.web.checks import run_check
 from starter.web.deps import RESEARCH_ID, ApiError, Backend
+from starter.web.identity import auth
 from starter.web.pages.forms import cross_site
 from starter.web.pages.frame import PageError, backend, listed, page, read, to_signin
+from starter.web.services import documents
+from starter.web.services import research as service
+from starter.web.services.checks import run_check
 from storage import store
 from storage.public_names import PublicNames
 

@@ -9,9 +9,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.datastructures import UploadFile
 
-from starter.web import documents
 from starter.web.deps import Backend
 from starter.web.pages.forms import act
+from starter.web.services import documents
 
 router = APIRouter(include_in_schema=False)
 HOME = "/#documents"

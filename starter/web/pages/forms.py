@@ -18,8 +18,8 @@ from fastapi import Request
 from fastapi.responses import RedirectResponse, Response
 
 from starter.client.errors import ClientError
-from starter.web import auth
 from starter.web.deps import ApiError, Backend
+from starter.web.identity import auth
 from starter.web.pages.frame import backend, error_page, page, to_signin
 
 #: A form is a question, an answer or feedback: 5,000 characters each at most, and a few fields.

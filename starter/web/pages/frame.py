@@ -20,10 +20,10 @@ from temporalio.service import RPCError
 
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
-from starter.web import auth
 from starter.web.deps import ApiError, Backend
-from starter.web.oidc import shown_user
-from starter.web.templating import templates
+from starter.web.identity import auth
+from starter.web.identity.oidc import shown_user
+from starter.web.presentation.templating import templates
 
 T = TypeVar("T")
 

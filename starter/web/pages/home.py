@@ -6,9 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from starter.web import auth, documents, service
+from starter.web.identity import auth
 from starter.web.pages import request_form
 from starter.web.pages.frame import PageError, backend, listed, page, read, to_signin
+from starter.web.services import documents
+from starter.web.services import research as service
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS
 
 router = APIRouter(include_in_schema=False)

@@ -8,10 +8,11 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from starter.web import auth, service
 from starter.web.deps import Backend
+from starter.web.identity import auth
 from starter.web.pages.forms import act, read_form
 from starter.web.pages.frame import PageError, backend, listed, page, read, to_signin
+from starter.web.services import research as service
 
 router = APIRouter(include_in_schema=False)
 

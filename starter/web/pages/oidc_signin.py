@@ -35,8 +35,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from starter.web import auth
-from starter.web.oidc import PROVIDER_TIMEOUT_S, Provider, Refused, unreachable
+from starter.web.identity import auth
+from starter.web.identity.oidc import PROVIDER_TIMEOUT_S, Provider, Refused, unreachable
 from starter.web.pages.frame import local_path, page
 
 try:  # Authlib's client is built on httpx2 where that is installed, else on httpx

@@ -4,7 +4,7 @@ work without JavaScript (start, answer, review, cancel, follow up).
 
 Server-rendered HTML (Jinja2, autoescaped) with small JavaScript modules from /static for what
 is live: the event log, the waiting panels, the citation popovers. The page reads research through
-the same service as the JSON API (`starter.web.service`, with `deps.owned_research`), as the
+the same service as the JSON API (`starter.web.services.research`, with `deps.owned_research`), as the
 person who asked for the page, so a page can never show what the API would refuse that person:
 the owner check and the 404 for someone else's research are one function for both.
 """
@@ -20,9 +20,9 @@ from fastapi.responses import HTMLResponse, Response
 
 from starter.exports import FORMATS, clean
 from starter.exports.public import public_for
-from starter.web import auth, conversation, review_texts, revising, service
 from starter.web.deps import ApiError, Backend, Research, owned_research
-from starter.web.fair import renders_of
+from starter.web.guard.fair import renders_of
+from starter.web.identity import auth
 from starter.web.models import ResearchCreate, ResearchView
 from starter.web.pages import request_form
 from starter.web.pages.forms import act, read_form
@@ -36,8 +36,12 @@ from starter.web.pages.frame import (
     to_signin,
 )
 from starter.web.pages.standing import research_context
-from starter.web.render import render_markdown, render_report
-from starter.web.templating import templates
+from starter.web.presentation import review_texts
+from starter.web.presentation.render import render_markdown, render_report
+from starter.web.presentation.templating import templates
+from starter.web.services import conversation
+from starter.web.services import research as service
+from starter.web.services import revisions as revising
 from workflows.checks import citations
 from workflows.events import EventKind
 from workflows.models import QUERY_MAX_CHARS, ResearchResult, StepStatus
@@ -195,7 +199,7 @@ def _rendered(
     research_id: str, result: ResearchResult, app: Backend, view: ResearchView | None = None
 ) -> tuple[ResearchResult, dict[str, Any]]:
     """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
-    thread in the user's turn (starter/web/fair.py). VIEW: which version of the report it is."""
+    thread in the user's turn (starter/web/guard/fair.py). VIEW: which version of the report it is."""
     shown = _public(result, app)
     context = _report_context(research_id, shown)
     if view is not None:  # its sections, each with its Revise this section form

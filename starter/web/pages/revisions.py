@@ -1,5 +1,5 @@
 """The research page's **Revise this section** form, without JavaScript as with it: a plain post
-of the section's Feedback, which revises the section (starter/web/revising.py, the call the API
+of the section's Feedback, which revises the section (starter/web/services/revisions.py, the call the API
 makes) and then shows the research's page at the revised section. A refusal (someone else's
 research, one still running, empty feedback) is the error page's one line, with a way back.
 """
@@ -11,9 +11,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from starter.web import revising
 from starter.web.deps import ApiError, Backend, owned_research
 from starter.web.pages.forms import act, read_form
+from starter.web.services import revisions as revising
 
 router = APIRouter(include_in_schema=False)
 

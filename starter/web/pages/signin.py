@@ -2,7 +2,7 @@
 
 A sign-in post another site made is refused (login CSRF: `auth.cross_site_signin`); wrong tokens
 are rate-limited per client and sign-ins per user (429 with Retry-After, on the form); signing
-out ends the session at once, on every replica (starter/web/sessions.py).
+out ends the session at once, on every replica (starter/web/identity/sessions.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException
 
-from starter.web import auth
+from starter.web.identity import auth
 from starter.web.pages.forms import read_form
 from starter.web.pages.frame import local_path, page
 from starter.web.pages.oidc_signin import signed_out_there

@@ -18,14 +18,15 @@ from starter.client.errors import ClientError
 from starter.client.temporal import one_line
 from starter.client.titles import titled
 from starter.exports import clean
-from starter.web import auth, standing_service
 from starter.web.deps import ApiError, Backend
+from starter.web.identity import auth
 from starter.web.models import StandingCreate
 from starter.web.pages import request_form
 from starter.web.pages.forms import act, cross_site, read_form
 from starter.web.pages.frame import backend, error_page, page, to_signin
-from starter.web.render import render_markdown
-from starter.web.sources import sources_words
+from starter.web.presentation.render import render_markdown
+from starter.web.services import standing as standing_service
+from starter.web.services.sources import sources_words
 from storage import store
 from storage.public_names import PublicNames
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchResult

@@ -68,7 +68,7 @@ async def test_a_person_uploads_a_document_and_researches_only_their_documents(
         java_script_enabled=javascript,
     )
 
-    # each choice may say what it searches (issue 39: starter/web/sources.py, as pages/home.py
+    # each choice may say what it searches (issue 39: starter/web/services/sources.py, as pages/home.py
     # hands it to the form)
     starts = ("Configured", "Web", "Your documents", "Web", "Papers")
     assert [o.startswith(w) for o, w in zip(got["options"], starts, strict=True)] == [True] * 5

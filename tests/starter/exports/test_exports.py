@@ -378,7 +378,7 @@ def test_large_and_deeply_nested_reports_still_export() -> None:
 def test_every_download_lists_every_source_read_and_marks_the_ones_not_cited() -> None:
     """Issue 39: the report listed only its cited sources (numbers with gaps: [1], [3]), and the
     page mixed cited and uncited sources unmarked."""
-    from starter.web.render import render_report
+    from starter.web.presentation.render import render_report
 
     read_only = result(report="# Q\n\nOne [1]. Three [3].\n\n## Sources\n\n- [1] a\n- [3] c\n")
     markdown = to_markdown(read_only)

@@ -454,7 +454,7 @@ async def test_mcp_get_report_gives_the_references_in_a_format(library: dict[str
 
 
 def test_the_download_child_writes_a_reference_file_dated_by_its_argument() -> None:
-    """Large reports are written in `python -m starter.exports.child` (starter/web/downloads.py):
+    """Large reports are written in `python -m starter.exports.child` (starter/web/services/downloads.py):
     the day the research read its pages goes along as an argument."""
     import subprocess
 

@@ -41,9 +41,9 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from config import Settings
-from starter.web import auth
 from starter.web.app import create_app
-from starter.web.slow_clients import uvicorn_config
+from starter.web.guard.slow_clients import uvicorn_config
+from starter.web.identity import auth
 from storage import store
 from tests.support.doubles import (
     Script,

@@ -18,7 +18,7 @@ from temporalio.client import Client
 
 from config import Settings
 from starter.client import research_client
-from starter.web import auth
+from starter.web.identity import auth
 from starter.web.serve import serve
 from tests.starter.web.conftest import (
     QUESTION,
@@ -658,7 +658,7 @@ async def test_a_bug_is_a_500_in_one_line_with_the_headers(
     def broken(values: Any) -> Any:
         raise RuntimeError("a bug\nwith a second line")
 
-    monkeypatch.setattr("starter.web.service.build_request", broken)
+    monkeypatch.setattr("starter.web.services.research.build_request", broken)
     async with web_server.client() as client:
         response = await client.post("/api/research", json={"question": QUESTION})
     assert one_line_error(response, 500) == "internal error: the server logged the details"

@@ -108,7 +108,7 @@ def check_children() -> list[int]:
         except OSError:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and b"starter.web.check_child" in cmdline:
+        if parent == os.getpid() and b"starter.web.services.check_child" in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from starter.exports import FORMATS, export
-from starter.web import downloads
+from starter.web.services import downloads
 from tests.starter.web.conftest import WebServer, WebWorker, one_line_error
 from tests.starter.web.reports import _result, store_research
 from workflows.models import ResearchResult

@@ -14,7 +14,7 @@ import pytest
 from temporalio.client import Client
 
 from starter.client import research_client
-from starter.web import events
+from starter.web.services import events
 from storage import store
 from tests.starter.web.conftest import (
     TOKENS,

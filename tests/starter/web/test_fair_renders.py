@@ -8,7 +8,7 @@ import asyncio
 import time
 import uuid
 
-from starter.web.fair import FairSlots
+from starter.web.guard.fair import FairSlots
 from tests.starter.web.conftest import WebWorker, running_app, web_config
 from tests.starter.web.reports import _result, store_research
 from workflows.models import Source

@@ -3,8 +3,8 @@ no "revised with your feedback" when the rewrite changed nothing, the plan revie
 
 from __future__ import annotations
 
-from starter.web import review_texts
 from starter.web.pages.research import suggested_questions
+from starter.web.presentation import review_texts
 from tests.starter.web.conftest import WebServer, start, wait_for
 from tests.starter.web.reports import _result
 from workflows.models import DecidedBy, Review, ReviewDecision, ReviewTarget

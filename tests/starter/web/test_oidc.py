@@ -21,8 +21,8 @@ import pytest
 from joserfc import jwk, jwt
 
 from config import ConfigError
-from starter.web import auth
 from starter.web.app import create_app
+from starter.web.identity import auth
 from tests.starter.web.conftest import WebServer, WebWorker, one_line_error, running_app, web_config
 from tests.support.oidc_provider import IdentityProvider, provider_missing, sign_in
 

@@ -1,5 +1,5 @@
 """Who the identity provider's claims let in, and what ends a session it opened: the rules of
-starter/web/oidc.py without a provider (the provider itself: test_oidc.py)."""
+starter/web/identity/oidc.py without a provider (the provider itself: test_oidc.py)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import pytest
 from joserfc import jwk, jwt
 
 from config import ConfigError, Settings
-from starter.web import auth
-from starter.web.oidc import CLOCK_SKEW_S, OidcSettings, Provider, Refused
+from starter.web.identity import auth
+from starter.web.identity.oidc import CLOCK_SKEW_S, OidcSettings, Provider, Refused
 from tests.conftest import REPO
 
 ISSUER = "https://id.example.org/realms/team"

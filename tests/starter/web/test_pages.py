@@ -12,7 +12,7 @@ import httpx
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from starter.web.render import REL, render_markdown
+from starter.web.presentation.render import REL, render_markdown
 from tests.starter.web.conftest import QUESTION, WebServer, WebWorker, start
 from tests.starter.web.reports import PWNED, hostile_result, showcase_result, store_research
 from tests.support.hostile_web import SCRIPT_MARKER, HostileWeb

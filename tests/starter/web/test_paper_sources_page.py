@@ -8,9 +8,9 @@ import re
 
 from config import Settings
 from starter.web.pages.request_form import controls
-from starter.web.render import render_report
-from starter.web.sources import sources_words
-from starter.web.templating import templates
+from starter.web.presentation.render import render_report
+from starter.web.presentation.templating import templates
+from starter.web.services.sources import sources_words
 from tests.starter.web.reports import showcase_result
 from workflows.models import Source
 

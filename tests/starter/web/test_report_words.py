@@ -13,7 +13,7 @@ import docx
 import pypdf
 
 from starter.exports import export
-from starter.web.render import render_markdown, render_report
+from starter.web.presentation.render import render_markdown, render_report
 from tests.starter.web.conftest import WebServer, WebWorker
 from tests.starter.web.reports import showcase_result, store_research
 from workflows.models import Claim, Evidence, Verdict

@@ -25,7 +25,7 @@ from temporalio.worker import Worker
 
 from activities.engine import method
 from activities.offline_engine import OfflineEngine
-from starter.web import auth
+from starter.web.identity import auth
 from storage import revisions
 from tests.starter.web.conftest import (
     TOKENS,

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from config import ConfigError, Settings
-from starter.web import auth
-from starter.web.sessions import MAX_FAILURES
+from starter.web.identity import auth
+from starter.web.identity.sessions import MAX_FAILURES
 from tests.starter.web.conftest import TOKENS, WebServer, WebWorker, running_app, web_config
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 
-from starter.web.sessions import ALL_FAILURES, MAX_FAILURES
+from starter.web.identity.sessions import ALL_FAILURES, MAX_FAILURES
 from tests.starter.web.conftest import TOKENS, WebWorker, one_line_error, running_app, web_config
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from config import Settings, as_the_worker_runs, publish_worker_settings
-from starter.web import documents
-from starter.web.sources import model_words, sources_words
+from starter.web.services import documents
+from starter.web.services.sources import model_words, sources_words
 from tests.starter.web.conftest import WebWorker, running_app, web_config
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from starter.web.slow_clients import HeaderDeadline
+from starter.web.guard.slow_clients import HeaderDeadline
 from tests.starter.web.conftest import WebServer, one_line_error, session_cookie
 
 MIB = 1024 * 1024
@@ -149,7 +149,7 @@ def _slow_body(server: WebServer) -> bytes:
 async def test_a_body_that_stops_coming_is_408_and_the_connection_closes(
     web_server: WebServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from starter.web import shield
+    from starter.web.guard import shield
 
     monkeypatch.setattr(shield, "BODY_IDLE_S", 1.0)
     started = time.monotonic()
@@ -180,7 +180,7 @@ async def test_open_mode_answers_only_to_its_own_host_names(open_web_server: Web
 
 
 async def test_the_allowed_hosts_setting_adds_names() -> None:
-    from starter.web.shield import Shield
+    from starter.web.guard.shield import Shield
 
     async def app(scope, receive, send):  # type: ignore[no-untyped-def]
         pass

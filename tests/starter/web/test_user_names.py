@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from config import ConfigError
-from starter.web.auth import parse_tokens
+from starter.web.identity.auth import parse_tokens
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -2,7 +2,7 @@
 who may sign in, what the provider says about itself, and whether a token it signed is good.
 
 The flow itself (`/auth/login`, `/auth/callback`, signing out there too) is pages/oidc_signin.py; the
-session it opens is the one a token sign-in opens (starter/web/auth.py), so owners, isolation,
+session it opens is the one a token sign-in opens (starter/web/identity/auth.py), so owners, isolation,
 sign-out and revocation are the same for both.
 
 - `OidcSettings.from_settings(cfg)`: the RESEARCH_OIDC_* settings, or None when the issuer is

@@ -22,7 +22,7 @@ from starter.client.session import Session
 from starter.exports.markup import without_sources_list
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend, Research
 from starter.web.pages.frame import PageError
-from starter.web.render import render_markdown, without_title
+from starter.web.presentation.render import render_markdown, without_title
 from workflows.models import ResearchResult, Stage
 from workflows.revising.messages import ReportVersion, RevisionOutcome
 from workflows.revising.sections import MARKER, sections

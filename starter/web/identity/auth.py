@@ -28,7 +28,7 @@ session id and a fingerprint of the user's token, with a key derived from RESEAR
 else from the configured tokens (without tokens: a random secret of this install, kept under
 RESEARCH_DATA_DIR), so any replica verifies it. A user whose token is removed or replaced is
 signed out at once (with or without a secret); signing out records the session id in the
-library's database (starter/web/sessions.py), so a copy of the cookie fails on every replica.
+library's database (starter/web/identity/sessions.py), so a copy of the cookie fails on every replica.
 Wrong tokens (sign-in form or Bearer) are counted per client: past the limit, 429 until the
 window passes; past the limit of all clients together, wrong tokens are 429 but a right one passes. `POST /signin` refuses a post another site made (`cross_site_signin`: login CSRF).
 The CSRF token is an HMAC of the session cookie (or of the user, without one).
@@ -57,8 +57,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from config import DEFAULT_USER, ConfigError, Settings, settings
-from starter.web.oidc import OidcSettings, Provider, Refused, provider_user, shown_user
-from starter.web.sessions import Attempts, Revocations, open_secret
+from starter.web.identity.oidc import OidcSettings, Provider, Refused, provider_user, shown_user
+from starter.web.identity.sessions import Attempts, Revocations, open_secret
 
 COOKIE = "research_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -99,7 +99,7 @@ class Access:
     revocations: Revocations | None = field(default=None, compare=False)
     #: Failed sign-ins and Bearer tokens, per client.
     attempts: Attempts = field(default_factory=Attempts, compare=False)
-    #: The OpenID Connect provider people sign in with (starter/web/oidc.py), if one is set.
+    #: The OpenID Connect provider people sign in with (starter/web/identity/oidc.py), if one is set.
     oidc: Provider | None = field(default=None, compare=False)
 
     @property

@@ -8,7 +8,7 @@ client left, and six at once made another user's library take 187 s. Now each is
   WEB_CHECKS in all (503 with Retry-After), refused at once rather than queued;
 - in size: cited sentences × sources at most MAX_PAIRS (422, starter/client/citations_check.py),
   and each source's page read through the crawler's caps, a few at a time, trimmed at once;
-- off the app's threads: in a child process (starter/web/check_child.py) at a lower priority,
+- off the app's threads: in a child process (starter/web/services/check_child.py) at a lower priority,
   its memory capped, so it shares neither the GIL nor the request threads;
 - in time: a child still working after CHECK_TIMEOUT_S is killed (503);
 - by the client: when the person who asked disconnects, the child is killed at once.
@@ -27,8 +27,8 @@ from starlette.requests import Request
 
 from config import Settings
 from starter.client.citations_check import CheckRequest, GivenSource
-from starter.web.children import ClientLeft, TooSlow, failure_line, run_child
 from starter.web.deps import ApiError
+from starter.web.services.children import ClientLeft, TooSlow, failure_line, run_child
 
 #: How long a check may take in all (reading its sources included), and how long a refused
 #: client is told to wait.
@@ -93,7 +93,7 @@ async def run_check(
 async def _in_child(request: Request, payload: bytes) -> Any:
     try:
         out, err, code = await run_child(
-            request, ["-m", "starter.web.check_child"], payload, CHECK_TIMEOUT_S
+            request, ["-m", "starter.web.services.check_child"], payload, CHECK_TIMEOUT_S
         )
     except ClientLeft:
         raise ApiError(499, "the check was cancelled: the client left") from None

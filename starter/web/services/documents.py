@@ -16,7 +16,7 @@ from config import Settings, as_the_worker_runs
 from starter.client.temporal import one_line
 from starter.web.deps import ApiError
 from starter.web.models import DocumentItem
-from starter.web.sources import model_words, sources_words
+from starter.web.services.sources import model_words, sources_words
 
 
 def _root(cfg: Settings) -> Path:

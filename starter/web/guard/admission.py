@@ -1,6 +1,6 @@
 """Who may send the web app a body, decided before a byte of it is read (issue 38, R1).
 
-A body is held in memory while it arrives (starter/web/shield.py caps its size), so 400
+A body is held in memory while it arrives (starter/web/guard/shield.py caps its size), so 400
 connections each sending a 5 MB upload with no token once took the web process from 165 MB to
 2.2 GB before any token was looked at. Here, from the headers alone:
 
@@ -14,7 +14,7 @@ connections each sending a 5 MB upload with no token once took the web process f
   503 with Retry-After; one user may have WEB_UPLOADS_PER_USER uploads arriving at once (429).
 
 The number of connections at once is uvicorn's `limit_concurrency` (WEB_MAX_CONNECTIONS:
-starter/web/slow_clients.py), so what a body may cost is bounded in all.
+starter/web/guard/slow_clients.py), so what a body may cost is bounded in all.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import Scope
 
-from starter.web import auth
+from starter.web.identity import auth
 
 UPLOAD_PATHS = ("/api/documents", "/documents")
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})

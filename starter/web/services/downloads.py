@@ -32,8 +32,8 @@ from temporalio.exceptions import ApplicationError
 
 from starter.exports import FORMATS, export
 from starter.exports.public import public_for, public_result
-from starter.web.children import ClientLeft, TooSlow, failure_line, run_child
 from starter.web.deps import ApiError, Backend, Research
+from starter.web.services.children import ClientLeft, TooSlow, failure_line, run_child
 from storage import store
 from workflows.models import ResearchResult
 

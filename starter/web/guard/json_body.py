@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from starter.web.shield import UPLOAD_PATHS
+from starter.web.guard.shield import UPLOAD_PATHS
 
 
 class JsonBody:

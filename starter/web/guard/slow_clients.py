@@ -6,7 +6,7 @@ sends its request line and headers slowly (a byte, or a header line, a second) i
 forever. `HeaderDeadline` (uvicorn's h11 protocol plus one timer) closes a connection whose request
 headers are not complete HEADER_TIMEOUT_S after the connection opened, or after the previous
 response was sent. Headers are also capped in size (MAX_HEADER_BYTES: h11 answers 400 beyond).
-A body that comes too slowly is the app's to refuse (starter/web/shield.py: 408). The connections
+A body that comes too slowly is the app's to refuse (starter/web/guard/shield.py: 408). The connections
 held at once are capped too (WEB_MAX_CONNECTIONS, uvicorn's `limit_concurrency`: 503 beyond).
 """
 

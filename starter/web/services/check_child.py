@@ -1,5 +1,5 @@
-"""`python -m starter.web.check_child`: one `POST /api/check` in a process of its own, so the web
-app (starter/web/checks.py) can bound it in time and memory and kill it when the client leaves.
+"""`python -m starter.web.services.check_child`: one `POST /api/check` in a process of its own, so the web
+app (starter/web/services/checks.py) can bound it in time and memory and kill it when the client leaves.
 
 Reads a pickle of `(request as JSON, Settings, owner, named sources)` on stdin (the app's own
 settings: its crawl rules and its model; an owner and the sources named on the Check citations

@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # starter/web: its templates/ folder
 templates = Jinja2Templates(
     env=Environment(
         loader=FileSystemLoader(HERE / "templates"),

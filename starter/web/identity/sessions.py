@@ -1,4 +1,4 @@
-"""What makes a session end and sign-in attempts slow down (used by starter/web/auth.py):
+"""What makes a session end and sign-in attempts slow down (used by starter/web/identity/auth.py):
 
 - `Revocations`: the sessions signed out before they expired, kept in the research library's
   database (table `web_revoked_sessions`, revision 0008 of its migrations), so every replica that shares the

@@ -6,7 +6,7 @@ responses pass untouched):
   answer is 413 with `Connection: close`, having kept at most the cap in memory. A body that comes
   too slowly (nothing for BODY_IDLE_S, or not complete within BODY_TOTAL_S) is a 408. The app then
   gets the body replayed from memory; what follows (a client leaving) comes from the connection.
-- **The token before the body** (starter/web/admission.py): an API write or an upload with no
+- **The token before the body** (starter/web/guard/admission.py): an API write or an upload with no
   valid token is answered 401 from its headers, its body never read; a signed-in user's upload
   holds its size from the bytes in flight while it lasts (503, or 429 per user, beyond).
 - **Own host names only when access control is off.** Without tokens anyone who reaches the port is
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from activities.corpus.uploads import UPLOAD_MAX_BYTES
-from starter.web.admission import UPLOAD_PATHS, Refusal, UploadsInFlight, who_sends
+from starter.web.guard.admission import UPLOAD_PATHS, Refusal, UploadsInFlight, who_sends
 
 #: A question is 5,000 characters at most, a plan review a few kilobytes.
 MAX_BODY_BYTES = 256 * 1024
