@@ -6,10 +6,12 @@ ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 COPY pyproject.toml README.md ./
 COPY workflows ./workflows
 COPY activities ./activities
+COPY storage ./storage
 # starter/ includes the web app's templates and static files (package data in pyproject.toml).
 COPY starter ./starter
 COPY telemetry ./telemetry
-COPY worker.py config.py ./
+COPY settings ./settings
+COPY worker.py ./
 EXPOSE 8000
 RUN pip install . && useradd --create-home research && mkdir -p /app/.data && chown research /app/.data
 USER research

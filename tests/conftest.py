@@ -27,7 +27,11 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from config import data_converter
+from settings import data_converter
+
+#: A developer's own Temporal profile (~/.config/temporalio/temporal.toml, perhaps a cloud
+#: namespace with an API key) never reaches the tests: they talk to the servers they start.
+os.environ["TEMPORAL_CONFIG_FILE"] = os.devnull
 from starter.cli.stack import dynamic_config_args
 from tests.support.corpus import rust_notes  # noqa: F401 - a fixture for every test
 from tests.support.shared import SHARED_DATA, SHARED_MISSING, mentions_shared
@@ -49,8 +53,8 @@ def _skip_group(reason: str) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     """A test run started in the background (`make test &` from a script, `nohup`) inherits an
     ignored SIGINT from the shell, and so would every CLI a test starts: the Ctrl-C tests, which
-    send the CLI a SIGINT as a person's Ctrl-C does, then saw it run on to the end (issue 31,
-    item 18: they failed on a busy machine and passed alone, i.e. in the foreground). The run
+    send the CLI a SIGINT as a person's Ctrl-C does, then saw it run on to the end (they
+    failed on a busy machine and passed alone, i.e. in the foreground). The run
     takes SIGINT as Python's default, so its children start with SIGINT at its default too."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -135,5 +139,6 @@ def subprocess_env(dev_address: str, tmp_path: Path) -> dict[str, str]:
         RESEARCH_INDEX_DIR=str(tmp_path / "index"),
         RESEARCH_DB_URL=f"sqlite:///{tmp_path / 'library.sqlite'}",
         PYTHONUNBUFFERED="1",
+        TEMPORAL_CONFIG_FILE=os.devnull,
     )
     return env

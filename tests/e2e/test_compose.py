@@ -104,7 +104,11 @@ def test_the_image_ships_the_web_app_and_its_files() -> None:
     import tomllib
 
     dockerfile = (REPO / "Dockerfile").read_text()
-    assert "COPY starter ./starter" in dockerfile and "config.py" in dockerfile
+    packages = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ]["find"]["include"]
+    for package in (p.rstrip("*") for p in packages):  # every package `pip install .` installs
+        assert f"COPY {package} ./{package}" in dockerfile, f"the image lacks {package}/"
     package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"
     ]
@@ -159,7 +163,7 @@ def _published(port: str | int | dict[str, object]) -> tuple[str, str]:
 
 
 def test_only_the_web_app_is_published_beyond_this_hosts_loopback() -> None:
-    """Issue 38 (R5): Temporal's frontend and Web UI have no authentication and show every
+    """Temporal's frontend and Web UI have no authentication and show every
     user's research; the compose file never publishes them on another interface."""
     services = yaml.safe_load(COMPOSE.read_text())["services"]
     for name, service in services.items():
@@ -173,7 +177,7 @@ def test_only_the_web_app_is_published_beyond_this_hosts_loopback() -> None:
 
 
 def test_the_web_app_and_the_workers_share_one_data_volume() -> None:
-    """Issue 38 (R15): uploads written by the web app are the ones the workers search."""
+    """Uploads written by the web app are the ones the workers search."""
     compose = yaml.safe_load(COMPOSE.read_text())
     web, worker = compose["services"]["web"], compose["services"]["worker"]
     data_dir = worker["environment"]["RESEARCH_DATA_DIR"]
@@ -189,7 +193,7 @@ def test_the_web_app_and_the_workers_share_one_data_volume() -> None:
 
 
 def test_the_workers_get_the_notification_settings() -> None:
-    """Issue 38 (R15): the workers deliver notifications, so they are the ones that need them."""
+    """The workers deliver notifications, so they are the ones that need them."""
     worker = yaml.safe_load(COMPOSE.read_text())["services"]["worker"]["environment"]
     for name in (
         "RESEARCH_WEBHOOKS",
