@@ -1,5 +1,6 @@
 """What crosses an activity boundary: one input and one output model per role, named
-`<Role>Input` / `<Role>Output` after the activity (see workflows/roles.py, the table of roles).
+`<Role>Input` / `<Role>Output` after the activity (see workflows/roles.py, the table of roles);
+those of a long report's pieces (outline, section, summary) are in workflows/report_models.py.
 
 Pure pydantic, safe inside the workflow sandbox; the research vocabulary they are made of
 (plans, steps, sources, claims) is in workflows/models.py.
@@ -12,7 +13,6 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
-from workflows.loop.clarified import meant_question
 from workflows.models import (
     PAGE_TEXT_LIMIT,
     CheckedBy,
@@ -33,6 +33,7 @@ from workflows.models import (
     Sources,
     VerificationSummary,
 )
+from workflows.text.clarified import meant_question
 
 
 class Usage(BaseModel):
@@ -74,12 +75,12 @@ class AboutQuestion(BaseModel):
     follows_up: str = ""
     #: The user's answers to clarification questions, in order.
     clarifications: list[str] = Field(default_factory=list)
-    #: The language the reader gets text in (a code: "en", "de", ...; see workflows/loop/language.py).
+    #: The language the reader gets text in (a code: "en", "de", ...; see workflows/text/language.py).
     language: str = "en"
 
     def meant(self) -> str:
         """The question as the person meant it: rewritten with the clarification answers
-        ("Tell me more about it" + "asyncio task cancellation"; see workflows/loop/clarified.py)."""
+        ("Tell me more about it" + "asyncio task cancellation"; see workflows/text/clarified.py)."""
         return meant_question(self.query, self.clarifications)
 
     def topic_text(self, follow_up: bool = True) -> str:
@@ -210,9 +211,9 @@ class SynthesizeInput(AboutQuestion):
     notes: list[str] = Field(default_factory=list)
     #: The evidence pool: what the cited sources say, the ground the report must stand on.
     evidence: list[Evidence] = Field(default_factory=list)
-    #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
+    #: What was read of those sources (workflows/accounting/parts.Material.read): not shown to the writer;
     #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
-    #: of a paragraph that was read is not taken for an invention (issue 36).
+    #: of a paragraph that was read is not taken for an invention.
     read: list[Evidence] = Field(default_factory=list, json_schema_extra={"shown": False})
     #: A rewrite: the critic's (or a reviewer's) objections to the previous report, to answer.
     feedback: list[str] = Field(default_factory=list)
@@ -224,80 +225,6 @@ class SynthesizeOutput(LLMOutput):
     markdown: str
     claims: list[Claim] = Field(default_factory=list)
     engine: str = ""
-
-
-class ReportSection(BaseModel):
-    """One section of a long report, as the outline plans it."""
-
-    heading: str
-    #: What the section must cover, in a sentence.
-    brief: str = ""
-    #: The plan's steps (0-based) whose findings the section draws on.
-    step_indexes: list[int] = Field(default_factory=list)
-
-
-class OutlineInput(AboutQuestion):
-    plan: Plan
-    sources: list[Source]
-    notes: list[str] = Field(default_factory=list)
-    feedback: list[str] = Field(default_factory=list)
-    #: The report's length target in words (by depth, see workflows/checks/reporting.py).
-    target_words: int = 1200
-
-
-class OutlineOutput(LLMOutput):
-    title: str
-    #: Text shown under the title: what the question follows up, how it was clarified.
-    lead: str = ""
-    sections: list[ReportSection] = Field(default_factory=list)
-    #: A closing line the engine adds to every report it writes (the offline engine's disclaimer).
-    footer: str = ""
-    engine: str = ""
-
-
-class SectionInput(AboutQuestion):
-    title: str
-    section: ReportSection
-    #: The steps this section draws on, with their observations.
-    steps: list[PlanStep]
-    #: Only the evidence and sources those steps cite: citations keep their global ids.
-    evidence: list[Evidence] = Field(default_factory=list)
-    #: What was read of those sources (workflows/parts.Material.read): not shown to the writer;
-    #: the guard on what a model writes checks its sentences against it, so a faithful paraphrase
-    #: of a paragraph that was read is not taken for an invention (issue 36).
-    read: list[Evidence] = Field(default_factory=list, json_schema_extra={"shown": False})
-    sources: list[Source] = Field(default_factory=list)
-    #: The other sections' headings, so this one does not repeat them.
-    other_headings: list[str] = Field(default_factory=list)
-    #: Observations of the steps of earlier sections (findings already told there).
-    told_before: list[str] = Field(default_factory=list)
-    feedback: list[str] = Field(default_factory=list)
-    target_words: int = 300
-    #: A person's revision of one finished section (workflows/revising/): the section as it
-    #: stands, which the rewrite keeps where the feedback asks nothing else. Empty while a research
-    #: writes its report (and then not sent at all). A model reads it from `feedback`.
-    current: str = Field(default="", exclude_if=lambda v: not v, json_schema_extra={"shown": False})
-
-
-class SectionOutput(LLMOutput):
-    #: The section's body in markdown, without its heading.
-    markdown: str
-    claims: list[Claim] = Field(default_factory=list)
-
-
-class SummaryInput(AboutQuestion):
-    title: str
-    sections: list[ReportSection]
-    #: Every completed step, with its observation: the summary is written beside the sections.
-    steps: list[PlanStep]
-    sources: list[Source] = Field(default_factory=list)
-    feedback: list[str] = Field(default_factory=list)
-    target_words: int = 150
-
-
-class SummaryOutput(LLMOutput):
-    markdown: str
-    claims: list[Claim] = Field(default_factory=list)
 
 
 class SearchInput(BaseModel):

@@ -4,10 +4,10 @@ Everything that crosses a Temporal boundary (workflow input and result, activity
 outputs, the `status` query) is one of these pydantic models, so the pydantic data converter can
 check shapes on both sides. The module is pure: no I/O, safe to import inside the workflow sandbox.
 
-Three parts: the request and its choices (`workflows/request.py`), the research record
-(`workflows/record.py`), and here the two views of a research the outside world reads, the
-`status` query's answer and the result. Every name of the first two is re-exported here, so
-`from workflows.models import X` works for all of them.
+Four parts: the request and its choices (`workflows/request.py`), the research record
+(`workflows/record.py`), what it spent (`workflows/spending.py`), and here the two views of a
+research the outside world reads, the `status` query's answer and the result. Every name of the
+first three is re-exported here, so `from workflows.models import X` works for all of them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from workflows.record import (  # noqa: F401 (re-exported)
     PAGE_TEXT_LIMIT,
     ROUTING_HISTORY,
     SNIPPET_LIMIT,
-    Budget,
-    BudgetKind,
     Calibration,
     CheckedBy,
     Claim,
@@ -52,10 +50,8 @@ from workflows.record import (  # noqa: F401 (re-exported)
     RoutingLayer,
     Source,
     Stage,
-    Stats,
     StepOrigin,
     StepStatus,
-    TokenCount,
     Verdict,
     VerificationSummary,
 )
@@ -68,6 +64,7 @@ from workflows.request import (  # noqa: F401 (re-exported)
     QUERY_MAX_CHARS,
     QUERY_MIN_CHARS,
     STEP_LIMITS,
+    TARGET_WORDS,
     Depth,
     Message,
     QueryMode,
@@ -76,7 +73,8 @@ from workflows.request import (  # noqa: F401 (re-exported)
     Sources,
     Speaker,
 )
-from workflows.standing.changes import Changes
+from workflows.spending import Budget, BudgetKind, Stats, TokenCount  # noqa: F401 (re-exported)
+from workflows.standing_messages import Changes
 
 
 class ResearchStatus(BaseModel):

@@ -8,7 +8,7 @@ tests/workflow/histories replay by them.
 ## Before v0.1.0: every gate folded on 2026-11-27
 
 The product had not been released: no research outside the developers' machines ran code from
-before v0.1.0. So on 2026-11-27 every gate was folded (issue 37): only the new path of each is
+before v0.1.0. So on 2026-11-27 every gate was folded: only the new path of each is
 left, the old paths and the code only they used are gone, and the stored histories were recorded
 again from real runs of the folded code (tests/workflow/histories/record.py). A research started
 on v0.1.0 records no patch marker. The ids below are retired: never use them again. Each with the
@@ -16,35 +16,35 @@ date and commit that added it and what it gated:
 
 - `claim-verification` (2026-11-23, 3facaee): every cited sentence checked against its evidence.
 - `research-library` (2026-11-23, 3facaee): the research saved to the library when it ends.
-- `refining-loop` (2026-11-23, 2693ab1, issue 11): the critic's refining loop and report review.
+- `refining-loop` (2026-11-23, 2693ab1): the critic's refining loop and report review.
 - `loop-back-relevance` (2026-11-23, 42ba156): a loop-back request judged for relevance first.
-- `sectioned-report` (2026-11-23, 0f63d58, issue 12): medium and extended reports by sections.
-- `queries-with-plan` (2026-11-23, deb59c4, issue 13): the planner and coordinator write queries.
-- `concurrent-steps` (2026-11-23, deb59c4, issue 13): independent steps researched at once.
-- `refine-through-loop` (2026-11-24, 799a589, issue 20): "research what is missing" through the
+- `sectioned-report` (2026-11-23, 0f63d58): medium and extended reports by sections.
+- `queries-with-plan` (2026-11-23, deb59c4): the planner and coordinator write queries.
+- `concurrent-steps` (2026-11-23, deb59c4): independent steps researched at once.
+- `refine-through-loop` (2026-11-24, 799a589): "research what is missing" through the
   wave loop instead of a serial loop of its own.
-- `reviews-when-asked` (2026-11-24, 42bd4df, issue 23): an `auto` report review only when
+- `reviews-when-asked` (2026-11-24, 42bd4df): an `auto` report review only when
   attended, no plan review for each ADJUST re-plan, a revision says so in its closing lines.
-- `budget-from-served` (2026-11-24, 90ccf02, issue 23): calls admitted at what their role's calls
+- `budget-from-served` (2026-11-24, 90ccf02): calls admitted at what their role's calls
   cost so far (not at `max_tokens`), a smaller reserve before the first step, waves cut to budget.
-- `local-activities` (2026-11-24, ab7e676, issue 24): corpus searches and reads as local
+- `local-activities` (2026-11-24, ab7e676): corpus searches and reads as local
   activities.
-- `classify-while-routing` (2026-11-24, ab7e676, issue 24): the coordinator classifies alongside
+- `classify-while-routing` (2026-11-24, ab7e676): the coordinator classifies alongside
   the first routing call.
-- `follow-up-nouns` (2026-11-24, 60cc14e, issue 23): "the second one", "the last idea", "idea 2"
+- `follow-up-nouns` (2026-11-24, 60cc14e): "the second one", "the last idea", "idea 2"
   name a point of the previous answer.
-- `all-of-2026-11-24` (2026-11-24, d53ee0a, issue 24): one marker for the ids of 2026-11-24 (the
+- `all-of-2026-11-24` (2026-11-24, d53ee0a): one marker for the ids of 2026-11-24 (the
   `applied()` helper answered them by it).
-- `model-answers` (2026-11-26, 7154214, issue 28): a research its model never answered fails.
-- `budget-fits-a-step` (2026-11-26, 96aaf09, issue 31): a step that would not fit the budget
-  observes its passages cut to what fits (workflows/loop/step_budget.py).
-- `report-review-rounds` (2026-11-26, 7be4c8b, issue 31): a revised report goes back to the
+- `model-answers` (2026-11-26, 7154214): a research its model never answered fails.
+- `budget-fits-a-step` (2026-11-26, 96aaf09): a step that would not fit the budget
+  observes its passages cut to what fits (workflows/accounting/step_budget.py).
+- `report-review-rounds` (2026-11-26, 7be4c8b): a revised report goes back to the
   person for another round, at most `reviews.MAX_REVIEW_ROUNDS`.
-- `standing-and-notices` (2026-11-26, 00ab8d1, issue 32): notifications, and a standing research's
+- `standing-and-notices` (2026-11-26, 00ab8d1): notifications, and a standing research's
   comparison with its previous run.
-- `measured-citations` (2026-11-27, 13f0e8c, issue 36): cited sentences checked against what was
+- `measured-citations` (2026-11-27, 13f0e8c): cited sentences checked against what was
   read, deterministically, a model's judge only after passing its canaries.
-- `findings-matched` (2026-11-27, d9fe88b, issue 36): standing runs compared by what findings rest
+- `findings-matched` (2026-11-27, d9fe88b): standing runs compared by what findings rest
   on and say, not by wording.
 
 ## From v0.1.0 on: each patch through samples-python's `patching/` cycle
@@ -92,40 +92,40 @@ RETIRED = frozenset(
         "findings-matched",
     }
 )
-#: patched 2026-11-27 (issue 39, item 6): under a token or cost budget, prompts are estimated from
+#: patched 2026-11-27: under a token or cost budget, prompts are estimated from
 #: what the model is shown (not what was read, kept for the guard), the report's reserve counts
 #: the background only without a plan, and the first step's observation leaves room for the
-#: one-call report over what it adds, or is bought alone (workflows/loop/step_budget.py). Asked once, when a research
+#: one-call report over what it adds, or is bought alone (workflows/accounting/step_budget.py). Asked once, when a research
 #: with a budget begins; researches without one record no marker.
 REPORT_AS_AFFORDED = "report-as-afforded"
 
-#: patched 2026-11-27 (issue 39): a research cancelled with a report announces research.cancelled
+#: patched 2026-11-27: a research cancelled with a report announces research.cancelled
 #: (before, a cancelled research sent no notice at all).
 CANCELLED_NOTICE = "cancelled-notice"
 
-#: patched 2026-12-02 (issue 48, item 1): an ADJUST re-plan keeps the pending steps a person
+#: patched 2026-12-02: an ADJUST re-plan keeps the pending steps a person
 #: approved (in their order, under their titles) and adds its own after them (before, it replaced
-#: them). Asked only at an ADJUST with approved steps still to run (workflows/steering/approved.py).
+#: them). Asked only at an ADJUST with approved steps still to run (workflows/loop/approved.py).
 APPROVED_STEPS_KEPT = "approved-steps-kept"
 
-#: patched 2026-12-02 (issue 49): a standing research's scheduled run first counts its owner's
+#: patched 2026-12-02: a standing research's scheduled run first counts its owner's
 #: running research (the `owner_running` activity) and is skipped at RESEARCH_RUNNING_PER_USER
 #: (workflows/standing/admission.py). Asked only by runs of a standing research.
 SCHEDULED_RUNS_COUNTED = "scheduled-runs-counted"
 
-#: patched 2026-12-02 (issue 48, item 2): a report with a cited sentence about another subject
+#: patched 2026-12-02: a report with a cited sentence about another subject
 #: than its section asks is not accepted, whatever the critic said (workflows/checks/checking.py).
 #: Asked only when the critic accepted such a report.
 SECTIONS_ON_SUBJECT = "sections-on-subject"
 
-#: patched 2026-12-02 (issue 47, item 1): a trusted judge's word is final: it is asked about every
+#: patched 2026-12-02: a trusted judge's word is final: it is asked about every
 #: cited claim with evidence but a verbatim quote (before, only about those the word check could
 #: not settle for certain), so a sentence the word check calls unsupported (a negation, a number,
-#: a name) is put to it before it is rewritten or taken out (workflows/checks/judging.py). Asked
+#: a name) is put to it before it is rewritten or taken out (workflows/kit/judging.py). Asked
 #: only when a model's judge checks the report.
 JUDGE_HAS_LAST_WORD = "judge-has-last-word"
 
-#: patched 2026-12-02 (issue 48, item 7): a person who asked to review the plan gets a plan to
+#: patched 2026-12-02: a person who asked to review the plan gets a plan to
 #: review even when the coordinator finds the question simple (before, it was answered directly,
 #: with no plan and no review). Asked only then (workflows/loop/planning.py `coordinate`).
 REVIEWED_PLAN_NOT_SKIPPED = "reviewed-plan-not-skipped"

@@ -1,8 +1,9 @@
 """The research record: what a research decides and finds, as its status and result show it.
 
 Stages, plans and their steps, reflections, sources, evidence, claims, the critic's verdict,
-reviews, refinements and budgets: the pieces of `ResearchStatus` and `ResearchResult`
-(workflows/models.py, which re-exports them all), and of the workflow's own state. Pure: no I/O.
+reviews and refinements: the pieces of `ResearchStatus` and `ResearchResult` (workflows/models.py,
+which re-exports them all), and of the workflow's own state. What the research spent against its
+budgets is apart (workflows/spending.py). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ ANSWER_MAX_CHARS = 5000
 
 
 class Stage(str, Enum):
-    """Where a research is in the orchestrator's state machine (see workflows/stages.py)."""
+    """Where a research is in the orchestrator's state machine (see workflows/accounting/stages.py)."""
 
     ROUTING = "routing"
     CLARIFYING = "clarifying"
@@ -196,7 +197,7 @@ class PaperRead(str, Enum):
 class Paper(BaseModel):
     """A scholarly work as the indexes describe it (OpenAlex, arXiv, Crossref, ...): what a
     reference manager needs to cite it and what the research needs to read it. Every field may be
-    empty: indexes disagree on what they know, and merging keeps the richest (workflows/papers.py)."""
+    empty: indexes disagree on what they know, and merging keeps the richest (workflows/kit/papers.py)."""
 
     #: Bare and lower-case (`10.1234/abc`), never a resolver URL.
     doi: str = Field(default="", exclude_if=_empty)
@@ -290,7 +291,7 @@ class Clarification(BaseModel):
 
 
 class Evidence(BaseModel):
-    """A paragraph of a source that backs a step's observation (see workflows/loop/evidence.py)."""
+    """A paragraph of a source that backs a step's observation (see workflows/kit/evidence.py)."""
 
     source_id: int
     #: The paragraph's position in the passage read for the step.
@@ -328,7 +329,7 @@ class Calibration(BaseModel):
     """How a model's judge did on canaries made from the evidence at hand (a sentence quoted word
     for word, and the same sentence with a number, a name or a negation changed), before any of its
     verdicts counted. A judge that calls a changed sentence supported is not trusted: the
-    deterministic verdicts stand (workflows/checks/judging.py)."""
+    deterministic verdicts stand (workflows/kit/judging.py)."""
 
     trusted: bool
     canaries: int = 0
@@ -352,7 +353,7 @@ class VerificationSummary(BaseModel):
     removed: int = 0
     #: supported / claims, 0 when there are no claims.
     share_supported: float = 0.0
-    #: Cited sentences about another subject than their section asks (issue 48): counted here,
+    #: Cited sentences about another subject than their section asks: counted here,
     #: not among the supported, however well their words match their sources.
     off_subject: int = 0
     #: Each as "SECTION: SUBJECT" ("How long is a Martian year: Venus"), for the critic and the note.
@@ -402,61 +403,6 @@ class LoopBack(BaseModel):
     query: str
     accepted: bool
     reason: str
-
-
-class TokenCount(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class Stats(BaseModel):
-    """What the research cost. LLM figures are what the endpoint served: `llm_calls` counts every
-    completion returned (a reply that failed validation and was asked again counts twice), and
-    `llm_retries` counts the activity attempts after the first, whatever their outcome."""
-
-    llm_calls: int = 0
-    llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
-    llm_retries: int = 0
-    llm_retries_by_role: dict[str, int] = Field(default_factory=dict)
-    tokens_by_role: dict[str, TokenCount] = Field(default_factory=dict)
-    searches: int = 0
-    pages_fetched: int = 0
-    duration_s: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    #: What the LLM calls cost in USD (prices: LLM_PRICES or the built-in table); None when a
-    #: model in use has no known price. The offline engine costs 0.
-    cost_usd: float | None = 0.0
-    #: LLM role calls the engine answered, and per role the calls the model left unanswered
-    #: (the endpoint failed, or never gave a usable reply, over all retries): their fallback was
-    #: used. `workflows/loop/model_use.py` tells a research its model never answered from one where
-    #: some roles fell back.
-    llm_answered: int = 0
-    llm_unanswered_by_role: dict[str, int] = Field(default_factory=dict)
-    #: Of the answered calls: replies read only once repaired (nearly JSON), and replies that
-    #: came when the model was asked again with the reason its first could not be read.
-    llm_repaired: int = 0
-    llm_reasked: int = 0
-    #: The model's judge on its canaries, when a model judged the claims (None: no model judged).
-    judge_calibration: Calibration | None = None
-
-
-class BudgetKind(str, Enum):
-    TOKENS = "tokens"
-    COST = "cost"
-    TIME = "time"
-
-
-class Budget(BaseModel):
-    """The research's budgets and what was spent against them; `exhausted` names the budget
-    that stopped the research early (its report is then partial and says so)."""
-
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    time_budget_s: float | None = None
-    spent_tokens: int = 0
-    spent_cost_usd: float | None = 0.0
-    exhausted: BudgetKind | None = None
 
 
 class Passage(BaseModel):

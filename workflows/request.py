@@ -52,6 +52,14 @@ STEP_LIMITS: dict[Depth, tuple[int, int]] = {
     Depth.MEDIUM: (3, 6),
     Depth.EXTENDED: (5, 10),
 }
+#: Report length targets in words, by depth: a light report answers, a medium one explains each
+#: facet, an extended one goes into depth on each.
+TARGET_WORDS: dict[Depth, int] = {
+    Depth.LIGHT: 500,
+    Depth.MEDIUM: 1200,
+    Depth.EXTENDED: 2500,
+    Depth.AUTO: 1200,
+}
 
 
 class QueryMode(str, Enum):
@@ -170,7 +178,7 @@ class ResearchRequest(BaseModel):
     #: The report's language: "auto" (the question's) or an ISO 639 code such as "de", "vi" or "pt-BR".
     language: str = Field(default="auto", pattern=r"^(auto|[a-z]{2,3}(-[A-Za-z]{2,4})?)$")
     #: The standing research this research is a run of (set by its schedule, never by a person's
-    #: flag): its report then says what changed since the previous run (workflows/standing/changes/changes.py).
+    #: flag): its report then says what changed since the previous run (workflows/standing/changes.py).
     standing_id: str | None = Field(default=None, max_length=200)
     #: Where the research searches (`Sources`); `configured` searches as before this field existed,
     #: and its searches' inputs are the same bytes as then (`SearchInput`).

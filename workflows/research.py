@@ -5,10 +5,11 @@ for each step: research, then reflect (CONTINUE / ADJUST / COMPLETE) → synthes
 Every LLM call, search and page read is an activity; the workflow only decides. A crashed worker,
 a restarted server or a user who answers the clarification question two days later loses nothing.
 
-Where to read on: `stages.py` (the transition table), `state.py` and `parts.py` (everything the
-research keeps, in parts), `roles.py` (every activity, its timeout, retry and fallback), `calls.py`
-(the failure policy), and one module per stage group: `conversation`, `planning`, `researching`,
-`reflection`, `reporting`, `checking`.
+Where to read on (the floors are in workflows/__init__.py): `workflows/accounting/stages.py` (the
+transition table), `workflows/accounting/state.py` and `workflows/accounting/parts.py` (everything
+the research keeps, in parts), `workflows/roles.py` (every activity, its timeout, retry and
+fallback), `workflows/accounting/calls.py` (the failure policy), and one module per stage group:
+`conversation`, `planning`, `researching`, `reflection`, `reporting`, `checking`.
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ from temporalio.exceptions import CancelledError as TemporalCancelledError
 from temporalio.exceptions import FailureError
 
 from workflows import patches
+from workflows.accounting import budget, model_use
+from workflows.accounting.stages import RESEARCH_STAGES, begin, enter
+from workflows.accounting.state import ResearchState
+from workflows.accounting.timekeeping import ResearchClock, time_budget
 from workflows.activity_models import CoordinateOutput
 from workflows.checks.checking import check
 from workflows.checks.reporting import finished, save, synthesize
 from workflows.events import Event
-from workflows.loop import budget, intake, language, model_use
+from workflows.loop import approved, intake
 from workflows.loop.conversation import answer_problem, converse
 from workflows.loop.planning import (
     classifies,
@@ -38,7 +43,6 @@ from workflows.loop.planning import (
 )
 from workflows.loop.reflection import reflect
 from workflows.loop.researching import handle_loop_back, research_wave
-from workflows.loop.timekeeping import ResearchClock, time_budget
 from workflows.models import (
     Claim,
     Message,
@@ -52,11 +56,9 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
-from workflows.stages import RESEARCH_STAGES, begin, enter
 from workflows.standing import admission, notices
-from workflows.standing.notify import NoticeKind
-from workflows.state import ResearchState
-from workflows.steering import approved, refining
+from workflows.standing_messages import NoticeKind
+from workflows.steering import refining
 from workflows.steering.reviews import (
     plan_review_wanted,
     report_review_wanted,
@@ -64,7 +66,7 @@ from workflows.steering.reviews import (
     review_problem,
     review_report,
 )
-from workflows.text import without_controls
+from workflows.text import language, without_controls
 
 #: Independent steps researched at the same time, at most (pages read at once: 3 per step).
 MAX_STEPS_AT_ONCE = 4

@@ -25,7 +25,7 @@ class ReviseSectionInput(BaseModel):
     #: The stored run the version belongs to (the library keys research by workflow and run id).
     run_id: str
     owner: str
-    #: The section's number, from 1 (workflows/revising/sections.py says which headings count).
+    #: The section's number, from 1 (workflows/kit/sections.py says which headings count).
     section: int
     feedback: str
     #: The version the revision starts from (1: the report as the research wrote it).

@@ -1,4 +1,4 @@
-"""The deterministic verifier on the changes that fooled word overlap (issue 36): a claim that keeps
+"""The deterministic verifier on the changes that fooled word overlap: a claim that keeps
 almost every word of its source sentence and changes the one that matters is never supported.
 
 The examples are our own, on documentation of the same kind as the labelled set (a standard
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.checks.alignment import read, verdict
-from workflows.checks.claim_parts import units
+from workflows.text.alignment import read, verdict
+from workflows.text.claim_parts import units
 
 LOCK_DOCS = [
     "A primitive lock is in one of two states, locked or unlocked. It is created in the unlocked "
@@ -130,7 +130,7 @@ def test_a_comment_continued_on_the_next_line_is_one_unit_with_its_code() -> Non
     assert reading.best is not None and "acquire" in reading.best.text
 
 
-# --- issue 47 item 2 and issue 48 item 4: what the word check used to miss ----------------------
+# --- what the word check used to miss ----------------------
 
 BOOL_DOCS = [
     "The expression x or y first evaluates x; if x is true, its value is returned; otherwise, y "

@@ -1,4 +1,4 @@
-"""A person's plan is the plan (issue 48): the steps a person approved or wrote in a plan review
+"""A person's plan is the plan: the steps a person approved or wrote in a plan review
 all run, whatever the reflector says; an ADJUST may only add steps after them (or, with
 `review_replans`, propose the change as a review), and a step that could not run is in the notes."""
 

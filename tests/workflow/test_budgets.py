@@ -1,5 +1,5 @@
 """Budgets, language and long reports in sections, through the real workflow on the time-skipping
-server with scripted activities whose usage is scripted too (workflows/loop/budget.py, language.py,
+server with scripted activities whose usage is scripted too (workflows/accounting/budget.py, language.py,
 reporting.py)."""
 
 from __future__ import annotations
@@ -15,19 +15,14 @@ from temporalio.worker import Worker
 from tests.support.doubles import DEFAULTS, Script
 from tests.workflow.test_events import run_watched
 from tests.workflow.test_workflow import run_research
-from workflows import calls
+from workflows.accounting import budget, calls
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import (
     CoordinateOutput,
-    OutlineInput,
-    OutlineOutput,
     ReadPageOutput,
-    ReportSection,
-    SectionInput,
-    SectionOutput,
     Usage,
 )
 from workflows.events import EventKind
-from workflows.loop import budget, language
 from workflows.models import (
     Budget,
     BudgetKind,
@@ -37,9 +32,16 @@ from workflows.models import (
     Stage,
     StepStatus,
 )
+from workflows.report_models import (
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+)
 from workflows.research import DeepResearchWorkflow
 from workflows.roles import LLM_ROLES, PLAN, REFLECT
-from workflows.state import ResearchState
+from workflows.text import language
 
 QUESTION = "How does Rust's borrow checker prevent data races?"
 #: What every scripted LLM call reports: 3,000 prompt tokens, 400 completion tokens (a call of a
@@ -187,8 +189,8 @@ def test_under_a_tight_budget_independent_steps_go_one_wave_at_a_time_not_cancel
 
 @pytest.mark.usefixtures("no_events")
 def test_a_step_too_dear_over_all_its_pages_reads_them_in_part_and_is_admitted() -> None:
+    from workflows.accounting import step_budget
     from workflows.activity_models import ObserveInput
-    from workflows.loop import step_budget
     from workflows.models import Passage, Plan, PlanStep
     from workflows.roles import OBSERVE
 

@@ -1,4 +1,4 @@
-"""The question as the person meant it (workflows/loop/clarified.py): what a plan, the searches and the
+"""The question as the person meant it (workflows/text/clarified.py): what a plan, the searches and the
 report's title say once a vague question was answered."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from workflows.activity_models import AboutQuestion
-from workflows.loop.clarified import meant_question
+from workflows.text.clarified import meant_question
 
 MEANT = [
     # question, the answer to the clarification question, the question as meant

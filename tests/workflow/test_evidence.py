@@ -1,8 +1,8 @@
-"""The evidence pool kept after each step (workflows/loop/evidence.py)."""
+"""The evidence pool kept after each step (workflows/kit/evidence.py)."""
 
 from __future__ import annotations
 
-from workflows.loop.evidence import EVIDENCE_CHARS, merge, supporting_evidence
+from workflows.kit.evidence import EVIDENCE_CHARS, merge, supporting_evidence
 from workflows.models import Passage
 
 AQUEDUCTS = Passage(

@@ -1,4 +1,4 @@
-"""The figures docs/citations.md publishes about citations are the ones measured (issue 36).
+"""The figures docs/citations.md publishes about citations are the ones measured.
 
 The labelled development set lives in ../shared/attribution (never copied here): without it the
 tests that need it skip with one line. The last test needs nothing from outside.
@@ -16,7 +16,7 @@ from tests.support.shared import REPO
 from tests.workflow.test_verified_report import PAGE, QUESTION, aqueduct_script
 from tests.workflow.test_workflow import run_research
 from workflows.activity_models import SynthesizeOutput
-from workflows.checks.citations import cited_ids
+from workflows.kit.citations import cited_ids
 
 needs_set = pytest.mark.skipif(
     not faithfulness.ATTRIBUTION.exists(),

@@ -1,4 +1,4 @@
-"""What a follow-up refers to (workflows/loop/followup.py) and the conversation it is given (starter)."""
+"""What a follow-up refers to (workflows/kit/followup.py) and the conversation it is given (starter)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.activities.test_library import rich_result
 from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research
 from workflows.activity_models import SynthesizeInput
-from workflows.loop.followup import context, referent
+from workflows.kit.followup import context, referent
 from workflows.models import (
     Clarification,
     Depth,
@@ -115,7 +115,7 @@ def test_the_earlier_research_becomes_the_last_ten_messages_with_its_report_last
     assert [m.content for m in messages[-3:-1]] == ["Q5?", "A5"]
 
 
-# --- "the second point": researched by what the point is about (issue 23) ---------------------------
+# --- "the second point": researched by what the point is about ---------------------------
 
 DEMO_REPORT = """# How do asyncio tasks run coroutines concurrently?
 

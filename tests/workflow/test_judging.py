@@ -1,4 +1,4 @@
-"""A model's judge is trusted only once it passes canaries made from the evidence at hand (issue 36).
+"""A model's judge is trusted only once it passes canaries made from the evidence at hand.
 
 The judges here are plain functions standing where the model's activity (or `check`'s engine
 call) stands: what they answer is what a careful model, an uncritical one and a contrary one would.
@@ -12,7 +12,7 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.checks import judging
+from workflows.kit import judging
 from workflows.record import CheckedBy, Claim, Evidence, Source, Verdict
 
 EVIDENCE = [
@@ -95,7 +95,6 @@ async def test_a_careful_judge_passes_its_canaries_and_decides_what_words_cannot
     assert calibration.passed == calibration.canaries >= 3
     # the paraphrase, which the deterministic verifier calls partial at most, is the judge's call
     assert (claims[0].verdict, claims[0].checked_by) == (Verdict.SUPPORTED, CheckedBy.JUDGE)
-    # issue 47: a trusted judge's word is final, so even a citation of something else is put to
     # it before it sinks the sentence; its verdict says who decided and what the words found
     assert (claims[2].verdict, claims[2].checked_by) == (Verdict.UNSUPPORTED, CheckedBy.JUDGE)
     assert "the word check found it unsupported" in claims[2].reason
@@ -118,7 +117,7 @@ async def test_before_the_patch_the_judge_never_saw_what_words_settled() -> None
 
 
 async def test_a_trusted_judge_overrules_the_word_check_but_not_a_quote() -> None:
-    """Issue 47: the judge's supported stands over a lexical unsupported (a paraphrase with a
+    """The judge's supported stands over a lexical unsupported (a paraphrase with a
     negation of its own), its unsupported over a lexical partial; a verbatim quote stays
     supported whatever it says."""
     evidence = [

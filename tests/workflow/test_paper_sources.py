@@ -11,11 +11,11 @@ import pytest
 
 from starter.client.citations_check import listed_sources
 from workflows import events
+from workflows.accounting.parts import Material
 from workflows.checks import retractions
-from workflows.checks.citations import origin, reference
 from workflows.events import EventLog
+from workflows.kit.citations import origin, reference
 from workflows.models import Claim, Critique, Paper, Source, Verdict
-from workflows.parts import Material
 
 PUBLISHED = Paper(
     doi="10.5555/ttp.2021.42",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.checks.redaction import redact
+from workflows.text.redaction import redact
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from temporalio.worker import (
     WorkflowInterceptorClassInput,
 )
 
-from config import data_converter
+from settings import data_converter
 from workflows.research import DeepResearchWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))

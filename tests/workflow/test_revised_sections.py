@@ -1,10 +1,10 @@
 """Which headings of a report are its numbered sections, where each ends, and that replacing one
-leaves every other byte (workflows/revising/sections.py: what `revise ID --section N` counts)."""
+leaves every other byte (workflows/kit/sections.py: what `revise ID --section N` counts)."""
 
 from __future__ import annotations
 
+from workflows.kit.sections import marker_line, replaced, sections
 from workflows.models import VerificationSummary
-from workflows.revising.sections import marker_line, replaced, sections
 
 REPORT = """# How do tides work?
 

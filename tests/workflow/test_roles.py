@@ -15,9 +15,10 @@ from activities.offline_engine import OfflineEngine
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.replies import REPLIES
 from activities.prompts.loader import PROMPTS_DIR, load_prompt
-from config import LLM_CALL_LIMIT_MAX_S, Settings
+from settings.llm import LLM_CALL_LIMIT_MAX_S, LLMSettings
 from tests.support.doubles import DEFAULTS, Script
 from workflows import roles
+from workflows.activity_role import LLM_CALL_LIMIT_MAX, AnyRole
 from workflows.roles import LLM_ROLES, PROMPTS, ROLES, markdown_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +37,7 @@ def test_names_are_unique_and_every_role_says_what_happens_when_its_retries_are_
 
 
 @pytest.mark.parametrize("role", LLM_ROLES, ids=lambda r: r.name)
-def test_every_llm_role_has_its_prompt_files(role: roles.Role) -> None:
+def test_every_llm_role_has_its_prompt_files(role: AnyRole) -> None:
     for prompt in role.asks:
         assert (PROMPTS_DIR / f"{prompt.file}.md").is_file(), (
             f"{role.name}: add activities/prompts/{prompt.file}.md"
@@ -104,8 +105,8 @@ def test_the_docs_show_the_table_the_rows_draw() -> None:
 
 def test_an_llm_activity_may_take_the_longest_call_a_deployment_may_allow() -> None:
     """The workflow cannot read LLM_CALL_LIMIT_S: every LLM role's start-to-close timeout is
-    above the most it may be (config.py), so the engine's own limits end a call first."""
-    assert roles.LLM_CALL_LIMIT_MAX.total_seconds() == LLM_CALL_LIMIT_MAX_S
-    assert Settings.model_fields["llm_call_limit_s"].metadata[-1].le == LLM_CALL_LIMIT_MAX_S
+    above the most it may be (settings/llm.py), so the engine's own limits end a call first."""
+    assert LLM_CALL_LIMIT_MAX.total_seconds() == LLM_CALL_LIMIT_MAX_S
+    assert LLMSettings.model_fields["call_limit_s"].metadata[-1].le == LLM_CALL_LIMIT_MAX_S
     for role in LLM_ROLES:
-        assert role.timeout > roles.LLM_CALL_LIMIT_MAX, role.name
+        assert role.timeout > LLM_CALL_LIMIT_MAX, role.name

@@ -1,4 +1,4 @@
-"""Fewer round trips through the server per research (issue 24), as an operator sees them in a
+"""Fewer round trips through the server per research, as an operator sees them in a
 research's history, with the failure policy unchanged.
 
 - Searches and reads of the local corpus run as local activities: in the worker that runs the

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from workflows.accounting.stages import mermaid
 from workflows.activity_models import PlanOutput, StepDraft
 from workflows.loop.planning import merge_plan
 from workflows.loop.reflection import MAX_PLAN_ITERATIONS, guard
 from workflows.loop.researching import APPENDED, judge_loop_back
 from workflows.models import Plan, PlanStep, Reflection, ReflectionDecision, StepStatus
-from workflows.stages import mermaid
 
 REPO = Path(__file__).resolve().parents[2]
 C, A, X = ReflectionDecision.CONTINUE, ReflectionDecision.ADJUST, ReflectionDecision.COMPLETE
@@ -156,7 +156,7 @@ def test_without_a_planner_the_question_itself_is_the_one_step() -> None:
 def test_the_readme_shows_the_diagram_the_stage_table_draws() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"```mermaid\n{mermaid()}\n```" in readme, (
-        "run `python -m workflows.stages` and paste it into README.md"
+        "run `python -m workflows.accounting.stages` and paste it into README.md"
     )
 
 

@@ -1,6 +1,6 @@
 """The production worker runs workflow code without Temporal's sandbox (worker.py; with
 WORKFLOW_SANDBOX=true, in it, the core passed through: imported once per process instead of once
-per research; README: Performance), so no sandbox stops a call to the clock, randomness or I/O
+per research; docs/performance.md), so no sandbox stops a call to the clock, randomness or I/O
 made inside the core. The tests' own workers keep the full sandbox; this file keeps the core from
 reaching for what the sandbox forbids in the first place."""
 
@@ -68,7 +68,7 @@ def test_the_production_worker_runs_without_the_sandbox_unless_asked() -> None:
     from temporalio.worker import UnsandboxedWorkflowRunner
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-    from config import Settings
+    from settings import Settings
     from worker import workflow_runner
 
     assert isinstance(workflow_runner(Settings()), UnsandboxedWorkflowRunner)

@@ -1,4 +1,4 @@
-"""What changed since the previous run (workflows/standing/changes/changes.py): a deterministic comparison, as a
+"""What changed since the previous run (workflows/standing/changes.py): a deterministic comparison, as a
 table of cases, findings matched by what they rest on and say (not their words), sources by URL or
 text, and where the report's section goes."""
 
@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from workflows.models import Claim, Evidence, Source, Verdict
-from workflows.standing.changes import PreviousRun, PreviousSource, compare, section, with_section
+from workflows.standing.changes import compare, section, with_section
+from workflows.standing_messages import PreviousRun, PreviousSource
 
 SINCE = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 

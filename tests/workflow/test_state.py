@@ -1,4 +1,4 @@
-"""The research's state in parts (workflows/state.py, parts.py): a state handed over by continue-as-new
+"""The research's state in parts (workflows/accounting/state.py, parts.py): a state handed over by continue-as-new
 before the parts existed decodes into them, and the `status` / result views are filled from them.
 
 The flat state (flat_state.json) is the one the continued-as-new history recorded before the parts
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from config import data_converter
+from settings import data_converter
+from workflows.accounting.state import ResearchState
 from workflows.models import ResearchResult, ResearchStatus, ReviewTarget, Stage
-from workflows.state import ResearchState
 
 FLAT_STATE = Path(__file__).parent / "flat_state.json"
 
@@ -62,17 +62,17 @@ def test_every_field_of_a_flat_state_lands_in_its_part() -> None:
             # and the largest prompts seen went with the worst-case admission (folded at v0.1.0)
             dropped = ("phase", "prompt_seen")
             value = {"ratio_by_role": {}, **{k: v for k, v in value.items() if k not in dropped}}
-            value = {"afforded_report": False, **value}  # issue 39: budgeted the old way
+            value = {"afforded_report": False, **value}
         if key == "request":  # later fields take their defaults: a research from before belongs to
-            # `local`, nobody attends it, and a re-plan is not reviewed again (issue 23)
+            # `local`, nobody attends it, and a re-plan is not reviewed again
             value = {"owner": "local", "attended": False, "review_replans": False, **value}
-            value = {"standing_id": None, "notify": [], **value}  # issue 32: no standing research
-            value = {"sources": "configured", **value}  # issue 31: searched as configured
-        if key == "sources":  # a source read before kept no fingerprint of its text (issue 36)
+            value = {"standing_id": None, "notify": [], **value}
+            value = {"sources": "configured", **value}
+        if key == "sources":  # a source read before kept no fingerprint of its text
             value = [{"digest": "", **source} for source in value]
-        if key == "stats":  # a research from before counted no answers of its model (issue 28)
+        if key == "stats":  # a research from before counted no answers of its model
             value = {"llm_answered": 0, "llm_unanswered_by_role": {}, **value}
-            value = {"judge_calibration": None, **value}  # issue 36: no judge was calibrated
+            value = {"judge_calibration": None, **value}
             value = {"llm_repaired": 0, "llm_reasked": 0, **value}  # nothing was repaired then
         assert _same(key, now, value), key
     assert state.inquiry.plan is not None and state.inquiry.plan_iterations == 2
@@ -106,7 +106,7 @@ def test_the_result_and_status_show_what_the_flat_state_held_under_the_same_name
         for name, value in view.model_dump(mode="json").items():
             if name in flat and name != "critique":
                 expected = flat[name]
-                if name == "stats":  # and the model's answers, counted since issue 28
+                if name == "stats":  # and the model's answers
                     expected = {
                         **{"llm_answered": 0, "llm_unanswered_by_role": {}},
                         "judge_calibration": None,
@@ -114,7 +114,7 @@ def test_the_result_and_status_show_what_the_flat_state_held_under_the_same_name
                         **flat["stats"],
                         "duration_s": 2.5,
                     }
-                if name == "sources":  # and each read source's fingerprint, since issue 36
+                if name == "sources":  # and each read source's fingerprint
                     expected = [{"digest": "", **source} for source in flat["sources"]]
                 assert value == expected, (type(view).__name__, name)
     assert result.query == status.query == flat["request"]["query"].strip()

@@ -1,5 +1,5 @@
-"""What a tight budget buys a step (workflows/loop/step_budget.py, budget.py) since the patch
-REPORT_AS_AFFORDED (issue 39): prompts estimated from what the model is shown, a step admitted
+"""What a tight budget buys a step (workflows/accounting/step_budget.py, budget.py) since the patch
+REPORT_AS_AFFORDED: prompts estimated from what the model is shown, a step admitted
 beside the report over what it adds, and the research's first step bought even when the report
 beside it is not (its findings are then listed as found)."""
 
@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tests.workflow.test_budgets import QUESTION, _state_at
-from workflows import calls
+from workflows.accounting import budget, calls, step_budget
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import ObserveInput, SynthesizeInput
-from workflows.loop import budget, step_budget
 from workflows.models import Evidence, Passage, Plan, PlanStep, Stage, StepStatus
 from workflows.roles import OBSERVE, SYNTHESIZE
-from workflows.state import ResearchState
 
 PAGE = ("The borrow checker rejects two mutable references to one value. " * 70)[:4000]
 STEP = PlanStep(title="Borrowing", description="What the borrow checker rejects.")

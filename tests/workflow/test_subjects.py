@@ -1,4 +1,4 @@
-"""A section is about what it asks (issue 48): the deterministic check the workflow counts a
+"""A section is about what it asks: the deterministic check the workflow counts a
 report's sections with, the verification note, and the critic that refuses such a report."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from tests.support.doubles import Script
 from tests.workflow.test_workflow import run_research
 from workflows import activity_models as m
 from workflows.activity_models import CritiqueInput
-from workflows.checks import off_subject, subjects
-from workflows.checks.verification import verification_note
+from workflows.checks import off_subject
+from workflows.kit.verification import verification_note
 from workflows.models import Depth, ResearchRequest, VerificationSummary
+from workflows.text import subjects
 
 QUESTION = "How tall is Olympus Mons on Mars and how long is a Martian year?"
 TITLES = {1: "Mars", 2: "Venus", 3: "Mercury"}

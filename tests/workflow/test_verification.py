@@ -1,4 +1,4 @@
-"""Claim verification's deterministic half (workflows/checks/verification.py): which sentences are claims,
+"""Claim verification's deterministic half (workflows/kit/verification.py): which sentences are claims,
 how far word overlap can judge them, and how the report is edited by the verdicts."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from workflows.checks import verification
-from workflows.checks.verification import (
+from workflows.kit import verification
+from workflows.kit.verification import (
     PARTIAL_MARK,
     cited_sentences,
     drop_unused_sources,
@@ -117,10 +117,9 @@ def test_a_claim_whose_number_differs_from_the_evidence_is_not_supported() -> No
         "Tokio was first released in 2019 as an asynchronous runtime for Rust.", evidence
     )
 
-    # every word is there, the year is not: a changed number is never supported (issue 36)
+    # every word is there, the year is not: a changed number is never supported
     assert check.verdict is Verdict.UNSUPPORTED
     assert check.missing_numbers == ("2019",)
-    # issue 48: the reason names the number the passage gives for the same thing
     assert (
         check.reason == 'the cited evidence never says 2019 (the passage it restates says "2015")'
     )
@@ -362,9 +361,8 @@ def test_the_module_stays_importable_in_the_workflow_sandbox() -> None:
         "collections.abc",
         "dataclasses",
         "workflows.text",
-        "workflows.checks.citations",  # the one citation pattern; pure (re and workflows.models)
+        "workflows.kit.citations",  # the one citation pattern; pure (re and workflows.models)
         "workflows.models",
-        "workflows.checks",  # workflows.checks.alignment: pure (re, dataclasses, workflows.text)
     }
 
 

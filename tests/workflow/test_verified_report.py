@@ -26,7 +26,7 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.checks.citations import cited_ids
+from workflows.kit.citations import cited_ids
 from workflows.models import (
     Depth,
     Message,
@@ -105,8 +105,8 @@ async def test_each_claim_is_verified_and_what_the_evidence_does_not_support_lea
     claims = {c.original or c.text: c for c in result.claims}
     report = result.report_markdown
 
-    # The cheap lexical check found the citation pointing at an unrelated source; issue 47 (patch
-    # judge-has-last-word): a trusted judge's word is final, so it is put to the judge before it
+    # The cheap lexical check found the citation pointing at an unrelated source; since the patch
+    # judge-has-last-word, a trusted judge's word is final, so it is put to the judge before it
     # sinks the sentence, and the reason keeps what the word check found.
     tokio = claims[UNRELATED.removesuffix(" [1].") + "."]
     assert (tokio.verdict, tokio.checked_by, tokio.removed) == (
@@ -266,7 +266,7 @@ PARAPHRASE = "Every spring, commissioners checked the channels and removed the l
 async def test_a_sentence_is_checked_against_what_was_read_not_only_the_observations_excerpt(
     time_skipping_env: WorkflowEnvironment,
 ) -> None:
-    """Issue 36, item 4: the observation kept one paragraph of the page; the report paraphrases
+    """The observation kept one paragraph of the page; the report paraphrases
     another paragraph the step read. The judge is shown that paragraph and can support it."""
 
     def reads_it(inp: VerifyClaimsInput) -> VerifyClaimsOutput:

@@ -18,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from tests.support.doubles import Script, default_reflect, slow
+from workflows.accounting.stages import IllegalTransition, check_transition
 from workflows.activity_models import ObserveOutput, ReflectOutput, RouteOutput
 from workflows.models import (
     Depth,
@@ -33,7 +34,6 @@ from workflows.models import (
     StepStatus,
 )
 from workflows.research import DeepResearchWorkflow
-from workflows.stages import IllegalTransition, check_transition
 
 During = Callable[[WorkflowHandle[Any, Any]], Awaitable[None]]
 

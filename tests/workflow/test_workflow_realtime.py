@@ -91,7 +91,7 @@ async def test_a_spent_time_budget_goes_to_synthesis_with_what_it_has(dev_client
     )
     assert result.outcome is Stage.COMPLETED
     assert any("time budget of 2 s ran out" in note for note in result.notes)
-    # The time budget is a budget like the token and cost ones (workflows/loop/budget.py).
+    # The time budget is a budget like the token and cost ones (workflows/accounting/budget.py).
     assert result.budget is not None and result.budget.exhausted is BudgetKind.TIME
     assert result.report_markdown.startswith(
         "> Partial report: the time budget of 2 s ran out after 1 of 3 steps."
@@ -145,7 +145,7 @@ async def test_cancelling_while_waiting_for_an_answer_ends_at_once(dev_client: C
 
 
 async def test_a_cancelled_research_announces_it(dev_client: Client) -> None:
-    """Issue 39, edges: a research cancelled with a report sent no notice at all; now
+    """Edges: a research cancelled with a report sent no notice at all; now
     `research.cancelled` (its NotifyWorkflow child, started from the research's history)."""
     children: list[str] = []
     result = await run(

@@ -22,7 +22,7 @@ its input plus the prompt's own text, scaled by what the calls already served sh
 largest ratio seen between the prompt tokens the endpoint counted and the estimate: the role's
 own once it has served, else the largest of any role's).
 
-The arithmetic works on the research's `Ledger` (workflows/parts.py: the limits, what was spent,
+The arithmetic works on the research's `Ledger` (workflows/accounting/parts.py: the limits, what was spent,
 the running `Spending`); `report_reserve`, `over_budget` and `stop` read and write the research
 as a whole (what it gathered sizes the reserve; a stop skips the steps left and says so).
 """
@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from workflows import roles
+from workflows.accounting.parts import Ledger, Spending
+from workflows.accounting.state import ResearchState
+from workflows.activity_role import AnyRole
 from workflows.events import Event, EventKind, emit
-from workflows.models import Budget, BudgetKind, Depth, PlanStep, StepStatus
-from workflows.parts import Ledger, Spending
+from workflows.models import TARGET_WORDS, Budget, BudgetKind, Depth, PlanStep, StepStatus
 from workflows.record import PAGE_TEXT_LIMIT
-from workflows.roles import AnyRole
-from workflows.state import ResearchState
 
 #: Characters per token when estimating a prompt from its input's JSON: English prose runs near
 #: 4, JSON keys and ids lower the ratio; 3 errs on the side of a larger estimate.
@@ -48,14 +48,6 @@ CHARS_PER_TOKEN = 3
 #: A prompt's own text (instructions, schema) on top of its input, in tokens, until a served call
 #: shows the real figure: the longest prompt file is about 3,000 characters, the schema adds some.
 PROMPT_OVERHEAD = 1000
-#: Report length targets in words, by depth: a light report answers, a medium one explains each
-#: facet, an extended one goes into depth on each.
-TARGET_WORDS: dict[Depth, int] = {
-    Depth.LIGHT: 500,
-    Depth.MEDIUM: 1200,
-    Depth.EXTENDED: 2500,
-    Depth.AUTO: 1200,
-}
 #: Tokens per word of report prose (English runs near 1.3; other languages and markdown more).
 TOKENS_PER_WORD = 1.6
 #: What a call is expected to write beyond the longest reply its role wrote so far in this

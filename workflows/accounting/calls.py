@@ -10,7 +10,7 @@
 Activities are called by name (`Role.name`) with the role's typed result, so this module and the
 whole workflow package import no activity code. What an LLM call cost, over all its attempts,
 is added to `stats` here, for successes and failures alike, and each LLM call is admitted against
-the research's token and cost budgets first (`workflows/loop/budget.py`).
+the research's token and cost budgets first (`workflows/accounting/budget.py`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from pydantic import BaseModel
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
+from workflows.accounting import budget, model_use, step_budget
+from workflows.accounting.parts import Ledger
+from workflows.accounting.stages import REPORT_STAGES, RESEARCH_STAGES
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import ObserveInput, Usage
-from workflows.checks.redaction import redact
-from workflows.loop import budget, model_use, step_budget
+from workflows.activity_role import AnyRole, Role
 from workflows.models import TokenCount
-from workflows.parts import Ledger
-from workflows.roles import AnyRole, Role
-from workflows.stages import REPORT_STAGES, RESEARCH_STAGES
-from workflows.state import ResearchState
+from workflows.text.redaction import redact
 
 Req = TypeVar("Req", bound=BaseModel)
 Rep = TypeVar("Rep", bound=BaseModel)
@@ -119,7 +119,7 @@ def _unanswered(
     state: ResearchState, role: AnyRole, cause: BaseException | None, message: str
 ) -> None:
     """Count a call the model left unanswered; a model that has answered nothing yet, failing
-    for lack of any answer, ends the research in one line (workflows/loop/model_use.py)."""
+    for lack of any answer, ends the research in one line (workflows/accounting/model_use.py)."""
     kind = cause.type if isinstance(cause, ApplicationError) else None
     no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
     if no_answer and model_use.never_answered(state.ledger.stats):
@@ -127,7 +127,7 @@ def _unanswered(
 
 
 def admit(state: ResearchState, role: AnyRole, arg: BaseModel) -> budget.Charge | None:
-    """Hold the call's likely cost against the budgets (see workflows/loop/budget.py)."""
+    """Hold the call's likely cost against the budgets (see workflows/accounting/budget.py)."""
     limit, spending = state.ledger.budget, state.ledger.spending
     if limit.max_tokens is None and limit.max_cost_usd is None:
         return budget.Charge(0, 0.0)

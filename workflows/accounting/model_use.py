@@ -1,7 +1,7 @@
 """The truth about the model: a research its model never answered never passes for one it did.
 
 Each LLM role call either gets a usable answer or, once its retries are spent, takes its role's
-fallback (workflows/calls.py). The workflow counts both (`Stats.llm_answered`,
+fallback (workflows/accounting/calls.py). The workflow counts both (`Stats.llm_answered`,
 `Stats.llm_unanswered_by_role`). A research whose model has answered nothing when a call's retries
 run out because the endpoint failed (an outage, every call an HTTP 500, a refused request, replies
 that never parse) fails at once, in one line that names the endpoint and quotes the server: a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from temporalio.exceptions import ApplicationError
 
-from workflows.record import Stats
+from workflows.spending import Stats
 
 #: Failures that mean the model gave no usable answer: the endpoint's errors (errors.py) and
 #: replies that never parsed. A reply cut off, filtered or refused was an answer (its own note).

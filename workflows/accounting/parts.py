@@ -1,4 +1,4 @@
-"""The parts of a research's state (`ResearchState`, workflows/state.py), each what one concern writes.
+"""The parts of a research's state (`ResearchState`, workflows/accounting/state.py), each what one concern writes.
 
 - `Conversation`: the conversation before the research (conversation.py, the signal handlers).
 - `Inquiry`: the depth, the plan and how far it got (planning.py, researching.py, reflection.py).
@@ -22,7 +22,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field, field_serializer
 
 from workflows.events import EventKind, EventLog, emit
-from workflows.loop.routing import Route
+from workflows.kit.papers import merged, same_work
+from workflows.kit.routing import Route
 from workflows.models import (
     Budget,
     Clarification,
@@ -46,7 +47,6 @@ from workflows.models import (
     StepStatus,
     VerificationSummary,
 )
-from workflows.papers import merged, same_work
 
 IGNORED_SIGNALS_KEPT = 20
 
@@ -178,7 +178,7 @@ class Material(Part):
 
         A PAPER (a scholarly index's hit; READ: how much of it was read) is one source per work:
         met again under another URL, from another index or as its preprint, it is the source
-        already listed, which keeps the richest metadata of both (workflows/papers.py) and
+        already listed, which keeps the richest metadata of both (workflows/kit/papers.py) and
         `full_text` over `abstract`."""
         for source in self.sources:
             if source.url == url or (
@@ -244,7 +244,7 @@ class Oversight(Part):
     reviewer_plans: int = 0
     #: The plan iteration a person approved (its pending steps then run, whatever the reflector says).
     approved_plan: int = 0
-    #: The approved steps an ADJUST re-plan kept, by title: they still run (steering/approved.py).
+    #: The approved steps an ADJUST re-plan kept, by title: they still run (loop/approved.py).
     approved_steps: list[str] = Field(default_factory=list)
     #: When the current wait for a person began, and how long earlier waits took: the time
     #: budget counts research time only.

@@ -1,7 +1,7 @@
 """The orchestrator's state machine: which stage may follow which (seed 001), and why.
 
 `EDGES` is the one source of the diagram: the transition table the workflow enforces is derived
-from it, and so is the README's chart (`python -m workflows.stages` prints it; a test keeps the
+from it, and so is the README's chart (`python -m workflows.accounting.stages` prints it; a test keeps the
 README equal to it). A transition outside the table is a bug in the workflow, so it fails the
 research with a non-retryable error that names both stages rather than leaving it stuck or
 silently wrong. Failing or cancelling is allowed from every stage that has not ended. Each
@@ -13,9 +13,9 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from workflows.accounting.state import ResearchState
 from workflows.events import EventKind, emit
 from workflows.models import Stage
-from workflows.state import ResearchState
 
 #: (from, to, why) for every allowed transition, in the order a research usually walks them.
 EDGES: tuple[tuple[Stage, Stage, str], ...] = (

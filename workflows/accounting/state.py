@@ -2,7 +2,7 @@
 
 The workflow's memory is `ResearchState`: the request, where the research is (its stage and
 their history, its language, its clock across runs), its event log, and one part per concern
-(workflows/parts.py: the conversation, the inquiry, the material gathered, a person's
+(workflows/accounting/parts.py: the conversation, the inquiry, the material gathered, a person's
 oversight, the write-up, the ledger). Stage functions read and change it; the `status` query and
 the result are views of it, filled from the parts by field name (`status()`, `result()`), so a
 new piece of state the views show is one field in one part. Pure bookkeeping: no activity calls.
@@ -20,9 +20,18 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from workflows.accounting.parts import (
+    Conversation,
+    Inquiry,
+    Ledger,
+    Material,
+    Oversight,
+    Part,
+    Writeup,
+)
 from workflows.activity_models import AboutQuestion
 from workflows.events import EventLog
-from workflows.loop import followup
+from workflows.kit import followup
 from workflows.models import (
     STEP_LIMITS,
     Claim,
@@ -34,8 +43,7 @@ from workflows.models import (
     ReviewTarget,
     Stage,
 )
-from workflows.parts import Conversation, Inquiry, Ledger, Material, Oversight, Part, Writeup
-from workflows.standing.changes import Changes
+from workflows.standing_messages import Changes
 
 View = TypeVar("View", bound=BaseModel)
 
@@ -51,7 +59,7 @@ class ResearchState(BaseModel):
     started_at: datetime | None = None
     research_elapsed_s: float = 0.0
     runs: int = 0
-    #: What changed since the previous run of its standing research (workflows/standing/changes/changes.py).
+    #: What changed since the previous run of its standing research (workflows/standing/changes.py).
     changes: Changes | None = None
     #: What happened, in order, for the `events` query (workflows/events.py).
     events: EventLog = Field(default_factory=EventLog)

@@ -1,8 +1,7 @@
 """A step a tight budget can still pay for: its sources read in part rather than not at all.
 
 A token or cost budget too small for a step's observation over every page it read used to stop
-the research before its first step (issue 31: a third of a medium research's tokens bought no
-step, and the report cited nothing). A finding from part of the sources is worth more than a
+the research before its first step. A finding from part of the sources is worth more than a
 report with none. So when the observation of all the passages would not fit (the call's likely
 cost plus the report's reserve, as `calls.admit` judges it), the passages are cut, best-ranked
 first, to the most text that fits, and the report's notes say the step read only part of its
@@ -13,12 +12,12 @@ the admission stops the research as before.
 from __future__ import annotations
 
 from workflows import roles
+from workflows.accounting import budget
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import ObserveInput
-from workflows.loop import budget
-from workflows.loop.evidence import EVIDENCE_CHARS, EVIDENCE_PER_SOURCE
+from workflows.kit.evidence import EVIDENCE_CHARS, EVIDENCE_PER_SOURCE
 from workflows.models import BudgetKind
 from workflows.record import Passage
-from workflows.state import ResearchState
 
 #: The least page text worth an observation: a paragraph or two of one source.
 MIN_CHARS = 1200
@@ -93,7 +92,7 @@ def reserve_beside(
     sized before the step bought a step whose findings left no room for the report that cites
     them). For the research's first step, reading no more than MIN_CHARS with nothing else in
     flight, when the budget cannot pay for both: none, the report then listing the findings as
-    found. Issue 39: a third of a medium research's tokens researched nothing and spent what it
+    found. Measured once: a third of a medium research's tokens researched nothing and spent what it
     had kept on writing and checking a report with no findings in it."""
     reserve = budget.research_reserve(state, adding=step_adds(state, observe))
     if not _first_look(state, observe, held):

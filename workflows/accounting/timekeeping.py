@@ -2,7 +2,7 @@
 person is waited for.
 
 Research runs until it is done or a budget stops it: the token or cost budget from inside
-(`BudgetSpent`, workflows/loop/budget.py), the time budget from outside with a durable timer. Time spent
+(`BudgetSpent`, workflows/accounting/budget.py), the time budget from outside with a durable timer. Time spent
 waiting for a person's review does not count: the timer is re-armed with what is left once the
 person has answered. Deterministic: only `workflow.now()` and workflow timers.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 from temporalio import workflow
 
-from workflows.loop import budget
-from workflows.loop.conversation import duration
+from workflows.accounting import budget
+from workflows.accounting.state import ResearchState
 from workflows.models import MODE_BUDGET_S, BudgetKind
-from workflows.state import ResearchState
+from workflows.text import duration
 
 
 def time_budget(state: ResearchState) -> float | None:

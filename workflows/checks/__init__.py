@@ -1,4 +1,4 @@
-"""Verification and reporting: the report written (in one call or by sections), each cited
-sentence checked against what was read (deterministically, then by a calibrated judge), the
-citations resolved, and what the reader is told about it.
+"""Reporting and checking: the report written (in one call or by sections), its claims verified
+(through the kit's deterministic verifier, then a calibrated judge), the critic, sections off the
+subject and retracted papers, and what the reader is told about it.
 """

@@ -1,8 +1,8 @@
 """Checking the report (seed 002's citation-aware synthesis, seed 004's critic).
 
 Each cited sentence becomes a claim, checked against what was read of the sources it cites:
-deterministically first (workflows/checks/judging.py, workflows/checks/alignment.py), by the model's judge only
-once it has passed its canaries (issue 36); unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
+deterministically first (workflows/kit/judging.py, workflows/text/alignment.py), by the model's judge only
+once it has passed its canaries; unsupported sentences are rewritten once and re-checked, and what is still unsupported leaves the
 report. Partly supported sentences stay, marked. Then the critic scores the report.
 """
 
@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from temporalio import workflow
 
 from workflows import patches, roles
+from workflows.accounting.calls import call
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import (
     ClaimCheck,
     CritiqueInput,
@@ -20,9 +22,9 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.calls import call
-from workflows.checks import judging, off_subject, retractions, verification
+from workflows.checks import off_subject, retractions
 from workflows.events import EventKind, emit
+from workflows.kit import judging, verification
 from workflows.models import (
     MAX_CRITIQUE_ISSUES,
     Claim,
@@ -32,7 +34,6 @@ from workflows.models import (
     Verdict,
     VerificationSummary,
 )
-from workflows.state import ResearchState
 
 
 async def check(
@@ -93,7 +94,7 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
     sentences = verification.cited_sentences(report)
     texts = [s.text for s in sentences]
     claims = [Claim(text=s.claim, source_ids=list(s.source_ids)) for s in sentences]
-    # Issue 36: checked against what was read, deterministically first, by a model's judge only
+    # checked against what was read, deterministically first, by a model's judge only
     # once it has passed its canaries.
     method = await _judge(state, claims, range(len(claims)))
     unsupported = [i for i, c in enumerate(claims) if c.verdict is Verdict.UNSUPPORTED]
@@ -124,7 +125,7 @@ async def _verify(state: ResearchState, report: str) -> tuple[str, list[Claim]]:
 
 
 def _count_off_subject(state: ResearchState, report: str, claims: list[Claim]) -> None:
-    """Issue 48: sentences about another subject than their section asks (Venus's rotation under
+    """Sentences about another subject than their section asks (Venus's rotation under
     "How long is a Martian year") count apart from the supported ones, however well they match."""
     summary, material = state.writeup.verification, state.material
     assert summary is not None
@@ -147,13 +148,13 @@ def _count_off_subject(state: ResearchState, report: str, claims: list[Claim]) -
 
 
 async def _judge(state: ResearchState, claims: list[Claim], which: Iterable[int]) -> str:
-    """Verdicts for `claims[i]`, i in `which` (workflows/checks/judging.py): each claim against what was
+    """Verdicts for `claims[i]`, i in `which` (workflows/kit/judging.py): each claim against what was
     read of the sources it cites; the model's judge (an activity) only when a model wrote the
     report and it passes its canaries, calibrated once per research. Returns the method."""
     chosen = list(which)
     stats = state.ledger.stats
     ask = None if state.writeup.engine in ("", "offline") else _ask(state)
-    # Issue 47: a trusted judge's word is final (asked about more claims: a history recorded
+    # a trusted judge's word is final (asked about more claims: a history recorded
     # before the patch asked only about those the word check could not settle).
     final = ask is not None and workflow.patched(patches.JUDGE_HAS_LAST_WORD)
     checked, stats.judge_calibration = await judging.judge_claims(
@@ -235,7 +236,7 @@ async def _critic(state: ResearchState, report: str) -> Critique | None:
 
 
 def _not_off_subject(summary: VerificationSummary, critique: Critique) -> Critique:
-    """Issue 48: whatever the critic thought, a report with a section about something else than it
+    """Whatever the critic thought, a report with a section about something else than it
     asks is not accepted (the offline critic says so itself; a model's may not have looked).
     Before patch SECTIONS_ON_SUBJECT a history took the critic's word, and replays so."""
     if not (summary.off_subject and critique.is_acceptable):

@@ -1,5 +1,5 @@
 """Every section about what it asks: the report's cited sentences about another subject than
-their section's heading names (workflows/checks/subjects.py tells the subjects apart). Apart from
+their section's heading names (workflows/text/subjects.py tells the subjects apart). Apart from
 subjects.py so that the sentence finder it needs (verification.py, which itself reads names
 through subjects.py) is imported without a circle."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workflows.checks import subjects
-from workflows.checks.verification import cited_sentences
+from workflows.kit.verification import cited_sentences
+from workflows.text import subjects
 
 
 @dataclass(frozen=True)

@@ -16,24 +16,27 @@ from datetime import datetime
 from temporalio import workflow
 
 from workflows import roles
+from workflows.accounting import budget
+from workflows.accounting.calls import call
+from workflows.accounting.stages import enter
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import (
+    SaveResearchInput,
+    SynthesizeInput,
+)
+from workflows.events import Event, EventKind, emit
+from workflows.kit import citations
+from workflows.models import Claim, PlanStep, ResearchResult, Stage, StepStatus
+from workflows.report_models import (
     OutlineInput,
     OutlineOutput,
     ReportSection,
-    SaveResearchInput,
     SectionInput,
     SectionOutput,
     SummaryInput,
     SummaryOutput,
-    SynthesizeInput,
 )
-from workflows.calls import call
-from workflows.checks import citations
-from workflows.events import Event, EventKind, emit
-from workflows.loop import budget, language
-from workflows.models import Claim, PlanStep, ResearchResult, Stage, StepStatus
-from workflows.stages import enter
-from workflows.state import ResearchState
+from workflows.text import language
 
 #: A summary's share of the report.
 SUMMARY_WORDS = 150

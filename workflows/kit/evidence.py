@@ -11,7 +11,7 @@ with the source id and the paragraph's position. Pure and deterministic: it runs
 
 from __future__ import annotations
 
-from workflows.checks.citations import cited_ids
+from workflows.kit.citations import cited_ids
 from workflows.models import Evidence, Passage
 from workflows.text import content_terms, split_paragraphs, split_sentences, trim
 

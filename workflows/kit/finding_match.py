@@ -2,7 +2,7 @@
 says, never by its words.
 
 A model words the same finding differently on every run, so two findings are the same when they
-cite the same source (as the two runs identify it: workflows/standing/changes/source_match.py) and either rest on
+cite the same source (as the two runs identify it: workflows/kit/source_match.py) and either rest on
 the same evidence paragraph of it or share most of their content words; findings on different
 sources must share nearly all of them. Numbers and code identifiers are compared on their own: a
 matched finding whose figure was replaced by another ("12%" then "15%") is a changed finding, not
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from workflows.kit.citations import CITATION as CITED
 from workflows.record import Claim, Evidence, Verdict
 from workflows.text import content_terms, stem
 
@@ -29,7 +30,7 @@ NO_SHARED_SOURCE_OVERLAP = 0.75
 #: (an excerpt may be cut a sentence earlier or later in another run).
 SAME_PARAGRAPH = 0.6
 
-CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+CITATION = re.compile(r"\s*" + CITED.pattern)  # the one citation pattern, the space before it
 #: A figure: a number with its decimals, thousands separators and percent sign.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)*(?:\s?%|\s?percent\b)?")
 #: A code identifier: `quoted`, dotted or with :: (asyncio.gather, Vec::new), snake_case, calls,

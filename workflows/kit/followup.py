@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from workflows.checks.citations import CITATION
+from workflows.kit.citations import CITATION
 from workflows.models import Message, Speaker
 
 #: Ordinal words and what they count to (-1: the last); the offline engine's routing reads them too.

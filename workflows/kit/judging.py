@@ -6,7 +6,7 @@ overlap pre-check let through, and nothing noticed. So before any of a model's v
 model judges canaries made from the evidence at hand, mixed with nothing else: a sentence of the
 evidence quoted word for word (it must be supported) and the same kind of sentence with a number,
 a code name, a negation or an opposite word changed (none may be supported). A judge that gets one
-wrong is not trusted: the deterministic verdicts (workflows/checks/alignment.py) stand, and the summary
+wrong is not trusted: the deterministic verdicts (workflows/text/alignment.py) stand, and the summary
 says who checked (`checked_by`) and why.
 
 The same code checks a research's report (workflows/checks/checking.py, inside the workflow: `ask` is an
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from workflows.activity_models import ClaimCheck, VerifyClaimsInput, VerifyClaimsOutput
-from workflows.checks import alignment, claim_parts, contradiction
 from workflows.record import Calibration, CheckedBy, Claim, Evidence, Source, Verdict
+from workflows.text import alignment, claim_parts, contradiction
 
 #: The judge: one batch of claims with their evidence in, verdicts out (None: it did not answer).
 JudgeCall = Callable[[VerifyClaimsInput], Awaitable[VerifyClaimsOutput | None]]
@@ -204,7 +204,7 @@ async def judge_claims(
     final: bool = True,
 ) -> tuple[list[Claim], Calibration | None]:
     """Every claim's verdict. Without a judge, or with one that fails its canaries, the
-    deterministic verdicts stand. With a trusted judge, `final` (issue 47): the judge is asked
+    deterministic verdicts stand. With a trusted judge, `final`: the judge is asked
     about every claim with evidence and its word is final, but a verbatim quote stays supported
     whatever it says (the reason says so, `checked_by` stays lexical): its
     supported / unsupported stands over the lexical `partial`, and a lexical `unsupported` (a
@@ -238,6 +238,18 @@ async def judge_claims(
     answers = await asyncio.gather(
         *(ask(_batch(claims, b, evidence, sources, about)) for b in batches)
     )
+    return _with_judged(checked, claims, undecided, answers), calibration
+
+
+def _with_judged(
+    checked: list[Claim],
+    claims: list[Claim],
+    undecided: list[int],
+    answers: Iterable[VerifyClaimsOutput | None],
+) -> list[Claim]:
+    """The claims with the judge's verdicts on those it was asked about. An answer the judge did
+    not give (a failed call, or one the engine settled lexically) leaves the deterministic
+    verdicts; a quote stays supported, whatever the judge says."""
     for answer in answers:
         if answer is None or answer.checked_by is CheckedBy.LEXICAL:
             continue
@@ -245,7 +257,7 @@ async def judge_claims(
             if verdict.index not in undecided:
                 continue
             if checked[verdict.index].reason == QUOTED and verdict.verdict.value != "supported":
-                continue  # a quote is supported, whatever the judge says
+                continue
             checked[verdict.index] = claims[verdict.index].model_copy(
                 update={
                     "verdict": Verdict(verdict.verdict.value),
@@ -253,7 +265,7 @@ async def judge_claims(
                     "checked_by": CheckedBy.JUDGE,
                 }
             )
-    return checked, calibration
+    return checked
 
 
 #: The reason a verbatim quote is supported, whoever else is asked.

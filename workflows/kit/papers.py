@@ -27,6 +27,14 @@ from workflows.activity_models import SearchHit
 from workflows.record import SNIPPET_LIMIT, Paper
 from workflows.text import trim
 
+#: What the indexes are called where a person reads it.
+INDEX_WORDS = {
+    "openalex": "OpenAlex",
+    "arxiv": "arXiv",
+    "crossref": "Crossref",
+    "semanticscholar": "Semantic Scholar",
+    "pubmed": "PubMed",
+}
 #: arXiv's own DOIs (issued to every preprint since 2022): `10.48550/arXiv.2101.00001`.
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
 _DOI_PREFIXES = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)

@@ -15,7 +15,9 @@ Which headings count (docs/using.md, "Revising one section", says the same to us
 
 A revised section ends with one marker line, `*Revised (version N) at the reader's request: ...*`
 (what its re-check found), which every export keeps and the research page shows as "revised".
-A section revised again gets a new marker in place of the old one.
+A section revised again gets a new marker in place of the old one. A whole report rewritten after
+a person's review ends with the feedback it was rewritten with (`revision_note`), and says when
+the rewrite came out the same (`UNCHANGED`, which the research page reads too).
 
 Pure (stdlib and workflows only): it runs inside the workflow, and the client and the page number
 sections with it too, so all of them count alike.
@@ -26,7 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workflows.checks.verification import verification_note, who_checked
+from workflows.kit import citations
+from workflows.kit.verification import verification_note, who_checked
 from workflows.models import VerificationSummary
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -130,3 +133,23 @@ def marker_line(version: int, summary: VerificationSummary) -> str:
         note = note[: -len(checked.strip("*"))].rstrip()
     found = note.removeprefix("Verification: ").replace("the report", "the section")
     return f"*Revised (version {version}) at the reader's request: {found}*"
+
+
+#: What the report says when a rewrite came out as the draft was (the page reads it: not "revised").
+UNCHANGED = "The rewrite came out the same as the draft"
+
+
+def revision_note(revised: str, draft: str, feedback: list[str]) -> str:
+    """The report's closing line after a revision: the feedback it was revised with (each round's),
+    and, when the rewrite came out as the draft was (the offline engine writes from its sources
+    alone and cannot follow written feedback), that it could not act on it, so nobody takes it
+    for done."""
+    said = "; ".join(f"“{citations.escape(' '.join(f.split()))}”" for f in feedback)
+    line = f"> **Revised after review:** {said}."
+    if revised.strip() == draft.strip():
+        line += (
+            f" {UNCHANGED}: the engine that writes this report could "
+            "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
+            "follows it)."
+        )
+    return f"{revised.rstrip()}\n\n{line}\n"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workflows.kit.finding_match import figures, overlap, terms
 from workflows.record import Evidence, Source
-from workflows.standing.finding_match import figures, overlap, terms
 from workflows.text import split_sentences, trim
 
 #: At most this many lines say what changed in one updated source, each at most LINE_CHARS.

@@ -3,8 +3,8 @@ the evidence of the sources it cites, and edit the report by the verdicts.
 
 Why: the complaint users make most often about research assistants is a citation that does not say
 what its sentence claims. The verdicts themselves are the deterministic verifier's
-(workflows/checks/alignment.py, `lexical_verdict` here for the offline engine and the guard on what
-a model writes) and a calibrated judge's (workflows/checks/judging.py); this module finds the
+(workflows/text/alignment.py, `lexical_verdict` here for the offline engine and the guard on what
+a model writes) and a calibrated judge's (workflows/kit/judging.py); this module finds the
 claims, edits the report by their verdicts and sums them up.
 
 Pure and deterministic (stdlib, workflows.text, workflows.models only): it runs inside the
@@ -17,15 +17,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows.checks import alignment
-from workflows.checks.citations import CITATION
+from workflows.kit.citations import CITATION
 from workflows.models import CheckedBy, Claim, Verdict, VerificationSummary
+from workflows.text import alignment
 
 #: Appended right after a partly supported sentence's last citation, before its final punctuation
 #: ("... cooperatively [3] *(partly supported)*."), so the mark travels with the sentence it qualifies.
 PARTIAL_MARK = " *(partly supported)*"
 
-#: The one citation pattern (workflows/checks/citations.py), but not `\[7\]` (escaped text) or `[1](url)` (a link).
+#: The one citation pattern (workflows/kit/citations.py), but not `\[7\]` (escaped text) or `[1](url)` (a link).
 _CITE = re.compile(r"(?<!\\)" + CITATION.pattern + r"(?!\()")
 #: split_sentences's boundary (end punctuation, space, a capital) plus a citation that ends a
 #: sentence ("... B [1]. C", "... B.[1] C"); applied to the raw line so `text` stays a substring.
@@ -162,7 +162,7 @@ class LexicalCheck:
 def lexical_verdict(
     claim: str, evidence: list[str], titles: list[str] | None = None
 ) -> LexicalCheck:
-    """The deterministic verifier's whole verdict (workflows/checks/alignment.py): SUPPORTED only when one
+    """The deterministic verifier's whole verdict (workflows/text/alignment.py): SUPPORTED only when one
     cited passage holds every content word, number and code name of the claim with the same
     polarity; a swapped number or name, or a flipped meaning, is UNSUPPORTED; words gathered from
     several passages (a paraphrase, or a stitched claim) at most PARTIAL. The offline engine's
@@ -313,7 +313,7 @@ def verification_note(summary: VerificationSummary) -> str:
 
 
 def _off_subject(s: VerificationSummary) -> str:
-    """Issue 48: "about another subject than its section asks (Venus under “How long is a
+    """ "about another subject than its section asks (Venus under “How long is a
     Martian year”)"."""
     where = [
         f"{o.rpartition(': ')[2]} under “{o.rpartition(': ')[0]}”" for o in s.off_subject_sections
@@ -325,7 +325,7 @@ def _off_subject(s: VerificationSummary) -> str:
 
 
 def who_checked(summary: VerificationSummary) -> str:
-    """Who decided the verdicts, so a reader knows how far to trust them (issue 36)."""
+    """Who decided the verdicts, so a reader knows how far to trust them."""
     calibration = summary.calibration
     if summary.checked_by is CheckedBy.JUDGE and calibration is not None:
         return (

@@ -1,3 +1,3 @@
-"""The research loop: routing and clarification, the coordinator and the plan, researching steps,
-reflection, the budgets, the language, follow-ups and the clock.
+"""The research loop: the request decoded, routing and clarification, the coordinator and the
+plan, researching steps (the literature's too), reflection, and the steps a person approved.
 """

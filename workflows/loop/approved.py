@@ -1,4 +1,4 @@
-"""The person's plan is the plan (issue 48): steps a person approved or wrote in a plan review all
+"""The person's plan is the plan: steps a person approved or wrote in a plan review all
 run, whatever the reflector says.
 
 The reflector may still say ADJUST after one of them ("sizes are not covered"): the re-plan keeps
@@ -17,8 +17,8 @@ from __future__ import annotations
 from temporalio import workflow
 
 from workflows import patches
+from workflows.accounting.state import ResearchState
 from workflows.models import PlanStep, StepStatus
-from workflows.state import ResearchState
 
 #: How `skip_pending` marks a skipped step's description: "... (skipped: WHY)".
 _SKIPPED = " (skipped: "

@@ -1,7 +1,7 @@
 """The orchestrator's conversation (seed 000): ask back while the question is too vague.
 
 Routing has three layers: the counter limit and the reply shortcut decide without an LLM
-(`workflows/loop/routing.py`, pure); only then does the `route` role look at the last messages. A
+(`workflows/kit/routing.py`, pure); only then does the `route` role look at the last messages. A
 clarification question waits durably for the user's answer, which arrives as a signal or an
 update, minutes or days later; an unanswered question times out and the research goes ahead.
 """
@@ -15,11 +15,14 @@ from typing import TypeVar
 from temporalio import workflow
 
 from workflows import roles
+from workflows.accounting.calls import call
+from workflows.accounting.parts import Conversation
+from workflows.accounting.stages import enter
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import ClarifyInput, RouteInput
-from workflows.calls import call
 from workflows.events import EventKind, emit
+from workflows.kit.routing import Route, route_without_llm
 from workflows.loop.concurrency import both
-from workflows.loop.routing import Route, route_without_llm
 from workflows.models import (
     ANSWER_MAX_CHARS,
     ROUTING_HISTORY,
@@ -30,10 +33,7 @@ from workflows.models import (
     Speaker,
     Stage,
 )
-from workflows.parts import Conversation
-from workflows.stages import enter
-from workflows.state import ResearchState
-from workflows.text import has_lone_surrogate, without_controls
+from workflows.text import duration, has_lone_surrogate, without_controls
 
 T = TypeVar("T")
 
@@ -170,11 +170,3 @@ def answer_problem(conversation: Conversation, answer: object) -> str | None:
     if len(answer) > ANSWER_MAX_CHARS:
         return f"the answer is longer than {ANSWER_MAX_CHARS} characters"
     return None
-
-
-def duration(seconds: float) -> str:
-    if seconds >= 3600 and seconds % 3600 == 0:
-        return f"{int(seconds // 3600)} h"
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{int(seconds // 60)} min"
-    return f"{seconds:g} s"

@@ -2,7 +2,7 @@
 
 Each index is searched on its own task queue (`papers_task_queue`), whose rate limit the Temporal
 server keeps across every research; the searches of one round run at once, and their hits are
-merged by rank into one hit per work (workflows/papers.py: the same DOI or arXiv id, a preprint and
+merged by rank into one hit per work (workflows/kit/papers.py: the same DOI or arXiv id, a preprint and
 its published version), so a work two indexes found is read once and cited as one source.
 
 Which indexes: the worker that runs the research is asked once (`paper_indexes`, a local activity):
@@ -20,6 +20,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from workflows import roles
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import (
     PaperIndexesInput,
     SearchHit,
@@ -27,18 +28,8 @@ from workflows.activity_models import (
     SearchPapersInput,
     papers_task_queue,
 )
-from workflows.checks.redaction import redact
-from workflows.papers import merge_hits
-from workflows.state import ResearchState
-
-#: What the indexes are called where a person reads it.
-INDEX_WORDS = {
-    "openalex": "OpenAlex",
-    "arxiv": "arXiv",
-    "crossref": "Crossref",
-    "semanticscholar": "Semantic Scholar",
-    "pubmed": "PubMed",
-}
+from workflows.kit.papers import INDEX_WORDS, merge_hits
+from workflows.text.redaction import redact
 
 
 class NoIndex(ApplicationError):

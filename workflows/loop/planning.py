@@ -11,6 +11,8 @@ from __future__ import annotations
 from temporalio import workflow
 
 from workflows import patches, roles
+from workflows.accounting.calls import call
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import (
     CoordinateInput,
     CoordinateOutput,
@@ -18,7 +20,6 @@ from workflows.activity_models import (
     PlanOutput,
     WriteQueriesInput,
 )
-from workflows.calls import call
 from workflows.events import EventKind, emit
 from workflows.loop.researching import (
     PAGES_PER_STEP,
@@ -37,7 +38,6 @@ from workflows.models import (
     ResearchRequest,
     StepStatus,
 )
-from workflows.state import ResearchState
 
 
 def classifies(request: ResearchRequest) -> bool:

@@ -16,12 +16,12 @@ A reflector whose retries are spent falls back to CONTINUE while steps remain, e
 from __future__ import annotations
 
 from workflows import roles
+from workflows.accounting.calls import call
+from workflows.accounting.state import ResearchState
 from workflows.activity_models import ReflectInput
-from workflows.calls import call
 from workflows.events import EventKind, emit
+from workflows.loop import approved
 from workflows.models import Reflection, ReflectionDecision
-from workflows.state import ResearchState
-from workflows.steering import approved
 
 MAX_PLAN_ITERATIONS = 3
 

@@ -15,6 +15,10 @@ from typing import Any
 from temporalio import workflow
 
 from workflows import roles
+from workflows.accounting.calls import call
+from workflows.accounting.stages import show_progress
+from workflows.accounting.state import ResearchState
+from workflows.accounting.step_budget import affordable_wave
 from workflows.activity_models import (
     ObserveInput,
     ObserveOutput,
@@ -24,11 +28,10 @@ from workflows.activity_models import (
     SearchInput,
     WriteQueriesInput,
 )
-from workflows.calls import call
 from workflows.events import EventKind, emit
-from workflows.loop import evidence, literature
+from workflows.kit import evidence
+from workflows.loop import literature
 from workflows.loop.concurrency import together
-from workflows.loop.step_budget import affordable_wave
 from workflows.models import (
     OBSERVATION_LIMIT,
     LoopBack,
@@ -38,8 +41,6 @@ from workflows.models import (
     StepOrigin,
     StepStatus,
 )
-from workflows.stages import show_progress
-from workflows.state import ResearchState
 from workflows.text import content_terms, stem
 
 SEARCH_QUERIES_PER_STEP = 2

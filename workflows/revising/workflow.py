@@ -7,7 +7,7 @@ this workflow. The section is written by the research's own `write_section` role
 engine and a real model both revise), from the research's stored evidence only: no new search,
 so a revision takes seconds and cites nothing the research did not read. It cites only sources
 the report already lists, so the Sources list, and every byte outside the section, stay as they
-were (workflows/revising/sections.py). The rewritten sentences are checked with the verifier the
+were (workflows/kit/sections.py). The rewritten sentences are checked with the verifier the
 research uses (workflows/checks/checking.py): unsupported ones are rewritten once, then removed.
 `save_revision` stores the new version, refusing it if another revision was stored meanwhile.
 
@@ -20,10 +20,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from workflows import roles
-from workflows.activity_models import ReportSection, SectionInput
-from workflows.calls import call
-from workflows.checks import citations, verification
+from workflows.accounting.calls import call
+from workflows.accounting.state import ResearchState
 from workflows.checks.checking import _verify as verify_claims
+from workflows.kit import citations, verification
+from workflows.kit import sections as numbered
 from workflows.models import (
     Claim,
     PlanStep,
@@ -33,15 +34,14 @@ from workflows.models import (
     StepStatus,
     VerificationSummary,
 )
-from workflows.revising import sections as numbered
-from workflows.revising.messages import (
+from workflows.report_models import ReportSection, SectionInput
+from workflows.revising_messages import (
     FEEDBACK_MAX_CHARS,
     ReviseSectionInput,
     RevisionOutcome,
     SaveRevisionInput,
     SaveRevisionOutput,
 )
-from workflows.state import ResearchState
 from workflows.text import content_terms
 
 #: Feedback that asks for less, or for more, of what the section says: the length asked for.

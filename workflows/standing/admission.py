@@ -1,4 +1,4 @@
-"""Whether a standing research's scheduled run may go ahead: its owner's running limit (issue 49).
+"""Whether a standing research's scheduled run may go ahead: its owner's running limit.
 
 A person's own starts pass `starter/client/quotas.py` (RESEARCH_RUNNING_PER_USER) before Temporal
 hears of them; a scheduled run is started by Temporal's Schedule itself, so no starter is there to
@@ -18,7 +18,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from workflows import patches, roles
-from workflows.standing.messages import OwnerRunningInput
+from workflows.standing_messages import OwnerRunningInput
 
 
 async def skipped(standing_id: str | None, owner: str) -> str | None:

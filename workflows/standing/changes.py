@@ -4,10 +4,10 @@ A standing research (a question researched again on a schedule, `starter/client/
 ordinary research whose request names its `standing_id`. When such a run has written its report,
 the previous run of the same standing research is read from the library (the `previous_run`
 activity: its sources with their fingerprints, its claims and the evidence they rest on) and
-compared here, with no model. Sources are the same by URL or by text (workflows/standing/changes/source_match.py:
-new, gone, updated with what changed in them); findings are the same by what they rest on and
-what they say, not by their words (workflows/standing/changes/finding_match.py: new, no longer supported, saying
-another figure, verdict moved). A finding not repeated while its sources did not change is listed
+compared here, with no model, into the shapes of workflows/standing_messages.py. Sources are the
+same by URL or by text (workflows/kit/source_match.py: new, gone, updated with what changed in
+them); findings are the same by what they rest on and what they say, not by their words
+(workflows/kit/finding_match.py: new, no longer supported, saying another figure, verdict moved). A finding not repeated while its sources did not change is listed
 apart and changes nothing. The report then opens with "What changed since DATE", and the result
 carries the comparison as data (`ResearchResult.changes`).
 
@@ -16,104 +16,21 @@ Pure: no I/O, safe in the workflow sandbox.
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import BaseModel, Field
-
-from workflows.record import Claim, Evidence, Source, Verdict
-from workflows.standing.finding_match import Finding, figures_replaced, findings, pair, plain
-from workflows.standing.source_match import match_sources, url_key, what_changed
+from workflows.kit.finding_match import Finding, figures_replaced, findings, pair, plain
+from workflows.kit.source_match import match_sources, url_key, what_changed
+from workflows.record import Claim, Evidence, Source
+from workflows.standing_messages import (
+    ChangedClaim,
+    ChangedFinding,
+    Changes,
+    PreviousRun,
+    SourceRef,
+    UpdatedSource,
+)
 
 #: At most this many of each list are carried in a result and an event: a run whose corpus was
 #: swapped whole is summed up, not copied out.
 MAX_LISTED = 50
-
-
-class SourceRef(BaseModel):
-    url: str
-    title: str = ""
-
-
-class PreviousSource(SourceRef):
-    """A source of the run before, as its claims cite it (id) and as it was read (digest)."""
-
-    id: int = 0
-    digest: str = ""
-
-
-class UpdatedSource(SourceRef):
-    """A source both runs read whose text changed, with what reads differently in it."""
-
-    what: list[str] = Field(default_factory=list)
-
-
-class ChangedClaim(BaseModel):
-    """A claim both runs make, whose verdict moved (e.g. supported -> unsupported)."""
-
-    text: str
-    before: Verdict
-    after: Verdict
-
-
-class ChangedFinding(BaseModel):
-    """A finding both runs make on the same ground whose figures differ: what it says now and
-    what it said before."""
-
-    text: str
-    before: str
-
-
-class PreviousRunInput(BaseModel):
-    standing_id: str
-    #: This run's workflow id: never its own previous run.
-    research_id: str
-
-
-class PreviousRun(BaseModel):
-    """What a comparison needs of the run before: its id, when it finished, its sources, claims
-    and the evidence paragraphs they rest on (empty from readers before it)."""
-
-    research_id: str
-    finished_at: datetime
-    sources: list[PreviousSource] = Field(default_factory=list)
-    claims: list[Claim] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list)
-
-
-class PreviousRunOutput(BaseModel):
-    #: None for the first run of a standing research.
-    previous: PreviousRun | None = None
-
-
-class Changes(BaseModel):
-    """INTERFACE.md "What changed": the run this one is compared with, and the differences."""
-
-    since_research_id: str
-    since: datetime
-    new_sources: list[SourceRef] = Field(default_factory=list)
-    gone_sources: list[SourceRef] = Field(default_factory=list)
-    updated_sources: list[UpdatedSource] = Field(default_factory=list)
-    new_claims: list[str] = Field(default_factory=list)
-    dropped_claims: list[str] = Field(default_factory=list)
-    changed_claims: list[ChangedClaim] = Field(default_factory=list)
-    changed_findings: list[ChangedFinding] = Field(default_factory=list)
-    #: Findings of the run before not made again although their sources did not change, and
-    #: findings made now only, from sources that did not change: the model chose differently,
-    #: nothing changed. Listed, never counted as a change.
-    not_repeated: list[str] = Field(default_factory=list)
-    newly_picked: list[str] = Field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(
-            self.new_sources
-            or self.gone_sources
-            or self.updated_sources
-            or self.new_claims
-            or self.dropped_claims
-            or self.changed_claims
-            or self.changed_findings
-        )
 
 
 def refs(sources: list[Source]) -> list[SourceRef]:

@@ -1,4 +1,4 @@
-"""What a research does for the people watching it (issue 32): notices when it completes, fails or
+"""What a research does for the people watching it: notices when it completes, fails or
 waits for a person, and, as a run of a standing research, the comparison with its previous run.
 
 `DeepResearchWorkflow` starts a `Watcher` when it begins. It runs beside the
@@ -15,15 +15,11 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from workflows import record, roles
+from workflows.accounting.state import ResearchState
 from workflows.models import Claim, Stage
-from workflows.standing.changes import (
-    Changes,
-    PreviousRunInput,
-    compare,
-    with_section,
-)
-from workflows.standing.notify import Notice, NoticeKind, announce
-from workflows.state import ResearchState
+from workflows.standing.changes import compare, with_section
+from workflows.standing.notify import announce
+from workflows.standing_messages import Changes, Notice, NoticeKind, PreviousRunInput
 
 #: What a research in each of these stages waits for (the table is workflows/record.WAITING).
 WAITING = {stage: waiting.key for stage, waiting in record.WAITING.items()}

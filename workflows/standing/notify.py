@@ -9,7 +9,7 @@ child delivers to each target with its own activity, retried for a day (its row 
 lives on when the research completes: an activity of the research itself would be cancelled when
 the research closes, and a research would have to wait for a slow receiver before closing.
 
-The body (`activities/notify.py`) is built in the activity from the `Notice` (which holds
+The body (`activities/notify/message.py`) is built in the activity from the `Notice` (which holds
 `at`, fixed when the event happened): every attempt sends the same bytes and the same
 `X-Research-Delivery` id, so a receiver can drop duplicates.
 
@@ -27,11 +27,9 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.workflow import ParentClosePolicy
 
 from workflows import roles
-from workflows.standing.messages import (  # noqa: F401 (re-exported: the activities' models)
+from workflows.standing_messages import (
     DeliverInput,
-    DeliverOutput,
     Notice,
-    NoticeKind,
 )
 
 

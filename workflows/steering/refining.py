@@ -20,14 +20,14 @@ diagram; this module says what a pass is.
 
 from __future__ import annotations
 
+from workflows.accounting.stages import enter
+from workflows.accounting.state import ResearchState
 from workflows.events import EventKind, emit
 from workflows.models import (
     Refinement,
     RefinementAction,
     Stage,
 )
-from workflows.stages import enter
-from workflows.state import ResearchState
 
 MAX_REFINEMENTS = 2
 #: Issue texts that say the research, not the writing, fell short (offline critic's rule names,

@@ -33,10 +33,11 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio import workflow
 
-from workflows.checks import citations
+from workflows.accounting.stages import enter
+from workflows.accounting.state import ResearchState
 from workflows.checks.reporting import synthesize
 from workflows.events import EventKind, emit
-from workflows.loop.conversation import duration
+from workflows.kit.sections import revision_note
 from workflows.loop.planning import make_plan
 from workflows.models import (
     Claim,
@@ -52,9 +53,8 @@ from workflows.models import (
     StepOrigin,
     StepStatus,
 )
-from workflows.stages import enter
-from workflows.state import ResearchState
 from workflows.steering import refining
+from workflows.text import duration
 
 MAX_REVIEW_ROUNDS = 3
 #: Checks a rewritten report (verification and the critic): research.py's `_verify`.
@@ -148,26 +148,6 @@ async def _rewrite(
     revised, claims = await synthesize(state, feedback=feedback)
     revised, claims = await verify(revised, claims)
     return refining.with_open_issues(state, revised), claims
-
-
-#: What the report says when a rewrite came out as the draft was (the page reads it: not "revised").
-UNCHANGED = "The rewrite came out the same as the draft"
-
-
-def revision_note(revised: str, draft: str, feedback: list[str]) -> str:
-    """The report's closing line after a revision: the feedback it was revised with (each round's),
-    and, when the rewrite came out as the draft was (the offline engine writes from its sources
-    alone and cannot follow written feedback), that it could not act on it, so nobody takes it
-    for done."""
-    said = "; ".join(f"“{citations.escape(' '.join(f.split()))}”" for f in feedback)
-    line = f"> **Revised after review:** {said}."
-    if revised.strip() == draft.strip():
-        line += (
-            f" {UNCHANGED}: the engine that writes this report could "
-            "not act on the feedback (the offline engine writes from its sources alone; an LLM engine "
-            "follows it)."
-        )
-    return f"{revised.rstrip()}\n\n{line}\n"
 
 
 async def review_plan(state: ResearchState) -> None:

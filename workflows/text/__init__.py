@@ -1,8 +1,12 @@
-"""Small, dependency-free text tools shared by the corpus, the page reader and the offline engine.
+"""The words: pure text tools over plain strings, the lowest floor of workflows/ (it imports
+nothing of workflows/, so the shapes above can validate with it and both sides can share it).
 
-Classic information retrieval: word tokens, a stop-word list, sentence and paragraph splitting,
-and a BM25-style score. Enough to pick the passages of a document that matter to a step, so only
-those (trimmed) enter workflow history.
+Here, the small, dependency-free tools the corpus, the page reader and the offline engine share:
+classic information retrieval (word tokens, a stop-word list, sentence and paragraph splitting,
+and a BM25-style score), enough to pick the passages of a document that matter to a step, so only
+those (trimmed) enter workflow history. Beside it: claim_parts, contradiction, subjects and
+alignment (the deterministic verifier's reading of a sentence), clarified (the question as meant),
+language and language_codes, redaction (secrets).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\W_a-zß-ÿ]|[\"'(\[`])|(?<=[。！？])\s*")
 
 STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are aren't as at be because been
+    """A about above after again against all also am an and any are aren't as at be because been
     before being below between both but by can cannot could couldn't did didn't do does doesn't doing
     don't down during each either else etc even ever every few for from further get gets got had
     hadn't has hasn't have haven't having he her here hers herself him himself his how however i if
@@ -229,3 +233,12 @@ def without_controls(text: str) -> str:
 def has_lone_surrogate(text: str) -> bool:
     """A half of a UTF-16 pair on its own: no UTF-8 payload, file or terminal can carry it on."""
     return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def duration(seconds: float) -> str:
+    """A wait or a budget as a person reads it in a note: "1 h", "30 min", "90 s"."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{int(seconds // 3600)} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{int(seconds // 60)} min"
+    return f"{seconds:g} s"

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from workflows.checks import subjects
-from workflows.checks.claim_parts import (
+from workflows.text import stem, subjects, tokenize
+from workflows.text.claim_parts import (
     Unit,
     code_names,
     has_name,
@@ -32,8 +32,7 @@ from workflows.checks.claim_parts import (
     terms,
     units,
 )
-from workflows.checks.contradiction import opposites, polarity, stitched, unlike
-from workflows.text import stem, tokenize
+from workflows.text.contradiction import opposites, polarity, stitched, unlike
 
 #: Share of the claim's content words one unit must hold for the claim to be as close to a quote
 #: as words can tell.

@@ -8,7 +8,7 @@ exactly, where words may be inflected. A number keeps its sign ("-1 or True" is 
 the dash of a range, "10-20", or of a sum, "2**19937-1", is no sign) and its ordinal ("5th
 edition" is 5), and is read with the words around it (`number_contexts`), so a reason can name the
 number the passage gives for the same thing. Proper names ("Asaph Hall", "Gale crater") count like
-code names (issue 48): a swapped discoverer or place is a swapped name. Pure (stdlib,
+code names: a swapped discoverer or place is a swapped name. Pure (stdlib,
 workflows.text): sandbox-safe.
 """
 
@@ -18,8 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from workflows.checks import subjects
-from workflows.text import STOPWORDS, split_sentences, stem, tokenize
+from workflows.text import STOPWORDS, split_sentences, stem, subjects, tokenize
 
 #: A number: a minus sign only where it cannot be a range's dash or a subtraction (not after a
 #: word, a digit or a closing bracket), an ordinal's suffix read as the number.
@@ -187,7 +186,7 @@ def code_names(text: str) -> dict[str, str]:
 
 
 def proper_names(text: str, known: Iterable[str] = ()) -> dict[str, str]:
-    """The proper names of a text that are not code names (workflows/checks/subjects.py: a word
+    """The proper names of a text that are not code names (workflows/text/subjects.py: a word
     capitalized inside a sentence, or opening it when `known` confirms it), by their lower-case
     form, as written; a run of them ("Asaph Hall") shown whole."""
     code = " ".join(code_names(text))

@@ -3,7 +3,7 @@ an opposite word ("smallest" / "largest", "locked" / "unlocked"), two opposite w
 round ("left to right" / "right to left"), or words drawn from both sides of an "otherwise".
 
 Why: these are the changes that keep nearly every word of a source sentence and flip its
-meaning, so word overlap called them supported (issue 36). Pure (stdlib, workflows.text).
+meaning, so word overlap called them supported. Pure (stdlib, workflows.text).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Set as AbstractSet
 
-from workflows.checks.claim_parts import terms
 from workflows.text import STOPWORDS, stem, tokenize
+from workflows.text.claim_parts import terms
 
 _NEGATIONS = frozenset(
     "not no never none nothing neither nor cannot can't don't doesn't isn't aren't wasn't won't "

@@ -1,4 +1,4 @@
-"""Every section about what it asks (issue 48): a sentence is evidence for a step only if it is
+"""Every section about what it asks: a sentence is evidence for a step only if it is
 about the step's subject, not another thing with the same kind of fact.
 
 "How long is a Martian year?" once quoted "One rotation takes 243 Earth days" from the notes on
@@ -30,7 +30,7 @@ _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][a-z][\w’'-]*)")
 _LINE_START = re.compile(r"\s*(?:#{1,6}|[-*+>]|\d{1,3}[.)])?\s*(?:\[\d+\]\s*)?[\"“'(*_]*")
 #: Words capitalized for their place, never names.
 NOT_NAMES = frozenset(
-    """how what why when where which who whom whose is are does do did can could should would will
+    """How what why when where which who whom whose is are does do did can could should would will
     was were has have had may might must shall one two three four five six seven eight nine ten
     first second third last next each every some many most few all both either neither not no
     yes also then there here however although though because since while after before during

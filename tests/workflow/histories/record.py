@@ -73,7 +73,7 @@ SCENARIOS = [
     "budget-from-served",  # a tight token budget: independent steps one wave at a time
     "follow-up-second-one",  # "the second one" names a point of the previous answer
     "report-reviewed-again",  # revised, the revision shown for a second round, approved
-    # Recorded on 2026-11-27 after v0.1.0, with the patch marker of REPORT_AS_AFFORDED (issue 39).
+    # Recorded on 2026-11-27 after v0.1.0, with the patch marker of REPORT_AS_AFFORDED.
     "report-as-afforded",  # a tight token budget: the step's reserve is the report over it
 ]
 
@@ -83,7 +83,7 @@ async def record(out_dir: Path, names: list[str]) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from config import data_converter
+    from settings import data_converter
     from worker import ACTIVITIES
     from workflows.models import (
         Depth,
