@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Literal
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
@@ -27,9 +28,9 @@ MIGRATION_LOCK_KEY = 0x6465657072  # "deepr"
 
 
 def configured_url() -> str:
-    from config import settings
+    from settings import settings
 
-    return settings().research_db_url
+    return settings().library.db_url
 
 
 def database_url(url: str) -> URL:
@@ -136,8 +137,8 @@ class failures_classified:  # noqa: N801 - used as a `with` statement, like a fu
         return None
 
     def __exit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, tb: Any
-    ) -> bool:
+        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
+    ) -> Literal[False]:  # never swallows: an error leaves as it came, or classified
         if err is None or isinstance(err, ApplicationError):
             return False
         message = one_line(err)

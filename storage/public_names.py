@@ -6,7 +6,7 @@ name; never the server's absolute path (`file:///srv/app/.data/uploads/alice-1f2
 The research keeps the real `file://` URL (reading a page needs it), so the rule is applied on the
 way out: to every string of a result, an event or a notification (`public_data` walks them all:
 sources, the report's Markdown, evidence, notes, what changed), in the API, the event stream, the
-downloads, the CLI, the MCP server, the pages, webhooks and email alike (issue 38, R8).
+downloads, the CLI, the MCP server, the pages, webhooks and email alike.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import re
 import sysconfig
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel
@@ -44,14 +44,12 @@ class PublicNames:
     @classmethod
     def of(cls, cfg: Any) -> PublicNames:
         """From the settings (RESEARCH_CORPUS_DIR, RESEARCH_DATA_DIR)."""
-        return cls(
-            getattr(cfg, "research_corpus_dir", None), getattr(cfg, "research_data_dir", None)
-        )
+        return cls(cfg.corpus.folder, cfg.library.data_dir)
 
     @classmethod
     def of_settings(cls) -> PublicNames:
         """From this process's settings (where no settings object is at hand)."""
-        from config import settings
+        from settings import settings
 
         return cls.of(settings())
 
@@ -75,7 +73,13 @@ class PublicNames:
             text = FILE_URL.sub(lambda m: self.name(m.group(0)), text)
         return self._bare.sub("", text) if "/" in text else text
 
-    def data(self, value: Any) -> Any:
+    @overload
+    def data(self, value: str) -> str: ...
+    @overload
+    def data(self, value: dict[str, Any]) -> dict[str, Any]: ...
+    @overload
+    def data(self, value: list[Any] | tuple[Any, ...]) -> list[Any]: ...
+    def data(self, value: object) -> object:
         """Every string inside VALUE (dicts, lists, strings) named by the rule."""
         if isinstance(value, str):
             return self.text(value)

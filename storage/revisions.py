@@ -28,7 +28,7 @@ from storage.database import (
 from storage.rows import StoredResearch, aware
 from storage.schema import ResearchRow, RevisionRow
 from workflows.models import Claim, VerificationSummary
-from workflows.revising.messages import (
+from workflows.revising_messages import (
     MAX_VERSIONS,
     ReportVersion,
     SaveRevisionInput,

@@ -28,14 +28,15 @@ from workflows.models import (
     Plan,
     Refinement,
     Reflection,
+    ReflectionDecision,
     ResearchResult,
     Review,
     Source,
     Stats,
     VerificationSummary,
 )
-from workflows.revising.messages import ReportVersion
-from workflows.standing.changes import Changes
+from workflows.revising_messages import ReportVersion
+from workflows.standing_messages import Changes
 
 
 class StoredResearch(BaseModel):
@@ -183,7 +184,7 @@ def _found(row: ResearchRow) -> dict[str, Any]:
         ],
         reflections=[
             Reflection(
-                decision=f.decision,
+                decision=ReflectionDecision(f.decision),
                 reasoning=f.reasoning,
                 suggested_changes=f.suggested_changes,
                 steps=f.steps or [],

@@ -160,15 +160,6 @@ class RevisionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class RevokedSessionRow(Base):
-    """A web session signed out before it expired (revision 0008): every replica of the web app
-    refuses its cookie (starter/web/identity/sessions.py)."""
-
-    __tablename__ = "web_revoked_sessions"
-    session_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    expires_at: Mapped[int] = mapped_column(Integer)
-
-
 class QuotaLockRow(Base):
     """A lease on one user's quota (revision 0010): whoever inserted the row checks and creates
     alone, on every replica, until it deletes the row or `expires_at` passes

@@ -5,14 +5,17 @@ research."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from storage.database import database_url, engine_for, failures_classified
 from storage.rows import aware
 from storage.schema import ResearchRow
-from workflows.models import Claim, Evidence
-from workflows.standing.changes import PreviousRun, PreviousSource, url_key
+from workflows.kit.source_match import url_key
+from workflows.models import Claim, Evidence, Verdict
+from workflows.standing_messages import PreviousRun, PreviousSource
 
 #: The previous run's evidence goes into the new run's history: at most this many characters of
 #: it, the paragraphs of cited sources first (a medium research keeps some 20 of 600 at most).
@@ -40,7 +43,9 @@ def previous_run(url: str, standing_id: str, research_id: str) -> PreviousRun | 
         if row is None:
             return None
         claims = [
-            Claim(text=c.text, source_ids=c.source_ids, verdict=c.verdict, removed=c.removed)
+            Claim(
+                text=c.text, source_ids=c.source_ids, verdict=Verdict(c.verdict), removed=c.removed
+            )
             for c in row.claims
         ]
         return PreviousRun(
@@ -79,7 +84,7 @@ def changed_runs(url: str, standing_id: str) -> dict[str, bool]:
     return {wid: _changed(changes) for wid, changes in rows}
 
 
-def _changed(changes: dict | None) -> bool:
+def _changed(changes: dict[str, Any] | None) -> bool:  # `Changes` as JSON
     if not changes:
         return False
     keys = (

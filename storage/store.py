@@ -382,7 +382,7 @@ def started_before(
 def owner_of(url: str, research_id: str) -> str | None:
     """Whose research RESEARCH_ID is in the library ('' for research from before owners), or None
     when it is not stored: what a start with a chosen id checks, so ids are never reused across
-    owners (issue 38). A SQLite library that does not exist yet holds nothing (and is not made)."""
+    owners. A SQLite library that does not exist yet holds nothing (and is not made)."""
     if _sqlite_file_missing(url):
         return None
     db = database_url(url)

@@ -36,28 +36,25 @@ QUOTE_CHARS = 400
 async def check(args: argparse.Namespace, session: Session) -> int:
     """0: no sentence unsupported; 1: at least one; 2: bad input (one line, `ClientError`)."""
     markdown, named, base = _text(args.file)
-    try:
-        given = (
-            checking.source_options(args.source)
-            if args.source
-            else checking.unique(checking.listed_sources(markdown))
-        )
-        result = await checking.check_text(
-            markdown,
-            given,
-            session.cfg,
-            local_files=True,
-            base=base,
-            named=named,
-            owner=session.cfg.research_user,
-            need_one=True,
-        )
-    except checking.CheckRefused as err:
-        raise ClientError(str(err), Kind.INVALID) from None
+    given = (
+        checking.source_options(args.source)
+        if args.source
+        else checking.unique(checking.listed_sources(markdown))
+    )
+    result = await checking.check_text(
+        markdown,
+        given,
+        session.cfg,
+        local_files=True,
+        base=base,
+        named=named,
+        owner=session.cfg.access.user,
+        need_one=True,
+    )
     if args.json:
         print(json.dumps(result, ensure_ascii=False), flush=True)
     else:
-        _show(result, model=session.cfg.engine_name == "openai")
+        _show(result, model=session.cfg.llm.engine == "openai")
     return 1 if result["unsupported"] else 0
 
 

@@ -1,4 +1,5 @@
-"""The CLI's exit codes, and the one place a `ClientError`'s kind becomes one.
+"""The CLI's exit codes, and the one place a `ClientError`'s kind becomes one (and its line, with
+the command that follows it).
 
 0 the research completed (or the command did what it said), 1 it failed or no worker answered
 in time (try again), 2 the person's input, id or setup cannot be used (fix it first), 3 it waits for the person (a question or a
@@ -7,6 +8,9 @@ review), 130 interrupted.
 
 from __future__ import annotations
 
+import shlex
+
+from starter.cli.hints import program
 from starter.client.errors import ClientError, Kind
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING = 0, 1, 2, 3
@@ -24,3 +28,11 @@ EXIT_CODE: dict[Kind, int] = {
 
 def exit_code(err: ClientError) -> int:
     return EXIT_CODE[err.kind]
+
+
+def error_line(err: ClientError) -> str:
+    """The error as the CLI says it: the client's line, and the command that follows what it is
+    about, as it runs in this shell (the client names no command of any front end)."""
+    if not err.follow:
+        return str(err)
+    return f"{err} (follow it with `{program()} {shlex.join(err.follow)}`)"

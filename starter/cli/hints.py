@@ -51,3 +51,10 @@ def result_command(workflow_id: str) -> str:
 
 def watch_command(workflow_id: str, since: int = 0) -> str:
     return f"{program()} watch {shlex.quote(workflow_id)}" + (f" --since {since}" if since else "")
+
+
+def show_command(research_id: str, version: int | None = None) -> str:
+    """The command that prints the stored report (at VERSION)."""
+    return f"{program()} show {shlex.quote(research_id)}" + (
+        f" --version {version}" if version else ""
+    )

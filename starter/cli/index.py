@@ -30,10 +30,10 @@ async def index(args: argparse.Namespace, session: object) -> int:
     # What could not be read is listed below; the worker's log line for it would say it twice.
     logging.getLogger("activities.corpus.index").setLevel(logging.ERROR)
     cfg = session.cfg  # type: ignore[attr-defined]
-    folder = Path(args.dir).expanduser() if args.dir else cfg.research_corpus_dir
+    folder = Path(args.dir).expanduser() if args.dir else cfg.corpus.folder
     if folder is not None and not folder.is_dir():
         raise ClientError(f"{escape(str(folder))} is not a folder of documents", Kind.INVALID)
-    corpus = LocalCorpus(folder, cfg.research_index_dir)
+    corpus = LocalCorpus(folder, cfg.corpus.index_dir)
     started = time.perf_counter()
     try:
         changes = await asyncio.to_thread(corpus.refresh)
@@ -66,7 +66,7 @@ async def index(args: argparse.Namespace, session: object) -> int:
     for path, why in skipped:
         print(f"  skipped  {shown(path)}: {escape(why)}")
     print(f"index: {escape(str(corpus.index_path))}")
-    configured = cfg.research_corpus_dir.expanduser().resolve() if cfg.research_corpus_dir else None
+    configured = cfg.corpus.folder.expanduser().resolve() if cfg.corpus.folder else None
     if root != configured:
         searched = escape(str(configured)) if configured else "unset: the Python documentation"
         print(

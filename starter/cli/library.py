@@ -20,18 +20,17 @@ from pathlib import Path
 from typing import TypeVar
 
 from starter.cli.exits import EXIT_OK
+from starter.cli.hints import show_command
 from starter.cli.progress import say
 from starter.client import library
 from starter.client.errors import ClientError, Kind
-from starter.client.library import read_library, stored_research, where
-from starter.client.revisions import show_command
+from starter.client.library import stored_research, where
 from starter.client.session import Session
 from starter.client.temporal import shown
 from starter.client.terminal import clean
 from starter.exports import FORMATS
 from starter.exports import export as export_report
 from starter.exports.markup import to_markdown
-from storage import store
 
 T = TypeVar("T")
 #: `--out -`: standard output.
@@ -44,14 +43,10 @@ async def search(args: argparse.Namespace, session: Session) -> int:
 
 
 async def history(args: argparse.Namespace, session: Session) -> int:
-    url = session.cfg.research_db_url
-    user = session.user  # RESEARCH_USER's research only
-    # about=True: the question, title, clarification answers and report, as the web library finds
-    entries = read_library(
-        lambda: store.list_research(
-            url, contains=args.filter, limit=args.limit, owner=user, about=True
-        )
-    )
+    url = session.cfg.library.db_url
+    # RESEARCH_USER's research only; the question, title, clarification answers and report, as
+    # the web library finds
+    entries = await library.entries(session, contains=args.filter, limit=args.limit)
     if args.json:
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
         return EXIT_OK
@@ -77,7 +72,7 @@ async def history(args: argparse.Namespace, session: Session) -> int:
 
 
 async def show(args: argparse.Namespace, session: Session) -> int:
-    stored = stored_research(session, args.id, getattr(args, "version", None))
+    stored = await stored_research(session, args.id, getattr(args, "version", None))
     if len(stored.versions) > 1:  # a report whose sections were revised: which version this is
         latest = stored.versions[-1].version
         say(
@@ -106,7 +101,7 @@ async def export(args: argparse.Namespace, session: Session) -> int:
             "or redirect stdout to a file)",
             Kind.INVALID,
         )
-    stored = stored_research(session, args.id)
+    stored = await stored_research(session, args.id)
     # a reference file dates its web pages by the day the research finished reading them
     accessed = stored.finished_at.date()
     body, _, suggested = await asyncio.to_thread(
@@ -127,8 +122,8 @@ async def rename(args: argparse.Namespace, session: Session) -> int:
     """`library rename ID TITLE`: RESEARCH_USER's stored research gets a title of its own (every
     run of it); an empty or too long title, or an unknown id (another user's too), is one line,
     exit 2, like `show`."""
-    url = session.cfg.research_db_url
-    entry = await library.rename(url, session.user, args.id, args.title)
+    url = session.cfg.library.db_url
+    entry = await library.rename(session, session.user, args.id, args.title)
     if entry is None:
         raise ClientError(
             f"no stored research with id {shown(args.id)} in {where(url)}", Kind.NOT_FOUND

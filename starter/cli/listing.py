@@ -1,26 +1,24 @@
-"""`list`: recent research from Temporal's visibility, and (`--pending`) what waits for a person.
+"""`list`: the person's research, running and stored, and (`--pending`) what waits for a person.
 
-The stage is the workflow's memo (`stages.enter` writes it at every transition), so listing
-needs no query and no worker: a research waiting a week for an answer is found by its memo
-alone. Visibility cannot search a memo, so `--pending` reads the running research (at most
-PENDING_SCAN, newest first) and keeps those whose stage waits for a person.
+The list is the client's one list of a person's research (`starter.client.mine.my_research`, as
+the web app and the MCP server show it): Temporal's, with the stage its memo keeps (so listing
+needs no query and no worker: a research waiting a week for an answer is found by its memo alone),
+merged with the library's, which keeps finished research after Temporal forgot it. Visibility
+cannot search a memo, so `--pending` reads the running research (at most PENDING_SCAN, newest
+first) and keeps those whose stage waits for a person.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shlex
 from datetime import datetime
 from typing import Any
 
-from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
-
+from starter.cli.hints import program
 from starter.cli.progress import say
-from starter.client import research_client
-from starter.client.hints import program
+from starter.client import mine
 from starter.client.session import Session
 from workflows.models import Stage
 from workflows.record import WAITING
@@ -33,32 +31,19 @@ HEADER = ("ID", "STATUS", "STAGE", "STARTED", "SUMMARY")
 PENDING_HEADER = ("ID", "WAITS FOR", "STARTED", "SUMMARY")
 
 
-#: Research looked at in Temporal's visibility to find RESEARCH_USER's (as the web app's list).
-OWNER_SCAN = 2000
-
-
 async def list_research(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
     pending = getattr(args, "pending", False)
-    listed = await research_client.list_research(  # RESEARCH_USER's, as every command reads
-        client,
-        session.cfg,
-        limit=PENDING_SCAN if pending else args.limit,
-        running_only=pending,
-        owner=session.user,
-        scan=OWNER_SCAN,
+    listed = await mine.my_research(  # RESEARCH_USER's, as every command reads
+        session, limit=PENDING_SCAN if pending else args.limit, running_only=pending
     )
-    rows = [_row(item) for item in listed]
     if pending:
-        rows = [
-            {**row, "waits_for": WAITS_FOR[row["stage"]]}
-            for row in rows
-            if row["stage"] in WAITS_FOR
-        ]
-        rows = rows[: args.limit]
-    summaries = await asyncio.gather(*(_summary(client, row["id"], row["run_id"]) for row in rows))
-    for row, summary in zip(rows, summaries, strict=False):
-        row["summary"] = summary
+        listed = [item for item in listed if item.stage in WAITS_FOR][: args.limit]
+    rows = [_row(item) for item in listed]
+    for row, item, summary in zip(rows, listed, await mine.summaries(session, listed), strict=True):
+        # one only the library keeps has no line in Temporal's Web UI: its title or question
+        row["summary"] = summary or item.title or item.question
+        if pending:
+            row["waits_for"] = WAITS_FOR[str(item.stage)]
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -80,8 +65,8 @@ async def list_research(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-def _row(item: research_client.ListedResearch) -> dict[str, Any]:
-    """The research client's list row, as `list --json` has always printed it."""
+def _row(item: mine.ListedResearch) -> dict[str, Any]:
+    """The client's list row, as `list --json` has always printed it."""
     return {
         "id": item.id,
         "run_id": item.run_id,
@@ -120,13 +105,3 @@ def _how_to_answer(rows: list[dict[str, Any]]) -> None:
 
 def _started(row: dict[str, Any]) -> str:
     return datetime.fromisoformat(row["start_time"]).astimezone().strftime("%Y-%m-%d %H:%M")
-
-
-async def _summary(client: Client, workflow_id: str, run_id: str) -> str | None:
-    try:
-        desc = await client.get_workflow_handle(workflow_id, run_id=run_id).describe()
-        return await desc.static_summary()
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            return None
-        raise

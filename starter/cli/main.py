@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from importlib import metadata
 from typing import Any
 
-from temporalio.service import RPCError, RPCStatusCode
-
-from config import settings
+from settings import settings
 from starter.cli import (
     check,
     commands,
@@ -38,67 +34,20 @@ from starter.cli import (
     revise,
     schedules,
 )
-from starter.cli.exits import EXIT_USAGE, exit_code
+from starter.cli.exits import error_line, exit_code
+from starter.cli.hints import SCRIPT
+from starter.cli.parsing import Command, Parser, add_commands, arg, request_arg
 from starter.cli.progress import say
 from starter.client import requests
 from starter.client.errors import ClientError
-from starter.client.hints import SCRIPT, program
 from starter.client.session import Session
-from starter.client.temporal import one_line, shown
+from starter.client.temporal import one_line
 from starter.client.terminal import CleanStream
 from starter.exports import FORMATS
 from telemetry import traces
 
 #: The distribution whose version `--version` prints (pyproject.toml).
 DISTRIBUTION = "deep-research"
-
-#: A command: async, run in an event loop; or plain (`serve`, which runs its own loop).
-Handler = Callable[[argparse.Namespace, Session], Awaitable[int] | int]
-#: One `add_argument` call: its names and its keywords.
-Arg = tuple[tuple[str, ...], dict[str, Any]]
-
-
-def arg(*names: str, **options: Any) -> Arg:
-    return names, options
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    help: str
-    handler: Handler | None = None
-    args: tuple[Arg, ...] = ()
-    #: Flags of which exactly one must be given.
-    one_of: tuple[Arg, ...] = ()
-    #: Sub-commands (`prompts push`), in place of a handler.
-    actions: tuple[Command, ...] = ()
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not usage + message
-        # The usage shows the program's name; the hint is what runs in this shell (starter/client/hints.py).
-        words = self.prog.split(" ", 1)[1:] if self.prog.startswith(SCRIPT) else []
-        say(f"error: {message} (see `{' '.join([program(), *words])} --help`)")
-        sys.exit(EXIT_USAGE)
-
-
-def request_arg(option: requests.Option) -> Arg:
-    """A request option's flag: type, choices and on/off from the model; absent = the model's default."""
-    kind = requests.value_type(option.field)
-    given: dict[str, Any] = {
-        "dest": option.field,
-        "default": argparse.SUPPRESS,
-        "help": requests.help_of(option),
-    }
-    if kind is bool:
-        return arg(
-            option.flag,
-            action="store_false" if requests.default(option.field) else "store_true",
-            **given,
-        )
-    if (names := requests.choices(option.field)) is not None:
-        return arg(option.flag, choices=names, **given)
-    return arg(option.flag, type=kind, metavar=option.metavar, **given)
 
 
 async def _serve_mcp(args: argparse.Namespace, session: Session) -> int:
@@ -380,26 +329,8 @@ def build_parser() -> Parser:
         version=f"{DISTRIBUTION} {version()}",
         help="print the installed version and exit",
     )
-    _add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
+    add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
     return parser
-
-
-def _add_commands(
-    parser: argparse.ArgumentParser, table: tuple[Command, ...], dest: str, metavar: str
-) -> None:
-    sub = parser.add_subparsers(dest=dest, required=True, metavar=metavar)
-    for command in table:
-        p = sub.add_parser(command.name, help=command.help)
-        for names, options in command.args:
-            p.add_argument(*names, **options)
-        if command.one_of:
-            group = p.add_mutually_exclusive_group(required=True)
-            for names, options in command.one_of:
-                group.add_argument(*names, **options)
-        if command.actions:
-            _add_commands(p, command.actions, dest="action", metavar="ACTION")
-        else:
-            p.set_defaults(handler=command.handler)
 
 
 def version() -> str:
@@ -411,15 +342,15 @@ def version() -> str:
 
 def run(argv: list[str] | None = None) -> int:
     if not isinstance(sys.stdout, CleanStream):
-        sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)  # type: ignore[assignment]
+        sys.stdout, sys.stderr = CleanStream(sys.stdout), CleanStream(sys.stderr)
     args = build_parser().parse_args(argv)
     session: Session | None = None
     try:
         _check_ids(args)
         session = Session(settings())
         _traced(args.command)
-        outcome = args.handler(args, session)
-        code = asyncio.run(outcome) if inspect.isawaitable(outcome) else outcome
+        outcome: Coroutine[Any, Any, int] | int = args.handler(args, session)
+        code = asyncio.run(outcome) if not isinstance(outcome, int) else outcome
     except BrokenPipeError:  # `... | head` stopped reading: leave quietly, as `cat` does
         code = quiet_broken_pipe()
     except KeyboardInterrupt:
@@ -438,15 +369,8 @@ def run(argv: list[str] | None = None) -> int:
             else "\ninterrupted"
         )
     except ClientError as err:
-        say(f"error: {err}")
+        say(f"error: {error_line(err)}")
         code = exit_code(err)
-    except RPCError as err:
-        code = 2 if err.status == RPCStatusCode.NOT_FOUND and getattr(args, "id", None) else 1
-        say(
-            f"error: no research with id {shown(args.id)}"
-            if code == 2
-            else f"error: Temporal: {one_line(err.message)}"
-        )
     except Exception as err:  # noqa: BLE001 - the promise is: never a traceback
         say(f"error: {type(err).__name__}: {one_line(str(err))}")
         code = 1

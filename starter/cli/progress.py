@@ -13,7 +13,7 @@ import sys
 import textwrap
 import threading
 
-from starter.client.hints import (  # noqa: F401 (the commands' hints, used as progress.X)
+from starter.cli.hints import (  # noqa: F401 (the commands' hints, used as progress.X)
     answer_command,
     program,
     result_command,

@@ -23,7 +23,7 @@ async def push(args: argparse.Namespace, session: object) -> int:
             "(and LANGFUSE_HOST for a self-hosted Langfuse)",
             Kind.INVALID,
         )
-    host = config.langfuse_host or "https://cloud.langfuse.com"
+    host = config.langfuse.host or "https://cloud.langfuse.com"
     try:
         lines = await asyncio.to_thread(push_prompts, langfuse)
     except Exception as err:  # noqa: BLE001 - every Langfuse failure becomes one line

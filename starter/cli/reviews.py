@@ -19,19 +19,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import (
-    WorkflowHandle,
-)
-
 from starter.cli import progress
 from starter.cli.exits import EXIT_OK
+from starter.cli.hints import program
 from starter.cli.progress import say
+from starter.client import research_client
 from starter.client.errors import ClientError, Kind
-from starter.client.hints import program
+from starter.client.finding import find_running
+from starter.client.research_client import Handle
 from starter.client.session import Session
-from starter.client.steering import ReviewRefused, send_review
 from starter.client.temporal import deliver
-from workflows.models import STEP_LIMITS, ResearchStatus, ReviewTarget
+from workflows.models import STEP_LIMITS, ResearchResult, ResearchStatus, ReviewTarget
 
 #: The draft report's lines shown where a person decides on it; a longer draft is cut there, with
 #: the command that shows it whole (`status ID`).
@@ -53,11 +51,9 @@ STEPS_HELP = (
 
 async def review(args: argparse.Namespace, session: Session) -> int:
     payload = _payload(args)
-    from starter.client.research_client import check_owner  # it sends reviews through this module
-
-    handle = (await session.connect()).get_workflow_handle(args.id)
-    await check_owner(handle, session.cfg)
-    print(await deliver(handle, "review", lambda running: send_review(running, payload)))
+    handle = (await find_running(session, args.id)).handle
+    assert handle is not None  # find_running found it in Temporal
+    print(await deliver(handle, "review", lambda running: research_client.review(running, payload)))
     return EXIT_OK
 
 
@@ -188,7 +184,9 @@ def show_pending(status: ResearchStatus, workflow_id: str = "") -> None:
         say(f"  {i}. [{step.status.value}] {step.title}{about}")
 
 
-async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: asyncio.Future) -> bool:
+async def ask(
+    handle: Handle, status: ResearchStatus, result_task: asyncio.Future[ResearchResult]
+) -> bool:
     """Prompt until the workflow accepts a review. False at end of input (the research waits)."""
     show_pending(status, handle.id)
     while True:
@@ -221,21 +219,24 @@ async def ask(handle: WorkflowHandle, status: ResearchStatus, result_task: async
         else:
             continue
         try:
-            say(f"  {await send_review(handle, payload)}")
+            say(f"  {await research_client.review(handle, payload)}")
             return True
-        except ReviewRefused as refused:
-            say(f"error: review refused: {refused}")
+        except ClientError as refused:
+            if refused.kind not in (Kind.INVALID, Kind.CONFLICT):
+                raise
+            say(f"error: {refused}")
 
 
-async def _line(prompt: str, result_task: asyncio.Future) -> str | None:
+async def _line(prompt: str, result_task: asyncio.Future[ResearchResult]) -> str | None:
     print(prompt, end="", file=sys.stderr, flush=True)
     line = progress.read_line()
-    await asyncio.wait({line, result_task}, return_when=asyncio.FIRST_COMPLETED)
+    either: set[asyncio.Future[Any]] = {line, result_task}
+    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
     return line.result() if line.done() else None
 
 
 async def _edit_steps(
-    status: ResearchStatus, result_task: asyncio.Future
+    status: ResearchStatus, result_task: asyncio.Future[ResearchResult]
 ) -> list[dict[str, str]] | None:
     """$EDITOR on the pending steps (one a line, `Title — description`), else line by line."""
     pending = [s for s in (status.plan.steps if status.plan else []) if s.status.value == "pending"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from starter.cli.exits import EXIT_OK
+from starter.cli.hints import show_command
 from starter.cli.progress import say
 from starter.client import revisions
 from starter.client.session import Session
@@ -31,7 +32,7 @@ async def revise(args: argparse.Namespace, session: Session) -> int:
     print(clean(f"## {outcome.heading}\n\n{outcome.section_markdown}"))
     say(
         f"revised section {outcome.section} of {outcome.research_id}: version {outcome.version} "
-        f"of its report (the whole report: `{revisions.show_command(outcome.research_id)}`; "
-        f"the one before: `{revisions.show_command(outcome.research_id, outcome.version - 1)}`)"
+        f"of its report (the whole report: `{show_command(outcome.research_id)}`; "
+        f"the one before: `{show_command(outcome.research_id, outcome.version - 1)}`)"
     )
     return EXIT_OK

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from starter.cli.exits import EXIT_OK
+from starter.cli.hints import program
 from starter.cli.progress import say
-from starter.client import research_client, standing
-from starter.client.hints import program
-from starter.client.requests import FLAGS, NAMES, build_request
+from starter.client import standing
+from starter.client.requests import FLAGS, NAMES
 from starter.client.session import Session
 
 
@@ -23,16 +23,10 @@ def _owner(session: Session) -> str:
 
 async def add(args: argparse.Namespace, session: Session) -> int:
     values = {name: value for name, value in vars(args).items() if name in NAMES}
-    request = await research_client.ready(
-        build_request(values, FLAGS), session, FLAGS, owner=_owner(session)
-    )
-    standing.spec_of(args.every, args.cron)  # bad input before any connection
-    client = await session.connect()
-    standing_id = await standing.create(
-        client,
-        session.cfg,
-        request,
-        _owner(session),
+    standing_id = await standing.create_standing(
+        session,
+        values,
+        names=FLAGS,
         every=args.every,
         cron=args.cron,
         notify=args.notify or [],
@@ -77,12 +71,7 @@ async def list_(args: argparse.Namespace, session: Session) -> int:
 
 
 async def show(args: argparse.Namespace, session: Session) -> int:
-    client = await session.connect()
-    described = await standing.owned(client, session.cfg, args.id, _owner(session))
-    from storage import standing as stored  # the library, read only here
-
-    changed = stored.changed_runs(session.cfg.research_db_url, args.id)
-    detail = await standing.detail(client, session.cfg, described, changed)
+    detail = await standing.show(session, args.id)
     if args.json:
         print(json.dumps(detail.model_dump(mode="json")))
         return EXIT_OK

@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from config import Settings
+from settings import Settings, connect_temporal
 from starter.cli.stack_words import (
     PORT,
     UI_PORT,
@@ -138,31 +138,35 @@ def start_dev_server(
     return server
 
 
-def _child_env(port: int) -> dict[str, str]:
-    """What a process of the stack runs with: this environment, on the stack's Temporal server,
-    printing as it goes."""
-    return {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}", "PYTHONUNBUFFERED": "1"}
+def one_environment(port: int, owner: str | None = None) -> None:
+    """Set once, in this process's own environment, what every process the stack starts (the
+    worker, the web app, the demo's research) inherits: one environment for all, as
+    deploy/kubernetes gives its processes one ConfigMap and Secret, so the web app offers the
+    sources the worker searches because it reads the same settings. On the stack's own Temporal
+    server, whatever profile the person's Temporal config file names (a cloud namespace is not
+    this server's); SEARCH_PROVIDER=local when neither the environment nor `.env` chose one (the
+    bundled corpus works offline, as `make demo` promises); OWNER as RESEARCH_USER."""
+    if "provider" not in Settings().search.model_fields_set:
+        os.environ["SEARCH_PROVIDER"] = "local"
+    os.environ["TEMPORAL_ADDRESS"] = f"127.0.0.1:{port}"
+    os.environ["TEMPORAL_CONFIG_FILE"] = os.devnull
+    os.environ["PYTHONUNBUFFERED"] = "1"  # each prints as it goes
+    if owner:
+        os.environ["RESEARCH_USER"] = owner
 
 
-def start_worker(port: int = PORT, engine_notice: bool = True) -> subprocess.Popen[bytes]:
+def start_worker(engine_notice: bool = True) -> subprocess.Popen[bytes]:
     """ENGINE_NOTICE off: the starter run beside it in the same terminal says which engine answers."""
-    env = _child_env(port)
-    if (
-        "search_provider" not in Settings().model_fields_set
-    ):  # neither the environment nor .env chose one
-        env["SEARCH_PROVIDER"] = (
-            "local"  # the bundled corpus: works offline, as `make demo` promises
-        )
     flags = [] if engine_notice else ["--no-engine-notice"]
-    if not sys.stderr.isatty():
-        env.setdefault("NO_COLOR", "1")  # a log file gets words, not colour codes
+    # a log file gets words, not colour codes (how it prints, not what it runs with)
+    colour = None if sys.stderr.isatty() else {**os.environ, "NO_COLOR": "1"}
     # Its warnings and log go to standard error: `make demo > report.md` keeps the report alone.
     return subprocess.Popen(
-        [sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=env, stdout=sys.stderr
+        [sys.executable, str(REPO / "worker.py"), *flags], cwd=REPO, env=colour, stdout=sys.stderr
     )
 
 
-def wait_for_worker(port: int, worker: subprocess.Popen[bytes], seconds: float = 90) -> None:
+def wait_for_worker(worker: subprocess.Popen[bytes], seconds: float = 90) -> None:
     """Until the worker polls its task queue (its first start compiles and imports for a while):
     the research started next is answered at once, never "did not answer within 5s"."""
     import asyncio
@@ -170,15 +174,14 @@ def wait_for_worker(port: int, worker: subprocess.Popen[bytes], seconds: float =
     from temporalio.api.enums.v1 import TaskQueueType
     from temporalio.api.taskqueue.v1 import TaskQueue
     from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-    from temporalio.client import Client
 
-    cfg = Settings()
+    cfg = Settings()  # the stack's one environment: the worker's settings
 
     async def polled() -> None:
-        client = await Client.connect(f"127.0.0.1:{port}", namespace=cfg.temporal_namespace)
+        client = await connect_temporal(cfg.temporal)
         request = DescribeTaskQueueRequest(
-            namespace=cfg.temporal_namespace,
-            task_queue=TaskQueue(name=cfg.temporal_task_queue),
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=cfg.temporal.task_queue),
             task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
         deadline = time.monotonic() + seconds
@@ -205,14 +208,12 @@ def free_web_port(first: int = WEB_PORT, tries: int = WEB_PORT_TRIES) -> int:
     )
 
 
-def start_web(port: int = PORT, web_port: int = WEB_PORT) -> subprocess.Popen[bytes]:
-    """`python -m starter serve` on 127.0.0.1:WEB_PORT for the Temporal server on PORT; returns
-    once it accepts connections (it prints its URL itself)."""
-    env = _child_env(port)
+def start_web(web_port: int = WEB_PORT) -> subprocess.Popen[bytes]:
+    """`python -m starter serve` on 127.0.0.1:WEB_PORT; returns once it accepts connections (it
+    prints its URL itself)."""
     web = subprocess.Popen(
         [sys.executable, "-m", "starter", "serve", "--host", "127.0.0.1", "--port", str(web_port)],
         cwd=REPO,
-        env=env,
     )
     try:
         deadline = time.monotonic() + 60
@@ -275,6 +276,8 @@ def own_server(command: str, port: int, share: bool) -> bool:
 def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
     started = time.monotonic()
     server = worker = None
+    owner = token_user()  # access control is on: the research belongs to a user who can sign in
+    one_environment(port, owner)
     try:
         if own_server("demo", port, share):
             print(
@@ -282,14 +285,9 @@ def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
                 file=sys.stderr,
             )
             server = start_dev_server(None, REPO / ".data" / "demo-temporal.log", port, ui_port)
-        worker = start_worker(port, engine_notice=False)
-        wait_for_worker(port, worker)
+        worker = start_worker(engine_notice=False)
+        wait_for_worker(worker)
         research_id = f"demo-{uuid.uuid4().hex[:8]}"
-        env = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}
-        owner = token_user()
-        if owner:  # access control is on: the research belongs to a user who can sign in
-            env["RESEARCH_USER"] = owner
-
         code = subprocess.call(
             [
                 sys.executable,
@@ -303,7 +301,6 @@ def demo(port: int = PORT, ui_port: int = UI_PORT, share: bool = False) -> int:
                 research_id,
             ],
             cwd=REPO,
-            env=env,
         )
         print(
             demo_epilogue(time.monotonic() - started, code, ui_port, research_id, owner, port),
@@ -331,6 +328,7 @@ def dev(
 ) -> int:
     db_file = db_file or REPO / ".temporal" / "dev.sqlite"
     server = worker = web = None
+    one_environment(port)
     try:
         if own_server("dev", port, share):
             server = start_dev_server(db_file, db_file.parent / "server.log", port, ui_port)
@@ -339,18 +337,18 @@ def dev(
                 f"Web UI on http://localhost:{ui_port}",
                 file=sys.stderr,
             )
-        worker = start_worker(port)
+        worker = start_worker()
         web_port = free_web_port(web_port)
-        web = start_web(port, web_port)
+        web = start_web(web_port)
         print(f"dev: web app on {web_url(web_port)}", file=sys.stderr)
-        wait_for_worker(port, worker)  # a worker that fails at start (a missing corpus) says so
+        wait_for_worker(worker)  # a worker that fails at start (a missing corpus) says so
         if (code := worker.poll()) is not None:
             print(f"dev: the worker stopped (exit {code}); stopping the rest", file=sys.stderr)
             return code
         if owner := token_user():
             print(
                 f"dev: access control is on: research started from the CLI belongs to "
-                f"RESEARCH_USER ({Settings().research_user}), which no token names, so the web app "
+                f"RESEARCH_USER ({Settings().access.user}), which no token names, so the web app "
                 f"will not show it; run `RESEARCH_USER={owner} {stack_program(port)} research ...` instead.",
                 file=sys.stderr,
             )

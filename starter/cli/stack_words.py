@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import shlex
 
-from config import Settings
+from settings import Settings
+from starter.cli.hints import program
 from starter.cli.progress import fit
-from starter.client.hints import program
 
 PORT, UI_PORT = 7233, 8233
 #: The web app's port (`make dev` takes the next free one when it is in use).
@@ -27,11 +27,11 @@ def token_user() -> str | None:
     names = [
         pair.split(":", 1)[0].strip()
         for pair in (
-            cfg.research_api_tokens.get_secret_value() if cfg.research_api_tokens else ""
+            cfg.access.api_tokens.get_secret_value() if cfg.access.api_tokens else ""
         ).split(",")
         if ":" in pair
     ]
-    return names[0] if names and cfg.research_user not in names else None
+    return names[0] if names and cfg.access.user not in names else None
 
 
 def library_place() -> str:
@@ -39,7 +39,7 @@ def library_place() -> str:
     project's `.data/research.sqlite`), without a password."""
     from starter.client.library import where
 
-    return where(Settings().research_db_url)
+    return where(Settings().library.db_url)
 
 
 def stack_program(port: int) -> str:

@@ -35,8 +35,18 @@ class Kind(StrEnum):
 class ClientError(Exception):
     """A failure a person can cause or meet, worded for them: never a traceback."""
 
-    def __init__(self, message: str, kind: Kind, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: Kind,
+        retry_after_s: float | None = None,
+        *,
+        follow: tuple[str, ...] | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         #: For `LIMITED`: when it is worth trying again (the web app's Retry-After).
         self.retry_after_s = retry_after_s
+        #: What follows the thing this is about, as a command's words (`("result", ID)`): a front
+        #: end with commands names it in its own way (the CLI's hint); the others need not.
+        self.follow = follow

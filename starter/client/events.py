@@ -10,8 +10,10 @@ from typing import Any
 
 from temporalio.service import RPCError
 
-from starter.client.errors import ClientError
-from starter.client.temporal import ResearchHandle, is_not_found, query_events
+from settings import Settings
+from starter.client.errors import ClientError, Kind
+from starter.client.public import public_all
+from starter.client.temporal import ResearchHandle, query_events
 from workflows.events import Event, EventKind
 
 
@@ -28,8 +30,10 @@ BACKOFF = 1.6
 class EventStream:
     """The events of one research after `since`, one query per `poll`."""
 
-    def __init__(self, handle: ResearchHandle, since: int = 0) -> None:
+    def __init__(self, handle: ResearchHandle, since: int = 0, *, cfg: Settings) -> None:
         self.handle = handle
+        #: The settings its events are shown under (local sources by name: `public`).
+        self.cfg = cfg
         self.seq = max(since, 0)
         self.delay = FAST_S
         #: The question or review the research waits for (the last request not yet answered).
@@ -37,19 +41,18 @@ class EventStream:
         self.complained: set[str] = set()
 
     async def poll(self, tolerant: bool = True) -> list[Event]:
-        """The events after the last one seen. `tolerant`: a worker that does not answer is said
-        once and retried, not fatal (it may be restarting). An unknown id always raises."""
+        """The events after the last one seen, as people may see them. `tolerant`: a worker that
+        does not answer is said once and retried, not fatal (it may be restarting). An unknown id
+        always raises."""
         try:
-            batch = await query_events(self.handle, self.seq)
+            batch = public_all(await query_events(self.handle, self.seq), self.cfg)
         except ClientError as err:
-            if not tolerant:
+            if err.kind is Kind.NOT_FOUND or not tolerant:
                 raise
+            if err.kind is Kind.UNREACHABLE and isinstance(err.__cause__, RPCError):
+                return []  # e.g. the first workflow task has not run yet
             self._once(f"waiting: {err} (still trying)")
             return []
-        except RPCError as err:
-            if is_not_found(err) or not tolerant:
-                raise
-            return []  # e.g. the first workflow task has not run yet
         if batch and batch[0].seq > self.seq + 1:
             say(
                 f"note: events {self.seq + 1} to {batch[0].seq - 1} are no longer kept "

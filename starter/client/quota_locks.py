@@ -1,4 +1,4 @@
-"""One user's quota checked and used by one process at a time, on every replica (issue 49, R4).
+"""One user's quota checked and used by one process at a time, on every replica.
 
 The red team's 30 concurrent creates of standing research all passed a cap of 20, and ten
 concurrent `every=2m` creates made 7,200 runs a day against 1,440: each create counted the user's
@@ -30,7 +30,7 @@ from sqlalchemy import Table, delete, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from config import Settings
+from settings import Settings
 from starter.client.errors import ClientError, Kind
 from storage.schema import QuotaLockRow, StandingCreatedRow
 
@@ -48,7 +48,7 @@ _LOCAL: dict[tuple[int, str], asyncio.Lock] = {}
 def _engine(cfg: Settings) -> Engine:
     from storage import store
 
-    return store.engine_for(store.database_url(cfg.research_db_url))
+    return store.engine_for(store.database_url(cfg.library.db_url))
 
 
 def _take(cfg: Settings, key: str, holder: str) -> bool:

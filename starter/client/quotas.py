@@ -1,4 +1,4 @@
-"""How much research one person may have going (issue 38, R4 and R6): at most
+"""How much research one person may have going: at most
 RESEARCH_RUNNING_PER_USER running at once and RESEARCH_STARTS_PER_MINUTE started in a minute.
 
 One user's 60 starts at once once took another user's light research from 1.3 s to 72 s: the
@@ -28,7 +28,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from config import Settings
+from settings import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.temporal import WORKFLOW_TYPE
 
@@ -97,7 +97,7 @@ async def check(
         started.setdefault(rid, at)
         if rid not in running and now - at < LAG_S and await _running(client, rid, rpc_timeout):
             running.add(rid)
-    most = cfg.research_running_per_user
+    most = cfg.limits.running_per_user
     if len(running) >= most:
         raise ClientError(
             f"you have {len(running)} research running, the most at once per user ({most}): "
@@ -106,7 +106,7 @@ async def check(
             retry_after_s=RUNNING_RETRY_S,
         )
     lately = sorted(at for at in started.values() if now - at < WINDOW_S)
-    per_minute = cfg.research_starts_per_minute
+    per_minute = cfg.limits.starts_per_minute
     if len(lately) >= per_minute:
         wait = max(1.0, lately[-per_minute] + WINDOW_S - now)
         raise ClientError(
@@ -128,7 +128,7 @@ async def _listed(
     the window (by id: a run that continued as new counts once)."""
     since = datetime.fromtimestamp(time.time() - WINDOW_S, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     query = (
-        f"WorkflowType = '{WORKFLOW_TYPE}' AND TaskQueue = '{cfg.temporal_task_queue}' "
+        f"WorkflowType = '{WORKFLOW_TYPE}' AND TaskQueue = '{cfg.temporal.task_queue}' "
         f"AND (ExecutionStatus = 'Running' OR StartTime > '{since}')"
     )
     running: set[str] = set()

@@ -24,13 +24,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from activities import pricing
-from config import Settings
+from settings import Settings
 from starter.client.errors import ClientError, Kind
 from starter.client.temporal import shown
 from starter.client.terminal import clean, escape
-from workflows.loop.language_codes import is_language
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, STEP_LIMITS, ResearchRequest
 from workflows.roles import Tier
+from workflows.text.language_codes import is_language
 
 QUESTION = "question"
 #: The longest research id taken (ours are 17 characters; Temporal would take 1,000 bytes).
@@ -236,13 +236,13 @@ def check_prices(
 ) -> None:
     """A cost budget needs a price for every model the research may use: refused before it
     starts, naming the model (the worker reads the same LLM_PRICES and model settings)."""
-    if request.max_cost_usd is None or cfg.engine_name == "offline":
+    if request.max_cost_usd is None or cfg.llm.engine == "offline":
         return
     try:
-        prices = pricing.table(cfg.llm_prices)
+        prices = pricing.table(cfg.llm.prices)
     except pricing.PriceError as err:
         raise RequestError(str(err), "max_cost_usd") from None
-    for model in dict.fromkeys(cfg.model_for(tier.value) for tier in Tier):
+    for model in dict.fromkeys(cfg.llm.model_for(tier.value) for tier in Tier):
         if pricing.price_of(model, prices) is None:
             raise RequestError(
                 f"{(names or {}).get('max_cost_usd', 'max_cost_usd')}: no price is known for model {model}; "
@@ -258,15 +258,15 @@ def check_sources(
     """Web sources need a web search provider, papers a scholarly index: refused before the
     research starts rather than left to fail at its first search (the worker reads the same
     SEARCH_* and SCHOLARLY_PROVIDERS settings; the research asks it again and says so too)."""
-    if request.sources.web and not cfg.web_search_providers:
+    if request.sources.web and not cfg.search.web_providers:
         name = (names or {}).get("sources", "sources")
         raise RequestError(
             f"{name} {request.sources.value}: no web search provider is configured "
-            f"(SEARCH_PROVIDER={cfg.search_provider}); set SEARCH_PROVIDER or "
+            f"(SEARCH_PROVIDER={cfg.search.provider}); set SEARCH_PROVIDER or "
             "SEARCH_FALLBACK_PROVIDERS to one, such as duckduckgo, or choose documents",
             "sources",
         )
-    if request.sources.papers and not cfg.scholarly_indexes:
+    if request.sources.papers and not cfg.papers.indexes:
         name = (names or {}).get("sources", "sources")
         raise RequestError(
             f"{name} papers: no scholarly index is configured (SCHOLARLY_PROVIDERS is empty); "

@@ -5,7 +5,7 @@ page's `sections/{n}/revise`, MCP `revise_section`): the checks, the start of th
 Checked here, in one line each, before anything starts: the research is the person's own and
 stored in the library (another user's, or an unknown id, is "no research": NOT_FOUND), it has
 finished (one still running is INVALID: its report is not written yet), the section exists
-(numbered as workflows/revising/sections.py numbers them) and the feedback is 1 to 2,000
+(numbered as workflows/kit/sections.py numbers them) and the feedback is 1 to 2,000
 characters. One revision per research at a time (its workflow id is `revise/ID`, which no research
 id can take): a second is CONFLICT until the first is done. The workflow is given the version it
 revises straight from the library, so the rewrite reads what the person sees.
@@ -14,34 +14,27 @@ revises straight from the library, so the rewrite reads what the person sees.
 from __future__ import annotations
 
 import asyncio
-import shlex
 from datetime import timedelta
 
-from temporalio.client import (
-    WorkflowExecutionStatus,
-    WorkflowFailureError,
-)
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
-from temporalio.service import RPCError
 
-from starter.client import research_client
+from starter.client import library
 from starter.client.errors import ClientError, Kind
-from starter.client.hints import program
-from starter.client.library import read_library
+from starter.client.finding import find
 from starter.client.session import Session
-from starter.client.temporal import is_not_found, root_message, shown
-from storage import store
+from starter.client.temporal import root_message, shown, temporal_errors
+from workflows.kit.sections import sections
 from workflows.models import ResearchResult
-from workflows.revising.messages import (
+from workflows.revising.workflow import ReviseSectionWorkflow
+from workflows.revising_messages import (
     FEEDBACK_MAX_CHARS,
     MAX_VERSIONS,
     ReportVersion,
     ReviseSectionInput,
     RevisionOutcome,
 )
-from workflows.revising.sections import sections
-from workflows.revising.workflow import ReviseSectionWorkflow
 
 #: How long a front end waits for the new version (a model may take a minute or two to write).
 WAIT_S = 300.0
@@ -49,13 +42,6 @@ WAIT_S = 300.0
 RUN_TIMEOUT = timedelta(minutes=30)
 #: Why a revision's workflow ended, by its error's type, as the front ends show it.
 KINDS = {"RevisionRefused": Kind.INVALID, "ReportChanged": Kind.CONFLICT}
-
-
-def show_command(research_id: str, version: int | None = None) -> str:
-    """The command that prints the report (at VERSION), as it runs in this shell."""
-    return f"{program()} show {shlex.quote(research_id)}" + (
-        f" --version {version}" if version else ""
-    )
 
 
 def revision_id(research_id: str) -> str:
@@ -78,6 +64,22 @@ async def revise(
     number = _section_number(section)
     text = _feedback(feedback)
     stored = await _stored(session, research_id, who, rpc_timeout)
+    _check_section(stored, research_id, number)
+    handle = await _started(session, stored, who, number, text, rpc_timeout)
+    try:
+        return await asyncio.wait_for(handle.result(), wait_s)
+    except TimeoutError:
+        raise ClientError(
+            f"section {number} of {shown(research_id)} is still being revised after "
+            f"{wait_s:.0f}s (is a worker running?): it shows in the report once it is done",
+            Kind.NO_ANSWER,
+        ) from None
+    except WorkflowFailureError as err:
+        raise ClientError(root_message(err), _kind(err)) from None
+
+
+def _check_section(stored: library.StoredResearch, research_id: str, number: int) -> None:
+    """The report may have another version, and has a section NUMBER; why not, in one line."""
     if stored.version >= MAX_VERSIONS:
         raise ClientError(
             f"the report of {shown(research_id)} has {stored.version} versions, the most one "
@@ -96,21 +98,32 @@ async def revise(
             + ("1 section" if len(found) == 1 else f"{len(found)} sections (1 to {len(found)})"),
             Kind.INVALID,
         )
+
+
+async def _started(
+    session: Session,
+    stored: library.StoredResearch,
+    owner: str,
+    number: int,
+    text: str,
+    rpc_timeout: timedelta | None,
+) -> WorkflowHandle[ReviseSectionWorkflow, RevisionOutcome]:
+    """The revision's workflow, started on the version the person sees (one at a time)."""
     client = await session.connect()
     try:
-        handle = await client.start_workflow(
+        return await client.start_workflow(
             ReviseSectionWorkflow.run,
             ReviseSectionInput(
                 research_id=stored.workflow_id,
                 run_id=stored.run_id,
-                owner=who,
+                owner=owner,
                 section=number,
                 feedback=text,
                 base_version=stored.version,
                 result=stored.result,
             ),
             id=revision_id(stored.workflow_id),
-            task_queue=session.cfg.temporal_task_queue,
+            task_queue=session.cfg.temporal.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             execution_timeout=RUN_TIMEOUT,
             static_summary=f"revise section {number} of {stored.workflow_id}",
@@ -118,20 +131,10 @@ async def revise(
         )
     except WorkflowAlreadyStartedError:
         raise ClientError(
-            f"a section of {shown(research_id)} is being revised already: "
+            f"a section of {shown(stored.workflow_id)} is being revised already: "
             "try again when that revision is done",
             Kind.CONFLICT,
         ) from None
-    try:
-        return await asyncio.wait_for(handle.result(), wait_s)
-    except TimeoutError:
-        raise ClientError(
-            f"section {number} of {shown(research_id)} is still being revised after "
-            f"{wait_s:.0f}s (is a worker running?): it shows in the report once it is done",
-            Kind.NO_ANSWER,
-        ) from None
-    except WorkflowFailureError as err:
-        raise ClientError(root_message(err), _kind(err)) from None
 
 
 def _kind(err: WorkflowFailureError) -> Kind:
@@ -166,43 +169,31 @@ def _feedback(feedback: object) -> str:
 
 async def _stored(
     session: Session, research_id: str, owner: str, rpc_timeout: timedelta | None
-) -> store.StoredResearch:
-    """WHO's stored research (its latest version); why not, in one line."""
-    url = session.cfg.research_db_url
-    stored = await asyncio.to_thread(read_library, lambda: store.load_research(url, research_id))
-    if stored is not None and research_client.stored_owner(stored, session.cfg) == owner:
-        return stored
-    if stored is None and await _running(session, research_id, owner, rpc_timeout):
+) -> library.StoredResearch:
+    """OWNER's stored research (its latest version), as the workflow revises it: as stored, its
+    sources' real locations kept (the revision reads them); why not, in one line."""
+    found = await find(session, research_id, owner, rpc_timeout=rpc_timeout)
+    if found.running:
         raise ClientError(
             f"research {shown(research_id)} is still running: a section can be revised once "
             "its report is finished",
             Kind.INVALID,
         )
-    raise ClientError(f"no research with id {shown(research_id)}", Kind.NOT_FOUND)
+    url = session.cfg.library.db_url
+    with temporal_errors(research_id):
+        stored = await library.read(lambda: library.store.load_research(url, research_id))
+    if stored is None:
+        raise ClientError(f"no research with id {shown(research_id)}", Kind.NOT_FOUND)
+    return stored
 
 
-async def _running(
-    session: Session, research_id: str, owner: str, rpc_timeout: timedelta | None
-) -> bool:
-    """OWNER's research RESEARCH_ID is running in Temporal (not yet in the library)."""
-    try:
-        client = await session.connect()
-        described = await client.get_workflow_handle(research_id).describe(rpc_timeout=rpc_timeout)
-    except RPCError as err:
-        if is_not_found(err):
-            return False
-        raise
-    return (
-        described.status is WorkflowExecutionStatus.RUNNING
-        and await research_client.owner_in(described, session.cfg) == owner
-    )
-
-
-def latest_result(session: Session, research_id: str, result: ResearchResult) -> ResearchResult:
+async def latest_result(
+    session: Session, research_id: str, result: ResearchResult
+) -> ResearchResult:
     """What `result ID` prints: the library's latest version when a section was revised since
     Temporal's result (else RESULT, as the workflow returned it)."""
     try:
-        stored = read_library(lambda: store.load_research(session.cfg.research_db_url, research_id))
+        stored = await library.load(session, research_id)
     except ClientError:
         return result
     if stored is None or stored.version == 1:

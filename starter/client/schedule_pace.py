@@ -5,7 +5,7 @@ compiled them into.
 Temporal compiled it (`describe()` shows a cron only as structured calendars and intervals), so
 `@every 1s`, a seven-field cron with a seconds field and any shorthand Temporal accepts are judged by
 what Temporal will actually run, not by a second parser that could disagree with it. The red team of
-issue 38 ran three `@every 1s` schedules at 41 emails a minute; a minute apart is the fastest pace.
+a red-team round ran three `@every 1s` schedules at 41 emails a minute; a minute apart is the fastest pace.
 """
 
 from __future__ import annotations

@@ -3,18 +3,19 @@ then shared by everything the command or the MCP server does), and the research 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from temporalio.client import Client
 
-from config import Settings
+from settings import Settings
 from starter.client.temporal import connect
 
 
 def local_owner(cfg: Settings) -> str:
     """Who research started from this machine (the CLI, the MCP server) belongs to, and whom they
     read research as: RESEARCH_USER."""
-    return (getattr(cfg, "research_user", None) or "").strip() or "local"
+    return cfg.access.user.strip() or "local"
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Session:
     #: (it may have started).
     starting: str | None = None
     client: Client | None = field(default=None, repr=False)
+    _connecting: asyncio.Lock | None = field(default=None, repr=False)
 
     @property
     def user(self) -> str:
@@ -35,7 +37,11 @@ class Session:
         return local_owner(self.cfg)
 
     async def connect(self) -> Client:
-        """The session's client; the first call connects (a failure is retried by the next call)."""
+        """The session's client; the first call connects, once however many ask at the same time
+        (a failure is retried by the next call)."""
         if self.client is None:
-            self.client = await connect(self.cfg)
+            self._connecting = self._connecting or asyncio.Lock()
+            async with self._connecting:
+                if self.client is None:
+                    self.client = await connect(self.cfg)
         return self.client

@@ -13,7 +13,7 @@ budgeted, stored in the library), with the id Temporal gives it (the schedule's 
 - Owners: the schedule's memo says whose it is; another user's answers as an unknown id does.
 - Caps (STANDING_MAX_PER_USER, STANDING_MAX_RUNS_PER_DAY) are counted and used holding the
   user's lease in the library (quota_locks.py), so concurrent creates on any replica cannot all
-  pass one count (issue 49).
+  pass one count.
 
 Failures a person can cause are `ClientError` (one line, an exit code); the web app maps them.
 """
@@ -21,14 +21,14 @@ Failures a person can cause are `ClientError` (one line, an exit code); the web 
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from pydantic import BaseModel, Field
 from temporalio.client import (
     Client,
     Schedule,
@@ -42,9 +42,10 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.notify import receivers
-from config import Settings
-from starter.client import quota_locks, research_client
+from settings import Settings
+from starter.client import library, quota_locks, research_client
 from starter.client.errors import ClientError, Kind
+from starter.client.requests import build_request
 from starter.client.schedule_owners import (
     UNMARKED_QUERY,
     ids_listed,
@@ -53,8 +54,22 @@ from starter.client.schedule_owners import (
     owner_query,
 )
 from starter.client.schedule_pace import check_cron, check_pace, runs_per_day, spec_of
-from starter.client.temporal import shown
+from starter.client.session import Session
+from starter.client.standing_views import (  # noqa: F401 - what a standing research looks like
+    Receiver,
+    StandingDetail,
+    StandingRun,
+    StandingView,
+    detail,
+    receivers_of,
+    runs,
+    view,
+)
+from starter.client.temporal import shown, temporal_errors
 from workflows.models import ResearchRequest
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 PREFIX = "standing-"
 STANDING_ID = re.compile(r"standing-[0-9a-f]{8}")
@@ -63,34 +78,62 @@ RUN_NOW_WAIT_S = 15.0
 MAX_NOTIFY = 5
 
 
-class StandingRun(BaseModel):
-    research_id: str
-    started_at: datetime | None = None
-    status: str
-    #: Whether the run found changes since the run before (None while it runs).
-    changed: bool | None = None
+def _translated(call: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """CALL with Temporal's failures as `ClientError`s: no front end sees the SDK's exceptions."""
+
+    @functools.wraps(call)
+    async def translated(*args: P.args, **kwargs: P.kwargs) -> T:
+        with temporal_errors():
+            return await call(*args, **kwargs)
+
+    return translated
 
 
-class StandingView(BaseModel):
-    """INTERFACE.md's standing research object."""
+async def create_standing(
+    session: Session,
+    values: Mapping[str, Any],
+    *,
+    owner: str | None = None,
+    every: str | None = None,
+    cron: str | None = None,
+    notify: list[str] | None = None,
+    max_runs: int | None = None,
+    names: Mapping[str, str] | None = None,
+) -> str:
+    """Research VALUES again on a schedule (EVERY or CRON), OWNER's (default: the session's
+    user's): the request built and readied as a research's is (`research_client.start_research`),
+    the schedule checked before anything connects; its id. The one way all three front ends do
+    it."""
+    who = owner or session.user
+    request = build_request(values, names)
+    spec_of(every, cron)  # bad input before any connection
+    request = await research_client.ready(request, session, names, owner=who)
+    client = await session.connect()
+    return await create(
+        client, session.cfg, request, who, every=every, cron=cron, notify=notify, max_runs=max_runs
+    )
 
-    id: str
-    question: str
-    every: str | None = None
-    cron: str | None = None
-    paused: bool
-    next_run_at: datetime | None = None
-    last_research_id: str | None = None
-    owner: str
-    max_runs: int | None = None
-    remaining_runs: int | None = None
-    notify: int = 0
-    created_at: datetime | None = None
+
+async def show(session: Session, standing_id: str, owner: str | None = None) -> StandingDetail:
+    """OWNER's standing research with its runs (each saying whether it found changes) and its
+    own receivers; another user's is unknown."""
+    client = await session.connect()
+    described = await owned(client, session.cfg, standing_id, owner or session.user)
+    changed = await library.changed_runs(session, standing_id)
+    return await detail(client, session.cfg, described, changed)
 
 
-class StandingDetail(StandingView):
-    runs: list[StandingRun] = Field(default_factory=list)
-    receivers: list[Receiver] = Field(default_factory=list)
+async def listed_with_changes(
+    session: Session, owner: str | None = None
+) -> list[tuple[StandingView, bool | None]]:
+    """OWNER's standing research, each with whether its last run found changes (None: no
+    finished run says)."""
+    views = await list_standing(await session.connect(), session.cfg, owner or session.user)
+    found = []
+    for shown_view in views:
+        changed = await library.changed_runs(session, shown_view.id)
+        found.append((shown_view, changed.get(shown_view.last_research_id or "")))
+    return found
 
 
 async def check_notify(cfg: Settings, urls: list[str]) -> list[str]:
@@ -102,7 +145,7 @@ async def check_notify(cfg: Settings, urls: list[str]) -> list[str]:
     plain: list[str] = []
     for url in cleaned:
         try:
-            plain.append(await receivers.checked(url, cfg.webhook_allow_private))
+            plain.append(await receivers.checked(url, cfg.notify.webhook_allow_private))
         except receivers.BadReceiver as err:
             raise ClientError(
                 f"invalid notify URL {shown(url)}: {err.reason}", Kind.INVALID
@@ -110,56 +153,7 @@ async def check_notify(cfg: Settings, urls: list[str]) -> list[str]:
     return plain
 
 
-class Receiver(BaseModel):
-    """A standing research's own `notify` receiver and the secret its deliveries are signed with
-    (None when the operator set no RESEARCH_WEBHOOK_SECRET: then they are not signed)."""
-
-    url: str
-    secret: str | None = None
-
-
-def receivers_of(cfg: Settings, urls: list[str], owner: str) -> list[Receiver]:
-    """Each receiver as deliveries sign it: its URL normalised, its secret derived."""
-    key = cfg.research_webhook_secret.get_secret_value() if cfg.research_webhook_secret else ""
-    shown_urls = []
-    for url in urls:
-        try:
-            shown_urls.append(receivers.normalised(url, allow_private=True))
-        except receivers.BadReceiver:
-            continue  # never delivered to: nothing to verify
-    return [
-        Receiver(url=url, secret=receivers.receiver_secret(key, owner, url) if key else None)
-        for url in shown_urls
-    ]
-
-
-async def _receiver_urls(client: Client, described: ScheduleDescription) -> list[str]:
-    """The `notify` URLs: from the memo, or (a standing research made before the memo kept them)
-    from the request its schedule starts."""
-    memo = await described.memo()
-    if "receivers" in memo:
-        return [str(url) for url in memo.get("receivers") or []]
-    args = list(getattr(described.schedule.action, "args", None) or [])
-    try:
-        [request] = await client.data_converter.decode(args, [ResearchRequest])
-    except Exception:  # noqa: BLE001 - an undecodable action shows no receivers, not an error
-        return []
-    return list(request.notify)
-
-
-async def detail(
-    client: Client, cfg: Settings, described: ScheduleDescription, changed: Mapping[str, bool]
-) -> StandingDetail:
-    """The standing research with its runs and its own receivers' signing secrets (only its
-    owner ever gets here: `owned` checked)."""
-    shown_view = await view(described)
-    return StandingDetail(
-        **shown_view.model_dump(),
-        runs=await runs(client, described, changed),
-        receivers=receivers_of(cfg, await _receiver_urls(client, described), shown_view.owner),
-    )
-
-
+@_translated
 async def create(
     client: Client,
     cfg: Settings,
@@ -200,10 +194,10 @@ async def _create(
 ) -> str:
     """The create itself, holding OWNER's lease: counted, made paused, measured, set going."""
     theirs = await _counted(client, cfg, owner)
-    if len(theirs) >= cfg.standing_max_per_user:
+    if len(theirs) >= cfg.limits.standing_per_user:
         raise ClientError(
             f"you have {len(theirs)} standing research, the most allowed "
-            f"(STANDING_MAX_PER_USER={cfg.standing_max_per_user}): delete one first",
+            f"(STANDING_MAX_PER_USER={cfg.limits.standing_per_user}): delete one first",
             Kind.LIMITED,
         )
     standing_id = f"{PREFIX}{uuid.uuid4().hex[:8]}"
@@ -277,10 +271,10 @@ async def _set_going(
     try:
         check_pace(spec, given)
         per_day = runs_per_day(spec) + sum(runs_per_day(d.schedule.spec) for d in theirs)
-        if per_day > cfg.standing_max_runs_per_day:
+        if per_day > cfg.limits.standing_runs_per_day:
             raise ClientError(
                 f"{shown(given)} would bring your standing research to {per_day} runs a day, more "
-                f"than allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): "
+                f"than allowed (STANDING_MAX_RUNS_PER_DAY={cfg.limits.standing_runs_per_day}): "
                 "run it less often or delete another",
                 Kind.LIMITED,
             )
@@ -313,6 +307,7 @@ async def _candidates(client: Client, owner: str | None = None) -> list[tuple[st
         return await ids_listed(client, None)
 
 
+@_translated
 async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> ScheduleDescription:
     """OWNER's standing research STANDING_ID described, or `ClientError` (the same for another
     user's as for one that does not exist)."""
@@ -324,37 +319,13 @@ async def owned(client: Client, cfg: Settings, standing_id: str, owner: str) -> 
         if err.status is RPCStatusCode.NOT_FOUND:
             raise unknown(standing_id) from None
         raise
-    if str((await described.memo()).get("owner") or cfg.research_user) != owner:
+    if str((await described.memo()).get("owner") or cfg.access.user) != owner:
         raise unknown(standing_id)
     return described
 
 
 def unknown(standing_id: str) -> ClientError:
     return ClientError(f"no standing research with id {shown(str(standing_id))}", Kind.NOT_FOUND)
-
-
-async def view(described: ScheduleDescription) -> StandingView:
-    memo: Mapping[str, Any] = await described.memo()
-    info, state = described.info, described.schedule.state
-    recent = [a.action for a in info.recent_actions]
-    last = getattr(recent[-1], "workflow_id", None) if recent else None
-    running = [getattr(a, "workflow_id", None) for a in info.running_actions]
-    return StandingView(
-        id=described.id,
-        question=str(memo.get("question") or ""),
-        every=memo.get("every"),
-        cron=memo.get("cron"),
-        paused=state.paused,
-        next_run_at=None
-        if state.paused or not info.next_action_times
-        else info.next_action_times[0],
-        last_research_id=running[-1] if running else last,
-        owner=str(memo.get("owner") or ""),
-        max_runs=memo.get("max_runs"),
-        remaining_runs=state.remaining_actions if state.limited_actions else None,
-        notify=int(memo.get("notify") or 0),
-        created_at=info.created_at,
-    )
 
 
 async def _described(client: Client, cfg: Settings, owner: str) -> list[ScheduleDescription]:
@@ -365,7 +336,7 @@ async def _described(client: Client, cfg: Settings, owner: str) -> list[Schedule
         if not standing_id.startswith(PREFIX):
             continue
         memo = await item.memo()
-        if str(memo.get("owner") or cfg.research_user) != owner:
+        if str(memo.get("owner") or cfg.access.user) != owner:
             continue
         try:
             found.append(await owned(client, cfg, standing_id, owner))
@@ -374,40 +345,11 @@ async def _described(client: Client, cfg: Settings, owner: str) -> list[Schedule
     return found
 
 
+@_translated
 async def list_standing(client: Client, cfg: Settings, owner: str) -> list[StandingView]:
     """OWNER's standing research, newest first."""
     views = [await view(described) for described in await _described(client, cfg, owner)]
     return sorted(views, key=lambda v: v.created_at or datetime.min, reverse=True)
-
-
-async def runs(
-    client: Client, described: ScheduleDescription, changed: Mapping[str, bool]
-) -> list[StandingRun]:
-    """The runs, newest first: Temporal's visibility (every run it keeps) and the schedule's
-    recent actions (the newest, at once), with whether each finished run found changes."""
-    seen: dict[str, StandingRun] = {}
-    query = (
-        f"WorkflowType = '{research_client.WORKFLOW_TYPE}' "
-        f"AND TemporalScheduledById = '{described.id}'"
-    )
-    try:
-        async for wf in client.list_workflows(query, limit=200):
-            status = wf.status.name.lower() if wf.status else "unknown"
-            seen[wf.id] = StandingRun(
-                research_id=wf.id,
-                started_at=wf.start_time,
-                status=status,
-                changed=changed.get(wf.id) if status != "running" else None,
-            )
-    except RPCError:
-        pass  # a visibility store without that attribute: the recent actions still answer
-    for result in described.info.recent_actions:
-        wid = getattr(result.action, "workflow_id", None)
-        if wid and wid not in seen:
-            seen[wid] = StandingRun(
-                research_id=wid, started_at=result.started_at, status="running", changed=None
-            )
-    return sorted(seen.values(), key=lambda r: r.started_at or datetime.min, reverse=True)
 
 
 async def _within_runs_a_day(client: Client, cfg: Settings, owner: str) -> None:
@@ -422,15 +364,16 @@ async def _within_runs_a_day(client: Client, cfg: Settings, owner: str) -> None:
         started = (await client.count_workflows(query)).count
     except RPCError:
         return  # a visibility store without that attribute: the spec's cap still holds
-    if started >= cfg.standing_max_runs_per_day:
+    if started >= cfg.limits.standing_runs_per_day:
         raise ClientError(
             f"your standing research started {started} runs in the last 24 hours, the most "
-            f"allowed (STANDING_MAX_RUNS_PER_DAY={cfg.standing_max_runs_per_day}): try again later",
+            f"allowed (STANDING_MAX_RUNS_PER_DAY={cfg.limits.standing_runs_per_day}): try again later",
             Kind.LIMITED,
             retry_after_s=3600,
         )
 
 
+@_translated
 async def run_now(client: Client, cfg: Settings, standing_id: str, owner: str) -> str:
     """Start a run at once; the research id of the run. One already running: `ClientError` (409)."""
     described = await owned(client, cfg, standing_id, owner)
@@ -464,6 +407,7 @@ async def _triggered(client: Client, described: ScheduleDescription, standing_id
     )
 
 
+@_translated
 async def pause(client: Client, cfg: Settings, standing_id: str, owner: str) -> StandingView:
     await owned(client, cfg, standing_id, owner)
     handle: ScheduleHandle = client.get_schedule_handle(standing_id)
@@ -471,6 +415,7 @@ async def pause(client: Client, cfg: Settings, standing_id: str, owner: str) -> 
     return await view(await handle.describe())
 
 
+@_translated
 async def resume(client: Client, cfg: Settings, standing_id: str, owner: str) -> StandingView:
     await owned(client, cfg, standing_id, owner)
     handle = client.get_schedule_handle(standing_id)
@@ -478,6 +423,7 @@ async def resume(client: Client, cfg: Settings, standing_id: str, owner: str) ->
     return await view(await handle.describe())
 
 
+@_translated
 async def delete(client: Client, cfg: Settings, standing_id: str, owner: str) -> None:
     """Stop it for good; its runs stay in the library (and a running one finishes)."""
     await owned(client, cfg, standing_id, owner)

@@ -18,12 +18,11 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from starter.client.temporal import (
-    Refused,
     ResearchHandle,
-    is_not_found,
-    not_found,
     not_taken,
+    refused,
     root_message,
+    translated,
 )
 from starter.client.terminal import clean
 from workflows.research import DeepResearchWorkflow
@@ -31,24 +30,19 @@ from workflows.research import DeepResearchWorkflow
 UPDATE_WAIT_S = 30.0
 
 
-class ReviewRefused(Refused):
-    """The workflow's validator refused the review."""
-
-
 async def send_review(handle: ResearchHandle, payload: dict[str, Any]) -> str:
     """Send PAYLOAD through the validating `review` update, its feedback and steps without control
-    characters or bidi overrides; `ReviewRefused` with the workflow's reason when it is refused."""
+    characters or bidi overrides; a `ClientError` with the workflow's reason when it is refused
+    (`review refused: ...`)."""
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
             return await handle.execute_update(DeepResearchWorkflow.review, cleaned(payload))
     except WorkflowUpdateFailedError as err:
-        raise ReviewRefused(root_message(err)) from err
+        raise refused("review", root_message(err)) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         raise not_taken("review") from err
     except RPCError as err:
-        if is_not_found(err):
-            raise not_found(handle.id) from err
-        raise
+        raise translated(err, handle.id) from err
 
 
 def cleaned(payload: dict[str, Any]) -> dict[str, Any]:

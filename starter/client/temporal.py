@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -17,6 +18,7 @@ from temporalio import exceptions as tex
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
@@ -24,7 +26,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from config import HOME, Settings, connect_temporal
+from settings import HOME, ConfigError, Settings, connect_temporal
 from starter.client.errors import ClientError, Kind
 from starter.client.terminal import clean, escape
 from workflows.events import Event
@@ -60,20 +62,73 @@ UPDATE_WAIT_S = 20.0
 SHOWN_CHARS = 100
 
 
-class Refused(Exception):
-    """The workflow's validator refused an answer or a review; the message is its reason."""
+#: What the workflow's validators say when there is nothing to answer or review: the research is
+#: not waiting for it (CONFLICT), which is not bad input.
+NOTHING_PENDING = ("no clarification question is pending", "no review is pending")
+#: What Temporal (and the library, whose classified failures are ApplicationErrors) raises: the
+#: exceptions no front end sees, each becoming a `ClientError` here.
+TEMPORAL_FAILURES = (tex.TemporalError,)
 
 
-class AnswerRefused(Refused):
-    """The workflow's validator refused the answer."""
+def refused(what: str, reason: str) -> ClientError:
+    """The workflow's validator refused an answer or a review, with its reason."""
+    kind = Kind.CONFLICT if reason in NOTHING_PENDING else Kind.INVALID
+    return ClientError(f"{what} refused: {reason}", kind)
+
+
+def translated(
+    err: BaseException, research_id: str | None = None, address: str | None = None
+) -> ClientError:
+    """ERR, a failure of Temporal's or the library's, as the one line a person reads and its kind:
+    what every front end catches instead of the SDK's exceptions."""
+    if isinstance(err, ClientError):
+        return err
+    if isinstance(err, WorkflowFailureError):
+        return research_failed(research_id or "", err)
+    if isinstance(err, RPCError):
+        return _rpc_failure(err, research_id, address)
+    if isinstance(err, WorkflowQueryFailedError):
+        return ClientError(f"the research could not answer: {one_line(str(err))}", Kind.NO_ANSWER)
+    if isinstance(err, tex.ApplicationError):  # the library's classified failures (storage/)
+        return ClientError(err.message or "the research library is unavailable", Kind.UNREACHABLE)
+    return ClientError(f"Temporal: {one_line(str(err) or type(err).__name__)}", Kind.UNREACHABLE)
+
+
+def _rpc_failure(err: RPCError, research_id: str | None, address: str | None) -> ClientError:
+    if err.status == RPCStatusCode.NOT_FOUND:
+        return (
+            not_found(research_id)
+            if research_id
+            else ClientError(f"Temporal: {one_line(err.message or 'not found')}", Kind.NOT_FOUND)
+        )
+    where = f" at {address}" if address else ""
+    if err.status in UNANSWERED:
+        return ClientError(
+            f"Temporal{where} did not answer within {QUERY_TIMEOUT.seconds}s", Kind.NO_ANSWER
+        )
+    if err.status == RPCStatusCode.UNAVAILABLE:
+        return ClientError(f"cannot reach Temporal{where}", Kind.UNREACHABLE)
+    said = err.message or err.status.name.lower()
+    return ClientError(f"Temporal refused the request: {one_line(said)}", Kind.UNREACHABLE)
+
+
+@contextmanager
+def temporal_errors(research_id: str | None = None, address: str | None = None) -> Iterator[None]:
+    """Inside: every Temporal or library failure leaves as a `ClientError` (`translated`)."""
+    try:
+        yield
+    except TEMPORAL_FAILURES as err:
+        raise translated(err, research_id, address) from err
 
 
 async def connect(cfg: Settings) -> Client:
     try:
-        return await connect_temporal(cfg, connect_timeout=CONNECT_TIMEOUT)
+        return await connect_temporal(cfg.temporal, connect_timeout=CONNECT_TIMEOUT)
+    except ConfigError as err:  # a Temporal profile that does not load: the setting to fix
+        raise ClientError(str(err), Kind.UNREACHABLE) from None
     except Exception as err:  # RuntimeError on refusal, ValueError on a malformed address
         raise ClientError(
-            f"cannot reach Temporal at {cfg.temporal_address} (start one with `make dev`)",
+            f"cannot reach Temporal at {cfg.temporal.target} (start one with `make dev`)",
             Kind.UNREACHABLE,
         ) from err
 
@@ -84,7 +139,10 @@ def is_not_found(err: BaseException) -> bool:
 
 def unanswered(err: BaseException) -> bool:
     """A query no worker answered in time (busy or gone; ask its pollers why), not one that was
-    refused: the SDK's own deadline (TimeoutError) or one of UNANSWERED."""
+    refused: the SDK's own deadline (TimeoutError) or one of UNANSWERED (as the SDK raised it, or
+    the `ClientError` it became)."""
+    if isinstance(err, ClientError) and err.__cause__ is not None:
+        err = err.__cause__
     return isinstance(err, TimeoutError) or (isinstance(err, RPCError) and err.status in UNANSWERED)
 
 
@@ -108,12 +166,8 @@ def not_found(workflow_id: str) -> ClientError:
 
 async def require_running(handle: ResearchHandle, what: str) -> None:
     """Fail with exit 2 unless the workflow exists and is still running."""
-    try:
+    with temporal_errors(handle.id):
         desc = await handle.describe()
-    except RPCError as err:
-        if is_not_found(err):
-            raise not_found(handle.id) from err
-        raise
     if desc.status != WorkflowExecutionStatus.RUNNING:
         state = desc.status.name.lower() if desc.status else "closed"
         raise ClientError(
@@ -125,12 +179,10 @@ async def deliver(
     handle: ResearchHandle, what: str, send: Callable[[ResearchHandle], Awaitable[str]]
 ) -> str:
     """Hand a research an answer or a review (SEND, through its validating update) and return what
-    the workflow said; exit 2 when the research is not running or refuses it (`WHAT refused: why`)."""
+    the workflow said; a `ClientError` when the research is not running or refuses it
+    (`WHAT refused: why`)."""
     await require_running(handle, what)
-    try:
-        return await send(handle)
-    except Refused as refused:
-        raise ClientError(f"{what} refused: {refused}", Kind.INVALID) from refused
+    return await send(handle)
 
 
 async def query_status(handle: ResearchHandle) -> ResearchStatus:
@@ -161,7 +213,7 @@ async def _query(handle: ResearchHandle, what: str, query: Any, *args: Any) -> A
             if _interrupted():
                 raise asyncio.CancelledError() from err
             raise await slow_or_stopped(handle) from err
-        raise
+        raise translated(err, handle.id) from err
     except WorkflowQueryFailedError as err:
         raise ClientError(f"{what} query failed: {one_line(str(err))}", Kind.NO_ANSWER) from err
 
@@ -217,7 +269,7 @@ async def worker_polls(handle: ResearchHandle) -> bool | None:
 async def send_answer(handle: ResearchHandle, text: str) -> str:
     """Answer the pending question through the validated update; the signal if there is none.
 
-    Raises `AnswerRefused` with the validator's reason when the workflow refuses the answer.
+    A refusal is a `ClientError` with the validator's reason (`refused`).
     Control characters and bidi overrides are removed first (`terminal.clean`).
     """
     text = clean(text).strip()
@@ -228,7 +280,7 @@ async def send_answer(handle: ResearchHandle, text: str) -> str:
     except WorkflowUpdateFailedError as err:
         reason = root_message(err)
         if "expected but not found" not in reason:  # a refusal, not a missing handler
-            raise AnswerRefused(reason) from err
+            raise refused("answer", reason) from err
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError) as err:
         if _interrupted():
             raise asyncio.CancelledError() from err
@@ -237,7 +289,8 @@ async def send_answer(handle: ResearchHandle, text: str) -> str:
         if is_not_found(err):
             raise not_found(handle.id) from err
         # The server refused updates altogether (disabled, too old): the signal still works.
-    await handle.signal(DeepResearchWorkflow.clarification_answer, text)
+    with temporal_errors(handle.id):
+        await handle.signal(DeepResearchWorkflow.clarification_answer, text)
     return "answer sent (signal)"
 
 

@@ -1,4 +1,4 @@
-"""A research's title of its owner's own (issue 31: renaming research in the library).
+"""A research's title of its owner's own.
 
 `research_title` checks and cleans what a person typed, the same for the CLI, the API, the pages'
 forms and MCP; `titled` is a research as its owner named it: the report's leading `# Title` is

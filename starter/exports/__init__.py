@@ -162,7 +162,7 @@ def export(
 
 def file_name(title: str, fmt: str) -> str:
     """A slug of the title in its own letters plus the extension: `how-do-rust-lifetimes-work.docx`,
-    `東京の歴史.md`, `über-kraniche.pdf` (issue 38: non-ASCII titles kept their letters nowhere).
+    `東京の歴史.md`, `über-kraniche.pdf`.
     Letters, marks and digits only: no separator, dot or control survives; at most 80 characters
     and 200 bytes, so every file system takes it."""
     text = unicodedata.normalize("NFKC", title).lower()

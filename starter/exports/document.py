@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -21,8 +22,8 @@ from markdown_it.token import Token
 from starter.exports.marks import cited_in, source_mark
 from starter.exports.names import literal_names
 from starter.exports.references import csl, references
-from workflows.checks import verification
-from workflows.checks.citations import CITATION
+from workflows.kit import verification
+from workflows.kit.citations import CITATION
 from workflows.models import ResearchResult
 
 WEB_URL = re.compile(r"(?i)^https?://[^\s]+$")
@@ -126,7 +127,10 @@ def read(result: ResearchResult, *, listed: bool = True) -> Report:
     blocks = _Walker(_parser().parse(markdown), known).blocks(None)
     blocks = _without_sources_heading(blocks)
     first = blocks[0] if blocks else None
-    title = plain(blocks.pop(0).spans) if isinstance(first, Heading) and first.level == 1 else ""  # type: ignore[union-attr]
+    top = first if isinstance(first, Heading) and first.level == 1 else None
+    if top is not None:
+        blocks.pop(0)
+    title = plain(top.spans) if top is not None else ""
     if result.verification is not None:
         note = verification.verification_note(result.verification)
         if note.strip("*") not in result.report_markdown:
@@ -186,12 +190,18 @@ def web_link(url: str) -> str | None:
 
 def _parser() -> MarkdownIt:
     md = literal_names(
-        MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING}).enable("table")
+        _WebLinksOnly("commonmark", {"html": False, "maxNesting": MAX_NESTING}).enable("table")
     )
     # Escaped `\[7\]` stays apart from its text, so it is never read as a citation.
     md.disable("text_join")
-    md.validateLink = lambda url: bool(WEB_URL.match(url))
     return md
+
+
+class _WebLinksOnly(MarkdownIt):
+    """CommonMark whose links are http(s) URLs only: markdown-it asks `validateLink` of each."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's name
+        return bool(WEB_URL.match(url))
 
 
 class _Walker:
@@ -226,7 +236,7 @@ class _Walker:
         if kind == "hr":
             return [Rule()]
         if kind in ("bullet_list_open", "ordered_list_open"):
-            return self.list(token)
+            return self.list_block(token)
         if kind == "blockquote_open":
             inner = self.nested("blockquote_close")
             return [Quote(inner)] if self.depth < MAX_DEPTH else inner
@@ -241,7 +251,7 @@ class _Walker:
         finally:
             self.depth -= 1
 
-    def list(self, opening: Token) -> list[Block]:
+    def list_block(self, opening: Token) -> list[Block]:
         """A list; nested too deep, its items as paragraphs that start with their marker."""
         ordered = opening.type == "ordered_list_open"
         block = ListBlock(ordered, int(opening.attrGet("start") or 1) if ordered else 1)
@@ -254,8 +264,11 @@ class _Walker:
         flat: list[Block] = []
         for n, item in enumerate(block.items, start=block.start):
             marker = Span(f"{n}. " if ordered else "• ")
-            lead = bool(item) and isinstance(item[0], Para)
-            flat += [Para([marker, *(item[0].spans if lead else [])]), *item[1 if lead else 0 :]]  # type: ignore[union-attr]
+            lead = item[0] if item and isinstance(item[0], Para) else None
+            flat += [
+                Para([marker, *(lead.spans if lead is not None else [])]),
+                *item[0 if lead is None else 1 :],
+            ]
         return flat
 
     def table(self) -> Table:
@@ -272,12 +285,20 @@ class _Walker:
         return _spans(token.children or [], self.known) if token.type == "inline" else []
 
 
+class _Style(TypedDict):
+    """What a span takes from the markup around it."""
+
+    bold: bool
+    italic: bool
+    link: str | None
+
+
 def _spans(children: list[Token], known: set[int]) -> list[Span]:
     spans: list[Span] = []
     bold = italic = 0
     link: list[str | None] = []
     for token in children:
-        style = {"bold": bold > 0, "italic": italic > 0, "link": link[-1] if link else None}
+        style = _Style(bold=bold > 0, italic=italic > 0, link=link[-1] if link else None)
         kind = token.type
         if kind == "text":
             spans += (
@@ -312,20 +333,20 @@ def _spans(children: list[Token], known: set[int]) -> list[Span]:
     return spans
 
 
-def _cited(text: str, known: set[int], **style: object) -> list[Span]:
+def _cited(text: str, known: set[int], **style: Unpack[_Style]) -> list[Span]:
     """Text with each `[n, m]` split into spans: a known id points at its source."""
     spans: list[Span] = []
     last = 0
     for match in CITATION.finditer(text):
-        spans.append(Span(text[last : match.start()] + "[", **style))  # type: ignore[arg-type]
+        spans.append(Span(text[last : match.start()] + "[", **style))
         for i, part in enumerate(match.group(1).split(",")):
             if i:
-                spans.append(Span(", ", **style))  # type: ignore[arg-type]
+                spans.append(Span(", ", **style))
             n = int(part)
-            spans.append(Span(str(n), cite=n if n in known else None, **style))  # type: ignore[arg-type]
-        spans.append(Span("]", **style))  # type: ignore[arg-type]
+            spans.append(Span(str(n), cite=n if n in known else None, **style))
+        spans.append(Span("]", **style))
         last = match.end()
-    spans.append(Span(text[last:], **style))  # type: ignore[arg-type]
+    spans.append(Span(text[last:], **style))
     return [s for s in spans if s.text]
 
 

@@ -3,7 +3,7 @@ comes from, and whether the report cites it."""
 
 from __future__ import annotations
 
-from workflows.checks.citations import cited_ids, origin
+from workflows.kit.citations import cited_ids, origin
 from workflows.models import ResearchResult, Source
 
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererProtocol
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from starter.exports import document
 from starter.exports.names import literal_names
-from workflows.checks import verification
-from workflows.checks.citations import CITATION
+from workflows.kit import verification
+from workflows.kit.citations import CITATION
 from workflows.models import ResearchResult
 
 #: The standalone page's own policy: its inline style, nothing else (no script, no request).
@@ -121,14 +125,25 @@ def _inert_markdown(known: set[int]) -> MarkdownIt:
     become links (not `smb:`, `ms-msdt:`, `mailto:`, `//host`: they stay text); an image becomes a
     link to it, never an <img> that loads when the file is opened; `[n]` becomes an anchor only in
     text, never inside an attribute (a link's title, an image's alt)."""
-    md = literal_names(MarkdownIt("commonmark", {"html": False}))
-    md.validateLink = lambda url: bool(_LINKABLE.match(url))
+    md = literal_names(_WebLinksOnly("commonmark", {"html": False}))
 
-    def text(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+    def text(
+        renderer: RendererProtocol,
+        tokens: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
         escaped = html.escape(tokens[idx].content, quote=False)
         return CITATION.sub(lambda m: _links(m.group(1), known), escaped)
 
-    def image(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+    def image(
+        renderer: RendererProtocol,
+        tokens: Sequence[Token],
+        idx: int,
+        options: OptionsDict,
+        env: EnvType,
+    ) -> str:
         token = tokens[idx]
         alt = html.escape(token.content or "image", quote=False)
         src = str(token.attrGet("src") or "")
@@ -139,6 +154,13 @@ def _inert_markdown(known: set[int]) -> MarkdownIt:
     md.add_render_rule("text", text)
     md.add_render_rule("image", image)
     return md
+
+
+class _WebLinksOnly(MarkdownIt):
+    """CommonMark whose links are http(s) URLs only: markdown-it asks `validateLink` of each."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's name
+        return bool(_LINKABLE.match(url))
 
 
 def _links(ids: str, known: set[int]) -> str:

@@ -158,7 +158,7 @@ class _Story:
             text = "\n".join(_wrap_code(line) for line in block.text.split("\n"))
             return [XPreformatted(self.faces.markup(text, mono=True), self.styles["Code"])]
         if isinstance(block, ListBlock):
-            return [self.list(block)]
+            return [self.list_block(block)]
         if isinstance(block, Quote):
             return [Indenter(left=18), *self.blocks(block.blocks), Indenter(left=-18)]
         if isinstance(block, Table):
@@ -167,14 +167,15 @@ class _Story:
             HRFlowable(width="100%", thickness=0.5, color=colors.grey, spaceBefore=6, spaceAfter=6)
         ]
 
-    def list(self, block: ListBlock) -> ListFlowable:
+    def list_block(self, block: ListBlock) -> ListFlowable:
         items = [
             ListItem(self.blocks(item) or [Paragraph("", self.styles["Body"])])
             for item in block.items
         ]
+        # types-reportlab leaves ListItem out of what a ListFlowable holds; reportlab takes it.
         if block.ordered:
             return ListFlowable(
-                items,
+                items,  # type: ignore[arg-type]
                 bulletType="1",
                 start=block.start,
                 bulletFormat="%s.",
@@ -182,7 +183,11 @@ class _Story:
                 bulletFontSize=10,
             )
         return ListFlowable(
-            items, bulletType="bullet", start="\u2022", bulletFontName=fonts.SANS, bulletFontSize=10
+            items,  # type: ignore[arg-type]
+            bulletType="bullet",
+            start="\u2022",
+            bulletFontName=fonts.SANS,
+            bulletFontSize=10,
         )
 
     def table(self, block: Table) -> list[Flowable]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from settings import Settings
 from starter.exports import clean_result
 from storage.public_names import PublicNames
 from workflows.models import ResearchResult
@@ -35,8 +36,6 @@ def public_result(
     return PublicNames(corpus_dir, data_dir).model(safe)
 
 
-def public_for(result: ResearchResult, cfg: object) -> ResearchResult:
+def public_for(result: ResearchResult, cfg: Settings) -> ResearchResult:
     """RESULT as anyone but the server sees it, under the settings CFG."""
-    return public_result(
-        result, getattr(cfg, "research_corpus_dir", None), getattr(cfg, "research_data_dir", None)
-    )
+    return public_result(result, cfg.corpus.folder, cfg.library.data_dir)

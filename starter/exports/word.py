@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from io import BytesIO
+from typing import Protocol, cast
 
 from docx import Document
 from docx.document import Document as WordDocument
@@ -18,6 +19,8 @@ from docx.enum.style import WD_STYLE_TYPE
 from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from docx.oxml.shared import CT_DecimalNumber
+from docx.oxml.text.paragraph import CT_P
 from docx.shared import Pt, RGBColor
 from docx.text.paragraph import Paragraph
 from docx.text.run import Run
@@ -43,6 +46,19 @@ CODE_STYLE = "Code Block"
 LINK_COLOR = RGBColor(0x1A, 0x5F, 0xB4)
 #: python-docx's default template has list styles for three levels.
 _LIST_LEVELS = 3
+
+
+class _NumberingProperties(Protocol):
+    """A `<w:numPr>`: python-docx generates its accessors from the schema, undeclared in its types."""
+
+    def get_or_add_ilvl(self) -> CT_DecimalNumber: ...
+    def get_or_add_numId(self) -> CT_DecimalNumber: ...
+
+
+class _ParagraphProperties(Protocol):
+    """A `<w:pPr>`'s generated accessor of its numbering properties (see above)."""
+
+    def get_or_add_numPr(self) -> _NumberingProperties: ...
 
 
 def write(report: Report) -> bytes:
@@ -96,7 +112,7 @@ class _Writer:
     def paragraph(self, style: str | None = None) -> Paragraph:
         """A new paragraph in STYLE. python-docx looks a style up by scanning every style each
         time (milliseconds a paragraph: minutes for a long report), so each id is looked up once."""
-        element = OxmlElement("w:p")
+        element = cast(CT_P, OxmlElement("w:p"))  # python-docx's class for the w:p tag
         if self._end is not None:
             self._end.addprevious(element)
         else:
@@ -120,7 +136,7 @@ class _Writer:
         elif isinstance(block, Code):
             self.paragraph(CODE_STYLE).add_run(block.text)
         elif isinstance(block, ListBlock):
-            self.list(block, depth + 1)
+            self.list_block(block, depth + 1)
         elif isinstance(block, Quote):
             self.blocks(block.blocks, depth, "Quote")
         elif isinstance(block, Table):
@@ -128,7 +144,7 @@ class _Writer:
         elif isinstance(block, Rule):
             _bottom_border(self.paragraph())
 
-    def list(self, block: ListBlock, depth: int) -> None:
+    def list_block(self, block: ListBlock, depth: int) -> None:
         level = min(depth, _LIST_LEVELS)
         suffix = f" {level}" if level > 1 else ""
         style = f"List {'Number' if block.ordered else 'Bullet'}{suffix}"
@@ -136,7 +152,8 @@ class _Writer:
         for item in block.items:
             first = self.paragraph(style)
             if num_id is not None:
-                numbering = first._p.get_or_add_pPr().get_or_add_numPr()
+                properties = cast(_ParagraphProperties, first._p.get_or_add_pPr())
+                numbering = properties.get_or_add_numPr()
                 numbering.get_or_add_ilvl().val = 0
                 numbering.get_or_add_numId().val = num_id
             rest = item

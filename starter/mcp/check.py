@@ -1,4 +1,4 @@
-"""The MCP server's `check_claims` tool (issue 36): a text's citations checked against its
+"""The MCP server's `check_claims` tool: a text's citations checked against its
 sources, with the same fields and the same answer as `POST /api/check`.
 
 Like the API, and unlike the `check` command, it never reads a path of the machine it runs on: an
@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
-
-from starter.client.citations_check import CheckRefused, CheckRequest, SourceGiven, check_request
+from starter.client.citations_check import CheckRequest, SourceGiven, check_request
 from starter.client.session import Session
 
 
@@ -26,9 +24,6 @@ def add_check_tool(server: Any, session: Session, one_line_errors: Any) -> None:
         text's own `[n] Title - URL` lines). Returns each sentence's verdict (supported, partial,
         unsupported, unverified), why, the evidence quoted, and the totals."""
         async with one_line_errors():
-            try:
-                return await check_request(
-                    CheckRequest.model_construct(markdown=markdown, sources=sources), session.cfg
-                )
-            except CheckRefused as err:
-                raise ToolError(str(err)) from None
+            return await check_request(
+                CheckRequest.model_construct(markdown=markdown, sources=sources), session.cfg
+            )

@@ -1,4 +1,4 @@
-"""The MCP server's `revise_section` tool (issue 48): one section of a finished report rewritten
+"""The MCP server's `revise_section` tool: one section of a finished report rewritten
 with feedback, its claims checked again, the rest of the report as it was; the same call as
 `revise ID --section N` and `POST /api/research/{id}/sections/{n}/revise`, owned by
 RESEARCH_USER like every research over MCP."""

@@ -1,14 +1,12 @@
-"""The MCP server's standing research tools (issue 32): the same calls as `schedule ...` and
+"""The MCP server's standing research tools: the same calls as `schedule ...` and
 `/api/standing`, owned by RESEARCH_USER like every research started over MCP."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from starter.client import research_client, standing
-from starter.client.requests import build_request
+from starter.client import standing
 from starter.client.session import Session
-from storage import standing as stored
 
 
 def add_standing_tools(server: Any, session: Session, one_line_errors: Any) -> None:
@@ -47,15 +45,10 @@ def _add_creation_tool(server: Any, session: Session, one_line_errors: Any, owne
                 "max_cost_usd": max_cost_usd,
                 "language": language,
             }
-            request = build_request({k: v for k, v in values.items() if v is not None})
-            standing.spec_of(every, cron)
-            request = await research_client.ready(request, session, owner=owner())
-            client = await session.connect()
-            standing_id = await standing.create(
-                client,
-                session.cfg,
-                request,
-                owner(),
+            standing_id = await standing.create_standing(
+                session,
+                {k: v for k, v in values.items() if v is not None},
+                owner=owner(),
                 every=every,
                 cron=cron,
                 notify=notify or [],
@@ -78,11 +71,7 @@ def _add_reading_tools(server: Any, session: Session, one_line_errors: Any, owne
         """A standing research with its runs (newest first; `changed`: the run found changes) and
         its own receivers with the secret each one's deliveries are signed with."""
         async with one_line_errors():
-            client = await session.connect()
-            described = await standing.owned(client, session.cfg, id, owner())
-            changed = stored.changed_runs(session.cfg.research_db_url, id)
-            detail = await standing.detail(client, session.cfg, described, changed)
-            return detail.model_dump(mode="json")
+            return (await standing.show(session, id, owner())).model_dump(mode="json")
 
 
 def _add_steering_tools(server: Any, session: Session, one_line_errors: Any, owner: Any) -> None:

@@ -20,12 +20,9 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from temporalio.client import WorkflowQueryFailedError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
 
 from activities.corpus import uploads
-from config import Settings, settings
+from settings import Settings
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
 from starter.web import metrics
@@ -50,11 +47,10 @@ SECURITY_HEADERS = {
 }
 
 
-def create_app(config: Settings | None = None) -> FastAPI:
-    """The app for CONFIG (default: the environment's settings). Malformed RESEARCH_API_TOKENS
-    raise `ConfigError` here, in one line."""
-    cfg = config or settings()
-    backend = Backend(cfg=cfg, access=auth.Access.from_settings(cfg), hub=EventHub())
+def create_app(cfg: Settings) -> FastAPI:
+    """The app for the settings CFG (`serve`: the process's). Malformed RESEARCH_API_TOKENS raise
+    `ConfigError` here, in one line."""
+    backend = Backend(cfg=cfg, access=auth.Access.from_settings(cfg), hub=EventHub(cfg))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,9 +72,9 @@ def create_app(config: Settings | None = None) -> FastAPI:
     app.add_middleware(
         Shield,
         open_mode=not backend.access.on,
-        allowed_hosts=cfg.research_allowed_hosts.split(","),
+        allowed_hosts=cfg.access.allowed_hosts.split(","),
         uploads=UploadsInFlight(
-            cfg.web_uploads_in_flight_mb * 1024 * 1024, cfg.web_uploads_per_user
+            cfg.web.uploads_in_flight_mb * 1024 * 1024, cfg.web.uploads_per_user
         ),
     )
     app.add_middleware(Guard)  # outermost: its headers and one-line 500s cover Shield's answers
@@ -98,7 +94,7 @@ async def forget_dead_uploads(cfg: Settings) -> None:
     """What uploads that died (a crash, a full disk) left behind is removed when the app starts."""
     try:
         await asyncio.to_thread(
-            uploads.sweep_all_partials, uploads.uploads_root(cfg.research_data_dir)
+            uploads.sweep_all_partials, uploads.uploads_root(cfg.library.data_dir)
         )
     except OSError as err:
         log.warning("stale uploads could not be removed: %s", err.strerror or err)
@@ -119,39 +115,18 @@ def _api_error(err: ApiError) -> JSONResponse:
     return error(err.status, err.message, headers or None)
 
 
-def _rpc(request: Request, err: RPCError) -> JSONResponse:
-    if err.status is RPCStatusCode.NOT_FOUND:
-        return error(404, f"no research with id {request.path_params.get('id', '')}".strip())
-    address = request.app.state.backend.cfg.temporal_address
-    if err.status is RPCStatusCode.UNAVAILABLE:
-        return error(503, f"cannot reach Temporal at {address}")
-    if err.status in (
-        RPCStatusCode.DEADLINE_EXCEEDED,
-        RPCStatusCode.CANCELLED,
-    ):  # the SDK's deadline
-        return error(503, f"Temporal at {address} did not answer within {RPC_TIMEOUT.seconds}s")
-    return error(503, f"Temporal refused the request: {err.message or err.status.name.lower()}")
-
-
 HANDLERS: dict[type[Exception], Callable[[Request, Any], JSONResponse]] = {
     ApiError: lambda request, err: _api_error(err),
     RequestValidationError: lambda request, err: error(422, invalid_input(err)),
     HTTPException: lambda request, err: error(
         err.status_code, str(err.detail), dict(err.headers or {})
     ),
-    RPCError: _rpc,
     TimeoutError: lambda request, err: error(
         503,
         f"Temporal did not answer within {RPC_TIMEOUT.seconds}s: is a worker running (and Temporal)?",
     ),
+    #: Every failure of Temporal and the library: the client's one kind (starter/client/errors.py).
     ClientError: lambda request, err: _api_error(ApiError.of(err)),
-    WorkflowQueryFailedError: lambda request, err: error(
-        503, f"the research could not answer: {err}"
-    ),
-    #: The library's classified failures (storage/store.py).
-    ApplicationError: lambda request, err: error(
-        503, err.message or "the research library is unavailable"
-    ),
 }
 
 
@@ -168,7 +143,8 @@ def invalid_input(err: RequestValidationError) -> str:
     if not where:
         return 'the body must be a JSON object, such as {"question": "..."}'
     name = where[0].replace("-", "_") if first["loc"][0] == "header" else ".".join(where)
-    return f"invalid {name}: {first.get('msg', 'not valid')}"
+    said = str(first.get("msg", "not valid")).removeprefix("Value error, ")  # a validator's own
+    return f"invalid {name}: {said}"
 
 
 # --- on every response ----------------------------------------------------------------------------
@@ -213,7 +189,8 @@ class Guard:
                     if scope["path"].startswith("/api/")
                     else _refused_page(scope, refused)  # a page's form: the styled error page
                 )
-                return await answer(scope, receive, secured)
+                await answer(scope, receive, secured)
+                return
             await self.app(scope, receive, secured)
         except Exception:
             log.exception("%s %s failed", scope.get("method"), scope.get("path"))

@@ -1,9 +1,10 @@
 """The API's dependencies: who asks (`current_user`, which also refuses cross-site writes), the
-Temporal client (`temporal`), and the research a user may see (`owned_research`).
+app's client session (`Backend.session`), and the research a user may see (`owned_research`).
 
-`Backend` is what one app holds: its settings, its users, one Temporal client (connected on first
-use) and the event hub (one poller per followed research). No research state: every answer is a
-Temporal describe, list or query, or a read of the library, so replicas behind a load balancer
+`Backend` is what one app holds: its settings, its users, one client session (`starter.client`:
+its Temporal connection made on first use, the only way to Temporal and the library) and the event
+hub (one poller per followed research). No research state: every answer is the client's (a
+Temporal describe, list or query, or a read of the library), so replicas behind a load balancer
 agree. Every Temporal call is time-limited (`within`, RPC_TIMEOUT): an unreachable server or a
 research no worker answers for is a 503 in seconds, never a hang.
 """
@@ -12,24 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Depends, Path, Request
 from fastapi.responses import JSONResponse
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
 
-from config import Settings
+from settings import Settings
 from starter.client.errors import ClientError, Kind
-from starter.client.research_client import owner_in, stored_owner
-from starter.client.temporal import connect, is_not_found
+from starter.client.finding import Found, find
+from starter.client.session import Session
 from starter.web.identity.auth import Access, bearer_keys, forbidden_cross_site, identify
-from storage import store
-from workflows.models import ResearchResult
 
 
 class EventHub(Protocol):
@@ -98,27 +94,19 @@ class Backend:
     cfg: Settings
     access: Access
     hub: EventHub
-    client: Client | None = None
-    _connecting: asyncio.Lock | None = None
+    #: The app's client session: one Temporal connection, made on first use.
+    session: Session = field(init=False)
 
-    async def temporal(self) -> Client:
-        """The app's client; the first call connects (a failure is a 503, and the next call tries
-        again)."""
-        if self.client is None:
-            self._connecting = self._connecting or asyncio.Lock()
-            async with self._connecting:
-                if self.client is None:
-                    try:
-                        self.client = await within(connect(self.cfg), CALL_S)
-                    except (ClientError, TimeoutError) as err:
-                        raise ApiError(
-                            503, f"cannot reach Temporal at {self.cfg.temporal_address}"
-                        ) from err
-        return self.client
+    def __post_init__(self) -> None:
+        self.session = Session(self.cfg)
 
-    async def library(self, read: Callable[[str], T]) -> T:
-        """A read of the research library, off the event loop."""
-        return await asyncio.to_thread(read, self.cfg.research_db_url)
+    async def connected(self) -> Session:
+        """The app's session, connected (a failure is a 503, and the next call tries again)."""
+        try:
+            await within(self.session.connect(), CALL_S)
+        except (ClientError, TimeoutError) as err:
+            raise ApiError(503, f"cannot reach Temporal at {self.cfg.temporal.target}") from err
+        return self.session
 
 
 async def within(call: Awaitable[T], seconds: float = CALL_S) -> T:
@@ -126,7 +114,8 @@ async def within(call: Awaitable[T], seconds: float = CALL_S) -> T:
 
 
 async def backend(request: Request) -> Backend:
-    return request.app.state.backend
+    found: Backend = request.app.state.backend
+    return found
 
 
 async def current_user(request: Request) -> str:
@@ -147,31 +136,8 @@ async def current_user(request: Request) -> str:
     return who.user
 
 
-async def temporal(app: Annotated[Backend, Depends(backend)]) -> Client:
-    return await app.temporal()
-
-
-@dataclass
-class Research:
-    """A research the user may see. `handle` is None when only the library knows it (Temporal has
-    forgotten it, or cannot be reached); then `stored` is set."""
-
-    id: str
-    owner: str
-    handle: WorkflowHandle[Any, ResearchResult] | None
-    status: WorkflowExecutionStatus | None
-    stored: store.StoredResearch | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.status is WorkflowExecutionStatus.RUNNING
-
-    @property
-    def state(self) -> str:
-        """`running`, `completed`, `failed`, ... as Temporal says; the outcome for a stored one."""
-        if self.status is not None:
-            return self.status.name.lower()
-        return self.stored.result.outcome.value if self.stored else "unknown"
+#: A research the user may see (the client's `Found`: Temporal's handle, or the library's copy).
+Research = Found
 
 
 async def owned_research(
@@ -180,47 +146,14 @@ async def owned_research(
     app: Annotated[Backend, Depends(backend)],
 ) -> Research:
     """The research ID if USER owns it; another user's research is unknown (404), exactly like an
-    id that does not exist. Temporal first (running or retained research), then the library."""
+    id that does not exist (the client's `find`: Temporal first, then the library)."""
     if not RESEARCH_ID.fullmatch(id):
         raise unknown(id)
-    try:
-        handle = (await app.temporal()).get_workflow_handle(id, result_type=ResearchResult)
-        described = await within(handle.describe(rpc_timeout=RPC_TIMEOUT))
-    except (
-        ApiError,
-        RPCError,
-        TimeoutError,
-    ) as err:  # unknown to Temporal, or Temporal unreachable
-        return await _stored(app, id, user, err)
-    # owner: from the memo the app sets at start; the CLI's and MCP's research belong to
-    # RESEARCH_USER. To switch to the request's `owner` field (or a search attribute), change this.
-    owner = await owner_in(described, app.cfg)
-    if owner != user:  # the same library read an unknown id costs: the 404s take as long
-        await _stored(app, id, "\x00", RPCError("not yours", RPCStatusCode.NOT_FOUND, b""))
-        raise unknown(id)
-    return Research(id=id, owner=owner, handle=handle, status=described.status)
+    return await find(app.session, id, user, call_s=CALL_S, rpc_timeout=RPC_TIMEOUT)
 
 
-async def _stored(app: Backend, research_id: str, user: str, failure: Exception) -> Research:
-    """The research from the library, or: 404 when Temporal did not know it either; the Temporal
-    failure (503) when Temporal could not be asked."""
-    missing = isinstance(failure, RPCError) and is_not_found(failure)
-    try:
-        stored = await app.library(lambda url: store.load_research(url, research_id))
-    except ApplicationError:
-        if missing:
-            raise
-        raise failure from None
-    # owner: the library's column (migration 0004; rows from before belong to `local`).
-    if stored is not None and stored_owner(stored, app.cfg) == user:
-        return Research(id=research_id, owner=user, handle=None, status=None, stored=stored)
-    if missing or stored is not None:
-        raise unknown(research_id) from None
-    raise failure from None
-
-
-#: The dependencies as the routers name them (the FastAPI template's `api/deps.py` aliases).
+#: The dependencies as the routers name them (the aliases of the FastAPI template's
+#: `backend/app/api/deps.py`).
 User = Annotated[str, Depends(current_user)]
 App = Annotated[Backend, Depends(backend)]
-Temporal = Annotated[Client, Depends(temporal)]
 Owned = Annotated[Research, Depends(owned_research)]

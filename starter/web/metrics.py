@@ -2,7 +2,7 @@
 latency, from the SDK runtime that `serve` installs: telemetry/metrics.py), for a scraper that
 sends the token of a user RESEARCH_METRICS_USERS names as `Authorization: Bearer`, or for a
 caller on this machine. Another user's token is refused (403): the metrics say how busy the
-service is and how its calls fail, which is the operator's business, not every user's (issue 49).
+service is and how its calls fail, which is the operator's business, not every user's.
 
 "On this machine" is the socket's loopback peer with no `X-Forwarded-For`: a request a reverse
 proxy forwarded came from somewhere else, whatever address the proxy headers name.
@@ -12,14 +12,14 @@ proxy forwarded came from somewhere else, whatever address the proxy headers nam
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 
 from fastapi import APIRouter, FastAPI, Request, Response
 
+from starter.client.operations import metrics_exposition
 from starter.web.deps import ApiError
 from starter.web.identity import auth
-from telemetry import metrics, traces
+from telemetry import traces
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -36,9 +36,7 @@ async def exposition(request: Request) -> Response:
             )
         if who.user not in _readers(request):
             raise ApiError(403, f"metrics: {who.user} may not read them (RESEARCH_METRICS_USERS)")
-    runtime = metrics.installed()
-    body = await asyncio.to_thread(runtime.exposition) if runtime else b""
-    return Response(body, media_type=PROMETHEUS_TEXT)
+    return Response(await metrics_exposition(), media_type=PROMETHEUS_TEXT)
 
 
 def install(app: FastAPI) -> None:
@@ -47,7 +45,7 @@ def install(app: FastAPI) -> None:
 
 
 def _readers(request: Request) -> set[str]:
-    names = request.app.state.backend.cfg.research_metrics_users.split(",")
+    names = request.app.state.backend.cfg.access.metrics_users.split(",")
     return {n.strip() for n in names if n.strip()}
 
 

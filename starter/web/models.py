@@ -10,18 +10,28 @@ execution: `running`, `completed`, `failed`, ...); once finished, its result plu
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from starter.client.mine import ListedResearch
 from starter.exports import FORMATS
 from workflows.events import Event
 from workflows.models import ResearchResult, ResearchStatus
-from workflows.revising.messages import ReportVersion
+from workflows.revising_messages import ReportVersion
 
-#: `?format=` of a report download: the names in the one table of export formats.
-ExportFormat = StrEnum("ExportFormat", [(name, name) for name in FORMATS])
+
+def _known_format(name: str) -> str:
+    if name not in FORMATS:
+        raise ValueError(f"choose one of {', '.join(FORMATS)}")
+    return name
+
+
+#: `?format=` of a report download: a name in the one table of export formats (listed as the
+#: schema's enum, checked as it is read).
+ExportFormat = Annotated[
+    str, AfterValidator(_known_format), Field(json_schema_extra={"enum": list(FORMATS)})
+]
 
 
 class ResearchCreate(BaseModel):
@@ -49,18 +59,9 @@ class ResearchCreated(BaseModel):
     id: str
 
 
-class ResearchListItem(BaseModel):
-    """One research in the user's list, running or stored (times in UTC, with a `Z`)."""
-
-    id: str
-    question: str | None = None
-    #: The title its owner gave it in the library (None: none of their own).
-    title: str | None = None
-    stage: str | None = None
-    status: str
-    owner: str
-    started_at: str | None = None
-    closed_at: str | None = None
+#: One research in the user's list, running or stored (times in UTC, with a `Z`): the client's one
+#: row of a person's research, as the CLI's `list` and the MCP tool `list_research` have it too.
+ResearchListItem = ListedResearch
 
 
 class RunningResearch(ResearchStatus):
@@ -156,7 +157,9 @@ class ResearchView(BaseModel):
                 version=self.version or 1,
                 versions=self.versions,
             )
-        return FailedResearch(**head, failure=self.failure or "no result")
+        return FailedResearch(
+            id=self.id, owner=self.owner, status=self.status, failure=self.failure or "no result"
+        )
 
 
 class Answer(BaseModel):

@@ -15,7 +15,7 @@ import ipaddress
 import socket
 import sys
 
-from config import ConfigError, Settings
+from settings import ConfigError, Settings
 from starter.web.identity.auth import Access
 
 SHUTDOWN_S = 3

@@ -7,6 +7,7 @@ tables on SQLite, which cannot ALTER most things in place.
 
 from alembic import context
 
+from storage import web_tables  # noqa: F401 - the web app's own table, in the same metadata
 from storage.schema import Base
 
 connection = context.config.attributes["connection"]

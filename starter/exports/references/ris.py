@@ -10,7 +10,7 @@ title holding a line break and `ER  -` cannot end its record or start a tag of i
 
 from __future__ import annotations
 
-from rispy import RisWriter
+from rispy import RisWriter  # type: ignore[import-untyped]  # ships no type information
 
 from starter.exports.references import (
     ARTICLE,

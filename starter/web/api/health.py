@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
 
-from starter.web.deps import RPC_TIMEOUT, App, within
+from starter.client.operations import temporal_answers
+from starter.web.deps import RPC_TIMEOUT, App
 from starter.web.models import Health
 
 router = APIRouter(tags=["health"])
@@ -13,12 +13,4 @@ router = APIRouter(tags=["health"])
 
 @router.get("/health", response_model=Health)
 async def health(app: App) -> Health:
-    try:
-        client = await app.temporal()
-        await within(
-            client.workflow_service.get_system_info(GetSystemInfoRequest(), timeout=RPC_TIMEOUT)
-        )
-        reachable = True
-    except Exception:  # noqa: BLE001 - any failure (a 503 included) means "not reachable" here
-        reachable = False
-    return Health(temporal=reachable)
+    return Health(temporal=await temporal_answers(app.session, RPC_TIMEOUT))

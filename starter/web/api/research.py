@@ -37,7 +37,7 @@ from starter.web.services import research as service
 
 router = APIRouter(tags=["research"])
 MAX_LIMIT = 100
-DEFAULT_FORMAT = ExportFormat("md")
+DEFAULT_FORMAT = "md"
 
 
 @router.post("/research", status_code=201, response_model=ResearchCreated)
@@ -105,10 +105,10 @@ async def report(
     result, failure, _ = await service.closed_result(research, app, version)
     if result is None:
         raise ApiError(409, f"research {research.id} has no report: {failure}")
-    accessed = await downloads.read_on(research, app) if FORMATS[format.value].references else None
+    accessed = await downloads.read_on(research, app) if FORMATS[format].references else None
     # bounded in size, time and concurrency, in a child process (starter/web/services/downloads.py)
     body, content_type, name = await downloads.render(
-        request, result, format.value, research.owner, accessed
+        request, result, format, research.owner, accessed
     )
     return Response(
         body, media_type=content_type, headers={"Content-Disposition": _attachment(name)}

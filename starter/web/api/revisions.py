@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from starter.web.deps import App, Owned
 from starter.web.services import revisions as revising
-from workflows.revising.messages import RevisionOutcome
+from workflows.revising_messages import RevisionOutcome
 
 router = APIRouter(tags=["research"])
 

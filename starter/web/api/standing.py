@@ -1,5 +1,5 @@
 """`/api/standing`: a user's standing research (INTERFACE.md "Standing research and
-notifications"). Thin: each route is one call of the standing service (`standing_service.py`), its
+notifications"). Thin: each route is one call of the standing service (`services/standing.py`), its
 request and response models in `models.py`, as research's routes are.
 """
 

@@ -1,4 +1,4 @@
-"""Who may send the web app a body, decided before a byte of it is read (issue 38, R1).
+"""Who may send the web app a body, decided before a byte of it is read.
 
 A body is held in memory while it arrives (starter/web/guard/shield.py caps its size), so 400
 connections each sending a 5 MB upload with no token once took the web process from 165 MB to

@@ -1,4 +1,4 @@
-"""Heavy work of the web app shared fairly between users (issue 38, R12): `FairSlots`.
+"""Heavy work of the web app shared fairly between users: `FairSlots`.
 
 Rendering a very large report page takes a CPU for a second or more; one user's 12 loads of one
 once held another user's API call for 23 s, because the pages were rendered one after another on
@@ -88,5 +88,5 @@ def renders_of(request: Request) -> FairSlots:
     found = getattr(state, "renders", None)
     if found is None:
         cfg = state.backend.cfg
-        found = state.renders = FairSlots(cfg.web_renders, cfg.web_renders_per_user)
+        found = state.renders = FairSlots(cfg.web.renders, cfg.web.renders_per_user)
     return found

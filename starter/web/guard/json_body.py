@@ -1,4 +1,4 @@
-"""A JSON body is read as JSON whatever its Content-Type says (issue 31, item 13).
+"""A JSON body is read as JSON whatever its Content-Type says.
 
 `curl -d '{"question": "..."}'` sends `application/x-www-form-urlencoded`, and scripts often send
 no type at all; FastAPI would then refuse the body as "not a JSON object". Every body the API

@@ -77,6 +77,6 @@ def uvicorn_config(app: Any, **options: Any) -> uvicorn.Config:
     }
     backend = getattr(getattr(app, "state", None), "backend", None)
     if backend is not None:  # connections at once: 503 beyond (WEB_MAX_CONNECTIONS)
-        values["limit_concurrency"] = backend.cfg.web_max_connections
+        values["limit_concurrency"] = backend.cfg.web.max_connections
     values.update(options)
     return uvicorn.Config(app, **values)

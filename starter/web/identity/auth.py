@@ -56,7 +56,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from config import DEFAULT_USER, ConfigError, Settings, settings
+from settings import DEFAULT_USER, ConfigError, Settings, settings
 from starter.web.identity.oidc import OidcSettings, Provider, Refused, provider_user, shown_user
 from starter.web.identity.sessions import Attempts, Revocations, open_secret
 
@@ -110,24 +110,22 @@ class Access:
     def from_settings(cls, cfg: Settings) -> Access:
         """Raises `ConfigError` in one line for malformed tokens (never showing one)."""
         tokens = parse_tokens(
-            cfg.research_api_tokens.get_secret_value() if cfg.research_api_tokens else ""
+            cfg.access.api_tokens.get_secret_value() if cfg.access.api_tokens else ""
         )
-        secret = (
-            cfg.research_session_secret.get_secret_value() if cfg.research_session_secret else ""
-        )
+        secret = cfg.access.session_secret.get_secret_value() if cfg.access.session_secret else ""
         provider = OidcSettings.from_settings(cfg)
         material = secret or ",".join(f"{name}:{token}" for name, token in sorted(tokens.items()))
         if provider is not None and not secret:  # every replica knows the client's secret
             material += f"|oidc:{provider.client_secret}"
         if not material:  # no tokens, no secret: this install's own random key (CSRF tokens)
-            material = open_secret(cfg.research_data_dir)
+            material = open_secret(cfg.library.data_dir)
         key = hmac.new(material.encode(), b"deep-research web session v2", hashlib.sha256).digest()
-        user = cfg.research_user.strip() or "local"
+        user = cfg.access.user.strip() or "local"
         return cls(
             tokens=tokens,
             key=key,
             open_user=user,
-            revocations=Revocations(cfg.research_db_url) if tokens or provider else None,
+            revocations=Revocations(cfg.library.db_url) if tokens or provider else None,
             oidc=Provider(provider) if provider else None,
         )
 

@@ -50,7 +50,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import KeySet
 
-from config import DEFAULT_USER, ConfigError, Settings
+from settings import DEFAULT_USER, ConfigError, Settings
 
 #: Tolerated difference between our clock and the provider's (expiry, issued-at, not-before).
 CLOCK_SKEW_S = 60
@@ -59,7 +59,7 @@ KEYS_TTL_S = 3600
 #: A token naming an unknown key fetches the keys again, but not more often than this.
 REFETCH_S = 30
 #: After a fetch failed, requests are refused with its line for this long before it is tried
-#: again: a provider that is down is not asked once per request (issue 49).
+#: again: a provider that is down is not asked once per request.
 RETRY_S = 10
 #: Every call to the provider (discovery, keys, the code exchange) ends within this.
 PROVIDER_TIMEOUT_S = 10.0
@@ -116,11 +116,11 @@ class OidcSettings:
 
     @classmethod
     def from_settings(cls, cfg: Settings) -> OidcSettings | None:
-        issuer = (cfg.research_oidc_issuer or "").strip().rstrip("/")
+        issuer = (cfg.access.oidc_issuer or "").strip().rstrip("/")
         if not issuer:
             return None
-        secret = cfg.research_oidc_client_secret
-        client_id = (cfg.research_oidc_client_id or "").strip()
+        secret = cfg.access.oidc_client_secret
+        client_id = (cfg.access.oidc_client_id or "").strip()
         if not client_id or secret is None or not secret.get_secret_value().strip():
             raise ConfigError(
                 "RESEARCH_OIDC_ISSUER is set: set RESEARCH_OIDC_CLIENT_ID and "
@@ -132,16 +132,16 @@ class OidcSettings:
             raise ConfigError(
                 "RESEARCH_OIDC_ISSUER must be an https:// URL (http only on localhost)"
             )
-        rules = [r.strip() for r in cfg.research_oidc_allowed.split(",") if r.strip()]
-        public = cfg.research_public_url.rstrip("/")
+        rules = [r.strip() for r in cfg.access.oidc_allowed.split(",") if r.strip()]
+        public = cfg.notify.public_url.rstrip("/")
         return cls(
             issuer=issuer,
             client_id=client_id,
             client_secret=secret.get_secret_value().strip(),
             redirect_uri=f"{public}/auth/callback",
             signed_out_uri=f"{public}/signin",
-            user_claim=cfg.research_oidc_user_claim.strip() or "email",
-            groups_claim=cfg.research_oidc_groups_claim.strip() or "groups",
+            user_claim=cfg.access.oidc_user_claim.strip() or "email",
+            groups_claim=cfg.access.oidc_groups_claim.strip() or "groups",
             allowed_users=frozenset(r for r in rules if not r.startswith("group:")),
             allowed_groups=frozenset(r[6:].strip() for r in rules if r.startswith("group:")),
         )
@@ -192,7 +192,7 @@ class OidcSettings:
         if any(c.isspace() or not c.isprintable() for c in user):
             raise Refused(f"the provider's {self.user_claim} claim is not a user name")
         if self.user_claim == "email":
-            # Issue 49: an account at the provider may carry anyone's address unverified; as the
+            # an account at the provider may carry anyone's address unverified; as the
             # user it would read that person's research. One address in any case is one user.
             verified = claims.get("email_verified")
             if verified is not True and verified != "true":  # 1 == True: not a JSON boolean

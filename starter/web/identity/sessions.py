@@ -1,7 +1,8 @@
 """What makes a session end and sign-in attempts slow down (used by starter/web/identity/auth.py):
 
 - `Revocations`: the sessions signed out before they expired, kept in the research library's
-  database (table `web_revoked_sessions`, revision 0008 of its migrations), so every replica that shares the
+  database (table `web_revoked_sessions`, revision 0008 of its migrations: storage/web_tables.py,
+  the web app's own part of it), so every replica that shares the
   library refuses a signed-out cookie at once. The replica that signed out also remembers it in
   memory (so it holds while the library is unreachable); the others ask the database.
 - `Attempts`: failed sign-ins and Bearer tokens, counted per client address (and in all, as a
@@ -24,14 +25,11 @@ import time
 from collections import defaultdict, deque
 from pathlib import Path
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
-from storage.schema import RevokedSessionRow
+from storage import web_tables
 
 log = logging.getLogger(__name__)
-
-REVOKED = RevokedSessionRow.__table__
 
 #: Failed attempts one client may make in WINDOW_S; all clients together, ALL_FAILURES.
 WINDOW_S = 60.0
@@ -45,21 +43,12 @@ class Revocations:
         self.db_url = db_url
         self.local: dict[str, int] = {}
 
-    def _engine(self):  # type: ignore[no-untyped-def]
-        from storage import store
-
-        return store.engine_for(store.database_url(self.db_url))  # migrated: the table exists
-
     def revoke(self, session_id: str, expires_at: int) -> None:
         self.local[session_id] = expires_at
         now = int(time.time())
         self.local = {k: v for k, v in self.local.items() if v > now}
         try:
-            with self._engine().begin() as db:
-                db.execute(REVOKED.delete().where(REVOKED.c.expires_at < now))
-                db.execute(REVOKED.insert().values(session_id=session_id, expires_at=expires_at))
-        except IntegrityError:
-            pass  # signed out twice
+            web_tables.revoke(self.db_url, session_id, expires_at)
         except SQLAlchemyError as err:
             log.warning(
                 "sign-out recorded on this replica only: the library is unavailable (%s)",
@@ -70,13 +59,9 @@ class Revocations:
         if session_id in self.local:
             return True
         try:
-            with self._engine().connect() as db:
-                found = db.execute(
-                    select(REVOKED.c.session_id).where(REVOKED.c.session_id == session_id)
-                ).first()
+            return web_tables.is_revoked(self.db_url, session_id)
         except SQLAlchemyError:
             return False  # the library is unreachable: what this replica knows decides
-        return found is not None
 
 
 class Attempts:
@@ -96,7 +81,7 @@ class Attempts:
     def everyone_wait_s(self) -> float:
         """0 unless all clients together failed ALL_FAILURES times in the window: then how long
         until that passes. The backstop refuses failures only: a right token is never held back
-        by what other addresses sent (issue 38, R3)."""
+        by what other addresses sent."""
         now = time.monotonic()
         everyone = _trim(self.everyone, now)
         if everyone is not None and len(everyone) >= ALL_FAILURES:

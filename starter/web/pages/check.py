@@ -1,4 +1,4 @@
-"""The Check citations page (`/check`, issue 48): paste a text whose sentences cite `[n]`, choose
+"""The Check citations page (`/check`): paste a text whose sentences cite `[n]`, choose
 its sources (the sources of a research in the library, numbered as its report numbers them; your
 documents; URLs), and read each cited sentence's verdict with the evidence it rests on, in place.
 
@@ -11,16 +11,15 @@ local sources, found again in the corpus and the user's own documents, never any
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
-from temporalio.exceptions import ApplicationError
 
 from starter.client import citations_check as checking
-from starter.client.research_client import stored_owner
+from starter.client import library
+from starter.client.errors import ClientError, Kind
 from starter.web.deps import RESEARCH_ID, ApiError, Backend
 from starter.web.identity import auth
 from starter.web.pages.forms import cross_site
@@ -28,14 +27,10 @@ from starter.web.pages.frame import PageError, backend, listed, page, read, to_s
 from starter.web.services import documents
 from starter.web.services import research as service
 from starter.web.services.checks import run_check
-from storage import store
-from storage.public_names import PublicNames
 
 router = APIRouter(include_in_schema=False)
 #: Research of the library offered as sources.
 OFFERED = 30
-#: A line of the URLs box: `1 https://...`, `[1] https://...`, `1=https://...` or `1. https://...`.
-_URL_LINE = re.compile(r"^\s*\[?(\d{1,6})\]?\s*[.=:)]?\s*(\S+)\s*$")
 #: The verdicts as the page says them.
 SAID = {
     "supported": "Supported",
@@ -67,11 +62,12 @@ async def check_posted(request: Request) -> Response:
     try:
         body, named = await _request(fields, user, app)
         result = await run_check(request, body, user, app.cfg, named)
-    except checking.CheckRefused as err:
-        return await _page(request, user, fields, error=str(err), status=422)
+    except ClientError as err:
+        failure = ApiError.of(err)
+        return await _page(request, user, fields, error=failure.message, status=failure.status)
     except ApiError as err:
         return await _page(request, user, fields, error=err.message, status=err.status)
-    return await _page(request, user, fields, result=_shown(result, app.cfg.engine_name))
+    return await _page(request, user, fields, result=_shown(result, app.cfg.llm.engine))
 
 
 async def _request(
@@ -80,7 +76,7 @@ async def _request(
     """The API's request from the form, and the sources chosen by name (library, documents)."""
     text = fields.get("text", "").replace("\r\n", "\n")  # as browsers send a textarea
     if not text.strip():
-        raise checking.CheckRefused("paste a text whose sentences cite their sources as [1], [2]")
+        raise checking.refused("paste a text whose sentences cite their sources as [1], [2]")
     named: dict[int, checking.GivenSource] = {}
     urls: dict[int, dict[str, Any]] = {}
     if chosen := fields.get("research", "").strip():
@@ -91,49 +87,37 @@ async def _request(
                 named[source.id] = source
     for key, value in fields.items():
         if key.startswith("document-") and value.strip():
-            number = _number(value, f"the number for {key.removeprefix('document-')}")
+            number = checking.source_number(
+                value, f"the number for {key.removeprefix('document-')}"
+            )
             named[number] = checking.GivenSource(number, key.removeprefix("document-"))
             urls.pop(number, None)
-    for line in fields.get("urls", "").splitlines():  # \r\n or \n
-        if not line.strip():
-            continue
-        found = _URL_LINE.match(line)
-        if not found or not checking.is_web(found.group(2)):
-            raise checking.CheckRefused(
-                f"{line.strip()[:100]!r} is not a number and an http(s) URL "
-                "(e.g. 1 https://example.org/page)"
-            )
-        number = _number(found.group(1), "a source's number")
-        urls[number] = {"id": number, "url": found.group(2)}
+    for number, url in checking.given_urls(fields.get("urls", "")).items():
+        urls[number] = {"id": number, "url": url}
         named.pop(number, None)
     try:
-        body = checking.CheckRequest(markdown=text, sources=list(urls.values()) or None)
+        given = [checking.SourceGiven.model_validate(url) for url in urls.values()]
+        body = checking.CheckRequest(markdown=text, sources=given or None)
     except ValidationError as err:
         first = err.errors()[0]
-        raise checking.CheckRefused(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise checking.refused(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
     return body, list(named.values())
-
-
-def _number(value: str, what: str) -> int:
-    value = value.strip()
-    if not value.isdigit() or not 1 <= int(value) <= 999_999:
-        raise checking.CheckRefused(f"{what} must be a whole number from 1, as the text cites it")
-    return int(value)
 
 
 async def _library_sources(research_id: str, user: str, app: Backend) -> list[checking.GivenSource]:
     """The sources of USER's stored research, numbered as its report numbers them; its local
     ones by the names the product gives them."""
+    missing = ApiError(404, f"no research {research_id[:100]} in your library")
     if not RESEARCH_ID.fullmatch(research_id):
-        raise ApiError(404, f"no research {research_id[:100]} in your library")
+        raise missing
     try:
-        stored = await app.library(lambda url: store.load_research(url, research_id))
-    except ApplicationError as err:
-        raise ApiError(503, f"the library could not be read: {err.message}") from None
-    if stored is None or stored_owner(stored, app.cfg) != user:
-        raise ApiError(404, f"no research {research_id[:100]} in your library")
-    names = PublicNames.of(app.cfg)
-    return [checking.GivenSource(s.id, names.name(s.url), s.title) for s in stored.result.sources]
+        stored = await library.stored_research(app.session, research_id, owner=user)
+    except ClientError as err:
+        if err.kind is Kind.NOT_FOUND:
+            raise missing from None
+        raise ApiError(503, f"the library could not be read: {err}") from None
+    # as the client hands them: local sources by the names the product gives them
+    return [checking.GivenSource(s.id, s.url, s.title) for s in stored.result.sources]
 
 
 def _shown(result: dict[str, Any], engine: str) -> dict[str, Any]:

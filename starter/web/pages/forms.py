@@ -1,4 +1,4 @@
-"""The pages' forms without JavaScript (issue 31, item 4): each is a plain HTML form post that does
+"""The pages' forms without JavaScript: each is a plain HTML form post that does
 what the page's script does through the JSON API (the same `service` calls, the same owner check
 and one-line refusals) and then sends the browser on (303): to the research's page, the library,
 the home page. The forms themselves live with their pages (research.py, library.py,

@@ -14,9 +14,6 @@ from urllib.parse import quote, urlsplit
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from temporalio.client import WorkflowQueryFailedError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
 
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
@@ -38,7 +35,8 @@ class PageError(Exception):
 
 
 def backend(request: Request) -> Backend:
-    return request.app.state.backend
+    found: Backend = request.app.state.backend
+    return found
 
 
 def page(
@@ -93,7 +91,7 @@ def local_path(target: str) -> str:
     """Only a path of this site: never another origin (`//host`, `https://...`, `/\\host`): where
     a sign-in (with a token or at the identity provider) may send the browser after it. Browsers
     drop tabs and newlines from a URL and read `\\` as `/`, so `/<tab>/evil.example` is
-    `//evil.example` to them (issue 49): a path with any space, control character or backslash is
+    `//evil.example` to them: a path with any space, control character or backslash is
     refused too, and one that still parses with a scheme or a host."""
     if not target.startswith("/") or target.startswith("//"):
         return "/"
@@ -112,9 +110,8 @@ async def read(call: Awaitable[T]) -> T:
     except ClientError as err:
         failure = ApiError.of(err)
         raise PageError(failure.status, failure.message) from None
-    except (RPCError, TimeoutError, WorkflowQueryFailedError, ApplicationError) as err:
-        message = getattr(err, "message", None) or str(err) or "Temporal did not answer"
-        raise PageError(503, one_line(message)) from None
+    except TimeoutError as err:
+        raise PageError(503, one_line(str(err) or "Temporal did not answer")) from None
 
 
 @dataclass(frozen=True)

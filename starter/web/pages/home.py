@@ -38,7 +38,7 @@ async def home(request: Request) -> Response:
                 )
             except PageError:
                 pass
-    mine = await documents.home(backend(request).cfg, user)
+    theirs = await documents.home(backend(request).cfg, user)
     return page(
         request,
         "index.html",
@@ -46,9 +46,9 @@ async def home(request: Request) -> Response:
         here="home",
         recent=recent,
         recent_error=problem,
-        **mine,
+        **theirs,
         # each Sources choice says what it searches on this server (as the worker runs)
-        controls=request_form.controls({"sources": dict(mine["sources"])}),
+        controls=request_form.controls({"sources": dict(theirs["sources"])}),
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )

@@ -19,7 +19,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from starter.exports import FORMATS, clean
-from starter.exports.public import public_for
 from starter.web.deps import ApiError, Backend, Research, owned_research
 from starter.web.guard.fair import renders_of
 from starter.web.identity import auth
@@ -42,8 +41,8 @@ from starter.web.presentation.templating import templates
 from starter.web.services import conversation
 from starter.web.services import research as service
 from starter.web.services import revisions as revising
-from workflows.checks import citations
 from workflows.events import EventKind
+from workflows.kit import citations
 from workflows.models import QUERY_MAX_CHARS, ResearchResult, StepStatus
 
 router = APIRouter(include_in_schema=False)
@@ -189,18 +188,12 @@ async def _owned_version(research_id: str, user: str, app: Backend, version: int
     return await service.view(research, app, patient=True, version=version)
 
 
-def _public(result: ResearchResult, app: Backend) -> ResearchResult:
-    """RESULT as a page shows it: cleaned of bidi and zero-width controls, corpus paths as names
-    (starter/exports/public.py)."""
-    return public_for(result, app.cfg)
-
-
 def _rendered(
     research_id: str, result: ResearchResult, app: Backend, view: ResearchView | None = None
 ) -> tuple[ResearchResult, dict[str, Any]]:
     """RESULT as the page shows it and its report's context: a page's heavy part, rendered in a
     thread in the user's turn (starter/web/guard/fair.py). VIEW: which version of the report it is."""
-    shown = _public(result, app)
+    shown = result  # as the client hands it: cleaned, local sources by name
     context = _report_context(research_id, shown)
     if view is not None:  # its sections, each with its Revise this section form
         context.update(revising.report_sections(research_id, shown, view.version, view.versions))
@@ -253,7 +246,7 @@ def suggested_questions(result: ResearchResult, most: int = 3) -> list[str]:
     return asked
 
 
-#: "Tell me more about tell me more about ..." (issue 48): a heading that already says it.
+#: "Tell me more about tell me more about ...": a heading that already says it.
 _MORE_ABOUT = re.compile(r"^(?:(?:tell me more(?: about)?|more on)[:\s]+)+", re.I)
 #: A heading that is a question ("Why is Venus hotter than Mercury"): "Tell me more: ...?".
 _ASKS = re.compile(
@@ -346,5 +339,7 @@ def _review(form: dict[str, str]) -> dict[str, Any]:
 @router.post("/research/{research_id}/follow-up")
 async def follow_up(request: Request, research_id: str) -> Response:
     form = await read_form(request)
-    body = ResearchCreate(question=form.get("question"), follow_up_of=research_id)
+    body = ResearchCreate.model_validate(
+        {"question": form.get("question"), "follow_up_of": research_id}
+    )
     return await act(request, form, research_id, lambda user, app: service.start(body, user, app))

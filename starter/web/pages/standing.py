@@ -13,10 +13,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from config import as_the_worker_runs
+from starter.client import library
 from starter.client.errors import ClientError
 from starter.client.temporal import one_line
-from starter.client.titles import titled
 from starter.exports import clean
 from starter.web.deps import ApiError, Backend
 from starter.web.identity import auth
@@ -27,8 +26,6 @@ from starter.web.pages.frame import backend, error_page, page, to_signin
 from starter.web.presentation.render import render_markdown
 from starter.web.services import standing as standing_service
 from starter.web.services.sources import sources_words
-from storage import store
-from storage.public_names import PublicNames
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchResult
 
 router = APIRouter(include_in_schema=False)
@@ -135,9 +132,7 @@ async def _standing(
         form_error=problem,
         created=bool(created),
         filled={k: str(v)[:QUERY_MAX_CHARS] for k, v in filled.items()},
-        controls=request_form.controls(
-            {"sources": dict(sources_words(as_the_worker_runs(app.cfg)))}
-        ),
+        controls=request_form.controls({"sources": dict(sources_words(app.cfg))}),
         default_every=DEFAULT_EVERY,
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
@@ -146,7 +141,7 @@ async def _standing(
 
 async def research_context(app: Backend, user: str, result: ResearchResult) -> dict[str, Any]:
     """What a finished research's page adds: the run's changes beside the previous run's report
-    (RESULT as the page shows it, `research._public`; the previous report cleaned as it is)."""
+    (RESULT and the previous report as the client hands them: cleaned, local sources by name)."""
     context: dict[str, Any] = {"again": asked_again(result)}
     changes = result.changes
     if changes is None:
@@ -158,14 +153,11 @@ async def research_context(app: Backend, user: str, result: ResearchResult) -> d
     # changes.py): the page then lists nothing twice, and shows the previous run beside it
     context["in_report"] = "## What changed since" in result.report_markdown
     try:
-        earlier = await app.library(lambda url: store.load_research(url, changes.since_research_id))
-    except (ClientError, Exception):  # noqa: BLE001 - the comparison still shows without it
+        earlier = await library.stored_research(app.session, changes.since_research_id, owner=user)
+    except ClientError:  # another user's, gone, or unreadable: the comparison shows without it
         earlier = None
-    if earlier is not None and earlier.result.owner == user:
-        earlier_report = PublicNames.of(app.cfg).text(  # as its owner titled it
-            titled(earlier.result, earlier.title).report_markdown
-        )
-        context["previous_report"] = render_markdown(clean(earlier_report))
+    if earlier is not None:  # as the client hands it: titled as its owner titled it, by name
+        context["previous_report"] = render_markdown(clean(earlier.result.report_markdown))
     return context
 
 

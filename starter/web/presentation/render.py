@@ -31,8 +31,8 @@ from markupsafe import Markup
 from starter.exports.marks import cited_in
 from starter.exports.markup import without_sources_list
 from starter.exports.names import literal_names
-from workflows.checks.citations import CITATION, origin
-from workflows.checks.verification import who_checked
+from workflows.kit.citations import CITATION, origin
+from workflows.kit.verification import who_checked
 from workflows.models import PaperRead, ResearchResult, Source, VerificationSummary
 
 REL = "noopener noreferrer nofollow"
@@ -259,9 +259,17 @@ def _clip(text: str) -> str:
 # --- markdown-it ------------------------------------------------------------------------------------
 
 
+class _PageMarkdown(MarkdownIt):
+    """A report's links: only the web's, or a place on the page itself."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's name
+        return bool(web_link(url) or _IN_PAGE.match(url))
+
+
 def _markdown(known: Mapping[int, str]) -> MarkdownIt:
-    md = literal_names(MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"]))
-    md.validateLink = lambda url: bool(web_link(url) or _IN_PAGE.match(url))
+    md = literal_names(
+        _PageMarkdown("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    )
     md.core.ruler.push("page_headings_and_alignment", _shift_headings_and_align)
 
     def text(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]

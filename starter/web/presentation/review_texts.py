@@ -1,4 +1,4 @@
-"""What the pages say about a report review's rounds (issue 31, item 6): the round shown, what
+"""What the pages say about a report review's rounds: the round shown, what
 **Revise report** does in it, and, on the finished report, how its review went. The page's script
 (static/waiting.js) says the same while the research runs; the page without JavaScript and the
 finished report take these."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from workflows.kit.sections import UNCHANGED
 from workflows.models import DecidedBy, ResearchStatus, Review, ReviewDecision, ReviewTarget
-from workflows.steering.reviews import UNCHANGED
 
 
 def round_text(round_: int, most: int) -> str:

@@ -1,4 +1,4 @@
-"""`POST /api/check` as bounded work (issue 49): `run_check(request, body, user)`.
+"""`POST /api/check` as bounded work: `run_check(request, body, user)`.
 
 A check fetches up to 50 pages and aligns every cited sentence with its sources' text: seconds to
 minutes of CPU. The red team's checks ran on the app's shared thread pool, went on after the
@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from config import Settings
+from settings import Settings
 from starter.client.citations_check import CheckRequest, GivenSource
 from starter.web.deps import ApiError
 from starter.web.services.children import ClientLeft, TooSlow, failure_line, run_child
@@ -70,7 +70,7 @@ def checks_of(request: Request) -> Checks:
     found = getattr(state, "checks", None)
     if found is None:
         cfg: Settings = state.backend.cfg
-        found = state.checks = Checks(cfg.web_checks, cfg.web_checks_per_user)
+        found = state.checks = Checks(cfg.web.checks, cfg.web.checks_per_user)
     return found
 
 

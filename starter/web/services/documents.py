@@ -12,7 +12,7 @@ from typing import Any
 from starlette.datastructures import UploadFile
 
 from activities.corpus import uploads
-from config import Settings, as_the_worker_runs
+from settings import Settings
 from starter.client.temporal import one_line
 from starter.web.deps import ApiError
 from starter.web.models import DocumentItem
@@ -20,7 +20,7 @@ from starter.web.services.sources import model_words, sources_words
 
 
 def _root(cfg: Settings) -> Path:
-    return uploads.uploads_root(cfg.research_data_dir)
+    return uploads.uploads_root(cfg.library.data_dir)
 
 
 def _item(upload: uploads.Upload) -> DocumentItem:
@@ -49,7 +49,7 @@ async def upload(cfg: Settings, user: str, file: UploadFile | None) -> DocumentI
 
 def quota(cfg: Settings) -> uploads.Quota:
     """What each user's documents may take (UPLOAD_QUOTA_MB, UPLOAD_QUOTA_FILES)."""
-    return uploads.Quota(cfg.upload_quota_mb * 1024 * 1024, cfg.upload_quota_files)
+    return uploads.Quota(cfg.limits.upload_quota_mb * 1024 * 1024, cfg.limits.upload_quota_files)
 
 
 async def listed(cfg: Settings, user: str) -> list[DocumentItem]:
@@ -72,10 +72,9 @@ async def home(cfg: Settings, user: str) -> dict[str, Any]:
         found = await listed(cfg, user)
     except OSError as err:
         problem = f"Your documents could not be listed: {one_line(str(err))}"
-    worker = as_the_worker_runs(cfg)  # the worker's published settings: read once a page
     return {
-        "sources": sources_words(worker),
-        "model": model_words(worker),
+        "sources": sources_words(cfg),
+        "model": model_words(cfg),
         "documents": [{**d.model_dump(), "size_text": _size(d.size)} for d in found],
         "documents_error": problem,
         "accept": ",".join(uploads.ACCEPTED_SUFFIXES),

@@ -28,13 +28,11 @@ from datetime import date
 from typing import Any
 
 from starlette.requests import Request
-from temporalio.exceptions import ApplicationError
 
+from starter.client import library
 from starter.exports import FORMATS, export
-from starter.exports.public import public_for, public_result
 from starter.web.deps import ApiError, Backend, Research
 from starter.web.services.children import ClientLeft, TooSlow, failure_line, run_child
-from storage import store
 from workflows.models import ResearchResult
 
 #: Renders at a time in all (this app process), and for one user.
@@ -115,13 +113,9 @@ def refusal(result: ResearchResult, fmt: str, payload: str) -> str | None:
 async def read_on(research: Research, app: Backend) -> date | None:
     """The day RESEARCH finished (the library's finished_at): when its web pages were read, as a
     reference file's `urldate` says. None when the library cannot tell."""
-    stored = research.stored
-    if stored is None:
-        try:
-            stored = await app.library(lambda url: store.load_research(url, research.id))
-        except ApplicationError:
-            return None
-    return stored.finished_at.date() if stored is not None else None
+    if research.stored is not None:
+        return research.stored.finished_at.date()
+    return await library.finished_on(app.session, research.id)
 
 
 async def render(
@@ -131,10 +125,8 @@ async def render(
     user: str,
     accessed: date | None = None,
 ) -> tuple[bytes, str, str]:
-    """(body, content type, file name) of RESULT's report as FMT (its references: web pages read
-    on ACCESSED), bounded as the module says."""
-    cfg = getattr(getattr(request.app.state, "backend", None), "cfg", None)
-    result = public_for(result, cfg) if cfg is not None else public_result(result)
+    """(body, content type, file name) of RESULT's report (as the client hands it: local sources
+    by name) as FMT (its references: web pages read on ACCESSED), bounded as the module says."""
     if fmt not in FORMATS:
         raise ApiError(
             422, f"unknown export format {fmt[:20]!r}: choose one of {', '.join(FORMATS)}"

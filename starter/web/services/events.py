@@ -32,19 +32,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
-from temporalio import exceptions as tex
-from temporalio.client import WorkflowFailureError, WorkflowHandle, WorkflowQueryFailedError
-from temporalio.service import RPCError
 
+from settings import Settings
 from starter.client import research_client
-from starter.client.temporal import (
-    is_not_found,
-    one_line,
-    root_message,
-    slow_or_stopped,
-    unanswered,
-    worker_polls,
-)
+from starter.client.errors import ClientError, Kind
+from starter.client.temporal import one_line, slow_or_stopped, unanswered, worker_polls
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
@@ -54,8 +46,7 @@ from starter.web.deps import (
     Research,
     within,
 )
-from storage.public_names import PublicNames
-from workflows.events import EventKind
+from workflows.events import Event, EventKind
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["events"])
@@ -69,12 +60,6 @@ RETRY_END_S = 2.0
 FINAL_TRIES = 5
 #: Event kinds after which the research waits for a person: polling may slow down.
 ASKING = (EventKind.QUESTION, EventKind.REVIEW_REQUESTED)
-#: How a research that has no result closed (`end`'s status); else it failed.
-CLOSED_BY = (
-    (tex.TerminatedError, "terminated"),
-    (tex.CancelledError, "cancelled"),
-    (tex.TimeoutError, "timed_out"),
-)
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -89,7 +74,7 @@ class Poller:
     """The shared follower of one research in this process."""
 
     def __init__(
-        self, hub: EventHub, research_id: str, handle: WorkflowHandle[Any, Any], closed: bool
+        self, hub: EventHub, research_id: str, handle: research_client.Handle, closed: bool
     ) -> None:
         self.hub, self.id, self.handle = hub, research_id, handle
         self.subscribers: set[Subscriber] = set()
@@ -150,9 +135,11 @@ class Poller:
         since = min(s.last for s in self.subscribers)
         self.behind = False
         try:
-            batch = await within(research_client.events_as_sent(self.handle, since, RPC_TIMEOUT))
-        except (RPCError, WorkflowQueryFailedError, TimeoutError) as err:
-            if isinstance(err, RPCError) and is_not_found(err):
+            batch: list[Event] = await within(
+                research_client.events_as_sent(self.handle, since, RPC_TIMEOUT, cfg=self.hub.cfg)
+            )
+        except (ClientError, TimeoutError) as err:
+            if isinstance(err, ClientError) and err.kind is Kind.NOT_FOUND:
                 self.closed = True  # gone from Temporal: nothing more will come
                 return False
             if not self.closed:
@@ -190,22 +177,14 @@ class Poller:
         """Waits for the research to close (following continue-as-new), then wakes the loop."""
         while True:
             try:
-                result = await self.handle.result(rpc_timeout=timedelta(seconds=60))
-                self.ending = {"status": "completed", "outcome": result.outcome.value}
-                break
-            except WorkflowFailureError as err:
-                status = next(
-                    (name for kind, name in CLOSED_BY if isinstance(err.cause, kind)), "failed"
-                )
-                self.ending = {"status": status, "failure": root_message(err)}
-                break
-            except RPCError as err:
-                if is_not_found(err):
-                    break
+                ending = await research_client.ending(self.handle, timedelta(seconds=60))
+            except ClientError as err:
+                if err.kind is Kind.NOT_FOUND:
+                    break  # Temporal forgot it: the end, with nothing more to say
                 await asyncio.sleep(RETRY_END_S)
-            except Exception as err:  # closed, but its result does not decode: still the end
-                self.ending = {"status": "closed", "failure": one_line(str(err))}
-                break
+                continue
+            self.ending = ending.model_dump(exclude_none=True)
+            break
         self.wake.set()
 
     def _finish(self, close_only: bool = False) -> None:
@@ -220,9 +199,10 @@ class Poller:
 
 
 class EventHub:
-    """The pollers of one process, by research id."""
+    """The pollers of one process, by research id; CFG: the settings its events are shown under."""
 
-    def __init__(self) -> None:
+    def __init__(self, cfg: Settings) -> None:
+        self.cfg = cfg
         self.pollers: dict[str, Poller] = {}
 
     def join(self, research: Research, since: int) -> Subscriber:
@@ -303,7 +283,6 @@ async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator
         yield frame("end", {"status": research.state, "outcome": research.state})
         return
     sub = app.hub.join(research, since)
-    names = PublicNames.of(app.cfg)
     try:
         beat = asyncio.get_running_loop().time() + HEARTBEAT_S
         while True:
@@ -314,9 +293,8 @@ async def _stream(app: Backend, research: Research, since: int) -> AsyncIterator
                 beat = asyncio.get_running_loop().time() + HEARTBEAT_S
                 yield frame("heartbeat", {"at": datetime.now(UTC).isoformat()})
                 continue
-            if kind == "events":  # local sources by name, never the server's path
-                shown = [names.model(e) for e in payload]
-                yield "".join(frame(e.kind.value, e.model_dump_json(), e.seq) for e in shown)
+            if kind == "events":  # as the client hands them: local sources by name
+                yield "".join(frame(e.kind.value, e.model_dump_json(), e.seq) for e in payload)
             elif kind == "close":
                 return
             else:

@@ -1,35 +1,24 @@
 """What the web app does with research, for the API's routers and the pages alike (DeerFlow's
 gateway `services.py`): start one, show one (`view`: running or finished), list a user's, search
-the library, steer one. Everything reaches Temporal through `starter.client.research_client` and the
-library through `storage.store`; the routers only map this to HTTP, and the pages
-render it, so a page can never show what the API would refuse (the owner check is
-`deps.owned_research`, used by both).
+the library, steer one. Everything reaches Temporal and the library through `starter.client`
+(which hands everything out as people may see it); the routers only map this to HTTP, and the
+pages render it, so a page can never show what the API would refuse (the owner check is
+`deps.owned_research`, the client's `find`, used by both).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from temporalio.client import WorkflowFailureError, WorkflowHandle
-from temporalio.exceptions import ApplicationError
-
-from config import as_the_worker_runs
-from starter.client import library, research_client
+from starter.client import library, mine, research_client
 from starter.client.errors import ClientError, Kind
-from starter.client.requests import build_request
-from starter.client.session import Session
-from starter.client.temporal import Refused, root_message
-from starter.client.titles import titled
-from starter.exports import clean_model
-from starter.exports.public import public_for
 from starter.web.deps import (
     RPC_TIMEOUT,
     ApiError,
     Backend,
     Research,
-    owned_research,
     within,
 )
 from starter.web.models import (
@@ -40,9 +29,6 @@ from starter.web.models import (
     ResearchView,
     Steered,
 )
-from storage import store
-from storage.public_names import PublicNames
-from storage.revisions import NoSuchVersion
 from workflows.events import Event
 from workflows.models import ResearchResult, Stage
 
@@ -51,75 +37,76 @@ from workflows.models import ResearchResult, Stage
 STATUS_S = RPC_TIMEOUT.total_seconds() + 5
 #: How long an answer or a review may wait for a worker to take it.
 UPDATE_S = 10.0
-#: How long listing may take, and how many of everyone's research it reads to find a user's.
+#: How long listing may take.
 LIST_S = 8.0
-MAX_SCAN = 2000
-#: What the workflow's validators say when there is nothing to answer or review (409, not 422).
-NOTHING_PENDING = ("no clarification question is pending", "no review is pending")
 
 
 async def start(body: ResearchCreate, user: str, app: Backend) -> str:
-    """Start USER's research from the API's body; its id."""
+    """Start USER's research from the API's body; its id. A `ClientError` (a bad request, a
+    follow-up that cannot be: someone else's is unknown, 404) is answered by the app's handler."""
     # attended (default true): the research's page shows a review and takes the answer, so `auto`
     # may ask for one; a script that starts research nobody will review says false.
     if not isinstance(body.attended, bool):
         raise ApiError(422, f"invalid attended {body.attended!r}: use true or false")
-    request = build_request(body.values())
-    if request.follow_up_of:
-        await owned_research(request.follow_up_of, user, app)  # someone else's: 404, as unknown
-    client = await app.temporal()
-    # a ClientError (a bad request, a follow-up that cannot be): the app's handler answers it;
-    # checked against the settings the worker published: what it will really search with
-    worker = as_the_worker_runs(app.cfg)
-    request = await research_client.ready(request, Session(worker, client=client), owner=user)
-    run = research_client.StartResearch(request=request, owner=user, attended=body.attended)
-    await within(research_client.start(client, app.cfg, run, rpc_timeout=RPC_TIMEOUT))
-    return run.id
+    started = await research_client.start_research(
+        app.session, body.values(), owner=user, attended=body.attended, rpc_timeout=RPC_TIMEOUT
+    )
+    return started.id
 
 
 async def view(
     research: Research, app: Backend, patient: bool = False, version: int | None = None
 ) -> ResearchView:
     """The research as it is now: its status query while it runs, its result once closed (at
-    VERSION of its report: None the latest).
+    VERSION of its report: None the latest), as people may see them (the client's `public`).
     PATIENT (a page): its events so far too, read before the status (so the plan shown is at least
     as new as the log), and a busy worker's late answer is "still working" (`busy`), not a failure."""
-    head = {"id": research.id, "owner": research.owner, "status": research.state}
     if version is not None and research.running:
         raise ApiError(
             422, f"research {research.id} is still running: its report has no versions yet"
         )
     if research.running and research.handle is not None:
-        try:
-            events = await _events_so_far(research.handle) if patient else []
-            live = await within(research_client.status(research.handle), STATUS_S)
-        except ClientError as err:
-            if not (patient and err.retry_after_s and err.kind is Kind.NO_ANSWER):
-                raise
-            return ResearchView(**head, busy=str(err))
-        # a model's question, the critic's words: cleaned as the report is
-        return ResearchView(
-            **head, live=PublicNames.of(app.cfg).model(clean_model(live)), events=events
-        )
-    stored, result, failure, title = await _closed(research, app, version)
-    if result is not None and result.outcome is Stage.CANCELLED:
-        head["status"] = "cancelled"  # the workflow returned what it had: Temporal says completed
-    shown = None if result is None else public_for(result, app.cfg)  # local sources by name
+        return await _live(research, research.handle, app, patient)
+    closed = await within(
+        research_client.closed_result(app.session, research, version, RPC_TIMEOUT), STATUS_S
+    )
+    result = closed.result
+    cancelled = result is not None and result.outcome is Stage.CANCELLED
     return ResearchView(
-        **head,
-        result=shown,
-        failure=failure,
-        title=title,
-        version=stored.version if stored else None,
-        versions=stored.versions if stored else [],
+        id=research.id,
+        owner=research.owner,
+        # the workflow returned what it had: Temporal says completed
+        status="cancelled" if cancelled else research.state,
+        result=result,
+        failure=f"the research failed: {closed.failure}" if closed.failure else None,
+        title=closed.title,
+        version=closed.stored.version if closed.stored else None,
+        versions=closed.stored.versions if closed.stored else [],
     )
 
 
-async def _events_so_far(handle: WorkflowHandle) -> list[Event]:
+async def _live(
+    research: Research, handle: research_client.Handle, app: Backend, patient: bool
+) -> ResearchView:
+    try:
+        events = await _events_so_far(handle, app) if patient else []
+        live = await within(research_client.status(handle, app.cfg), STATUS_S)
+    except ClientError as err:
+        if not (patient and err.retry_after_s and err.kind is Kind.NO_ANSWER):
+            raise
+        return ResearchView(
+            id=research.id, owner=research.owner, status=research.state, busy=str(err)
+        )
+    return ResearchView(
+        id=research.id, owner=research.owner, status=research.state, live=live, events=events
+    )
+
+
+async def _events_so_far(handle: research_client.Handle, app: Backend) -> list[Event]:
     """A page's Progress log as rendered: the research's events so far (none when Temporal is
     slow to say: the live log fetches them); a busy worker's `ClientError` is raised."""
     try:
-        return [clean_model(e) for e in await within(research_client.events(handle, 0), STATUS_S)]
+        return await within(research_client.events(handle, 0, app.cfg), STATUS_S)
     except TimeoutError:
         return []
     except ClientError as err:
@@ -134,99 +121,32 @@ async def closed_result(
     """The result of a closed research: the library's copy (its report titled as its owner
     renamed it) at VERSION of its report (None: the latest), else Temporal's; or why there is
     none. Third: the owner's title, if any."""
-    _, result, failure, title = await _closed(research, app, version)
-    return result, failure, title
-
-
-async def _closed(
-    research: Research, app: Backend, version: int | None
-) -> tuple[store.StoredResearch | None, ResearchResult | None, str | None, str | None]:
-    """`closed_result`, with the library's stored research it came from (None: Temporal's)."""
-    stored = research.stored if version is None else None
-    if stored is None:
-        try:
-            stored = await app.library(
-                lambda url: (
-                    store.load_research(url, research.id)
-                    if version is None
-                    else store.load_research(url, research.id, version)
-                )
-            )
-        except NoSuchVersion as err:
-            raise ApiError(422, str(err)) from None
-        except ApplicationError:
-            stored = None  # the library is unavailable: Temporal may still have the result
-    if stored is not None:
-        return stored, titled(stored.result, stored.title), None, stored.title
-    if version not in (None, 1):
-        raise ApiError(422, f"research {research.id} has no version {version} in the library")
-    assert research.handle is not None
-    try:
-        return None, await within(research_client.result(research.handle, RPC_TIMEOUT)), None, None
-    except WorkflowFailureError as err:
-        return None, None, f"the research failed: {root_message(err)}", None
+    closed = await within(
+        research_client.closed_result(app.session, research, version, RPC_TIMEOUT), STATUS_S
+    )
+    failure = f"the research failed: {closed.failure}" if closed.failure else None
+    return closed.result, failure, closed.title
 
 
 async def list_research(
     user: str, app: Backend, before: datetime | None, limit: int
 ) -> list[ResearchListItem]:
-    """USER's running and stored research merged by id, newest started first."""
-    client = await app.temporal()
-    live = await within(
-        research_client.list_research(
-            client,
-            app.cfg,
-            limit=limit,
-            owner=user,
-            before=before,
-            scan=MAX_SCAN,
-            rpc_timeout=RPC_TIMEOUT,
+    """USER's running and stored research merged by id, newest started first (the client's one
+    list of a person's research)."""
+    return await within(
+        mine.my_research(
+            app.session, limit=limit, owner=user, before=before, rpc_timeout=RPC_TIMEOUT
         ),
         LIST_S,
     )
-    stored = await app.library(
-        lambda url: store.started_before(url, owner=user, before=before, limit=limit)
-    )
-    rows: dict[str, tuple[datetime, ResearchListItem]] = {
-        s.workflow_id: (
-            s.started_at,
-            ResearchListItem(
-                id=s.workflow_id,
-                question=s.query,
-                title=s.title,
-                stage=s.outcome,
-                status=s.outcome,
-                owner=user,
-                started_at=utc(s.started_at),
-                closed_at=utc(s.finished_at),
-            ),
-        )
-        for s in stored
-    }
-    for row in live:
-        known = rows.get(row.id)
-        item = ResearchListItem(
-            **row.model_dump(include={"id", "stage", "status", "owner"}),
-            question=row.question or (known[1].question if known else None),
-            title=known[1].title if known else None,
-            started_at=utc(row.started_at),
-            closed_at=utc(row.closed_at),
-        )
-        rows[row.id] = (row.started_at, item)
-    newest = sorted(rows.values(), key=lambda pair: pair[0], reverse=True)
-    return [item for _, item in newest[:limit]]
 
 
 async def search_library(user: str, app: Backend, text: str, limit: int) -> list[LibraryItem]:
-    entries = await app.library(
-        lambda url: store.list_research(
-            url, contains=text.strip() or None, limit=limit, owner=user, about=True
-        )
-    )
-    return [_item(e) for e in entries]
+    found = await library.entries(app.session, contains=text, limit=limit, owner=user)
+    return [_item(e) for e in found]
 
 
-def _item(e: store.LibraryEntry) -> LibraryItem:
+def _item(e: library.LibraryEntry) -> LibraryItem:
     return LibraryItem(
         id=e.workflow_id,
         run_id=e.run_id,
@@ -243,29 +163,23 @@ def _item(e: store.LibraryEntry) -> LibraryItem:
 
 async def delete_stored(user: str, app: Backend, research_id: str) -> None:
     """Remove USER's research from the library; 404 when none of USER's has that id."""
-    gone = await app.library(lambda url: store.delete_research(url, research_id, user))
-    if not gone:
+    if not await library.delete(app.session, user, research_id):
         raise ApiError(404, f"no research with id {research_id} in your library")
 
 
 async def rename_stored(user: str, app: Backend, research_id: str, title: object) -> LibraryItem:
     """Give USER's stored research the title TITLE (cleaned; empty or too long: 422); its
     library entry after that. 404 when none of USER's has that id, as for delete."""
-    entry = await library.rename(app.cfg.research_db_url, user, research_id, title)
+    entry = await library.rename(app.session, user, research_id, title)
     if entry is None:
         raise ApiError(404, f"no research with id {research_id} in your library")
     return _item(entry)
 
 
-def utc(moment: datetime | None) -> str | None:
-    """UTC with a `Z`: usable as `before=` in a URL as it is (no `+` to escape)."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z") if moment else None
-
-
 # --- steering --------------------------------------------------------------------------------------
 
 
-def running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult]:
+def running(research: Research, what: str) -> research_client.Handle:
     if not research.running or research.handle is None:
         raise ApiError(
             409, f"research {research.id} is already {research.state}: nothing to {what}"
@@ -273,30 +187,25 @@ def running(research: Research, what: str) -> WorkflowHandle[Any, ResearchResult
     return research.handle
 
 
-async def answer(research: Research, app: Backend, text: str) -> Any:
+async def answer(research: Research, app: Backend, text: str) -> Steered | Accepted:
     """The person's answer to the research's question, through its validating update."""
     handle = running(research, "answer")
     return await steer(research, app, "answer", research_client.answer(handle, text.strip()))
 
 
-async def review(research: Research, app: Backend, payload: dict[str, Any]) -> Any:
+async def review(research: Research, app: Backend, payload: dict[str, Any]) -> Steered | Accepted:
     """The person's review of the plan or the report, through the validating update."""
     handle = running(research, "review")
     return await steer(research, app, "review", research_client.review(handle, payload))
 
 
-async def steer(research: Research, app: Backend, what: str, sending: Awaitable[str]) -> Any:
+async def steer(
+    research: Research, app: Backend, what: str, sending: Awaitable[str]
+) -> Steered | Accepted:
     """Deliver an answer or a review; the research's status once it was taken (just the reply if
     that cannot be read). A refusal is 409 (nothing pending) or 422 (invalid), with its reason."""
     try:
         reply = await within(sending, UPDATE_S)
-    except Refused as refused:
-        reason = str(refused)
-        raise ApiError(
-            409 if reason in NOTHING_PENDING else 422, f"{what} refused: {reason}"
-        ) from None
-    except ClientError as err:
-        raise ApiError.of(err) from None
     except TimeoutError:
         raise ApiError(
             503,
@@ -307,7 +216,7 @@ async def steer(research: Research, app: Backend, what: str, sending: Awaitable[
     head = {"id": research.id, "owner": research.owner, "accepted": reply}
     try:
         assert research.handle is not None
-        status = await within(research_client.status(research.handle))
+        status = await within(research_client.status(research.handle, app.cfg))
     except Exception:  # noqa: BLE001 - the update was taken; the status is a courtesy
         return Accepted(**head)
     return Steered(**{**status.model_dump(), **head})

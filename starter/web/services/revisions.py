@@ -3,7 +3,7 @@
 (`report_sections`): each numbered section followed by its **Revise this section** form, a
 revised one marked "revised" with a link to the version before it.
 
-The sections are the ones workflows/revising/sections.py numbers, found in the report as the page
+The sections are the ones workflows/kit/sections.py numbers, found in the report as the page
 renders it (its title and Sources list taken out first, which changes no number). The report is
 rendered once, whole, as before (so headings sit at the same levels and citations link alike);
 an inert marker paragraph between the sections is where it is cut into pieces.
@@ -18,14 +18,13 @@ from markupsafe import Markup
 
 from starter.client import revisions
 from starter.client.errors import ClientError
-from starter.client.session import Session
 from starter.exports.markup import without_sources_list
 from starter.web.deps import RPC_TIMEOUT, ApiError, Backend, Research
 from starter.web.pages.frame import PageError
 from starter.web.presentation.render import render_markdown, without_title
+from workflows.kit.sections import MARKER, sections
 from workflows.models import ResearchResult, Stage
-from workflows.revising.messages import ReportVersion, RevisionOutcome
-from workflows.revising.sections import MARKER, sections
+from workflows.revising_messages import ReportVersion, RevisionOutcome
 
 #: How long the API and the form wait for the new version before answering.
 WAIT_S = 120.0
@@ -41,10 +40,9 @@ async def revise_section(
             f"research {research.id} is still running: a section can be revised once its "
             "report is finished",
         )
-    session = Session(app.cfg, client=await app.temporal())
     try:
         return await revisions.revise(
-            session,
+            app.session,
             research.id,
             section,
             feedback,

@@ -1,15 +1,16 @@
 """What each Sources choice searches, and which model writes, in the words the home page shows.
 
-Read from the settings the research's worker published (`config.as_the_worker_runs`): the page
-offers what the worker has, so "Configured" says "the Python documentation (no web search
-configured)" when that is all there is, and "Web" says it is not available before anyone starts a
-research that would fail at its first search.
+Read from the web app's own settings, which are the worker's: every process of a deployment gets
+one environment (`make dev` one for its dev server, worker and web app; Kubernetes one ConfigMap and
+Secret), so the page offers what the worker has: "Configured" says "the Python documentation (no
+web search configured)" when that is all there is, and "Web" says it is not available before anyone
+starts a research that would fail at its first search.
 """
 
 from __future__ import annotations
 
-from config import Settings
-from workflows.loop.literature import INDEX_WORDS
+from settings import Settings
+from workflows.kit.papers import INDEX_WORDS
 from workflows.models import Sources
 
 #: The search providers by the names people know them by (`local` is said by `corpus_words`).
@@ -40,7 +41,7 @@ def sources_words(cfg: Settings) -> list[tuple[str, str]]:
 
 def papers_words(cfg: Settings) -> str:
     """The scholarly indexes of SCHOLARLY_PROVIDERS by their names, or why there are none."""
-    names = [INDEX_WORDS.get(n, n) for n in cfg.scholarly_indexes]
+    names = [INDEX_WORDS.get(n, n) for n in cfg.papers.indexes]
     if not names:
         return "not available: no scholarly index is configured (SCHOLARLY_PROVIDERS)"
     return ", ".join(names)
@@ -48,30 +49,30 @@ def papers_words(cfg: Settings) -> str:
 
 def configured_words(cfg: Settings) -> str:
     """What SEARCH_PROVIDER, SEARCH_FALLBACK_PROVIDERS and SEARCH_STRATEGY search together."""
-    strategy = cfg.search_strategy.strip().lower()
-    names = [_provider_words(cfg, n) for n in cfg.search_provider_names(strategy == "conservative")]
+    strategy = cfg.search.strategy.strip().lower()
+    names = [_provider_words(cfg, n) for n in cfg.search.provider_names(strategy == "conservative")]
     joined = (" and " if strategy == "exploratory" else ", then ").join(names)
-    return joined if cfg.web_search_providers else f"{joined} (no web search configured)"
+    return joined if cfg.search.web_providers else f"{joined} (no web search configured)"
 
 
 def corpus_words(cfg: Settings) -> str:
     """The local corpus: RESEARCH_CORPUS_DIR's folder, else the bundled Python documentation."""
-    folder = cfg.research_corpus_dir
+    folder = cfg.corpus.folder
     return f"the documents in {folder.name or folder}" if folder else "the Python documentation"
 
 
 def model_words(cfg: Settings) -> str:
     """Whether a model is configured, and which one writes the report."""
-    if cfg.engine_name == "offline":
+    if cfg.llm.engine == "offline":
         return (
             "No model is configured: the offline engine writes extractive reports from the "
             "sentences it finds (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)."
         )
-    return f"Model: {cfg.model_for('complex')} ({cfg.engine_name})."
+    return f"Model: {cfg.llm.model_for('complex')} ({cfg.llm.engine})."
 
 
 def _web_words(cfg: Settings) -> str:
-    return ", then ".join(_provider_words(cfg, n) for n in cfg.web_search_providers)
+    return ", then ".join(_provider_words(cfg, n) for n in cfg.search.web_providers)
 
 
 def _provider_words(cfg: Settings, name: str) -> str:

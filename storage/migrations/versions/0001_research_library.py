@@ -6,6 +6,8 @@ Revises:
 Create Date: 2026-11-23
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -15,7 +17,7 @@ branch_labels = None
 depends_on = None
 
 
-def _child(name: str, *columns: sa.Column) -> None:
+def _child(name: str, *columns: sa.Column[Any]) -> None:
     op.create_table(
         name,
         sa.Column(

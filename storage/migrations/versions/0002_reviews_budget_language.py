@@ -1,4 +1,4 @@
-"""A research's reviews, refinements, budget and language (issues 11 and 12).
+"""A research's reviews, refinements, budget and language.
 
 Reviews and refinements were only in Temporal's copy of the result until now: a stored research
 read back from the library lost them. Rows written before this revision read back with none.

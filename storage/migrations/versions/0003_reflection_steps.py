@@ -1,4 +1,4 @@
-"""Which steps a reflection judged, when independent steps were researched at once (issue 13).
+"""Which steps a reflection judged, when independent steps were researched at once.
 
 Revision ID: 0003
 Revises: 0002

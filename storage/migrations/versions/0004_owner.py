@@ -1,4 +1,4 @@
-"""Who each research belongs to (issue 22: users of the web app see only their own research).
+"""Who each research belongs to.
 Rows written before belong to `local`, the one user when access control is off.
 
 Revision ID: 0004

@@ -1,4 +1,4 @@
-"""Runs of a standing research (issue 32): which standing research a research is a run of, and
+"""Runs of a standing research: which standing research a research is a run of, and
 what changed since its previous run. Rows written before are no run of any.
 
 Revision ID: 0005

@@ -1,4 +1,4 @@
-"""A title of the person's own for a research (issue 31: renaming research in the library). Rows
+"""A title of the person's own for a research. Rows
 written before have none: the library shows their question, as it always did.
 
 Revision ID: 0006

@@ -1,4 +1,4 @@
-"""The fingerprint of each source's text as read (issue 36, item 6): a standing research tells a
+"""The fingerprint of each source's text as read: a standing research tells a
 source whose text changed from one read again unchanged, and an identical upload under another
 name from a new document. Rows written before have none: their sources compare by URL only.
 

@@ -1,4 +1,4 @@
-"""The web app's signed-out sessions (issue 37): the table every replica reads before it honours
+"""The web app's signed-out sessions: the table every replica reads before it honours
 a session cookie, made by this migration like every other table of the library. Until now the web
 app made it itself (`create_all`), outside the migrations; a library where it did already has the
 table, which is left as it is.

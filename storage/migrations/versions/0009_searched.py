@@ -1,5 +1,5 @@
 """Where a research searched (the request's `sources`: configured, web, documents or both), so
-"Research again on a schedule" asks the same (issue 39). Rows written before have none: they
+"Research again on a schedule" asks the same. Rows written before have none: they
 read as `configured`, the default they were started with unless the person chose otherwise.
 
 Revision ID: 0009

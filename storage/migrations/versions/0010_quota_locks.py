@@ -1,4 +1,4 @@
-"""Quotas enforced across replicas (issue 49): `quota_locks`, a lease row per user's quota (its
+"""Quotas enforced across replicas: `quota_locks`, a lease row per user's quota (its
 primary key makes taking it atomic in SQLite and PostgreSQL alike), and `standing_created`, the
 standing research made lately (counted until Temporal's lagging list shows them).
 

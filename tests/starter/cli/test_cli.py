@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from starter.cli import progress
+from starter.cli import hints, progress
 from starter.cli.main import build_parser
-from starter.client import hints
 from starter.client.requests import RequestError, build_request
 from tests.starter.cli.test_starter import (
     GATHER_QUESTION,
@@ -241,7 +240,7 @@ def test_the_status_summary_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_status_during_a_plan_review_shows_every_step() -> None:
-    """Issue 39, edges: `status` during a plan review showed only the first step."""
+    """Edges: `status` during a plan review showed only the first step."""
     status = ResearchStatus(
         query="How do tides form?",
         stage=Stage.AWAITING_PLAN_REVIEW,
@@ -374,7 +373,7 @@ async def test_cancelling_twice_says_it_was_already_cancelled(
 
 
 def test_the_worker_says_which_folder_it_searches(tmp_path: Path) -> None:
-    from config import Settings
+    from settings import Settings
     from worker import start_line
 
     line = start_line(Settings(search_provider="local", research_corpus_dir=tmp_path))
@@ -405,13 +404,13 @@ def test_the_demos_worker_leaves_the_offline_notice_to_the_starter(
 
     started: list[list[str]] = []
     monkeypatch.setattr(stack.subprocess, "Popen", lambda args, **kw: started.append(args))
-    stack.start_worker(1, engine_notice=False)
+    stack.start_worker(engine_notice=False)
     assert started[0][-1] == "--no-engine-notice"
 
 
 def test_no_printed_hint_is_python_dash_m_starter() -> None:
-    """Issue 39, edges: `python -m starter ...` fails in a shell without the virtualenv; every hint
-    names the program as `starter.client.hints.program()` does (docstrings may say it)."""
+    """Edges: `python -m starter ...` fails in a shell without the virtualenv; every hint
+    names the program as `starter.cli.hints.program()` does (docstrings may say it)."""
     import ast
     from pathlib import Path
 

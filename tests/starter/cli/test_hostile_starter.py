@@ -1,4 +1,4 @@
-"""Issue 21's findings in the starter, each with its hostile input made here: names that forge
+"""A red team's findings in the starter, each with its hostile input made here: names that forge
 lines, empty and enormous ids, control characters and bidi overrides in what is sent and in the
 report files written, and the MCP `research` tool taking what `POST /api/research` takes."""
 
@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from config import Settings
+from settings import Settings
 from starter.cli import commands, reviews
 from starter.client import research_client
 from starter.client import temporal as starter_temporal
@@ -198,13 +199,13 @@ class Handle:
         self.sent.append((getattr(update, "__name__", update), arg))
         return "accepted"
 
-    async def describe(self) -> Any:
-        """A research of RESEARCH_USER's (the MCP server checks the owner first)."""
+    async def describe(self, **_: Any) -> Any:
+        """A running research of RESEARCH_USER's (every front end finds it first)."""
 
         async def memo_value(key: str, default: Any = None) -> Any:
             return "local" if key == "owner" else default
 
-        return SimpleNamespace(memo_value=memo_value)
+        return SimpleNamespace(memo_value=memo_value, status=WorkflowExecutionStatus.RUNNING)
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def handle(monkeypatch: pytest.MonkeyPatch) -> Handle:
     async def connect(self: Session) -> Any:
         return SimpleNamespace(get_workflow_handle=lambda *args, **kw: recorder)
 
-    async def status(handle: Any) -> Any:
+    async def status(handle: Any, cfg: Any = None) -> Any:
         return SimpleNamespace(last_event_seq=0)
 
     monkeypatch.setattr(starter_temporal, "require_running", running)

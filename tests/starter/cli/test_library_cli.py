@@ -263,7 +263,7 @@ async def test_export_to_stdout_and_to_the_suggested_name(
     piped = await starter("export", "research-old", "--format", "md", "--out", "-", env=library_env)
     assert piped.code == 0 and piped.out.startswith("# Aqueducts") and "## Sources" in piped.out
 
-    from config import Settings
+    from settings import Settings
     from starter.cli import library
     from starter.client.session import Session
 
@@ -280,7 +280,7 @@ async def test_a_binary_export_is_never_written_to_a_terminal(
     library_env: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from config import Settings
+    from settings import Settings
     from starter.cli import library
     from starter.client.errors import ClientError, Kind
     from starter.client.session import Session
@@ -325,7 +325,7 @@ async def test_library_rename_gives_a_research_a_title_it_is_listed_and_exported
     )
     assert "<h1>Water in Rome</h1>" in named.out
 
-    from config import Settings
+    from settings import Settings
     from starter.cli import library
     from starter.client.session import Session
 
@@ -357,7 +357,7 @@ async def test_library_rename_of_an_unknown_id_or_with_an_empty_title_is_one_lin
 async def test_history_filter_and_library_search_find_what_the_web_library_finds(
     library_env: dict[str, str],
 ) -> None:
-    """Issue 39, edges: `history --filter` looked at the question only; `library search` did not
+    """Edges: `history --filter` looked at the question only; `library search` did not
     exist. "settling tanks" is in research-old's report alone."""
     for args in (
         ("history", "--filter", "Settling Tanks"),

@@ -1,4 +1,4 @@
-"""Reviews a person can see and answer from the starter (issue 23): the real commands in a
+"""Reviews a person can see and answer from the starter: the real commands in a
 subprocess, the real workflow with activity doubles in this process, on the dev server."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from starter.client.hints import program
+from starter.cli.hints import program
 from tests.starter.cli.test_starter import GATHER_QUESTION, Run, doubles_worker, starter, unique_id
 from tests.support.processes import cli
 

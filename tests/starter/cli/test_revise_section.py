@@ -1,4 +1,4 @@
-"""One section revised, not the whole research (issue 48, item 6), as a person does it from the
+"""One section revised, not the whole research, as a person does it from the
 terminal and an agent over MCP: a real dev server, `worker.py` on the offline engine, the CLI and
 the MCP server as processes, a real SQLite library.
 
@@ -21,7 +21,7 @@ from tests.starter.cli.test_starter import (  # noqa: F401 - fixtures
     starter,
     unique_id,
 )
-from workflows.revising.sections import sections
+from workflows.kit.sections import sections
 
 QUESTION = "How does asyncio.gather run coroutines concurrently and how are exceptions handled?"
 

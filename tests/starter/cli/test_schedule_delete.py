@@ -1,5 +1,4 @@
-"""`schedule delete` at a terminal asks first, as the web app's Delete does (issue 39: no delete
-anywhere asked for confirmation); `--yes`, or a script whose input is no terminal, does not."""
+"""`schedule delete` at a terminal asks first, as the web app's Delete does; `--yes`, or a script whose input is no terminal, does not."""
 
 from __future__ import annotations
 

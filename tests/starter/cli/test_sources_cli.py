@@ -1,4 +1,4 @@
-"""`research --sources` (issue 31): a research that searches only your documents cites the document
+"""`research --sources`: a research that searches only your documents cites the document
 you uploaded (the real worker process, offline engine); `web` with no web provider configured is
 refused in one line before anything starts; a value that is not a source is a usage error."""
 
@@ -49,7 +49,7 @@ async def test_research_with_sources_documents_cites_your_uploaded_document(
     result = json.loads(run.out)
     cited = {s["title"]: s["url"] for s in result["sources"]}
     assert "Rottnest quokka census" in cited, result["sources"]
-    # the upload by its file name, never the data folder or the owner's folder (issue 38)
+    # the upload by its file name, never the data folder or the owner's folder
     assert cited["Rottnest quokka census"] == "quokka-census.md"
     assert "12,000 quokkas" in result["report_markdown"]
 

@@ -169,7 +169,7 @@ def test_make_dev_takes_the_next_free_port_when_the_web_port_is_in_use() -> None
 
 
 def test_a_port_in_use_is_refused_in_one_line_not_shared() -> None:
-    """Issue 31, item 8: another Temporal server on the port would take this run's tasks."""
+    """Another Temporal server on the port would take this run's tasks."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         for command in ("demo", "dev"):
@@ -204,7 +204,7 @@ def test_share_uses_the_server_on_the_port_and_says_so(capsys: pytest.CaptureFix
 def test_with_tokens_the_demo_research_belongs_to_a_token_user(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Issue 31, item 9: a research of `local` would answer 404 to every signed-in user."""
+    """A research of `local` would answer 404 to every signed-in user."""
     from starter.cli import stack
 
     monkeypatch.setenv("RESEARCH_API_TOKENS", "alice:alice-token-0123456789abcdef")
@@ -220,7 +220,7 @@ def test_with_tokens_the_demo_research_belongs_to_a_token_user(
 
 
 def test_hints_after_the_demo_carry_temporal_address_on_a_port_not_the_default() -> None:
-    """Issue 39, item 5: `make demo ARGS='--port 7300'` printed `show ID`, which then failed
+    """`make demo ARGS='--port 7300'` printed `show ID`, which then failed
     ("cannot reach Temporal at localhost:7233")."""
     from starter.cli import stack
 
@@ -234,9 +234,9 @@ def test_hints_after_the_demo_carry_temporal_address_on_a_port_not_the_default()
 def test_the_library_is_the_projects_whatever_folder_the_cli_runs_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 39, item 5: `history` from another folder read (and created) an empty
+    """`history` from another folder read (and created) an empty
     `.data/research.sqlite` there instead of the library `make dev` and the web app use."""
-    import config
+    from settings import HOME, Settings
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEARCH_", "TEMPORAL_"))}
     run = subprocess.run(
@@ -251,11 +251,11 @@ def test_the_library_is_the_projects_whatever_folder_the_cli_runs_in(
     assert not (tmp_path / ".data").exists()
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RESEARCH_DB_URL", raising=False)
-    assert config.Settings().research_db_url == f"sqlite:///{config.HOME / '.data/research.sqlite'}"
+    assert Settings().library.db_url == f"sqlite:///{HOME / '.data/research.sqlite'}"
 
 
 def test_make_demo_writes_nothing_of_its_own_to_standard_output() -> None:
-    """Issue 39, edges: `make demo > report.md` kept make's own command lines above the report.
+    """Edges: `make demo > report.md` kept make's own command lines above the report.
     PY=/bin/true runs the recipes with nothing behind them: what is left on stdout is make's."""
     run = subprocess.run(
         ["make", "--no-print-directory", "demo", "PY=/bin/true"],

@@ -1,4 +1,4 @@
-"""Issue 38's schedule findings through the three front ends: an `every` too large for a date and a
+"""A red team's schedule findings through the three front ends: an `every` too large for a date and a
 cron that runs every few seconds are one line each (CLI exit 2, API 422, an MCP tool error), never
 an OverflowError or a schedule that floods receivers; the API's answers are in tests/starter/web/test_standing_api.py."""
 

@@ -26,7 +26,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from starter.client.hints import program
+from starter.cli.hints import program
 from tests.support.processes import cli
 
 REPO = Path(__file__).resolve().parents[3]
@@ -371,7 +371,7 @@ async def test_ctrl_c_leaves_the_research_running_and_says_how_to_reattach(
                 seen += line
             proc.send_signal(signal.SIGINT)
             # A bound, not a pace: on a busy 2-core machine the CLI's exit (its RPCs cancelled, the
-            # connection closed) has taken longer than 20 s (issue 31, item 18).
+            # connection closed) has taken longer than 20 s.
             out, err = await asyncio.wait_for(proc.communicate(), 90)
             run = checked(Run(proc.returncode or 0, out.decode(), seen.decode() + err.decode()))
             assert run.code == 130

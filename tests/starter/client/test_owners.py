@@ -1,4 +1,4 @@
-"""Issue 30, W6: the MCP server and the CLI read research as RESEARCH_USER, and only that user's:
+"""The MCP server and the CLI read research as RESEARCH_USER, and only that user's:
 another user's stored research is unknown to them, exactly like an id that does not exist; and
 no client (the CLI, MCP, the web app's research and standing research) follows up someone else's
 research (the research client's `ready` reads the earlier research as its owner)."""
@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from temporalio.client import WorkflowExecutionStatus
 
-from config import Settings
+from settings import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError
 from starter.client.requests import build_request
@@ -53,8 +53,8 @@ async def test_mcp_reads_only_research_users_research(
         report = await mcp.call_tool("get_report", {"id": mine})
         assert not report.is_error
         refused = await mcp.call_tool("get_report", {"id": theirs})
-        assert refused.is_error and refused.content[0].text.endswith(
-            f"no research with id {theirs}"
+        assert refused.is_error and refused.content[0].text.endswith(  # as for an unknown id
+            f"no research with id {theirs} in the library or in Temporal"
         )
         assert "secret" not in refused.content[0].text
         assert "mine" in str((await mcp.read_resource(f"research://{mine}/report")).contents)
@@ -125,10 +125,10 @@ class _Client:
         self.owner, self.done = owner, result
 
     def get_workflow_handle(self, research_id: str, **_: Any) -> Any:
-        async def describe() -> _Described:
+        async def describe(**_: Any) -> _Described:
             return _Described(self.owner)
 
-        async def result() -> ResearchResult:
+        async def result(**_: Any) -> ResearchResult:
             return self.done
 
         return SimpleNamespace(id=research_id, describe=describe, result=result)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from config import Settings
+from settings import Settings
 from starter.cli import commands
 from starter.cli import main as cli
 from starter.client import research_client
@@ -160,7 +160,9 @@ class Started(Exception):
 def captured(monkeypatch: pytest.MonkeyPatch) -> list[ResearchRequest]:
     requests: list[ResearchRequest] = []
 
-    async def start(client: Any, cfg: Settings, run: research_client.StartResearch) -> Any:
+    async def start(
+        client: Any, cfg: Settings, run: research_client.StartResearch, rpc_timeout: Any = None
+    ) -> Any:
         requests.append(
             run.request.model_copy(update={"attended": run.attended})
             if run.attended is not None

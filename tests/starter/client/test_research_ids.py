@@ -1,4 +1,4 @@
-"""Issue 38 (R9): a chosen research id is never reused across owners. Another user's id, finished
+"""A chosen research id is never reused across owners. Another user's id, finished
 in Temporal or kept only in the library (its history gone), is refused as a conflict in one line,
 so its owner never finds a stranger's research where theirs was; the owner may reuse their own."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from config import Settings
+from settings import Settings
 from starter.client import research_client
 from starter.client.errors import ClientError, Kind
 from storage import store
@@ -58,7 +58,7 @@ async def test_another_users_id_kept_only_in_the_library_is_a_conflict(
     saved = saved.model_copy(
         update={"result": rich_result(QUESTION).model_copy(update={"owner": "erin"})}
     )
-    store.write(saved, cfg.research_db_url)
+    store.write(saved, cfg.library.db_url)
     with pytest.raises(ClientError) as refused:
         await research_client.start(dev_client, cfg, run("frank", chosen))
     assert refused.value.kind is Kind.CONFLICT

@@ -1,4 +1,4 @@
-"""A standing research's scheduled run counts against its owner's running limit (issue 49): the
+"""A standing research's scheduled run counts against its owner's running limit: the
 schedule starts the workflow itself, so the run asks first (workflows/standing/admission.py, the
 real `owner_running` activity over Temporal's visibility) and, at the limit, ends at once saying
 why. Against the real dev server, a real schedule and a real SQLite library."""
@@ -15,7 +15,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 import activities.standing
-from config import Settings
+from settings import Settings
 from starter.client import research_client, standing
 from tests.support.doubles import Script
 from workflows.models import ResearchRequest, Stage
@@ -49,7 +49,7 @@ async def test_a_scheduled_run_past_the_owners_running_limit_is_skipped(
     started: list[str] = []
     async with Worker(
         dev_client,
-        task_queue=cfg.temporal_task_queue,
+        task_queue=cfg.temporal.task_queue,
         workflows=[DeepResearchWorkflow],
         activities=script.activities(),
     ):

@@ -1,4 +1,4 @@
-"""Issue 39, item 3: a research that does not answer its status query in time is told slow from
+"""A research that does not answer its status query in time is told slow from
 stopped by its task queue's pollers (Temporal's DescribeTaskQueue), not by the one query: a busy
 worker means "still working", and only a queue nobody polls gets the advice to start a worker."""
 

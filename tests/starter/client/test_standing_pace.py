@@ -1,4 +1,4 @@
-"""Issue 38 (R2, R11): standing research at human pace, built from the hostile specs themselves on
+"""Standing research at human pace, built from the hostile specs themselves on
 the dev server. Every kind of spec Temporal accepts is measured as Temporal compiled it (`@every`
 with seconds, a seven-field cron with a seconds field, a time zone prefix), refused in one line when
 it runs more often than once a minute, and leaves no schedule behind; a user's schedules and their
@@ -21,7 +21,7 @@ from temporalio.client import (
     ScheduleState,
 )
 
-from config import Settings
+from settings import Settings
 from starter.client import schedule_pace, standing
 from starter.client.errors import ClientError, Kind
 from starter.client.schedule_owners import owner_attributes
@@ -222,7 +222,7 @@ async def test_a_standing_research_made_before_the_owner_attribute_is_still_list
     dev_client: Client,
 ) -> None:
     owner, standing_id = user(), f"standing-{uuid.uuid4().hex[:8]}"
-    await dev_client.create_schedule(  # as the code before issue 38 made them: no attribute
+    await dev_client.create_schedule(  # as older code made them: no attribute
         standing_id,
         Schedule(
             action=ScheduleActionStartWorkflow(
@@ -253,7 +253,7 @@ async def test_a_standing_research_made_before_receivers_had_secrets_shows_them(
     settings = cfg(research_webhook_secret=key)
     request = ResearchRequest(query=QUESTION, notify=["HTTP://127.0.0.1:9/old-hook"])
     run = research_client.StartResearch(request=request, owner=owner, id=standing_id)
-    await dev_client.create_schedule(  # as before issue 38: the memo counts receivers only
+    await dev_client.create_schedule(  # as older code did: the memo counts receivers only
         standing_id,
         Schedule(
             action=research_client.scheduled_start(settings, run),

@@ -1,4 +1,4 @@
-"""Standing research caps hold under concurrent creates (issue 49, R4): every create counts and
+"""Standing research caps hold under concurrent creates: every create counts and
 creates holding its user's lease in the library (starter/client/quota_locks.py), against the real
 Temporal dev server and a real SQLite library, with the creates sent all at once."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from config import Settings
+from settings import Settings
 from starter.client import quota_locks, standing
 from starter.client.errors import ClientError, Kind
 from starter.client.schedule_pace import runs_per_day

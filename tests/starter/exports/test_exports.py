@@ -14,7 +14,7 @@ from docx.oxml.ns import qn
 
 from starter.exports import CONTENT_TYPES, FORMATS, export, file_name
 from starter.exports.markup import to_html, to_markdown
-from workflows.checks.verification import verification_note
+from workflows.kit.verification import verification_note
 from workflows.models import (
     Depth,
     Plan,
@@ -162,7 +162,6 @@ def test_file_names_are_slugs_in_their_own_letters_without_separators_or_control
         file_name("../../etc/passwd\x00\n<b>Über C:\\win</b>", "pdf")
         == "etc-passwd-b-über-c-win-b.pdf"
     )
-    # issue 38: a title in another script keeps its letters, within what a file system takes
     cjk = file_name(CJK, "docx")
     assert cjk != "research-report.docx" and cjk.endswith(".docx") and "/" not in cjk
     assert len(file_name("漢" * 300, "md").encode()) <= 203
@@ -353,7 +352,7 @@ def test_pdf_draws_cjk_with_cid_fonts_and_survives_what_no_font_has() -> None:
     text = pdf_text(reader)
     assert "ひらがな と 漢字 [1]" in text and "한국어 문장 [1]" in text and "Русский" in text
     assert reader.metadata.title == "東京の天気" and reader.trailer["/Root"]["/Lang"] == "ja"
-    assert export(result(report=mixed, language="ja"), "pdf")[2] == "東京の天気.pdf"  # issue 38
+    assert export(result(report=mixed, language="ja"), "pdf")[2] == "東京の天気.pdf"
 
 
 def test_large_and_deeply_nested_reports_still_export() -> None:
@@ -376,7 +375,7 @@ def test_large_and_deeply_nested_reports_still_export() -> None:
 
 
 def test_every_download_lists_every_source_read_and_marks_the_ones_not_cited() -> None:
-    """Issue 39: the report listed only its cited sources (numbers with gaps: [1], [3]), and the
+    """The report listed only its cited sources (numbers with gaps: [1], [3]), and the
     page mixed cited and uncited sources unmarked."""
     from starter.web.presentation.render import render_report
 

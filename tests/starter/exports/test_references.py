@@ -1,4 +1,4 @@
-"""Reference exports (issue 45): a research with papers, a preprint, a retracted paper, a web page
+"""Reference exports: a research with papers, a preprint, a retracted paper, a web page
 and an own document, written as BibTeX, RIS and CSL-JSON and read back by the tools a person
 imports them with (bibtexparser and pybtex, rispy, citeproc-py); the downloads' sources lists in
 CITATION_STYLE; `export --format bib|ris|csl` from the library, and MCP `get_report`'s format."""

@@ -40,7 +40,7 @@ from starlette.responses import Response
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from config import Settings
+from settings import Settings
 from starter.web.app import create_app
 from starter.web.guard.slow_clients import uvicorn_config
 from starter.web.identity import auth
@@ -150,7 +150,7 @@ def web_config(worker: WebWorker, tokens: dict[str, str] | None = None, **extra:
         research_api_tokens=",".join(f"{name}:{token}" for name, token in (tokens or {}).items())
         or None,
         # the session's one server starts hundreds of research as alice across the tests: the
-        # per-user limits (issue 38) have tests of their own that set them
+        # per-user limits have tests of their own that set them
         research_running_per_user=10_000,
         research_starts_per_minute=10_000,
     )

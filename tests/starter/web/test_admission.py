@@ -1,4 +1,4 @@
-"""Issue 38, R1: a body that needs a token is not read before the token is checked, against the
+"""A body that needs a token is not read before the token is checked, against the
 real uvicorn server (it runs in this process, so its memory is this process's RSS)."""
 
 from __future__ import annotations

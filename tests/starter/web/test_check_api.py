@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from config import Settings
+from settings import Settings
 from tests.starter.cli.test_check_cli import FAITHFUL, SOURCE, one_paragraph_lines
 from tests.starter.cli.test_starter import REPO, closed_port, offline_env  # noqa: F401 - fixture
 from tests.starter.web.conftest import TOKENS, one_line_error, running_app

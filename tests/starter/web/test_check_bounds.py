@@ -1,4 +1,4 @@
-"""`POST /api/check` as bounded work (issue 49, findings 2 and 3), through a real uvicorn: checks
+"""`POST /api/check` as bounded work, through a real uvicorn: checks
 whose sources are pages that answer only when the test lets them hold their slots; a user's
 checks past WEB_CHECKS_PER_USER get 429, the server's past WEB_CHECKS 503 (both with
 Retry-After); another user's library is answered all the while; the checks' children end when
@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from config import Settings
+from settings import Settings
 from starter.client.citations_check import MAX_PAIRS
 from tests.starter.cli.test_check_cli import FAITHFUL, SOURCE, one_paragraph_lines
 from tests.starter.cli.test_starter import closed_port

@@ -1,4 +1,4 @@
-"""The **Check citations** page (`/check`, issue 48) without JavaScript, through a real uvicorn
+"""The **Check citations** page (`/check`) without JavaScript, through a real uvicorn
 (Temporal unreachable: a check does not need it): paste the product's own report, and its local
 sources (`planets/mercury.md` in the corpus, an upload by its file name) are read; or choose the
 sources of a research in the library, or a document by number; verdicts come back in place with
@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from activities.corpus.uploads import owner_folder, uploads_root
-from config import Settings
+from settings import Settings
 from tests.starter.cli.test_starter import closed_port
 from tests.starter.web.conftest import WebServer, csrf_for, running_app
 from tests.starter.web.reports import _result, store_research
@@ -88,9 +88,9 @@ async def test_a_pasted_report_is_checked_against_its_own_local_sources(tmp_path
 
 async def test_sources_chosen_from_the_library_and_the_documents(tmp_path: Path) -> None:
     cfg = settings(tmp_path)
-    mercury = (cfg.research_corpus_dir or tmp_path) / "planets" / "mercury.md"
+    mercury = (cfg.corpus.folder or tmp_path) / "planets" / "mercury.md"
     stored = store_research(
-        cfg.research_db_url,
+        cfg.library.db_url,
         _result(
             "How long are years on the inner planets?",
             "A year on Mercury lasts 88 Earth days [1].",

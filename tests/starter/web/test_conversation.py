@@ -1,5 +1,5 @@
 """A research and its follow-ups as one conversation (what users of Perplexica and Open WebUI
-expect, issue 31): the research page lists the questions before it and the follow-ups asked after
+expect): the research page lists the questions before it and the follow-ups asked after
 it, finished and running, in the order asked, each a link; never another user's."""
 
 from __future__ import annotations

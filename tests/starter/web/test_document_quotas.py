@@ -1,4 +1,4 @@
-"""Issue 38, R4 and R7: each user's documents within their quota (507 in one line beyond, another
+"""Each user's documents within their quota (507 in one line beyond, another
 user unaffected), and a file name too long for a file system refused in one line with nothing left
 on disk. A real server, real files."""
 

@@ -1,4 +1,4 @@
-"""The user's documents over the JSON API (issue 31): upload, list, delete, each user's own only;
+"""The user's documents over the JSON API: upload, list, delete, each user's own only;
 the refusals (413, 415, 422) in one line; and the `sources` request field (422 for a value that is
 not one, and for `web` when no web provider is configured). A real server, real files."""
 
@@ -128,7 +128,7 @@ async def test_web_sources_without_a_web_provider_are_refused_before_the_researc
 
 
 async def test_a_word_document_is_taken(server: WebServer) -> None:
-    """Issue 39, edges: `.docx` was refused, though the corpus reads Word."""
+    """Edges: `.docx` was refused, though the corpus reads Word."""
     import io
 
     import docx
@@ -146,7 +146,7 @@ async def test_a_word_document_is_taken(server: WebServer) -> None:
 async def test_an_upload_over_5_mb_from_the_page_is_the_styled_error_page(
     server: WebServer,
 ) -> None:
-    """Issue 39, edges: the page's upload form got raw JSON for a file over 5 MB."""
+    """Edges: the page's upload form got raw JSON for a file over 5 MB."""
     async with server.client("alice") as alice:
         refused = await alice.post(
             "/documents", files={"file": ("huge.md", b"#" * (6 * 1024 * 1024))}

@@ -1,4 +1,4 @@
-"""Issue 38 (R16): a renamed research is shown under its new title. The HTML download's `<title>`
+"""A renamed research is shown under its new title. The HTML download's `<title>`
 is the title its owner gave it, not the question; a title in another script keeps its letters in
 the download's file name (RFC 6266: `filename*=UTF-8''...`, an ASCII `filename=` beside it for older
 clients); a later run of a standing research shows the previous run under its new title."""
@@ -40,7 +40,7 @@ async def test_a_standing_runs_page_shows_the_previous_run_under_its_new_title(
 ) -> None:
     from datetime import UTC, datetime
 
-    from workflows.standing.changes import Changes
+    from workflows.standing_messages import Changes
 
     earlier = _result("Where do cranes winter?", "# Where do cranes winter?\n\nSouth.", [], [], [])
     previous_id = store_research(

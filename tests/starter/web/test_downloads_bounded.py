@@ -1,4 +1,4 @@
-"""Issue 30, W2: downloads bounded in size, time and concurrency, in child processes (never on the
+"""Downloads bounded in size, time and concurrency, in child processes (never on the
 thread pool that serves pages, the API and the library), killed when the client leaves; and the
 Word and PDF writers linear where they were quadratic."""
 

@@ -175,13 +175,13 @@ async def test_a_research_that_closes_while_its_worker_is_too_busy_to_answer_sti
     busy = {"from_approval": False, "after_close": 2}
     query = research_client.events_as_sent
 
-    async def too_busy(handle: Any, since: int, rpc_timeout: Any = None) -> Any:
+    async def too_busy(handle: Any, since: int, rpc_timeout: Any = None, **kw: Any) -> Any:
         if busy["from_approval"]:
             closed = bool(pollers(web_server)[handle.id].ending)
             if not closed or busy["after_close"]:
                 busy["after_close"] -= 1 if closed else 0
                 raise TimeoutError("the worker did not answer in time")
-        return await query(handle, since, rpc_timeout)
+        return await query(handle, since, rpc_timeout, **kw)
 
     monkeypatch.setattr(events, "RETRY_END_S", 0.2)
     monkeypatch.setattr(research_client, "events_as_sent", too_busy)

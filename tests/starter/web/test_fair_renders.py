@@ -1,4 +1,4 @@
-"""Issue 38, R12: one user's many loads of a very large report page do not stand in front of
+"""One user's many loads of a very large report page do not stand in front of
 another user's page. The real server renders; the order the pages come back in is what is
 checked (no wall-clock threshold)."""
 

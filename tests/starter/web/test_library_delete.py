@@ -1,4 +1,4 @@
-"""Deleting research from the library (what peers' users expect, issue 31): from the library page
+"""Deleting research from the library (what peers' users expect): from the library page
 with a form (no JavaScript needed) and with `DELETE /api/library/{id}`; someone else's is 404."""
 
 from __future__ import annotations

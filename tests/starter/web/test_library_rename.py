@@ -1,4 +1,4 @@
-"""Renaming research in the library (what peers' users expect, issue 31): from the library page
+"""Renaming research in the library (what peers' users expect): from the library page
 with a form (no JavaScript needed) and with `PATCH /api/library/{id}`; the new title is what the
 library, its search, the research's page and the downloads call it; someone else's is 404."""
 

@@ -1,4 +1,4 @@
-"""The library finds research by what it is about (issue 31, item 11): a research that began as
+"""The library finds research by what it is about: a research that began as
 "Tell me more about it" and was clarified as lighthouse keepers is found by "lighthouse", and a
 report's own words find it too; and with Temporal away the home page still lists the library's
 research (item 17)."""

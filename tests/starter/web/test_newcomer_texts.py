@@ -1,4 +1,4 @@
-"""Issue 39, edges, in what the pages say: no next question made of a heading that is not a topic,
+"""Edges, in what the pages say: no next question made of a heading that is not a topic,
 no "revised with your feedback" when the rewrite changed nothing, the plan review's round."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from starter.web.pages.research import suggested_questions
 from starter.web.presentation import review_texts
 from tests.starter.web.conftest import WebServer, start, wait_for
 from tests.starter.web.reports import _result
+from workflows.kit.sections import revision_note
 from workflows.models import DecidedBy, Review, ReviewDecision, ReviewTarget
-from workflows.steering.reviews import revision_note
 
 
 def test_no_next_question_is_made_of_a_heading_that_is_not_a_topic() -> None:
@@ -38,7 +38,7 @@ def test_a_revision_that_changed_nothing_is_not_called_a_rewrite_with_your_feedb
 async def test_the_plan_review_says_its_round_and_the_page_shows_the_events_so_far(
     open_web_server: WebServer,
 ) -> None:
-    """Issue 39, edges: the plan review had no "round 1 of 3"; without JavaScript the Progress
+    """Edges: the plan review had no "round 1 of 3"; without JavaScript the Progress
     card was empty (the events so far are rendered in the page now)."""
     async with open_web_server.client(None) as http:
         research_id = await start(http, review_plan=True)
@@ -53,7 +53,7 @@ async def test_the_plan_review_says_its_round_and_the_page_shows_the_events_so_f
 
 
 def test_a_next_question_never_repeats_its_words_and_a_question_heading_stays_a_question() -> None:
-    """Issue 48: "Tell me more about tell me more about why is Venus hotter than Mercury"."""
+    """ "Tell me more about tell me more about why is Venus hotter than Mercury"."""
     report = (
         "# Venus\n\n## Summary\n\nx\n\n## Tell me more about why is Venus hotter than Mercury\n\n"
         "y [1]\n\n## How long is a Martian year\n\nz [1]\n"

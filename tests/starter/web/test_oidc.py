@@ -20,7 +20,7 @@ import httpx
 import pytest
 from joserfc import jwk, jwt
 
-from config import ConfigError
+from settings import ConfigError
 from starter.web.app import create_app
 from starter.web.identity import auth
 from tests.starter.web.conftest import WebServer, WebWorker, one_line_error, running_app, web_config
@@ -245,7 +245,7 @@ def test_token_users_sign_in_beside_the_provider(web_worker: WebWorker, team: Te
 async def test_a_token_users_research_is_no_provider_users_of_the_same_name(
     web_worker: WebWorker, team: Team
 ) -> None:
-    """Issue 49: token user `ada@example.org` and the provider's ada@example.org are two people;
+    """Token user `ada@example.org` and the provider's ada@example.org are two people;
     neither reads the other's research, by the provider's access token or its sign-in."""
     tokens = {ADA: "ada-the-token-user-0123456789abcdef"}
     config = web_config(
@@ -286,7 +286,7 @@ def test_the_providers_no_is_one_line_of_text(team: Team) -> None:
             params={"error": "access_denied", "error_description": said},
         )
         line = refusal(answer, 401)
-        # its code, never its text (issue 49: a link's error_description is anyone's words)
+        # its code, never its text
         assert line == "the identity provider did not sign you in (access_denied): try again"
         assert "alert(1)" not in answer.text and "The user said no" not in answer.text
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from joserfc import jwk, jwt
 
-from config import ConfigError, Settings
+from settings import ConfigError, Settings
 from starter.web.identity import auth
 from starter.web.identity.oidc import CLOCK_SKEW_S, OidcSettings, Provider, Refused
 from tests.conftest import REPO
@@ -88,7 +88,7 @@ def test_the_user_is_the_configured_claim() -> None:
         named.user_of({"email": "ada@example.org"})
     with pytest.raises(Refused, match="not a user name"):
         rules().user_of({"email": "ada lovelace", **VERIFIED})
-    for reserved in ("local", "LOCAL"):  # the CLI's and MCP's user (issue 38, R16)
+    for reserved in ("local", "LOCAL"):  # the CLI's and MCP's user
         with pytest.raises(Refused, match="reserved"):
             named.user_of({"preferred_username": reserved})
 
@@ -106,7 +106,7 @@ def test_a_list_or_a_group_decides_who_may_sign_in() -> None:
 
 @pytest.mark.parametrize("verified", [None, False, "false", 1, "yes"])
 def test_an_email_the_provider_has_not_verified_signs_no_one_in(verified: Any) -> None:
-    """Issue 49: an account whose unverified address is another user's signed in as that user."""
+    """An account whose unverified address is another user's signed in as that user."""
     claims = {"email": "victim@example.org", "sub": "x-41"}
     if verified is not None:
         claims["email_verified"] = verified
@@ -317,7 +317,7 @@ def counting_provider(up: bool) -> Iterator[tuple[str, Counter[str]]]:
 
 @pytest.mark.parametrize("up", [True, False])
 async def test_requests_without_a_good_token_do_not_ask_the_provider_each_time(up: bool) -> None:
-    """Issue 49: 40 requests at once, then 40 more, each with a token naming a key the provider
+    """40 requests at once, then 40 more, each with a token naming a key the provider
     never had (what `auth.bearer_keys` does for a Bearer JWT): one fetch of the provider's
     description and keys (a second for the unknown key), or one failed fetch when it is down."""
     stranger = jwk.RSAKey.generate_key(2048, parameters={"kid": "nobodys-key"})

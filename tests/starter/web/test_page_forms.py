@@ -1,4 +1,4 @@
-"""The pages without JavaScript and the API through curl (issue 31, items 3, 4, 6, 10, 13): the
+"""The pages without JavaScript and the API through curl: the
 forms post and do what the page's script does (start, answer, review, cancel, follow up), a
 running research has a **Cancel research** control, a research cancelled at its plan is not a
 full bar, a JSON body is JSON whatever its content type, `{}` names the missing question, and a

@@ -1,6 +1,6 @@
-"""Issue 30: what pages and downloads show of a report (W11 the HTML download's own CSP and only
+"""What pages and downloads show of a report (W11 the HTML download's own CSP and only
 http(s) links, W12 bidi and zero-width controls, W15 corpus paths), Last-Event-ID garbage (W9)
-and the 404 of another user's research (W16); a standing research's run (issue 32) shows its
+and the 404 of another user's research (W16); a standing research's run shows its
 changes and the previous report as cleaned as the report."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from datetime import UTC, datetime
 
 import pytest
 
+from starter.client import library
 from starter.exports import export
 from starter.exports.markup import HTML_CSP
-from starter.web import deps
 from starter.web.models import ResearchView
 from starter.web.pages import research as pages
 from tests.starter.web.conftest import WebServer, WebWorker, one_line_error, start, wait_for
 from tests.starter.web.reports import _result, store_research
 from workflows.models import Depth, QueryMode, ResearchStatus, ReviewTarget, Source, Stage
-from workflows.standing.changes import Changes, SourceRef
+from workflows.standing_messages import Changes, SourceRef
 
 CONTROLS = "\u202e\u2066\u2069\u200b\u2060\ufeff"
 STDLIB = sysconfig.get_paths()["stdlib"]
@@ -79,15 +79,15 @@ async def test_another_users_research_and_an_unknown_one_do_the_same_reads(
     web_server: WebServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads: list[str] = []
-    real = deps.store.load_research
+    real = library.store.load_research
 
-    def counted(url: str, research_id: str):  # type: ignore[no-untyped-def]
+    def counted(url: str, research_id: str, version: int | None = None):  # type: ignore[no-untyped-def]
         reads.append(research_id)
-        return real(url, research_id)
+        return real(url, research_id, version)
 
     async with web_server.client("alice") as alice, web_server.client("bob") as bob:
         theirs = await start(alice)
-        monkeypatch.setattr(deps.store, "load_research", counted)
+        monkeypatch.setattr(library.store, "load_research", counted)
         for research_id in (theirs, "research-unknown-0000"):
             reads.clear()
             assert (await bob.get(f"/api/research/{research_id}")).status_code == 404

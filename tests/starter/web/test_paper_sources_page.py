@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from config import Settings
+from settings import Settings
 from starter.web.pages.request_form import controls
 from starter.web.presentation.render import render_report
 from starter.web.presentation.templating import templates

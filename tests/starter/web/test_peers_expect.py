@@ -1,4 +1,4 @@
-"""What people who use other research tools expect (issue 31): choosing the mode and the report's
+"""What people who use other research tools expect: choosing the mode and the report's
 language on the home form, suggested next questions under a report (each fills "Ask a follow-up",
 also without JavaScript), a follow-up page that names the question it follows, a dark theme."""
 

@@ -1,4 +1,4 @@
-"""Issue 45: a research's references download from the web app as BibTeX, RIS and CSL-JSON, each
+"""A research's references download from the web app as BibTeX, RIS and CSL-JSON, each
 with its content type and a file name from the title, and the research page links them beside the
 report's downloads (**Download BibTeX**, **Download RIS**, **Download CSL-JSON**)."""
 

@@ -1,4 +1,4 @@
-"""What a report says is on its page once, in the words of the downloads (issue 31, items 1 and 2):
+"""What a report says is on its page once, in the words of the downloads:
 the lines after its own `## Sources` list (the engine's disclaimer, "Revised after review", the
 critic's "Still open" issues) are on the page as in the md and html downloads, and Python's
 double-underscore names (`__init__.py`, `__exit__()`) stay names in the page, the draft under

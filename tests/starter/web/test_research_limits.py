@@ -1,4 +1,4 @@
-"""Issue 38, R4 and R6: research one user may have running at once and start in a minute, counted
+"""Research one user may have running at once and start in a minute, counted
 from Temporal (the real dev server), enforced where research starts for every client: 429 with
 Retry-After over the API, exit 2 in the CLI; another user is never held back by them."""
 

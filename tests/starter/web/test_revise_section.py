@@ -1,4 +1,4 @@
-"""One section revised from the web app (issue 48, item 6): `POST
+"""One section revised from the web app: `POST
 /api/research/{id}/sections/{n}/revise`, the research page's **Revise this section** form without
 JavaScript, "revised" with a link to the earlier version, `?version=N`, owners and refusals.
 
@@ -41,8 +41,8 @@ from tests.starter.web.conftest import (
 )
 from tests.starter.web.reports import showcase_result, store_research
 from workflows import roles
+from workflows.kit.sections import sections
 from workflows.research import DeepResearchWorkflow
-from workflows.revising.sections import sections
 from workflows.revising.workflow import ReviseSectionWorkflow
 
 

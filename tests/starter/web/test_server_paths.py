@@ -1,4 +1,4 @@
-"""Issue 38 (R8): the server's paths are never shown. A finished research whose sources are a
+"""The server's paths are never shown. A finished research whose sources are a
 corpus file, an upload and a file of the interpreter's library, whose report, evidence, notes and
 "what changed" spell their `file://` URLs, is read back through every door: the API's JSON, every
 download, the page, the CLI's `show`, MCP's `get_report`, and a webhook's body; none of them holds
@@ -13,21 +13,21 @@ import sysconfig
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from activities.corpus.uploads import owner_folder, uploads_root
 from activities.notify import body
-from config import Settings
+from settings import Settings
 from storage.public_names import PublicNames
 from tests.starter.cli.test_starter import REPO, starter
 from tests.starter.web.conftest import TOKENS, WebWorker, running_app, web_config
 from tests.starter.web.reports import _result, store_research
 from workflows.events import Event, EventKind
 from workflows.models import Evidence, ResearchResult, Source
-from workflows.standing.changes import Changes, SourceRef
-from workflows.standing.notify import Notice, NoticeKind
+from workflows.standing_messages import Changes, Notice, NoticeKind, SourceRef
 
 STDLIB = sysconfig.get_paths()["stdlib"]
 
@@ -167,22 +167,32 @@ def test_an_event_naming_sources_shows_their_names(tmp_path: Path) -> None:
     assert "asyncio/tasks.py" in shown
 
 
-def test_the_cli_result_of_a_research_never_shows_a_server_path(
+async def test_the_cli_result_of_a_research_never_shows_a_server_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`research` (attached) and `result` print through one function."""
+    """`research` (attached) and `result` print through one function what the client's `result`
+    hands them: the research's result as people may see it."""
     from argparse import Namespace
 
-    import config
+    from settings import settings
     from starter.cli.commands import emit_result
+    from starter.client import research_client
 
     result, never, dirs = hostile_paths(tmp_path)
+
+    class Finished:
+        id = "research-herons"
+
+        async def result(self, **_: Any) -> ResearchResult:
+            return result
+
     for name, value in dirs.items():
         monkeypatch.setenv(name, value)
-    config.settings.cache_clear()
+    settings.cache_clear()
     try:
+        shown = await research_client.result(Finished(), cfg=settings())  # type: ignore[arg-type]
         for as_json in (False, True):
-            emit_result(result, Namespace(json=as_json, out=None))
+            emit_result(shown, Namespace(json=as_json, out=None))
             no_paths(capsys.readouterr().out, never)
     finally:
-        config.settings.cache_clear()  # the next test reads its own environment
+        settings.cache_clear()  # the next test reads its own environment

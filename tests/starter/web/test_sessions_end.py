@@ -1,4 +1,4 @@
-"""Issue 30: sessions that really end (W5 replaced token, W7 sign-out), sign-in that refuses
+"""Sessions that really end (W5 replaced token, W7 sign-out), sign-in that refuses
 cross-site posts (W3) and slows down guessing (W8), strict token lists (W13), and an open-mode
 CSRF secret of the install's own (W4)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from config import ConfigError, Settings
+from settings import ConfigError, Settings
 from starter.web.identity import auth
 from starter.web.identity.sessions import MAX_FAILURES
 from tests.starter.web.conftest import TOKENS, WebServer, WebWorker, running_app, web_config

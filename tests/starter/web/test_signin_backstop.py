@@ -1,4 +1,4 @@
-"""Issue 38, R3: no one can lock every user out. Wrong tokens from many addresses (each below its
+"""No one can lock every user out. Wrong tokens from many addresses (each below its
 own limit; the address picked with X-Forwarded-For, which uvicorn believes from 127.0.0.1 under
 the default FORWARDED_ALLOW_IPS) set off the backstop: wrong tokens are then refused, while a right
 Bearer token and a right sign-in still pass."""

@@ -1,4 +1,4 @@
-"""Issue 39, item 3: a research whose worker is busy (it polls its task queue, but has not
+"""A research whose worker is busy (it polls its task queue, but has not
 answered the status query in time) reads "still working" in the web app, never the red advice to
 start a worker: the API says 503 with Retry-After (busy, ask again), the page renders normally."""
 

@@ -1,16 +1,31 @@
-"""Issue 39, item 4: the page says what each Sources choice searches and whether a model is
-configured, from the settings the worker published (one source of truth): under `make dev` the
-worker searches only the Python documentation, and the web app knew nothing of it, so Sources =
-Web started and then failed."""
+"""The page says what each Sources choice searches and whether a model is
+configured, from the same settings the worker runs with: under `make dev` the worker searched only
+the Python documentation while the web app knew nothing of it, so Sources = Web started and then
+failed. Now the stack gives every process it starts one environment (as Kubernetes gives one
+ConfigMap), and the web app reads in its own settings what the worker has; no settings file passes
+between them."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from config import Settings, as_the_worker_runs, publish_worker_settings
+import pytest
+
+from settings import Settings
+from starter.cli import stack
 from starter.web.services import documents
 from starter.web.services.sources import model_words, sources_words
 from tests.starter.web.conftest import WebWorker, running_app, web_config
+
+#: What `make dev` sets in its one environment: restored after each test.
+STACK_VARIABLES = (
+    "SEARCH_PROVIDER",
+    "TEMPORAL_ADDRESS",
+    "TEMPORAL_CONFIG_FILE",
+    "PYTHONUNBUFFERED",
+    "RESEARCH_USER",
+)
 
 
 def test_each_choice_says_what_it_searches_and_no_model_is_said() -> None:
@@ -37,22 +52,45 @@ def test_each_choice_says_what_it_searches_and_no_model_is_said() -> None:
     assert model_words(web) == "Model: llama3.1 (openai)."
 
 
-def test_the_web_app_reads_what_the_worker_published(tmp_path: Path) -> None:
-    worker = Settings(
-        _env_file=None, search_provider="local", research_data_dir=tmp_path, llm_provider="offline"
-    )
-    app = Settings(_env_file=None, search_provider="duckduckgo", research_data_dir=tmp_path)
-    assert as_the_worker_runs(app).web_search_providers == ["duckduckgo"]  # nothing published
-    publish_worker_settings(worker)
-    assert as_the_worker_runs(app).web_search_providers == []
-    assert as_the_worker_runs(app).research_db_url == app.research_db_url  # its own, the rest
+def _unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in STACK_VARIABLES:
+        monkeypatch.setenv(name, "")  # so the test's end puts back what was there, or nothing
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(stack, "Settings", lambda: Settings(_env_file=None))
+
+
+def test_make_devs_web_app_offers_what_its_worker_searches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no SEARCH_PROVIDER chosen, the stack's worker searches the bundled corpus, and so does
+    the web app beside it: both read the one environment the stack sets up before it starts them."""
+    _unset(monkeypatch)
+    stack.one_environment(7399)
+    web_app = Settings(_env_file=None)  # what `serve` reads, started by the stack
+    assert web_app.search.provider == "local" and web_app.search.web_providers == []
+    words = dict(sources_words(web_app))
+    assert words["configured"] == "Configured: the Python documentation (no web search configured)"
+    assert words["web"].startswith("Web (not available")
+    assert web_app.temporal.connect_config()["target_host"] == "127.0.0.1:7399"
+    assert os.environ["TEMPORAL_CONFIG_FILE"] == os.devnull  # no person's profile: its own server
+
+
+def test_a_search_provider_chosen_for_make_dev_reaches_the_web_app_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _unset(monkeypatch)
+    monkeypatch.setenv("SEARCH_PROVIDER", "duckduckgo")
+    stack.one_environment(7399, owner="alice")
+    web_app = Settings(_env_file=None)
+    assert web_app.search.web_providers == ["duckduckgo"]
+    assert dict(sources_words(web_app))["web"] == "Web: DuckDuckGo"
+    assert web_app.access.user == "alice"  # the demo's research and its worker agree on the owner
 
 
 async def test_web_sources_are_refused_before_the_research_starts_when_the_worker_has_none(
     web_worker: WebWorker, tmp_path: Path
 ) -> None:
-    config = web_config(web_worker, research_data_dir=tmp_path, search_provider="duckduckgo")
-    publish_worker_settings(config.model_copy(update={"search_provider": "local"}))
+    config = web_config(web_worker, research_data_dir=tmp_path, search_provider="local")
     with running_app(config) as server:
         async with server.client(None) as http:
             refused = await http.post(
@@ -63,24 +101,4 @@ async def test_web_sources_are_refused_before_the_research_starts_when_the_worke
     # what the home page is given for its Sources chooser (pages/home.py renders the words)
     shown = dict((await documents.home(config, "local"))["sources"])
     assert shown["configured"] == "Configured: the Python documentation (no web search configured)"
-
-
-def test_a_stopped_workers_settings_are_not_taken(tmp_path: Path) -> None:
-    """A worker that stopped (its process on this machine gone) says nothing of the next one: a
-    `make demo` run earlier must not decide what the web app offers now."""
-    import json
-    import subprocess
-    import sys
-
-    from config import worker_file
-
-    app = Settings(_env_file=None, search_provider="duckduckgo", research_data_dir=tmp_path)
-    publish_worker_settings(app.model_copy(update={"search_provider": "local"}))
-    assert as_the_worker_runs(app).web_search_providers == []  # this process published: alive
-    ended = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True
-    )
-    published = json.loads(worker_file(app).read_text())
-    published["worker"]["pid"] = int(ended.stdout)
-    worker_file(app).write_text(json.dumps(published))
-    assert as_the_worker_runs(app).web_search_providers == ["duckduckgo"]
+    assert not (tmp_path / "workers").exists()  # nothing published for another process to read

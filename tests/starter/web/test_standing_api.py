@@ -1,4 +1,4 @@
-"""Issue 38's schedule findings through the HTTP API: an `every` too large for a date and a cron
+"""A red team's schedule findings through the HTTP API: an `every` too large for a date and a cron
 every few seconds are 422 in one line, and nothing is left scheduled; a user past their cap of
 standing research gets 429."""
 

@@ -1,4 +1,4 @@
-"""/standing as a person uses it (issue 39 item 2, issue 37's one list of the request's options):
+"""/standing as a person uses it:
 the form offers every option the home page does, and receivers; cron or every, never both
 silently; it works without JavaScript; a finished research's "Research again on a schedule"
 carries its whole request; every Delete asks first; at phone width nothing is cut off."""

@@ -1,4 +1,4 @@
-"""A standing research's run on its page (issue 48, item 7): what changed is said once (the
+"""A standing research's run on its page: what changed is said once (the
 report's own "What changed since" section; the panel beside it shows the previous run, with a
 date a person reads, never a raw ISO time, and local sources by their names only), and the page
 that watched the run live gets the same panel and **Research again on a schedule** from the
@@ -14,7 +14,8 @@ from tests.starter.web.conftest import running_app
 from tests.starter.web.reports import _result, store_research
 from tests.starter.web.test_check_page import settings, visible
 from workflows.models import Source
-from workflows.standing.changes import Changes, SourceRef, section
+from workflows.standing.changes import section
+from workflows.standing_messages import Changes, SourceRef
 
 SINCE = datetime(2026, 12, 1, 22, 28, 34, 188285, tzinfo=UTC)
 
@@ -23,12 +24,10 @@ async def test_what_changed_is_said_once_on_the_page_and_in_the_live_fragment(
     tmp_path: Path,
 ) -> None:
     cfg = settings(tmp_path)
-    mars = (cfg.research_corpus_dir or tmp_path) / "planets" / "mars.md"
+    mars = (cfg.corpus.folder or tmp_path) / "planets" / "mars.md"
     source = Source(id=1, url=mars.as_uri(), title="Mars", provider="local")
     previous = _result("How long is a year on Mars?", "# Mars\n\nIt is long [1].", [source], [], [])
-    previous_id = store_research(
-        cfg.research_db_url, previous.model_copy(update={"owner": "local"})
-    )
+    previous_id = store_research(cfg.library.db_url, previous.model_copy(update={"owner": "local"}))
     changes = Changes(
         since_research_id=previous_id,
         since=SINCE,
@@ -37,7 +36,7 @@ async def test_what_changed_is_said_once_on_the_page_and_in_the_live_fragment(
     )
     report = f"# Mars\n\n{section(changes)}\n\n## Findings\n\nA year lasts 687 days [1].\n"
     run = previous.model_copy(update={"changes": changes, "report_markdown": report})
-    run_id = store_research(cfg.research_db_url, run, "run")
+    run_id = store_research(cfg.library.db_url, run, "run")
     with running_app(cfg) as server:
         async with server.client(None) as client:
             reloaded = await client.get(f"/research/{run_id}")

@@ -1,4 +1,4 @@
-"""Issue 30, what a hostile client does to the connection, against the real uvicorn server:
+"""What a hostile client does to the connection, against the real uvicorn server:
 streamed bodies (W1), slow headers and bodies (W14), foreign Host names in open mode (W4) and
 caching of signed-in pages (W10)."""
 
@@ -73,7 +73,7 @@ async def test_a_200_mib_chunked_body_is_refused_as_it_streams_before_any_token_
 ) -> None:
     before = _rss()
     status, peak = await asyncio.to_thread(_chunked_post, web_server, path, 200 * MIB, content_type)
-    # refused unread: too large (413), or, for an API write, sent with no token (401, issue 38)
+    # refused unread: too large (413), or, for an API write, sent with no token (401)
     assert " 413 " in status + " " or (path.startswith("/api/") and " 401 " in status), status
     assert peak - before < 64 * MIB, f"the process grew by {(peak - before) / MIB:.0f} MiB"
 

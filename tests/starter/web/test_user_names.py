@@ -1,4 +1,4 @@
-"""Issue 38, R16: user names compared without case (`alice` and `Alice` are never two users) and
+"""User names compared without case (`alice` and `Alice` are never two users) and
 `local`, the CLI's and the MCP server's user, reserved: such token lists are refused when the web
 app starts, in one line, exit 2, no token shown."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from config import ConfigError
+from settings import ConfigError
 from starter.web.identity.auth import parse_tokens
 
 ROOT = Path(__file__).resolve().parents[3]
