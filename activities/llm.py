@@ -19,14 +19,15 @@ from temporalio.exceptions import ApplicationError
 
 from activities.engine import Engine, method
 from activities.usage import metered
-from config import settings
-from workflows.roles import LLM_ROLES, Role
+from settings import settings
+from workflows.activity_role import Role
+from workflows.roles import LLM_ROLES
 
 
 @lru_cache(maxsize=1)
 def engine() -> Engine:
     """The process-wide engine: one HTTP client per worker, not one per call."""
-    name = settings().engine_name
+    name = settings().llm.engine
     if name == "offline":
         from activities.offline_engine import OfflineEngine
 

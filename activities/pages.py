@@ -4,7 +4,7 @@ from the local research corpus (`file://` URLs), or a scholarly paper (its full 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -12,20 +12,23 @@ from temporalio.exceptions import ApplicationError
 from activities.fingerprint import content_digest
 from activities.heartbeats import with_heartbeats
 from activities.web.reading import read_for_step
-from config import settings
+from settings import settings
 from workflows import roles
 from workflows.activity_models import ReadPageInput, ReadPageOutput
 from workflows.models import PAGE_TEXT_LIMIT, Paper, PaperRead
 from workflows.text import trim
 
+if TYPE_CHECKING:
+    from activities.corpus import LocalCorpus
 
-def local_corpus() -> Any:
+
+def local_corpus() -> LocalCorpus:
     """The process-wide index of the configured corpus (imported lazily: the workflow sandbox
     imports this module for activity names only)."""
     from activities.corpus import open_corpus
 
     config = settings()
-    return open_corpus(config.research_corpus_dir, config.research_index_dir)
+    return open_corpus(config.corpus.folder, config.corpus.index_dir)
 
 
 def read_document(url: str, focus: str, max_chars: int) -> ReadPageOutput | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from activities.providers.scholarly import configured_indexes
-from config import settings
+from settings import settings
 from workflows import roles
 from workflows.activity_models import PaperIndexesInput, PaperIndexesOutput
 

@@ -17,14 +17,14 @@ from temporalio import activity
 
 from activities.heartbeats import with_heartbeats
 from activities.providers.scholarly import configured_index
-from config import settings
+from settings import settings
 from workflows import roles
 from workflows.activity_models import SearchOutput, SearchPapersInput
 
 
 @activity.defn(name=roles.SEARCH_PAPERS.name)
 async def search_papers(request: SearchPapersInput) -> SearchOutput:
-    """At most `max_results` works from the index, one hit each (workflows/papers.py merges a
+    """At most `max_results` works from the index, one hit each (workflows/kit/papers.py merges a
     preprint the index lists apart from its published version). Idempotent."""
     index = configured_index(request.index, settings())
     hits = await with_heartbeats(index.search(request.query, request.max_results))

@@ -9,7 +9,7 @@ from temporalio import activity
 
 from storage import revisions
 from workflows import roles
-from workflows.revising.messages import SaveRevisionInput, SaveRevisionOutput
+from workflows.revising_messages import SaveRevisionInput, SaveRevisionOutput
 
 
 @activity.defn(name=roles.SAVE_REVISION.name)

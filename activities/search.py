@@ -11,6 +11,7 @@ from temporalio import activity
 
 from activities.heartbeats import with_heartbeats
 from activities.providers.strategies import run_search
+from settings import settings
 from workflows import roles
 from workflows.activity_models import SearchInput, SearchOutput
 
@@ -20,6 +21,6 @@ async def search(request: SearchInput) -> SearchOutput:
     """The providers the research's `sources` name (the configured ones under the configured
     strategy unless it chose: activities/providers/strategies.py). Idempotent: searching again changes nothing anywhere."""
     hits = run_search(
-        request.query, request.max_results, sources=request.sources, owner=request.owner
+        request.query, request.max_results, settings(), request.sources, request.owner
     )
     return SearchOutput(hits=await with_heartbeats(hits))

@@ -21,7 +21,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.prompts.loader import Prompt
-from config import Settings
+from settings import Settings
 from workflows.activity_models import Usage
 
 log = logging.getLogger(__name__)
@@ -38,17 +38,17 @@ _LOCK = threading.Lock()
 
 def langfuse_for(config: Settings) -> Any | None:
     """The process-wide Langfuse client for these credentials, or None when tracing is off."""
-    secret = config.langfuse_secret_key.get_secret_value() if config.langfuse_secret_key else ""
-    if not (config.langfuse_public_key and secret):
+    secret = config.langfuse.secret_key.get_secret_value() if config.langfuse.secret_key else ""
+    if not (config.langfuse.public_key and secret):
         return None
-    host = (config.langfuse_host or "https://cloud.langfuse.com").rstrip("/")
-    key = (host, config.langfuse_public_key)
+    host = (config.langfuse.host or "https://cloud.langfuse.com").rstrip("/")
+    key = (host, config.langfuse.public_key)
     with _LOCK:
         if key not in _CLIENTS:
             from langfuse import Langfuse
 
             _CLIENTS[key] = Langfuse(
-                public_key=config.langfuse_public_key,
+                public_key=config.langfuse.public_key,
                 secret_key=secret,
                 base_url=host,
                 timeout=LANGFUSE_TIMEOUT_S,

@@ -22,8 +22,9 @@ import re
 import sys
 import tempfile
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 QUESTION = "How do Rust's ownership and borrowing rules prevent memory errors?"
 STEPS = {"light": 2, "medium": 4, "extended": 6}
@@ -31,6 +32,13 @@ SHARES = (0.1, 0.2, 1 / 3, 0.5, 0.75, 1.0)
 #: A third of a medium research's tokens researches at least one step and cites it, and uses at
 #: least this share of the budget.
 THIRD_USES_AT_LEAST = 0.6
+
+
+class _Budget(TypedDict, total=False):
+    """What a measured research is given beyond its depth: no verifier, or a token budget."""
+
+    verify: bool
+    max_tokens: int
 
 
 def _cited(result: Any) -> int:
@@ -86,9 +94,8 @@ async def bench() -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from config import data_converter
+    from settings import data_converter
     from tests.support.llm_server import running_llm, write_like_a_model
-    from workflows.loop.budget import TARGET_WORDS
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
 
@@ -111,7 +118,7 @@ async def bench() -> None:
             ),
         ):
 
-            async def run(depth: Depth, **budget: object) -> tuple[Any, int]:
+            async def run(depth: Depth, **budget: Unpack[_Budget]) -> tuple[Any, int]:
                 llm.reset()
                 write_like_a_model(llm, depth.value, STEPS[depth.value])
                 # Queries on the question's subject, so the first source the scripted prose cites
@@ -121,7 +128,7 @@ async def bench() -> None:
                 }
                 handle = await env.client.start_workflow(
                     DeepResearchWorkflow.run,
-                    ResearchRequest(query=QUESTION, depth=depth, **budget),
+                    args=[ResearchRequest(query=QUESTION, depth=depth, **budget)],
                     id=f"bench-{uuid.uuid4().hex[:6]}",
                     task_queue="bench-budgets",
                 )
@@ -129,33 +136,41 @@ async def bench() -> None:
                 largest = max((p + c for p, c in (s.usage for s in llm.completions())), default=0)
                 return result, largest
 
-            print("depth     calls  tokens   cost USD  report words (target)")
-            rows, third = [], None
-            for depth in (Depth.LIGHT, Depth.MEDIUM, Depth.EXTENDED):
-                full, _ = await run(depth)
-                tokens = full.budget.spent_tokens
-                # The length as written (verification off: the scripted prose is not what the
-                # scripted sources say, so checking it would remove much of it).
-                written, _ = await run(depth, verify=False)
-                words = len(re.findall(r"\w+", written.report_markdown))
-                print(
-                    f"{depth.value:9} {full.stats.llm_calls:5}  {tokens:6}  {full.stats.cost_usd:9.5f}  "
-                    f"{words:5} ({TARGET_WORDS[depth]:5})"
-                )
-                planned = len(full.plan.steps) if full.plan else 0
-                for share in SHARES:
-                    limit = int(tokens * share)
-                    cut, largest = await run(depth, max_tokens=limit)
-                    line, figures = _row(depth.value, share, limit, cut, planned, largest)
-                    rows.append(line)
-                    if depth is Depth.MEDIUM and share == SHARES[2]:
-                        third = figures
-            print("\ntoken budget as a share of the unbudgeted research:")
-            print(
-                "depth     share   spent / limit  steps   cited  used   over-run  largest call  exhausted"
-            )
-            print("\n".join(rows))
-            print(_verdict(third))
+            await _measure(run)
+
+
+async def _measure(run: Callable[..., Awaitable[tuple[Any, int]]]) -> None:
+    """The two tables and the verdict, from `run(depth, **budget)`: each depth unbudgeted, then
+    under each share of what it spent."""
+    from workflows.models import TARGET_WORDS, Depth
+
+    print("depth     calls  tokens   cost USD  report words (target)")
+    rows, third = [], None
+    for depth in (Depth.LIGHT, Depth.MEDIUM, Depth.EXTENDED):
+        full, _ = await run(depth)
+        tokens = full.budget.spent_tokens
+        # The length as written (verification off: the scripted prose is not what the
+        # scripted sources say, so checking it would remove much of it).
+        written, _ = await run(depth, verify=False)
+        words = len(re.findall(r"\w+", written.report_markdown))
+        print(
+            f"{depth.value:9} {full.stats.llm_calls:5}  {tokens:6}  {full.stats.cost_usd:9.5f}  "
+            f"{words:5} ({TARGET_WORDS[depth]:5})"
+        )
+        planned = len(full.plan.steps) if full.plan else 0
+        for share in SHARES:
+            limit = int(tokens * share)
+            cut, largest = await run(depth, max_tokens=limit)
+            line, figures = _row(depth.value, share, limit, cut, planned, largest)
+            rows.append(line)
+            if depth is Depth.MEDIUM and share == SHARES[2]:
+                third = figures
+    print("\ntoken budget as a share of the unbudgeted research:")
+    print(
+        "depth     share   spent / limit  steps   cited  used   over-run  largest call  exhausted"
+    )
+    print("\n".join(rows))
+    print(_verdict(third))
 
 
 def _corpus(tmp: Path) -> Path:

@@ -2,7 +2,7 @@
 
 The labelled development set (../shared/attribution/dev.jsonl: 12 evidence sets of real Python
 documentation, 144 claims labelled by kind, and per set a faithful report and a flawed one) goes
-through the verifier a research and `check` use (workflows/checks/judging.py) three ways: with no model
+through the verifier a research and `check` use (workflows/kit/judging.py) three ways: with no model
 (the deterministic verifier alone), with a careful judge and with an uncritical one (both scripted
 OpenAI-protocol servers; the uncritical one must fail its canaries, so its verdicts never count).
 With FAITHFULNESS_LLM_URL set (a running OpenAI-compatible server, e.g. llama.cpp's from
@@ -10,8 +10,8 @@ With FAITHFULNESS_LLM_URL set (a running OpenAI-compatible server, e.g. llama.cp
 
 Printed: per kind, the verdicts (supported / partial / unsupported); per report, whether a faithful
 report stands as written (no sentence unsupported) and how many flawed sentences are caught (not
-called supported). The README's "How far to trust the citations" table is this output
-(tests/workflow/test_faithfulness_table.py keeps them equal).
+called supported). The table of docs/citations.md, "How far to trust the citations", is this
+output (tests/workflow/test_faithfulness_set.py keeps them equal).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import Any
 from tests.support.judges import plain
 from tests.support.shared import REPO
 from workflows.activity_models import VerifyClaimsInput, VerifyClaimsOutput
-from workflows.checks import judging
-from workflows.checks.citations import CITATION
-from workflows.checks.verification import cited_sentences
+from workflows.kit import judging
+from workflows.kit.citations import CITATION
+from workflows.kit.verification import cited_sentences
 from workflows.record import Calibration, Claim, Evidence, Source
 
 ATTRIBUTION = Path(
@@ -156,9 +156,9 @@ async def _alce(
         whole = verdict.verdict.value == "supported"
         f.recall[str(whole)] += 1
         for n in claim.source_ids:
-            rest = tuple(m for m in claim.source_ids if m != n)
-            needed = bool(rest) and (claim.text, rest) not in supports
-            good = whole and ((claim.text, (n,)) in supports or needed or not rest)
+            others = tuple(m for m in claim.source_ids if m != n)
+            needed = bool(others) and (claim.text, others) not in supports
+            good = whole and ((claim.text, (n,)) in supports or needed or not others)
             f.precision[str(good)] += 1
 
 
@@ -190,7 +190,7 @@ def known_verdicts(sets: list[dict[str, Any]]) -> dict[str, str]:
 def judge_at(base_url: str, model: str = "test-model") -> judging.JudgeCall:
     """A model's judge at an OpenAI-compatible endpoint, as `check` asks it (an error: no answer)."""
     from activities.openai_engine.engine import OpenAIEngine
-    from config import Settings
+    from settings import Settings
 
     engine = OpenAIEngine(Settings(_env_file=None, openai_base_url=base_url, llm_model=model))
 

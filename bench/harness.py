@@ -17,13 +17,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 
 from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
 from tests.support.llm_server import Served, answer
 from tests.support.workers import WorkerProcess, cpu_seconds, prepare_corpus, worker_env
+
+if TYPE_CHECKING:
+    from temporalio.api.history.v1 import HistoryEvent
 
 __all__ = [
     "DevServer",
@@ -43,7 +46,8 @@ QUESTION = "How does the with statement use context managers in Python?"
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]  # an IPv4 socket's name is (host, port)
+        return port
 
 
 # --- the Temporal dev server --------------------------------------------------------------------
@@ -63,7 +67,8 @@ class DevServer:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> DevServer:
-        config = DEV_SERVER_DYNAMIC_CONFIG if self.dynamic_config is None else self.dynamic_config
+        chosen = DEV_SERVER_DYNAMIC_CONFIG if self.dynamic_config is None else self.dynamic_config
+        config: dict[str, object] = dict(chosen)
         args = [
             str(BIN / "temporal"),
             "server",
@@ -89,7 +94,7 @@ class DevServer:
 
     async def client(self, pydantic: bool = True) -> Client:
         """A client, once the frontend answers (it listens a moment before it is healthy)."""
-        from config import data_converter
+        from settings import data_converter
 
         deadline = time.monotonic() + 60
         while True:
@@ -136,7 +141,7 @@ def bench_answer(role: str, prompt: str) -> dict[str, Any]:
     """The test server's answers, with as many plan steps as the planner is asked for at least, so
     a medium research runs a medium research's steps (the reflector always says CONTINUE)."""
     reply = answer(role, prompt)
-    # As the prompts ask (issue 13): the coordinator writes the background queries with its
+    # As the prompts ask: the coordinator writes the background queries with its
     # classification, the planner each step's queries and whether it is independent of the others.
     if role == "coordinate":
         reply["queries"] = ["python with statement context manager"]
@@ -193,13 +198,13 @@ def sequential_calls(served: Iterable[Served]) -> int:
 # --- where a research's time went ---------------------------------------------------------------
 
 
-def time_spent(history: Any) -> dict[str, tuple[int, float, float]]:
+def time_spent(history: WorkflowHistory) -> dict[str, tuple[int, float, float]]:
     """From a workflow history: per activity type (and "workflow task"), how many ran, the time
     from scheduled to started (dispatch) and from started to completed (execution), in seconds.
     Local activities appear as markers only and are counted by the workflow tasks that ran them."""
     from temporalio.api.enums.v1 import EventType
 
-    def at(event: Any) -> float:
+    def at(event: HistoryEvent) -> float:
         return event.event_time.ToDatetime().timestamp()
 
     scheduled: dict[int, tuple[str, float]] = {}

@@ -23,23 +23,28 @@ def hanging_server() -> int:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(64)
-    held = []
-    threading.Thread(
-        target=lambda: [held.append(server.accept()[0]) for _ in iter(int, 1)], daemon=True
-    ).start()
-    return server.getsockname()[1]
+    held: list[socket.socket] = []
+
+    def hold() -> None:  # every connection accepted and kept open, never answered
+        while True:
+            held.append(server.accept()[0])
+
+    threading.Thread(target=hold, daemon=True).start()
+    port: int = server.getsockname()[1]  # an IPv4 socket's name is (host, port)
+    return port
 
 
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 async def main() -> None:
     from temporalio.testing import WorkflowEnvironment
 
-    from config import data_converter
+    from settings import data_converter
     from tests.e2e.test_llm_research import research, start_worker, worker_env
     from tests.support.langfuse_server import running_langfuse
     from tests.support.llm_server import running_llm

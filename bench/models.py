@@ -74,12 +74,14 @@ async def bench(folder: Path, out: Path | None) -> None:
                 try:
                     handle = await client.start_workflow(
                         DeepResearchWorkflow.run,
-                        ResearchRequest(
-                            query=question,
-                            depth=depth,
-                            max_clarifications=0,
-                            time_budget_s=max(3600, MODEL.time_budget_s),
-                        ),
+                        args=[
+                            ResearchRequest(
+                                query=question,
+                                depth=depth,
+                                max_clarifications=0,
+                                time_budget_s=max(3600, MODEL.time_budget_s),
+                            )
+                        ],
                         id=f"bench-model-{kind}-{depth.value}-{uuid.uuid4().hex[:6]}",
                         task_queue=env["TEMPORAL_TASK_QUEUE"],
                     )
@@ -88,15 +90,19 @@ async def bench(folder: Path, out: Path | None) -> None:
                     worker.stop()
                 rows.append(row(kind, depth, result))
                 print(rows[-1], flush=True)
+                if out is not None:  # after each research: hours of measuring survive a stop
+                    write(out, rows)
     finally:
         dev.stop()
-    if out is not None:
-        when = datetime.date.today().isoformat()
-        out.write_text(
-            f"Measured {when} on this 2-core machine (`make bench-models`).\n\n"
-            + "\n".join(rows)
-            + "\n"
-        )
+
+
+def write(out: Path, rows: list[str]) -> None:
+    when = datetime.date.today().isoformat()
+    out.write_text(
+        f"Measured {when} on this 2-core machine (`make bench-models`).\n\n"
+        + "\n".join(rows)
+        + "\n"
+    )
 
 
 def row(kind: str, depth: Depth, result: ResearchResult) -> str:

@@ -54,7 +54,7 @@ async def bench_research(tmp: Path) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from config import data_converter
+    from settings import data_converter
     from worker import ACTIVITIES
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
@@ -74,7 +74,7 @@ async def bench_research(tmp: Path) -> None:
                 started = time.perf_counter()
                 handle = await env.client.start_workflow(
                     DeepResearchWorkflow.run,
-                    ResearchRequest(query=question, depth=depth),
+                    args=[ResearchRequest(query=question, depth=depth)],
                     id=f"bench-{uuid.uuid4().hex[:6]}",
                     task_queue="bench",
                 )

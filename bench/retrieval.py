@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from tests.support.shared import DEV_SET, RUST_BOOK, skip_bench
 
-#: Questions of the dev set's kind written here and never tuned on (issue 39): the figures on
+#: Questions of the dev set's kind written here and never tuned on: the figures on
 #: questions retrieval has not seen.
 HELD_OUT = Path(__file__).with_name("rust-book-held-out-questions.md")
 TASK_QUEUE = "bench-retrieval"
@@ -92,7 +92,7 @@ def parse_dev_set(text: str) -> tuple[list[Question], list[Question], list[Quest
 
 def cited_files(result: Any) -> list[str]:
     """The corpus files the report cites, in citation order."""
-    from workflows.checks.citations import cited_ids
+    from workflows.kit.citations import cited_ids
 
     by_id = {s.id: s.url for s in result.sources}
     files = []
@@ -113,7 +113,7 @@ class Bench:
 
         return await self.client.start_workflow(
             DeepResearchWorkflow.run,
-            request,
+            args=[request],
             id=f"bench-{uuid.uuid4().hex[:8]}",
             task_queue=TASK_QUEUE,
         )
@@ -126,7 +126,7 @@ class Bench:
         while time.monotonic() < deadline:
             status = await handle.query("status")
             stage = Stage(status["stage"] if isinstance(status, dict) else status.stage)
-            pending = (
+            pending: str | None = (  # the status's `pending_question`
                 status.get("pending_question")
                 if isinstance(status, dict)
                 else status.pending_question
@@ -152,7 +152,7 @@ async def run(only: set[str]) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from config import data_converter
+    from settings import data_converter
     from worker import ACTIVITIES
     from workflows.models import Depth, ReportReview, ResearchRequest
     from workflows.research import DeepResearchWorkflow

@@ -78,7 +78,7 @@ async def start(
 ) -> WorkflowHandle[DeepResearchWorkflow, ResearchResult]:
     return await client.start_workflow(
         DeepResearchWorkflow.run,
-        ResearchRequest(query=QUESTION, depth=depth),
+        args=[ResearchRequest(query=QUESTION, depth=depth)],
         id=f"{prefix}-{uuid.uuid4().hex[:8]}",
         task_queue=task_queue,
     )
@@ -423,4 +423,4 @@ def _machine() -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

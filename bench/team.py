@@ -75,7 +75,7 @@ async def measure(folder: Path, workers: int, metrics: bool, count: int) -> Run:
                     *(
                         client.start_workflow(
                             DeepResearchWorkflow.run,
-                            ResearchRequest(query=QUESTION, depth=Depth.LIGHT),
+                            args=[ResearchRequest(query=QUESTION, depth=Depth.LIGHT)],
                             id=f"bench-team-{uuid.uuid4().hex[:8]}",
                             task_queue=queue,
                         )

@@ -32,7 +32,7 @@ async def bench(tmp: Path) -> None:
     from temporalio.testing import WorkflowEnvironment
     from temporalio.worker import Worker
 
-    from config import data_converter
+    from settings import data_converter
     from worker import ACTIVITIES
     from workflows.models import Depth, ResearchRequest
     from workflows.research import DeepResearchWorkflow
@@ -57,7 +57,7 @@ async def bench(tmp: Path) -> None:
                 started = time.perf_counter()
                 result = await env.client.execute_workflow(
                     DeepResearchWorkflow.run,
-                    ResearchRequest(query=question, depth=Depth.MEDIUM, verify=verify),
+                    args=[ResearchRequest(query=question, depth=Depth.MEDIUM, verify=verify)],
                     id=f"bench-{uuid.uuid4().hex[:6]}",
                     task_queue="bench",
                 )

@@ -46,7 +46,7 @@ def run_worker(address: str, task_queue: str) -> None:
     """`--worker`: the real workflow over doubles that sleep like a quick model and search."""
     from temporalio.worker import Worker
 
-    from config import Settings, connect_temporal
+    from settings import Settings, connect_temporal
     from tests.support.doubles import DEFAULTS, Script
     from workflows.research import DeepResearchWorkflow
 
@@ -58,7 +58,7 @@ def run_worker(address: str, task_queue: str) -> None:
         return behaviour
 
     async def main() -> None:
-        client = await connect_temporal(Settings(_env_file=None, temporal_address=address))
+        client = await connect_temporal(Settings(_env_file=None, temporal_address=address).temporal)
         script = Script(**{name: sleepy(then) for name, then in DEFAULTS.items()})
         async with Worker(
             client,
@@ -129,7 +129,8 @@ async def start(client: httpx.AsyncClient, **options: Any) -> str:
         "/api/research", json={"question": QUESTION, "depth": "medium", **options}
     )
     response.raise_for_status()
-    return response.json()["id"]
+    research_id: str = response.json()["id"]  # the API's answer to a start: {"id": ...}
+    return research_id
 
 
 async def latency(client: httpx.AsyncClient, runs: int) -> list[float]:
@@ -244,7 +245,7 @@ def main() -> None:
         web = start_process(
             [
                 "-c",
-                f"from config import settings; from starter.web.serve import serve; "
+                f"from settings import settings; from starter.web.serve import serve; "
                 f"serve('127.0.0.1', {port}, settings())",
             ],
             folder / "web.log",

@@ -6,7 +6,7 @@ A standard-library HTTP server on a thread of its own: a scrape or a probe is an
 the worker's event loop is busy with workflow tasks, and a stuck loop does not make the worker look
 dead to a liveness probe while its activities still run.
 
-Bounded (issue 49: 400 idle connections once held 400 threads): a connection that sends nothing
+Bounded: a connection that sends nothing
 for IDLE_S is closed, and past MAX_CONNECTIONS at once a new one is closed unanswered, so the
 threads this port can cost are MAX_CONNECTIONS, each for IDLE_S at most when it idles. A scrape
 or a probe is one short request: both fit many times over.

@@ -42,7 +42,7 @@ _INSTALLED: MetricsRuntime | None = None
 
 def install() -> MetricsRuntime:
     """The process's Temporal runtime with Prometheus export, made the SDK's default so every
-    client connected from now on (config.connect_temporal) records into it. Once per process:
+    client connected from now on (settings.connect_temporal) records into it. Once per process:
     later calls return the same runtime. Counters end in `_total` and durations are in seconds,
     as Prometheus names them."""
     global _INSTALLED

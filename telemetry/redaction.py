@@ -1,4 +1,4 @@
-"""URLs in spans without their secrets (issue 49): what leaves for the collector never holds a
+"""URLs in spans without their secrets: what leaves for the collector never holds a
 query string, a fragment, a user:password, or the path of a URL whose path is the secret.
 
 Why here and not in OpenTelemetry's settings: its own URL redaction (opentelemetry-util-http's
@@ -21,8 +21,14 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:  # the SDK itself is imported only where it is used
+    from opentelemetry.propagators.textmap import TextMapPropagator
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Status
 
 #: The attribute that marks a span whose URLs' paths are secrets.
 SECRET_PATH = "deep_research.url.secret_path"
@@ -98,7 +104,7 @@ def attributes(found: Mapping[str, Any] | None, secret_path: bool = False) -> di
     return kept
 
 
-def redacted(span: Any) -> Any:
+def redacted(span: ReadableSpan) -> ReadableSpan:
     """A copy of the finished SPAN (a `ReadableSpan`) with its URLs redacted."""
     from opentelemetry.sdk.trace import Event, ReadableSpan
 
@@ -119,7 +125,7 @@ def redacted(span: Any) -> Any:
     )
 
 
-def _status(status: Any) -> Any:
+def _status(status: Status) -> Status:
     from opentelemetry.trace import Status
 
     if not status.description:
@@ -127,13 +133,13 @@ def _status(status: Any) -> Any:
     return Status(status.status_code, text(status.description))
 
 
-def exporter(inner: Any) -> Any:
+def exporter(inner: SpanExporter) -> SpanExporter:
     """INNER (a `SpanExporter`) sending redacted copies of the spans it is given."""
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
     class RedactingExporter(SpanExporter):
-        def export(self, spans: Sequence[Any]) -> SpanExportResult:
-            return inner.export([redacted(s) for s in spans])  # type: ignore[no-any-return]
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return inner.export([redacted(s) for s in spans])
 
         def shutdown(self) -> None:
             inner.shutdown()
@@ -144,7 +150,7 @@ def exporter(inner: Any) -> Any:
     return RedactingExporter()
 
 
-def sealed() -> Any:
+def sealed() -> TextMapPropagator:
     """The propagator of the service's edge: it reads no trace context from a request (a client's
     `traceparent` and `baggage` start nothing here) and writes none into one (a crawled site, a
     search provider, a webhook receiver learn nothing of our traces). Temporal's interceptor has

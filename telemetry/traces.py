@@ -10,7 +10,7 @@ the caller says it is); the exporter reads the other standard OTEL_EXPORTER_OTLP
 (headers, timeout, compression) itself.
 
 What spans say of URLs is redacted before it leaves (telemetry/redaction.py: no query strings, no
-webhook paths). No trace context crosses the service's edge (issue 49): the global propagator is
+webhook paths). No trace context crosses the service's edge: the global propagator is
 none, so the web app takes no `traceparent` or `baggage` from its clients, and no outgoing HTTP
 request (a crawled page, a search provider, a webhook, the LLM endpoint) carries ours; Temporal's
 interceptor carries the trace from the start to the workflow and its activities with a propagator

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from activities.corpus.documents import (
     HEADING_SEPARATOR,
@@ -38,6 +38,9 @@ from activities.corpus.documents import (
     UnreadableDocument,
     document,
 )
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
 
 #: The most a .docx part may inflate to; the largest real documents' text is a few MB.
 MAX_DOCX_PART_BYTES = 50 * 1024 * 1024
@@ -127,7 +130,7 @@ def _member(package: zipfile.ZipFile, name: str, required: bool = False) -> zipf
 class _Capped:
     """A part as it inflates, refused past MAX_DOCX_PART_BYTES (the header's size may lie)."""
 
-    def __init__(self, member: Any, name: str) -> None:
+    def __init__(self, member: IO[bytes], name: str) -> None:
         self.member, self.name, self.read_bytes = member, name, 0
 
     def read(self, size: int = -1) -> bytes:
@@ -140,7 +143,7 @@ class _Capped:
         return data
 
 
-def _elements(package: zipfile.ZipFile, name: str) -> Iterator[tuple[str, Any]]:
+def _elements(package: zipfile.ZipFile, name: str) -> Iterator[tuple[str, _Element]]:
     """("start" | "end", element) of a part, streamed: each element is emptied and dropped from its
     parent once its end was seen, so only the open elements are in memory."""
     import lxml.etree
@@ -168,8 +171,9 @@ def _elements(package: zipfile.ZipFile, name: str) -> Iterator[tuple[str, Any]]:
                             f"{name} has more than {MAX_DOCX_ELEMENTS:,} XML elements"
                         )
                     element.clear(keep_tail=True)
-                    while element.getprevious() is not None:
-                        del element.getparent()[0]
+                    parent = element.getparent()  # None for the root: a comment before it stays
+                    while parent is not None and element.getprevious() is not None:
+                        del parent[0]
         except lxml.etree.XMLSyntaxError as err:
             raise UnreadableDocument(f"{name} is not well-formed XML: {err}") from None
 
@@ -220,7 +224,7 @@ class _Body:
         #: The open paragraphs, cells, rows and tables: [tag, element, pieces, style, outline level].
         self.open: list[list[Any]] = []
 
-    def read(self, elements: Iterator[tuple[str, Any]]) -> list[tuple[int | None, str]]:
+    def read(self, elements: Iterator[tuple[str, _Element]]) -> list[tuple[int | None, str]]:
         for event, element in elements:
             tag = element.tag
             if event == "start":
@@ -244,7 +248,7 @@ class _Body:
             self.open[-1][2].append(text)
             self.chars += len(text)
 
-    def _property(self, element: Any) -> None:
+    def _property(self, element: _Element) -> None:
         """A paragraph's own style or outline level (not one in a tracked change's old properties)."""
         properties = element.getparent()
         if self.open and properties is not None and properties.getparent() is self.open[-1][1]:

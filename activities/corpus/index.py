@@ -79,7 +79,7 @@ from workflows.text import select_passages, trim
 PROVIDER = "local"
 #: Bump when the schema or the way documents are extracted changes: the index file name carries
 #: it, so an old index is simply left behind instead of being misread.
-INDEX_VERSION = 4  # 4: titles without Markdown marks (issue 39)
+INDEX_VERSION = 4  # 4: titles without Markdown marks
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
 DOCUMENT_SUFFIXES = TEXT_SUFFIXES | PDF_SUFFIXES | DOCX_SUFFIXES
 #: Files that describe a corpus rather than belong to it (the shared corpora carry a SOURCE.md
@@ -215,9 +215,9 @@ class LocalCorpus:
     def max_file_bytes(self) -> int:
         """The largest file read (CORPUS_MAX_FILE_BYTES unless given); larger ones are skipped."""
         if self._max_file_bytes is None:
-            from config import settings  # here: the default corpus needs no settings
+            from settings import settings  # here: the default corpus needs no settings
 
-            self._max_file_bytes = settings().corpus_max_file_bytes
+            self._max_file_bytes = settings().corpus.max_file_bytes
         return self._max_file_bytes
 
     @property

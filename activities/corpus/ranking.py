@@ -136,7 +136,8 @@ class Ranker:
         top = sorted(first, key=lambda s: (-first[s], s))[:FEEDBACK_SECTIONS]
         best = first[top[0]]
         asked = {stem(p) for p in self.terms.parts}
-        weights: Counter[str] = Counter()
+        # Weights are fractions: typeshed's Counter counts ints.
+        weights: defaultdict[str, float] = defaultdict(float)
         spelling: dict[str, Counter[str]] = defaultdict(Counter)
         for section in top:
             words = self._section_words(section)
@@ -152,7 +153,8 @@ class Ranker:
             return []
         total = self._total()
         scored = []
-        for key, weight in weights.most_common(4 * EXPANSION_TERMS):
+        heaviest = sorted(weights.items(), key=lambda kw: kw[1], reverse=True)
+        for key, weight in heaviest[: 4 * EXPANSION_TERMS]:
             word = spelling[key].most_common(1)[0][0]
             df = self._df(word)
             if df >= 2:  # a word of one section says nothing about the others

@@ -1,4 +1,4 @@
-"""A person's uploaded documents (issue 31): files under RESEARCH_DATA_DIR/uploads/, a folder per
+"""A person's uploaded documents: files under RESEARCH_DATA_DIR/uploads/, a folder per
 owner, searched by the `local` provider as a corpus of their own when a research asks for
 `documents` or `both` sources.
 

@@ -23,13 +23,9 @@ from activities.notify.mail import send_email
 from activities.notify.message import body
 from activities.notify.receivers import signature
 from activities.notify.webhook import post_webhook
-from config import settings
+from settings import settings
 from workflows import roles
-from workflows.standing.notify import (
-    DeliverInput,
-    DeliverOutput,
-    Notice,
-)
+from workflows.standing_messages import DeliverInput, DeliverOutput, Notice
 
 __all__ = ["body", "post_webhook", "send_email", "signature"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from config import Settings
-from workflows.standing.notify import DeliverInput, Notice
+from settings import Settings
+from workflows.standing_messages import DeliverInput, Notice
 
 
 @dataclass(frozen=True)

@@ -12,24 +12,27 @@ from temporalio.exceptions import ApplicationError
 
 from activities.notify.channel import Channel
 from activities.notify.message import body, found
-from config import Settings
-from workflows.standing.notify import DeliverInput, Notice
+from settings import Settings
+from workflows.standing_messages import DeliverInput, Notice
 
 TIMEOUT_S = 20.0
 
 
 def email_recipients(cfg: Settings) -> list[str]:
-    return [a.strip() for a in cfg.notify_email_to.split(",") if a.strip()]
+    return [a.strip() for a in cfg.notify.email_to.split(",") if a.strip()]
 
 
 def clear_text_login_warning(cfg: Settings) -> str | None:
     """One line for the worker's start when email would log in over an unencrypted connection
     (SMTP_STARTTLS off with SMTP_USER and SMTP_PASSWORD set): the password would cross the
-    network as it is. Names the server and the setting, never the password (issue 38)."""
-    if not (cfg.smtp_host and cfg.smtp_user and cfg.smtp_password) or cfg.smtp_starttls:
+    network as it is. Names the server and the setting, never the password."""
+    if (
+        not (cfg.notify.smtp_host and cfg.notify.smtp_user and cfg.notify.smtp_password)
+        or cfg.notify.smtp_starttls
+    ):
         return None
     return (
-        f"warning: SMTP_STARTTLS is off, so the login to {cfg.smtp_host}:{cfg.smtp_port} as "
+        f"warning: SMTP_STARTTLS is off, so the login to {cfg.notify.smtp_host}:{cfg.notify.smtp_port} as "
         f"SMTP_USER sends the password unencrypted; set SMTP_STARTTLS=true"
     )
 
@@ -39,28 +42,28 @@ def send_email(cfg: Settings, inp: DeliverInput) -> None:
     data = body(cfg, inp.notice)
     message = EmailMessage()
     message["Subject"] = data["text"].split(" — ")[0][:200]
-    message["From"] = cfg.smtp_from
+    message["From"] = cfg.notify.smtp_from
     message["To"] = ", ".join(email_recipients(cfg))
     message["X-Research-Delivery"] = inp.delivery_id
     message["X-Research-Event"] = inp.notice.event.value
     message.set_content(readable(cfg, inp.notice, data))
-    assert cfg.smtp_host is not None
+    assert cfg.notify.smtp_host is not None
     try:
-        with smtplib.SMTP(cfg.smtp_host, cfg.smtp_port, timeout=TIMEOUT_S) as smtp:
-            if cfg.smtp_starttls:
+        with smtplib.SMTP(cfg.notify.smtp_host, cfg.notify.smtp_port, timeout=TIMEOUT_S) as smtp:
+            if cfg.notify.smtp_starttls:
                 smtp.starttls()
-            if cfg.smtp_user and cfg.smtp_password is not None:
-                smtp.login(cfg.smtp_user, cfg.smtp_password.get_secret_value())
+            if cfg.notify.smtp_user and cfg.notify.smtp_password is not None:
+                smtp.login(cfg.notify.smtp_user, cfg.notify.smtp_password.get_secret_value())
             smtp.send_message(message)
     except smtplib.SMTPAuthenticationError:
         raise ApplicationError(
-            f"SMTP login refused at {cfg.smtp_host} (check SMTP_USER / SMTP_PASSWORD)",
+            f"SMTP login refused at {cfg.notify.smtp_host} (check SMTP_USER / SMTP_PASSWORD)",
             type="Rejected",
             non_retryable=True,
         ) from None
     except (smtplib.SMTPException, OSError) as err:
         raise ApplicationError(
-            f"SMTP delivery through {cfg.smtp_host} failed: {type(err).__name__}",
+            f"SMTP delivery through {cfg.notify.smtp_host} failed: {type(err).__name__}",
             type="SmtpError",
         ) from None
 
@@ -87,7 +90,7 @@ def readable(cfg: Settings, notice: Notice, data: dict[str, Any]) -> str:
 
 
 def _targets(cfg: Settings, notice: Notice) -> list[str]:
-    return ["email"] if cfg.smtp_host and email_recipients(cfg) else []
+    return ["email"] if cfg.notify.smtp_host and email_recipients(cfg) else []
 
 
 async def _deliver(cfg: Settings, inp: DeliverInput) -> str:

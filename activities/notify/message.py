@@ -8,15 +8,15 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from config import Settings
+from settings import Settings
 from storage import store
 from storage.public_names import PublicNames
-from workflows.checks.citations import cited_ids
-from workflows.standing.notify import Notice, NoticeKind
+from workflows.kit.citations import cited_ids
+from workflows.standing_messages import Notice, NoticeKind
 
 
 def page_url(cfg: Settings, notice: Notice) -> str:
-    return f"{cfg.research_public_url.rstrip('/')}/research/{quote(notice.research_id, safe='')}"
+    return f"{cfg.notify.public_url.rstrip('/')}/research/{quote(notice.research_id, safe='')}"
 
 
 def summary(notice: Notice, url: str) -> str:
@@ -53,7 +53,7 @@ def found(cfg: Settings, notice: Notice) -> str | None:
     if notice.event not in (NoticeKind.COMPLETED, NoticeKind.CANCELLED):
         return None
     try:
-        stored = store.load_research(cfg.research_db_url, notice.research_id)
+        stored = store.load_research(cfg.library.db_url, notice.research_id)
     except Exception:  # noqa: BLE001 - a notice goes out without it rather than not at all
         return None
     if stored is None:

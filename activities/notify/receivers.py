@@ -1,7 +1,7 @@
 """A receiver's URL made plain before anything is sent to it, and what its deliveries are signed
 with.
 
-**Normalised** (issue 38, R10): what the red team got past the create check and then retried for a
+**Normalised**: what the red team got past the create check and then retried for a
 day with a traceback each time: `0177.0.0.1` (octal), `127.000.000.001`, `①②⑦.0.0.1` (digits
 that NFKC folds to ASCII), `localhost.` (the root dot). A URL is NFKC-folded, its host IDNA-encoded
 (UTS 46), one trailing dot dropped, and an IPv4 address written any way but four plain decimal

@@ -6,7 +6,7 @@ URL that does not parse, a host that is refused or does not exist, and a 4xx oth
 408/409/425/429 are final (one bounded line, no traceback); the rest is retried by
 `NotifyWorkflow`. Signing: receivers.py.
 
-**Bounded** (issue 49, finding 1): a receiver is anyone's URL, so its reply is hostile input. The
+**Bounded**: a receiver is anyone's URL, so its reply is hostile input. The
 red team's receiver answered `200` with endless chunks and took a worker from 116 MiB to 13.7 GiB:
 the reply was read whole and the timeout was per read. Now the reply is streamed and at most
 MAX_REPLY_BYTES of it read (nothing needs more than its status); past that the connection is
@@ -35,9 +35,9 @@ from activities.notify.receivers import (
     signature,
 )
 from activities.web.netguard import AddressGuard, Refused, check_url, guarded_transport
-from config import Settings
+from settings import Settings
 from telemetry import redaction
-from workflows.standing.notify import DeliverInput, Notice
+from workflows.standing_messages import DeliverInput, Notice
 
 TIMEOUT_S = 20.0
 #: The whole delivery, connect to last byte read (TIMEOUT_S is per operation); well inside the
@@ -50,7 +50,7 @@ RETRYABLE_4XX = frozenset({408, 409, 425, 429})
 
 
 def webhook_urls(cfg: Settings) -> list[str]:
-    return [u.strip() for u in cfg.research_webhooks.split(",") if u.strip()]
+    return [u.strip() for u in cfg.notify.webhooks.split(",") if u.strip()]
 
 
 def target_url(cfg: Settings, notice: Notice, target: str) -> str:
@@ -66,7 +66,7 @@ def target_url(cfg: Settings, notice: Notice, target: str) -> str:
 
 def operator_key(cfg: Settings) -> str | None:
     """RESEARCH_WEBHOOK_SECRET, or None when it is unset or empty (never an empty HMAC key)."""
-    key = cfg.research_webhook_secret
+    key = cfg.notify.webhook_secret
     return key.get_secret_value() if key is not None and key.get_secret_value() else None
 
 
@@ -79,9 +79,9 @@ def signing_key(cfg: Settings, target: str, owner: str, url: str) -> str | None:
 
 
 async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
-    guard = AddressGuard(allow_private=cfg.webhook_allow_private)
+    guard = AddressGuard(allow_private=cfg.notify.webhook_allow_private)
     try:
-        url = normalised(url, cfg.webhook_allow_private)
+        url = normalised(url, cfg.notify.webhook_allow_private)
         check_url(httpx.URL(url))
         await resolved(url, guard)
     except (BadReceiver, Refused, httpx.InvalidURL) as err:
@@ -94,7 +94,7 @@ async def post_webhook(cfg: Settings, url: str, inp: DeliverInput) -> int:
     raw = encoded(body(cfg, inp.notice))
     headers = {
         "Content-Type": "application/json",
-        "User-Agent": cfg.crawl_user_agent,
+        "User-Agent": cfg.crawl.user_agent,
         "X-Research-Event": inp.notice.event.value,
         "X-Research-Delivery": inp.delivery_id,
     }

@@ -2,8 +2,9 @@
 
 `OfflineEngine` (engine.py, where the design is described) is the package's one interface. The
 other modules are its parts, in the order a research meets them: words.py (vocabulary, tokens,
-stemming), questions.py (what a question asks), routing.py, planning.py, observing.py,
-reflecting.py, reporting.py, and checks.py (verifier, reviser, critic). Names with a leading
+stemming), questions.py (what a question asks) and aspects.py (its parts), routing.py, planning.py
+(with aspect_templates.py), observing.py, reflecting.py, reporting.py, and checks.py (verifier,
+reviser, critic). Names with a leading
 underscore are shared between these modules only.
 """
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activities.offline_engine.questions import _plain_subject, decompose
+from activities.offline_engine.aspects import decompose
+from activities.offline_engine.questions import _plain_subject
 from activities.offline_engine.words import (
     ASPECT_WORDS,
     HOW_MEASURE,
@@ -37,7 +38,7 @@ from activities.offline_engine.words import (
     _quote,
     _words,
 )
-from workflows.checks.citations import escape
+from workflows.kit.citations import escape
 from workflows.text import STOPWORDS
 
 _AUX = frozenset(

@@ -3,7 +3,7 @@
 Without an LLM nothing can read a claim the way a person would, so the offline engine says only
 what word overlap can honestly tell: a claim whose content words (and numbers) all appear in one
 paragraph of its cited evidence is supported, one that shares half of them is partly supported,
-anything less is not (workflows/checks/verification.py holds the measure, shared with the workflow's
+anything less is not (workflows/kit/verification.py holds the measure, shared with the workflow's
 cheap pre-check). Rewriting an unsupported claim means replacing it with the evidence sentence
 closest to it, quoted and cited, so the rewrite says what the source says and nothing more.
 """
@@ -22,9 +22,9 @@ from workflows.activity_models import (
     VerifyClaimsInput,
     VerifyClaimsOutput,
 )
-from workflows.checks import verification
-from workflows.checks.citations import CITATION
-from workflows.models import CritiqueIssue, Evidence, IssueSeverity
+from workflows.kit import verification
+from workflows.kit.citations import CITATION
+from workflows.models import CheckedBy, CritiqueIssue, Evidence, IssueSeverity
 from workflows.text import content_terms, split_sentences, stem
 
 #: A rewrite must share at least this many content words with the claim it replaces: below that
@@ -38,7 +38,7 @@ def verify(inp: VerifyClaimsInput) -> VerifyClaimsOutput:
         check = verification.lexical_verdict(claim.text, _texts(inp.evidence, claim.source_ids))
         verdict = JudgeVerdict(check.verdict.value) if check.verdict else JudgeVerdict.UNSUPPORTED
         verdicts.append(ClaimVerdict(index=claim.index, verdict=verdict, reason=check.reason))
-    return VerifyClaimsOutput(verdicts=verdicts, checked_by="lexical")
+    return VerifyClaimsOutput(verdicts=verdicts, checked_by=CheckedBy.LEXICAL)
 
 
 def revise(inp: ReviseClaimsInput) -> ReviseClaimsOutput:
@@ -169,7 +169,7 @@ def _issues(inp: CritiqueInput, standing: int) -> list[CritiqueIssue]:
 
 
 def off_subject_issue(sections: list[str], count: int) -> CritiqueIssue:
-    """Issue 48: a section answering about something else is no answer to what it asks, however
+    """A section answering about something else is no answer to what it asks, however
     well each sentence matches its source: never accepted."""
     where = "; ".join(
         f"“{s.rpartition(': ')[0]}” cites {s.rpartition(': ')[2]}" for s in sections[:3]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
+from activities.offline_engine.aspects import decompose
 from activities.offline_engine.questions import (
     _key_terms,
     _question_and_qualifiers,
-    decompose,
     points_back,
 )
 from activities.offline_engine.words import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from workflows.loop.followup import ORDINALS  # one table of ordinals, with the follow-ups' pointers
+from workflows.kit.followup import ORDINALS  # one table of ordinals, with the follow-ups' pointers
 
 # --- the cues ------------------------------------------------------------------------
 

@@ -29,6 +29,14 @@ from activities.offline_engine.reporting import ENGINE_NAME, write_report
 from activities.offline_engine.routing import clarification_question, route_by_rule
 from workflows import activity_models as m
 from workflows.models import PlanStep
+from workflows.report_models import (
+    OutlineInput,
+    OutlineOutput,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
+)
 
 
 class OfflineEngine:
@@ -71,15 +79,15 @@ class OfflineEngine:
     async def synthesize(self, inp: m.SynthesizeInput) -> m.SynthesizeOutput:
         return write_report(inp)
 
-    async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
+    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
         return reporting.outline(inp)
 
-    async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
+    async def write_section(self, inp: SectionInput) -> SectionOutput:
         if inp.current:  # a person's revision of a finished section (workflows/revising/)
             return revising.revise_section(inp)
         return reporting.write_section(inp)
 
-    async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
+    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
         return reporting.summarize(inp)
 
     async def verify_claims(self, inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:

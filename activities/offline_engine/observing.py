@@ -3,7 +3,7 @@
 Extraction, not writing: a sentence is chosen, never composed. Which sentences count is the whole
 craft, so it is stated here: prose only (code, tables, headings and labels are left out, by fence
 and by shape), relevant only when it names the step's own words and the question's core terms
-and is about the step's subject (workflows/checks/subjects.py), ranked by BM25, near-duplicates
+and is about the step's subject (workflows/text/subjects.py), ranked by BM25, near-duplicates
 skipped, a few per source, each cited `[n]` before its final punctuation. A step that finds fewer than two relevant sentences asks for a broader step
 (loop-back). The synthesizer's direct answer reuses the same sentence selection.
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from activities.offline_engine.aspects import _strip_function_words
 from activities.offline_engine.questions import (
     _key_terms,
     _question_and_qualifiers,
-    _strip_function_words,
     subject_of,
 )
 from activities.offline_engine.words import (
@@ -32,14 +32,14 @@ from activities.offline_engine.words import (
     _words,
 )
 from workflows.activity_models import AboutQuestion, ObserveOutput
-from workflows.checks import subjects
-from workflows.checks.citations import CITATION
+from workflows.kit.citations import CITATION
 from workflows.models import OBSERVATION_LIMIT, Passage, PlanStep
 from workflows.text import (
     bm25_scores,
     content_terms,
     split_paragraphs,
     split_sentences,
+    subjects,
     tokenize,
     trim,
     unique,
@@ -121,7 +121,7 @@ def _relevant_sentences(
     needed = min(2, len(core_terms))
     on_topic = [len(title_terms.intersection(t)) for t in tokenized]
     ranked = sorted(range(len(sentences)), key=lambda i: (-on_topic[i], -round(scores[i], 9), i))
-    # Issue 48: about the step's subject, not another one with the same kind of fact (a Martian
+    # about the step's subject, not another one with the same kind of fact (a Martian
     # year's section never quotes Venus's rotation, however well its words match).
     about_step = subjects.subject(step.title, about.meant(), [(p.title, p.text) for p in passages])
     titles = {p.source_id: p.title for p in passages}

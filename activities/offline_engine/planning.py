@@ -1,8 +1,8 @@
 """The planner: which steps to take (the coordinator and the query writer are coordinating.py).
 
 It reads the question's surface form (questions.py), so its reasoning can name what it counted:
-a plan of one step per aspect, topped up with aspect templates ("Limitations and pitfalls of X")
-to the depth's minimum.
+a plan of one step per aspect, topped up with aspect templates ("Limitations and pitfalls of X",
+aspect_templates.py) to the depth's minimum.
 
 Planner `min_steps` / `max_steps` count NEW steps: the workflow has already subtracted the
 completed ones (as the OpenAI engine reads them too). A replan therefore adds only new steps, those
@@ -16,17 +16,20 @@ from collections import Counter
 from dataclasses import dataclass
 
 from activities.offline_engine.asking import subject_title
+from activities.offline_engine.aspect_templates import (
+    ENTITY_TEMPLATES,
+    GENERAL_TASK_TEMPLATES,
+    GENERAL_TEMPLATES,
+    TASK_TEMPLATES,
+    about_software,
+)
+from activities.offline_engine.aspects import _SCOPE, Decomposition, _join, decompose
 from activities.offline_engine.questions import (
     _FRONTED,
-    _SCOPE,
-    Decomposition,
     _focus,
-    _join,
     _question_and_qualifiers,
-    decompose,
 )
 from activities.offline_engine.words import (
-    SOFTWARE_WORDS,
     TEMPLATE_WORDS,
     VAGUE,
     _capitalize,
@@ -47,87 +50,6 @@ from workflows.activity_models import (
 )
 from workflows.text import STOPWORDS, content_terms, unique
 
-# --- planner ----------------------------------------------------------------------------------------
-
-#: Aspect templates for a subject X, in the order they are added.
-ENTITY_TEMPLATES = (
-    (
-        "definition",
-        "Definition and purpose of {x}",
-        "The definition of {x}: what problem is addressed, and where the documentation is.",
-    ),
-    (
-        "how",
-        "How {x} {works}",
-        "The mechanism behind {x}: what happens step by step, and the key rules and terms.",
-    ),
-    (
-        "usage",
-        "Usage and examples of {x}",
-        "Practical use of {x}: typical code or usage examples and common patterns.",
-    ),
-    (
-        "limits",
-        "Limitations and pitfalls of {x}",
-        "Known limitations, common mistakes, edge cases and error conditions of {x}.",
-    ),
-    (
-        "alternatives",
-        "Alternatives to {x}",
-        "Other options that solve the same problem as {x}, and how they compare.",
-    ),
-    (
-        "history",
-        "History and changes of {x}",
-        "When {x} appeared and what changed across versions.",
-    ),
-    (
-        "practices",
-        "Best practices for {x}",
-        "Recommended practices and guidelines for using {x} well.",
-    ),
-)
-#: For "How do I ..." questions the subject is a task, not a thing.
-TASK_TEMPLATES = (
-    (
-        "standard",
-        "Standard way to {x}",
-        "The documented, recommended way to {x}: which functions, types or commands to use.",
-    ),
-    (
-        "usage",
-        "Examples of how to {x}",
-        "Worked examples that {x}, with the code or commands involved.",
-    ),
-    (
-        "limits",
-        "Pitfalls when trying to {x}",
-        "Common mistakes, edge cases and errors when trying to {x}, and how to avoid them.",
-    ),
-    ("alternatives", "Other ways to {x}", "Alternative ways to {x} and when each is preferable."),
-    (
-        "history",
-        "Changes affecting how to {x}",
-        "Version changes and deprecations that affect how to {x}.",
-    ),
-)
-#: The same aspects for a question about anything but software (planets, history, baking): no
-#: code, documentation or versions (issue 48: "typical code or usage examples" on a planet).
-GENERAL_TEMPLATES = (
-    ("definition", "What {x} is", "What the sources say {x} is, and what it is known for."),
-    ("facts", "Key facts about {x}", "The main facts and figures the sources give about {x}."),
-    ("alternatives", "{X} compared with others", "How {x} compares with others of its kind."),
-    ("history", "History of {x}", "How {x} was found or came about, and what changed over time."),
-)
-GENERAL_TASK_TEMPLATES = (
-    ("usage", "Examples of how to {x}", "Worked examples of how to {x}, step by step."),
-    (
-        "limits",
-        "Pitfalls when trying to {x}",
-        "Common mistakes when trying to {x}, and how to avoid them.",
-    ),
-    ("alternatives", "Other ways to {x}", "Alternative ways to {x} and when each is preferable."),
-)
 _TASK = re.compile(
     r"^how\s+(?:do|can|should|would|could)\s+(?:i|you|we|one)\s+(.+)$|^how\s+to\s+(.+)$", re.I
 )
@@ -213,14 +135,6 @@ def _candidate_steps(about: AboutQuestion, background: str) -> tuple[list[_Candi
         ]
     extra = [_Candidate(_short(t, 16), d, "template") for t, d in templates]
     return _distinct([*aspects, *extra]), how
-
-
-def about_software(text: str) -> bool:
-    """A question about software: a code name (`asyncio.gather`, `len()`, `--flag`) or a word of
-    words.SOFTWARE_WORDS. Only such a question gets the software templates."""
-    if re.search(r"`|\w\.\w|\w\(\)|(?<!\w)--?\w|::", text):
-        return True
-    return any(_stem(w) in SOFTWARE_WORDS or w.lower() in SOFTWARE_WORDS for w in _words(text))
 
 
 def _with_of(subject: str, question: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from activities.offline_engine.questions import _key_terms
 from activities.offline_engine.words import _Matcher, _quote, _stem, _uncited
 from workflows.activity_models import ReflectInput, ReflectOutput
-from workflows.checks.citations import CITATION
+from workflows.kit.citations import CITATION
 from workflows.models import PlanStep, ReflectionDecision, StepStatus
 from workflows.text import content_terms
 

@@ -13,11 +13,18 @@ import re
 from dataclasses import dataclass
 
 from activities.offline_engine.asking import ask_of, unanswered
+from activities.offline_engine.aspects import decompose
 from activities.offline_engine.observing import _cite, _prose_sentences
-from activities.offline_engine.questions import _key_terms, _question_parts, decompose
+from activities.offline_engine.questions import _key_terms, _question_parts
 from activities.offline_engine.words import _Matcher, _near_duplicate, _ranked, _uncited
 from workflows.activity_models import (
     AboutQuestion,
+    SynthesizeInput,
+    SynthesizeOutput,
+)
+from workflows.kit.citations import CITATION, escape, origin, reference
+from workflows.models import Claim, Passage, PlanStep, StepStatus, Verdict
+from workflows.report_models import (
     OutlineInput,
     OutlineOutput,
     ReportSection,
@@ -25,13 +32,8 @@ from workflows.activity_models import (
     SectionOutput,
     SummaryInput,
     SummaryOutput,
-    SynthesizeInput,
-    SynthesizeOutput,
 )
-from workflows.checks.citations import CITATION, escape, origin, reference
-from workflows.loop import language
-from workflows.models import Claim, Passage, PlanStep, StepStatus, Verdict
-from workflows.text import bm25_scores, content_terms, split_sentences
+from workflows.text import bm25_scores, content_terms, language, split_sentences
 
 #: The engine's name, as its reports record it (`OfflineEngine.name`).
 ENGINE_NAME = "offline"
@@ -313,7 +315,7 @@ def _plan_sections(inp: SynthesizeInput, known: set[int]) -> tuple[list[str], li
         found = [
             s for i in group for s in _report_sentences(steps[i].observation or "", known) if s.ids
         ]
-        fresh = []
+        fresh: list[_Sentence] = []
         for sentence in found:
             if not any(
                 _near_duplicate(_uncited(sentence.text), _uncited(e.text))

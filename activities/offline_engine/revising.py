@@ -22,11 +22,12 @@ The form follows the section's: a list stays a list, a paragraph a paragraph.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from workflows.activity_models import SectionInput, SectionOutput
-from workflows.checks.citations import escape
-from workflows.checks.verification import cited_sentences
+from workflows.kit.citations import escape
+from workflows.kit.verification import cited_sentences
 from workflows.models import Claim, Verdict
+from workflows.report_models import SectionInput, SectionOutput
 from workflows.text import content_terms, split_sentences
 
 _SHORTER = re.compile(
@@ -45,6 +46,8 @@ _FORM_WORDS = frozenset(
     paragraph paragraphs focus please make keep rewrite revise bit lot much clearer clear simpler
     simple better mention mentions part parts point points text only""".split()
 )
+#: A sentence the section may hold: its text with its [n] markers, the claim it makes, its sources.
+_Candidate = tuple[str, str, tuple[int, ...]]
 #: Sentences quoted from the evidence: long enough to say something, short enough to read.
 _WORDS_MIN, _WORDS_MAX = 5, 60
 
@@ -58,7 +61,7 @@ def revise_section(inp: SectionInput) -> SectionOutput:
     terms = [t for t in dict.fromkeys(content_terms(feedback)) if t not in _FORM_WORDS]
     terms = [t for t in terms if t not in excluded]
 
-    candidates: list[tuple[str, str, tuple[int, ...]]] = []  # text with markers, claim, ids
+    candidates: list[_Candidate] = []
     seen: set[str] = set()
 
     def offer(text: str, claim: str, ids: tuple[int, ...]) -> None:
@@ -73,33 +76,10 @@ def revise_section(inp: SectionInput) -> SectionOutput:
         for s in cited_sentences(step.observation or ""):
             if set(s.source_ids) <= known:
                 offer(s.text, s.claim, s.source_ids)
-    for evidence in inp.evidence if terms else []:
-        if evidence.source_id not in known:
-            continue
-        for sentence in split_sentences(evidence.text):
-            plain = " ".join(sentence.split())
-            if (
-                escape(plain) == plain
-                and _WORDS_MIN <= len(plain.split()) <= _WORDS_MAX
-                and plain[-1:] in ".!?"
-                and _hits(plain, terms)
-            ):
-                offer(
-                    f"{plain[:-1]} [{evidence.source_id}]{plain[-1]}", plain, (evidence.source_id,)
-                )
+    for text, claim, ids in _quoted(inp, known, terms):
+        offer(text, claim, ids)
 
-    had = max(1, len(now))
-    if _SHORTER.search(feedback):
-        most = max(1, had // 2)
-    elif _LONGER.search(feedback):
-        most = had + 3
-    else:
-        most = had + sum(1 for _, claim, _ in candidates[had:] if _hits(claim, terms))
-    if _ONLY.search(feedback) and any(_hits(claim, terms) for _, claim, _ in candidates):
-        candidates = [c for c in candidates if _hits(c[1], terms)]
-        most = min(most, len(candidates))
-    order = sorted(range(len(candidates)), key=lambda i: (-_hits(candidates[i][1], terms), i))
-    chosen = [candidates[i] for i in order[:most]]
+    chosen = _chosen(candidates, feedback, max(1, len(now)), terms)
     if not chosen:
         return SectionOutput(
             markdown=inp.current if inp.current != "(empty)" else "",
@@ -116,6 +96,42 @@ def revise_section(inp: SectionInput) -> SectionOutput:
         for _, claim, ids in chosen
     ]
     return SectionOutput(markdown=body, claims=claims)
+
+
+def _quoted(inp: SectionInput, known: set[int], terms: list[str]) -> Iterator[_Candidate]:
+    """The evidence's sentences that hold the feedback's words, cited to their source: only
+    whole, plain sentences of a readable length, so a quote never carries markup or a fragment."""
+    for evidence in inp.evidence if terms else []:
+        if evidence.source_id not in known:
+            continue
+        for sentence in split_sentences(evidence.text):
+            plain = " ".join(sentence.split())
+            if (
+                escape(plain) == plain
+                and _WORDS_MIN <= len(plain.split()) <= _WORDS_MAX
+                and plain[-1:] in ".!?"
+                and _hits(plain, terms)
+            ):
+                cited = f"{plain[:-1]} [{evidence.source_id}]{plain[-1]}"
+                yield cited, plain, (evidence.source_id,)
+
+
+def _chosen(
+    candidates: list[_Candidate], feedback: str, had: int, terms: list[str]
+) -> list[_Candidate]:
+    """The sentences kept, those holding the most of the feedback's words first, as many as the
+    length rule allows (module docstring); "only X" keeps just the ones that hold X."""
+    if _SHORTER.search(feedback):
+        most = max(1, had // 2)
+    elif _LONGER.search(feedback):
+        most = had + 3
+    else:
+        most = had + sum(1 for _, claim, _ in candidates[had:] if _hits(claim, terms))
+    if _ONLY.search(feedback) and any(_hits(claim, terms) for _, claim, _ in candidates):
+        candidates = [c for c in candidates if _hits(c[1], terms)]
+        most = min(most, len(candidates))
+    order = sorted(range(len(candidates)), key=lambda i: (-_hits(candidates[i][1], terms), i))
+    return [candidates[i] for i in order[:most]]
 
 
 def _key(text: str) -> str:

@@ -230,7 +230,7 @@ def _definite_rule(text: str, specific: list[str], earlier: list[Message]) -> Am
     if len(anchors) >= 2:
         return None
     earlier_words = {_stem(t) for m in earlier for t in tokenize(m.content)}
-    unresolved: list[str] = []
+    unresolved: list[tuple[str, str, str]] = []  # (determiner, noun, phrase)
     for match in DEFINITE.finditer(text.lower()):
         noun = match.group(2)
         if noun not in REFERENTIAL:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
-from workflows.checks.citations import CITATION
+from workflows.kit.citations import CITATION
 from workflows.text import WORD, content_terms, tokenize
 
 # --- vocabulary -------------------------------------------------------------------------------------

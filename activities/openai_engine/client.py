@@ -1,11 +1,11 @@
 """The endpoint's client, what one request carries, and what each server turned out not to take.
 
-One request path for every OpenAI-compatible server (README, "Local models"). The engine first
-asks for strict structured output (`response_format` `json_schema`) with the prompt's temperature
-and `max_tokens` (its row in `workflows/roles.py`). A server that refuses one of those says so in
-its own words, and not always with a 400: llama-cpp-python answers HTTP 500 with pydantic's
-validation error for `json_schema`, OpenAI's reasoning models a 400 naming `temperature` or
-`max_tokens`. A refusal is recognised from what the server says about a field we sent, whatever
+One request path for every OpenAI-compatible server (docs/configuration.md, "Local models"). The
+engine first asks for strict structured output (`response_format` `json_schema`) with the prompt's
+temperature and `max_tokens` (its row in `workflows/roles.py`). A server that refuses one of those
+says so in its own words, and not always with a 400: llama-cpp-python answers HTTP 500 with
+pydantic's validation error for `json_schema`, OpenAI's reasoning models a 400 naming `temperature`
+or `max_tokens`. A refusal is recognised from what the server says about a field we sent, whatever
 the status (`refused_feature`), remembered per (base URL, model) for the life of the process
 (`facts_for`, servers.py) and the call is asked again without it. Structured output degrades one
 rung at a time, keeping decoding constrained as long as the server can:
@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.replies import strict_schema
-from config import Settings
+from settings import Settings
 from workflows.roles import PROMPTS
 
 #: Key used for servers that need none (Ollama, vLLM, LM Studio) when only OPENAI_BASE_URL is set.
@@ -56,7 +56,7 @@ def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
     """The endpoint's client (one connection pool): a local server needs no key, the SDK's own
     retries are off, and its default timeout is the longest a call may take (each request sets
     its own, streaming.py)."""
-    key = secret or (NO_KEY if settings.openai_base_url else "")
+    key = secret or (NO_KEY if settings.llm.base_url else "")
     if not key:
         raise ApplicationError(
             "the openai engine needs OPENAI_API_KEY (OpenAI and hosted providers) or "
@@ -66,9 +66,9 @@ def connect(settings: Settings, secret: str) -> openai.AsyncOpenAI:
         )
     return openai.AsyncOpenAI(
         api_key=key,
-        base_url=settings.openai_base_url,
+        base_url=settings.llm.base_url,
         max_retries=0,  # Temporal owns retries
-        timeout=settings.llm_call_limit_s,
+        timeout=settings.llm.call_limit_s,
     )
 
 
@@ -119,7 +119,8 @@ def build_request(
     """The message text and the optional request fields, minus what this server refused: the
     strongest rung of structured output it takes, the prompt's temperature and the reply's cap."""
     schema = strict_schema(reply)
-    content, options = prompt, {}
+    content = prompt
+    options: dict[str, Any] = {}  # request fields of every kind, under the SDK's names
     rung = next((r for r in RUNGS if r not in unsupported), None)
     if rung == JSON_SCHEMA:
         options["response_format"] = {
@@ -137,7 +138,7 @@ def build_request(
             options["response_format"] = {"type": "json_object"}
     if "temperature" not in unsupported:
         options["temperature"] = PROMPTS[role].temperature
-    # The reply's length cap is what bounds a call's cost before it is made (workflows/loop/budget.py).
+    # The reply's length cap is what bounds a call's cost before it is made (workflows/accounting/budget.py).
     if "max_tokens" not in unsupported:
         options["max_tokens"] = max_tokens
     elif "max_completion_tokens" not in unsupported:

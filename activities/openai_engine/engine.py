@@ -3,6 +3,7 @@
 One method per LLM role of `workflows/roles.py`, named after it: each writes what the research
 knows into its prompt's values (formatting.py), asks (chat.py) and turns the reply into the role's
 output, keeping only what the reply may say (citations of sources it was shown, the steps asked for).
+The checking roles (the judge, the reviser, the critic) do so in checking.py.
 
 - The prompt (`activities/prompts/<file>.md`, the row's) is rendered with plain `{{name}}`
   substitution and sent as one user message. Each value is of the kind the prompt declares:
@@ -31,7 +32,7 @@ from typing import Any
 import openai
 
 from activities.offline_engine import OfflineEngine
-from activities.openai_engine import grounding
+from activities.openai_engine import checking, grounding
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.formatting import (
     NONE,
@@ -40,7 +41,6 @@ from activities.openai_engine.formatting import (
     _cut,
     _evidence,
     _findings,
-    _ids,
     _lines,
     _passages,
     _plan,
@@ -54,17 +54,24 @@ from activities.openai_engine.formatting import (
     untrusted,
 )
 from activities.openai_engine.replies import _cited, _only_known_citations
-from config import Settings
+from settings import Settings
 from workflows import activity_models as m
-from workflows.checks.citations import origin, reference
+from workflows.kit.citations import origin, reference
 from workflows.models import (
     OBSERVATION_LIMIT,
     Claim,
-    CritiqueIssue,
-    IssueSeverity,
     Message,
     RoutingDecision,
     StepStatus,
+)
+from workflows.report_models import (
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
 )
 
 #: The agent each routing decision hands the conversation to.
@@ -294,7 +301,7 @@ class OpenAIEngine:
             return grounding.composed(written, await self._extractive.synthesize(inp))
         return written
 
-    async def outline_report(self, inp: m.OutlineInput) -> m.OutlineOutput:
+    async def outline_report(self, inp: OutlineInput) -> OutlineOutput:
         """The long report's title and sections, each with the steps whose findings it uses."""
         model = self._chat.model_for("outline_report")
         steps = "\n\n".join(
@@ -312,15 +319,15 @@ class OpenAIEngine:
             language=language(inp.language),
         )
         sections = [
-            m.ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
+            ReportSection(heading=s.heading, brief=s.brief, step_indexes=s.step_indexes)
             for s in reply.sections
             if s.heading.strip()
         ]
-        return m.OutlineOutput(
+        return OutlineOutput(
             title=reply.title.strip(), sections=sections, engine=f"openai:{model}", usage=usage
         )
 
-    async def write_section(self, inp: m.SectionInput) -> m.SectionOutput:
+    async def write_section(self, inp: SectionInput) -> SectionOutput:
         """One section's prose; citations to ids outside the section's sources are removed."""
         known = {s.id for s in inp.sources}
         reply, usage = await self._chat.ask(
@@ -340,7 +347,7 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        written = m.SectionOutput(
+        written = SectionOutput(
             markdown=_only_known_citations(reply.markdown.strip(), known),
             claims=_cited_claims(reply.claims, known),
             usage=usage,
@@ -350,7 +357,7 @@ class OpenAIEngine:
             return grounding.composed(written, await self._extractive.write_section(inp))
         return written
 
-    async def summarize_report(self, inp: m.SummaryInput) -> m.SummaryOutput:
+    async def summarize_report(self, inp: SummaryInput) -> SummaryOutput:
         known = {s.id for s in inp.sources}
         reply, usage = await self._chat.ask(
             "summarize_report",
@@ -366,100 +373,20 @@ class OpenAIEngine:
             target_words=inp.target_words,
             language=language(inp.language),
         )
-        return m.SummaryOutput(
+        return SummaryOutput(
             markdown=_only_known_citations(reply.markdown.strip(), known),
             claims=_cited_claims(reply.claims, known),
             usage=usage,
         )
 
     async def verify_claims(self, inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:
-        """The judge's verdict per claim; a claim the model skipped stays out of the answer and
-        the workflow keeps it `unverified` rather than guessing."""
-        asked = {c.index for c in inp.claims}
-        reply, usage = await self._chat.ask(
-            "verify_claims",
-            **about(inp),
-            claims=_wrapped(
-                "\n".join(f"{c.index}. {c.text} (cites {_ids(c.source_ids)})" for c in inp.claims),
-                "report",
-            ),
-            evidence=_evidence(inp.evidence),
-        )
-        verdicts = {v.index: v for v in reply.verdicts if v.index in asked}
-        for claim in inp.claims:  # a quote of the cited evidence is supported, whatever the judge
-            judged = verdicts.get(claim.index)
-            if grounding.verbatim(claim.text, claim.source_ids, inp.evidence) and (
-                judged is None or judged.verdict is not m.JudgeVerdict.SUPPORTED
-            ):
-                verdicts[claim.index] = m.ClaimVerdict(
-                    index=claim.index,
-                    verdict=m.JudgeVerdict.SUPPORTED,
-                    reason="its words stand, in order, in the evidence it cites",
-                )
-        return m.VerifyClaimsOutput(
-            verdicts=sorted(verdicts.values(), key=lambda v: v.index), usage=usage
-        )
+        return await checking.verify_claims(self._chat, inp)
 
     async def revise_claims(self, inp: m.ReviseClaimsInput) -> m.ReviseClaimsOutput:
-        """Rewrites that cite only the ids the claim cited: a rewrite may narrow, never re-source."""
-        allowed = {c.index: set(c.source_ids) for c in inp.claims}
-        reasons = dict(zip((c.index for c in inp.claims), inp.reasons, strict=False))
-        reply, usage = await self._chat.ask(
-            "revise_claims",
-            **about(inp),
-            claims=_wrapped(
-                "\n".join(
-                    f"{c.index}. {c.text} (cites {_ids(c.source_ids)}; judged unsupported: {reasons.get(c.index, NONE)})"
-                    for c in inp.claims
-                ),
-                "report",
-            ),
-            evidence=_evidence(inp.evidence),
-            language=language(inp.language),
-        )
-        rewrites = [
-            r.model_copy(update={"text": _only_known_citations(r.text, allowed[r.index]).strip()})
-            for r in reply.rewrites
-            if r.index in allowed
-        ]
-        return m.ReviseClaimsOutput(rewrites=rewrites, usage=usage)
+        return await checking.revise_claims(self._chat, inp)
 
     async def critique(self, inp: m.CritiqueInput) -> m.CritiqueOutput:
-        v = inp.verification
-        reply, usage = await self._chat.ask(
-            "critique",
-            **about(inp),
-            report=untrusted(_cut(inp.report_markdown, 12000), "report"),
-            verification=trusted(
-                f"{v.claims} claims: {v.supported} supported, {v.partial} partly supported, "
-                f"{v.unsupported} unsupported ({v.removed} removed, {v.revised} rewritten), {v.unverified} unverified"
-            ),
-            sources_count=inp.sources_count,
-            steps=trusted(f"{inp.steps_completed} of {inp.steps_planned} planned steps researched"),
-        )
-        return _actionable(m.CritiqueOutput(**dict(reply), usage=usage))
-
-
-#: Fewer words than this is no issue a writer can act on: a small model echoes its schema's words
-#: ("Text", "High") as issues (SmolLM2-135M does), which would drive refinements about nothing.
-ISSUE_MIN_WORDS = 4
-
-
-#: What the reader is told of a rejection whose issues were all schema echoes.
-UNNAMED_ISSUE = "The critic found the report incomplete without naming what is missing."
-
-
-def _actionable(critique: m.CritiqueOutput) -> m.CritiqueOutput:
-    """The critique with only the issues a reader can make sense of. A rejection whose issues
-    were all echoes still stands (researching what is missing is what makes a small model's thin
-    report whole), said in words of the engine's own rather than "Text" or "High"."""
-    issues = [i for i in critique.issues if len(i.text.split()) >= ISSUE_MIN_WORDS]
-    suggestion = critique.rewrite_suggestion
-    if len(suggestion.split()) < ISSUE_MIN_WORDS:
-        suggestion = ""
-    if not critique.is_acceptable and not issues and not suggestion:
-        issues = [CritiqueIssue(severity=IssueSeverity.MEDIUM, text=UNNAMED_ISSUE)]
-    return critique.model_copy(update={"issues": issues, "rewrite_suggestion": suggestion})
+        return await checking.critique(self._chat, inp)
 
 
 def _said(messages: list[Message]) -> str:

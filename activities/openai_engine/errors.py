@@ -12,7 +12,7 @@ import openai
 from temporalio.exceptions import ApplicationError
 
 from activities.retry_after import retry_after
-from workflows.checks.redaction import redact
+from workflows.text.redaction import redact
 
 
 def _server_message(err: openai.APIStatusError, secret: str) -> str:

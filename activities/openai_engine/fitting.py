@@ -56,7 +56,7 @@ def trimmed(values: dict[str, Any], excess_chars: int) -> dict[str, Any] | None:
 
 
 def too_long(role: str, needed: int, facts: ServerFacts) -> ApplicationError:
-    """A prompt that no trimming fits: the role's fallback applies (workflows/calls.py)."""
+    """A prompt that no trimming fits: the role's fallback applies (workflows/accounting/calls.py)."""
     return ApplicationError(
         f"the prompt of {role} needs about {needed} tokens even with its quoted text cut, more "
         f"than the model's context of {facts.context_tokens} tokens allows; use a model or server "

@@ -14,9 +14,10 @@ refuses any other value, so each function below says by its return type which ki
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from activities.prompts.quoting import NONE, Quoted, Trusted, joined, trusted, untrusted
 from workflows.activity_models import AboutQuestion
-from workflows.loop.language import name as language_name
 from workflows.models import (
     ROUTING_HISTORY,
     Evidence,
@@ -27,6 +28,7 @@ from workflows.models import (
     Source,
     Speaker,
 )
+from workflows.text.language import name as language_name
 
 __all__ = ["NONE", "Quoted", "Trusted", "trusted", "untrusted"]
 
@@ -41,7 +43,15 @@ def _wrapped(text: str, tag: str, **attributes: object) -> Quoted:
     return untrusted(text, tag, **attributes) if text.strip() else NONE
 
 
-def about(inp: AboutQuestion) -> dict[str, Trusted | Quoted]:
+class About(TypedDict):
+    """The prompt values every role about the question takes, spread into `Chat.ask`: its own
+    keys, so they can never stand for one of its parameters (`prompt`, `trace`, `describe`)."""
+
+    query: Trusted
+    follows_up: Quoted
+
+
+def about(inp: AboutQuestion) -> About:
     """The question line (what the person typed: the question as meant and as asked, their
     clarifications) and, apart from it and quoted, what a follow-up refers to in the earlier
     research (a point of an earlier report, which may quote a page)."""

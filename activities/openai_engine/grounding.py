@@ -3,7 +3,7 @@
 A strong model writes findings and reports from what it read; a small one (SmolLM2-135M behind
 llama.cpp answers in valid JSON, constrained by the schema, with words of its own) writes fluent
 text the sources do not say, or cites nothing. So the writing roles check the model's text with
-the same lexical measure the workflow's verifier uses (`workflows/checks/verification.lexical_verdict`):
+the same lexical measure the workflow's verifier uses (`workflows/kit/verification.lexical_verdict`):
 
 - a step's observation needs at least one cited sentence that its cited passages hold; otherwise
   the engine writes it from those passages, extractively (the offline engine's method), keeping
@@ -31,14 +31,15 @@ either the model's own, verified, or the sources' own, quoted.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeVar
 
-from activities.offline_engine.questions import decompose
+from activities.offline_engine.aspects import decompose
 from activities.offline_engine.reporting import DISCLAIMER
 from workflows import activity_models as m
-from workflows.checks.citations import CITATION, cited_ids
-from workflows.checks.verification import lexical_verdict
+from workflows.kit.citations import CITATION, cited_ids
+from workflows.kit.verification import lexical_verdict
 from workflows.models import Claim, Evidence, RoutingDecision, Verdict
+from workflows.report_models import SectionInput, SectionOutput
 from workflows.text import content_terms, split_sentences, stem
 
 #: Supported claims a report must hold to be kept as the model wrote it.
@@ -49,6 +50,8 @@ COMPOSED_NOTE = (
     "above are quoted from those sources, ranked by the engine (extractively), each with its "
     "citation."
 )
+#: A text a model wrote that the engine may compose again from the evidence: a report, a section.
+Written = TypeVar("Written", m.SynthesizeOutput, SectionOutput)
 
 
 def _evidence_of(ids: list[int], evidence: list[Evidence]) -> list[str]:
@@ -62,7 +65,9 @@ def verdict(text: str, ids: list[int], evidence: list[Evidence]) -> Verdict:
     held = _evidence_of(ids, evidence)
     if not held:
         return Verdict.UNSUPPORTED
-    return lexical_verdict(CITATION.sub("", text), held).verdict
+    found = lexical_verdict(CITATION.sub("", text), held).verdict
+    # The lexical check always reaches a verdict; its type leaves room for a check not made.
+    return found if found is not None else Verdict.UNSUPPORTED
 
 
 def borne_out(verdicts: list[Verdict], wanted: int) -> bool:
@@ -97,11 +102,11 @@ def enough(claims: list[Claim], evidence: list[Evidence]) -> bool:
     return borne_out(verdicts, min(MIN_GROUNDED, len(evidence)))
 
 
-def evidence_for(inp: m.SynthesizeInput | m.SectionInput) -> list[Evidence]:
+def evidence_for(inp: m.SynthesizeInput | SectionInput) -> list[Evidence]:
     """What a report's claims must stand in: what was read of the sources (or, in inputs recorded
     before it was sent, the evidence pool), or for a direct answer (no plan) the passages the
     background search read."""
-    if inp.read or inp.evidence or isinstance(inp, m.SectionInput):
+    if inp.read or inp.evidence or isinstance(inp, SectionInput):
         return inp.read or inp.evidence
     return [
         Evidence(source_id=p.source_id, position=0, text=p.text)
@@ -120,7 +125,11 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def composed(written: Any, extractive: Any, note: str = COMPOSED_NOTE) -> Any:
+def composed(
+    written: Written,
+    extractive: m.SynthesizeOutput | SectionOutput,
+    note: str = COMPOSED_NOTE,
+) -> Written:
     """The extractive text in place of the model's, saying so (usage stays the model's call)."""
     markdown = extractive.markdown.replace(DISCLAIMER, "").rstrip().removesuffix("---").rstrip()
     return written.model_copy(

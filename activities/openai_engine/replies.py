@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError, create_model
 from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine.formatting import _cut
-from workflows.checks.citations import citations_in, sub_citations
+from workflows.kit.citations import citations_in, sub_citations
 from workflows.roles import LLM_ROLES
 
 T = TypeVar("T", bound=BaseModel)
@@ -42,10 +42,12 @@ def reply_model(
 ) -> type[BaseModel]:
     """The part of an output model the LLM writes: the same fields without `usage` (and whatever
     else the engine fills in itself), so the schema never asks the model for token counts."""
-    fields = {
+    # (annotation, FieldInfo) by name: typed loosely, as `create_model` takes its field definitions
+    # and its own `__config__`, `__base__` ... through the same keywords.
+    fields: dict[str, Any] = {
         name: (f.annotation, f) for name, f in output.model_fields.items() if name not in exclude
     }
-    return create_model(f"{output.__name__}Reply", **fields)  # type: ignore[call-overload]
+    return create_model(f"{output.__name__}Reply", **fields)
 
 
 @functools.cache
@@ -55,7 +57,7 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     not permitted"), so they are removed here (pydantic still applies them when validating).
 
     Built once per reply model and shared: read it, never change it. (Built per call it was 3 %
-    of a busy worker's CPU: README, Performance.)"""
+    of a busy worker's CPU: docs/performance.md.)"""
 
     def without_defaults(node: Any) -> Any:
         if isinstance(node, dict):
@@ -64,7 +66,8 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
             return [without_defaults(v) for v in node]
         return node
 
-    return without_defaults(to_strict_json_schema(model))
+    schema = to_strict_json_schema(model)
+    return {k: without_defaults(v) for k, v in schema.items() if k != "default"}
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
@@ -235,7 +238,7 @@ def read_reply(
     if not completion.choices:
         raise ApplicationError(f"model {model} returned no choices", type="InvalidLLMReply")
     choice = completion.choices[0]
-    finish = None
+    finish: openai.OpenAIError | None = None
     if choice.finish_reason == "length":
         finish = openai.LengthFinishReasonError(completion=completion)
     elif choice.finish_reason == "content_filter":

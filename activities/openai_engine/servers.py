@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from workflows.checks.redaction import redact
+from workflows.text.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class ServerFacts:
     async def turn(self) -> AsyncIterator[float]:
         """This request's turn at the server: at once unless it serves one request at a time,
         then after the requests before it. Yields the seconds waited (not the server's time: the
-        call's ceiling is moved by them, chat.py)."""
+        call's ceiling is moved by them, endpoint.py)."""
         if not self.one_at_a_time:
             yield 0.0
             return

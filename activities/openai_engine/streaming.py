@@ -51,7 +51,7 @@ from openai import AsyncStream
 from openai.types.chat import ChatCompletion
 from temporalio.exceptions import ApplicationError
 
-from workflows.checks.redaction import redact
+from workflows.text.redaction import redact
 
 #: How often a streaming call heartbeats at most (the SDK throttles too; this spares the work).
 BEAT_EVERY_S = 2.0
@@ -185,6 +185,23 @@ def _chunk(data: str) -> Any:
         return None
 
 
+async def _sent(
+    client: openai.AsyncOpenAI, body: dict[str, Any], left_s: float
+) -> AsyncStream[object]:
+    """The request, its reply to be read as it streams. The SDK's own timeout only backs the
+    call's limits up (it would cut a steady reply); chunks come as plain JSON, not the SDK's
+    models: those cost 55 us each, a research's worth of tokens a third more worker CPU in
+    `make bench` (cast_to `object`: as sent)."""
+    return await client.post(
+        "/chat/completions",
+        cast_to=ChatCompletion,
+        body=body,
+        options={"timeout": max(1.0, left_s + 5)},
+        stream=True,
+        stream_cls=AsyncStream[object],
+    )
+
+
 async def stream_completion(
     client: openai.AsyncOpenAI,
     body: dict[str, Any],
@@ -204,17 +221,7 @@ async def stream_completion(
     last_beat = loop.time()
     try:
         async with asyncio.timeout_at(first_by) as limit:
-            stream = await client.post(
-                "/chat/completions",
-                cast_to=ChatCompletion,
-                body=body,
-                # The SDK's own timeout only backs ours up: it would cut a steady reply.
-                options={"timeout": max(1.0, patience.deadline - loop.time() + 5)},
-                stream=True,
-                # Chunks as plain JSON: the SDK's model of each cost 55 us, a research's worth
-                # of tokens a third more worker CPU in `make bench` (cast_to `object`: as sent).
-                stream_cls=AsyncStream[object],
-            )
+            stream = await _sent(client, body, patience.deadline - loop.time())
             if "event-stream" not in stream.response.headers.get("content-type", ""):
                 raw = await stream.response.aread()  # a server that ignored `stream`
                 return Streamed(ChatCompletion.construct(**json.loads(raw)))
@@ -249,7 +256,7 @@ async def stream_completion(
 
 
 def _stream_error(chunk: Any, request: Any) -> openai.APIError:
-    """An error the server sent inside the stream, as the SDK would raise it (chat.py classifies)."""
+    """An error the server sent inside the stream, as the SDK would raise it (endpoint.py classifies)."""
     error = chunk.get("error") if isinstance(chunk, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return openai.APIError(

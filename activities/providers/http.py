@@ -11,7 +11,7 @@ where they are understood, and the helpers that turn a provider's rows into hits
   delay.
 - **No secret in any message.** Keys travel only in headers. A configured endpoint may carry
   credentials (`http://user:password@host`, `?api_key=...`): they are sent as Basic auth, never
-  in the request URL, and every error text passes `workflows.checks.redaction.redact` with the key and
+  in the request URL, and every error text passes `workflows.text.redaction.redact` with the key and
   the URL's secrets, so no message or log line (httpx's own included) ever contains one.
 """
 
@@ -30,11 +30,11 @@ from pydantic import SecretStr
 from temporalio.exceptions import ApplicationError
 
 from activities.retry_after import retry_after
-from config import settings
+from settings import settings
 from workflows.activity_models import SearchHit
-from workflows.checks.redaction import redact
 from workflows.models import SNIPPET_LIMIT
 from workflows.text import trim
+from workflows.text.redaction import redact
 
 #: Seconds one provider may take. The workflow gives a search attempt 30 s (SEARCH_TIMEOUT), so a
 #: slow provider is classified, and `fallback` can still ask the next one, before Temporal gives up.
@@ -74,7 +74,7 @@ def _http() -> httpx.AsyncClient:
         client = httpx.AsyncClient(
             trust_env=False,
             timeout=REQUEST_TIMEOUT_S,
-            headers={"User-Agent": settings().crawl_user_agent},
+            headers={"User-Agent": settings().crawl.user_agent},
         )
         _shared_http = (loop, client)
     return _shared_http[1]

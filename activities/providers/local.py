@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from activities.providers.http import unique_hits
-from config import Settings
+from settings import Settings
 from workflows.activity_models import SearchHit
 
 
@@ -50,24 +50,24 @@ def open_corpus_of(config: Settings) -> Any:
         open_corpus,
     )  # deferred: SQLite is the worker's business, not the sandbox's
 
-    return open_corpus(config.research_corpus_dir, config.research_index_dir)
+    return open_corpus(config.corpus.folder, config.corpus.index_dir)
 
 
 def open_uploads_of(config: Settings, owner: str) -> Any | None:
     """OWNER's uploaded documents as a corpus, or None when they have uploaded none."""
     from activities.corpus import open_corpus, uploads
 
-    folder = uploads.owner_folder(uploads.uploads_root(config.research_data_dir), owner)
+    folder = uploads.owner_folder(uploads.uploads_root(config.library.data_dir), owner)
     if not folder.is_dir():
         return None
-    return open_corpus(folder, config.research_index_dir, config.upload_quota_text_chars)
+    return open_corpus(folder, config.corpus.index_dir, config.limits.upload_quota_text_chars)
 
 
 def uploads_corpus_for_url(config: Settings, url: str) -> Any | None:
     """The uploads corpus a `file://` URL of an uploaded document belongs to, or None."""
     from activities.corpus import open_corpus, uploads
 
-    folder: Path | None = uploads.folder_of_url(uploads.uploads_root(config.research_data_dir), url)
+    folder: Path | None = uploads.folder_of_url(uploads.uploads_root(config.library.data_dir), url)
     if folder is None or not folder.is_dir():
         return None
-    return open_corpus(folder, config.research_index_dir, config.upload_quota_text_chars)
+    return open_corpus(folder, config.corpus.index_dir, config.limits.upload_quota_text_chars)

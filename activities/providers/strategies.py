@@ -32,11 +32,11 @@ from activities.providers.local import Documents, Local, open_corpus_of, open_up
 from activities.providers.scholarly import INDEXES, build_index
 from activities.providers.searxng import Searxng
 from activities.providers.tavily import TAVILY_URL, Tavily
-from config import Settings, settings
+from settings import Settings
 from workflows.activity_models import SearchHit
-from workflows.checks.redaction import redact
+from workflows.kit.papers import merge_hits
 from workflows.models import Sources
-from workflows.papers import merge_hits
+from workflows.text.redaction import redact
 
 __all__ = [
     "PROVIDERS",
@@ -76,14 +76,13 @@ class SearchProvider(Protocol):
 async def run_search(
     query: str,
     max_results: int,
-    config: Settings | None = None,
+    config: Settings,
     sources: Sources = Sources.CONFIGURED,
     owner: str | None = None,
 ) -> list[SearchHit]:
     """Hits for `query` from the providers SOURCES names: the configured ones combined as
     SEARCH_STRATEGY says (`configured`), only the web ones among them (`web`), the local corpus
     and OWNER's uploaded documents (`documents`), or the web and the documents merged (`both`)."""
-    config = config or settings()
     max_results = max(1, max_results)
     if sources is Sources.CONFIGURED:
         return await Chain(*configured_providers(config)).search(query, max_results)
@@ -111,22 +110,22 @@ class Chain:
         return await _first_with_hits(self.providers, query, max_results)  # conservative: one
 
 
-def check_search_config(config: Settings | None = None) -> None:
+def check_search_config(config: Settings) -> None:
     """Fail at worker start, in one line, rather than at a research's first search."""
-    configured_providers(config or settings())
+    configured_providers(config)
 
 
 def configured_providers(config: Settings) -> tuple[Strategy, list[SearchProvider]]:
     """The strategy and the providers it uses, in order (a missing key fails even a fallback
     provider: a chain that cannot work as configured should be fixed, not silently shortened)."""
     strategy = _strategy(config)
-    names = config.search_provider_names(strategy is Strategy.CONSERVATIVE)
+    names = config.search.provider_names(strategy is Strategy.CONSERVATIVE)
     return strategy, [build_provider(name, config) for name in names]
 
 
 def web_providers(config: Settings) -> tuple[Strategy, list[SearchProvider]]:
     """The configured providers but `local`, for a research that asked for the web only."""
-    names = config.web_search_providers
+    names = config.search.web_providers
     if not names:
         raise permanent(
             "no web search provider is configured (SEARCH_PROVIDER and SEARCH_FALLBACK_PROVIDERS "
@@ -144,16 +143,16 @@ def documents_provider(config: Settings, owner: str | None) -> SearchProvider:
 
 def _strategy(config: Settings) -> Strategy:
     try:
-        return Strategy(config.search_strategy.strip().lower())
+        return Strategy(config.search.strategy.strip().lower())
     except ValueError:
         raise permanent(
-            f"search strategy {config.search_strategy!r} does not exist; "
+            f"search strategy {config.search.strategy!r} does not exist; "
             f"set SEARCH_STRATEGY to one of: {', '.join(s.value for s in Strategy)}"
         ) from None
 
 
 def _corpus_folder_checked(config: Settings) -> None:
-    folder = config.research_corpus_dir
+    folder = config.corpus.folder
     if folder is not None and not folder.is_dir():
         raise permanent(
             f"RESEARCH_CORPUS_DIR {str(folder)!r} is not a folder; point it at your documents or unset it"
@@ -234,21 +233,21 @@ def _all_failed(errors: list[BaseException]) -> BaseException:
 
 
 def _searxng(config: Settings) -> SearchProvider:
-    if not config.searxng_url:
+    if not config.search.searxng_url:
         raise permanent(
             "the searxng provider needs SEARXNG_URL, the address of your SearxNG instance"
         )
-    return Searxng(config.searxng_url)
+    return Searxng(config.search.searxng_url)
 
 
 def _tavily(config: Settings) -> SearchProvider:
-    key = api_key(config.tavily_api_key, "tavily", "TAVILY_API_KEY")
-    return Tavily(key, base_url=config.tavily_base_url or TAVILY_URL)
+    key = api_key(config.search.tavily_api_key, "tavily", "TAVILY_API_KEY")
+    return Tavily(key, base_url=config.search.tavily_base_url or TAVILY_URL)
 
 
 def _brave(config: Settings) -> SearchProvider:
-    key = api_key(config.brave_api_key, "brave", "BRAVE_API_KEY")
-    return Brave(key, base_url=config.brave_base_url or BRAVE_URL)
+    key = api_key(config.search.brave_api_key, "brave", "BRAVE_API_KEY")
+    return Brave(key, base_url=config.search.brave_base_url or BRAVE_URL)
 
 
 def _local(config: Settings) -> SearchProvider:

@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from activities.web.extraction import Extracted, extract
 
@@ -45,6 +45,8 @@ WEB_LANE = "web"
 MAX_TEXT_CHARS = 2_000_000
 _POLL_S = 0.1
 T = TypeVar("T")
+#: What a child sends back: ("ok", the function's result), or ("limit" | "unreadable", why).
+_Answer = tuple[str, Any]
 #: Imported once in the forkserver, so a child (a new one after a kill too) starts with the
 #: functions it runs loaded: web pages' and the local corpus's files'.
 PRELOAD = (__name__, "activities.corpus.reader")
@@ -142,7 +144,8 @@ class ExtractionPool:
         (the local corpus's indexing: its LANE is the corpus folder). `function` is a module-level
         function (it is sent by name); what it raises comes back as ValueError (its message) or
         ExtractionLimit."""
-        return self._run((function, args), threading.Event(), lane)
+        # The child's answer is what `function(*args)` returned, pickled across the pipe.
+        return cast(T, self._run((function, args), threading.Event(), lane))
 
     def _run(self, request: tuple[Any, ...], cancelled: threading.Event, lane: str) -> Any:
         self._lanes.acquire(lane, cancelled)
@@ -174,7 +177,7 @@ class ExtractionPool:
             raise ExtractionLimit(rest[0])
         raise ValueError(rest[0])
 
-    def _wait(self, child: _Child, cancelled: threading.Event) -> tuple[Any, ...]:
+    def _wait(self, child: _Child, cancelled: threading.Event) -> _Answer:
         deadline = time.monotonic() + self.limits.timeout_s
         while not child.conn.poll(_POLL_S):
             if cancelled.is_set():
@@ -182,7 +185,8 @@ class ExtractionPool:
             if time.monotonic() > deadline:
                 raise ExtractionLimit(f"reading it took longer than {self.limits.timeout_s:g} s")
         try:
-            return child.conn.recv()
+            answer: _Answer = child.conn.recv()  # what `_serve` sent
+            return answer
         except (EOFError, OSError):
             raise ExtractionLimit(
                 f"the reader stopped (it needs more than {self.limits.memory_mb} MiB or crashed)"
@@ -196,7 +200,7 @@ class ExtractionPool:
 
 
 class Lanes:
-    """The pool's children handed out in turns (issue 38, R14): each document waits in its lane
+    """The pool's children handed out in turns: each document waits in its lane
     (one per corpus folder, so one per user's uploads, and one for the web's pages), and a freed
     child goes to the lane served longest ago. One user's 16 slow documents (15 s each) once held
     another user's research from 1.3 s to 10.5 s; now the other's next document waits for one
@@ -251,14 +255,14 @@ class Lanes:
 @functools.lru_cache(maxsize=1)
 def pool() -> ExtractionPool:
     """The worker's (or the starter's) one pool, with the configured limits."""
-    from config import settings
+    from settings import settings
 
     config = settings()
     return ExtractionPool(
         Limits(
-            memory_mb=config.extract_max_memory_mb,
-            timeout_s=config.extract_timeout_s,
-            processes=config.extract_processes,
+            memory_mb=config.crawl.extract_max_memory_mb,
+            timeout_s=config.crawl.extract_timeout_s,
+            processes=config.crawl.extract_processes,
         )
     )
 

@@ -62,7 +62,7 @@ from activities.web.urls import (
     take_location,
     usable,
 )
-from config import Settings, settings
+from settings import Settings, settings
 
 __all__ = [
     "PDF",
@@ -107,9 +107,9 @@ class Crawler:
 
     def __init__(self, config: Settings, *, resolver: Resolver | None = None) -> None:
         self.config = config
-        self.guard = AddressGuard(config.crawl_allow_private, resolver)
+        self.guard = AddressGuard(config.crawl.allow_private, resolver)
         self._client: httpx.AsyncClient | None = None
-        self._slots = asyncio.Semaphore(config.crawl_concurrency)
+        self._slots = asyncio.Semaphore(config.crawl.concurrency)
         self._hosts: dict[str, _HostGate] = {}
         self._robots = RobotsCache()
         self._pending_pages: dict[str, asyncio.Future[FetchedPage]] = {}
@@ -131,18 +131,18 @@ class Crawler:
     def _http(self) -> httpx.AsyncClient:
         """Created on first use, inside the worker's event loop, then shared by every fetch."""
         if self._client is None:
-            cfg = self.config
+            crawl = self.config.crawl
             limits = httpx.Limits(
-                max_connections=cfg.crawl_concurrency * 2,
-                max_keepalive_connections=cfg.crawl_concurrency,
+                max_connections=crawl.concurrency * 2,
+                max_keepalive_connections=crawl.concurrency,
             )
             self._client = httpx.AsyncClient(
                 transport=guarded_transport(self.guard, limits),
                 trust_env=False,  # no proxy or netrc from the environment: the guard must see the real target
                 follow_redirects=False,  # each hop is checked by `_follow`
-                timeout=httpx.Timeout(cfg.crawl_page_timeout_s),
+                timeout=httpx.Timeout(crawl.page_timeout_s),
                 headers={
-                    "User-Agent": cfg.crawl_user_agent,
+                    "User-Agent": crawl.user_agent,
                     "Accept": ACCEPT,
                     "Accept-Encoding": "gzip, deflate",
                 },
@@ -151,7 +151,7 @@ class Crawler:
         return self._client
 
     async def _fetch(self, url: httpx.URL) -> FetchedPage:
-        timeout = self.config.crawl_page_timeout_s
+        timeout = self.config.crawl.page_timeout_s
         async with self._slots:  # waiting for a free slot does not count against the page's time
             try:
                 async with asyncio.timeout(timeout) as deadline:
@@ -209,7 +209,7 @@ class Crawler:
         if isinstance(rules, str):
             raise CrawlError(f"blocked: {rules}")
         if isinstance(rules, Protego) and not rules.can_fetch(
-            str(url), self.config.crawl_user_agent
+            str(url), self.config.crawl.user_agent
         ):
             raise CrawlError("blocked by robots.txt")
 
@@ -223,8 +223,9 @@ class Crawler:
         async with self._gate(url.host).slot():
             deadline = _DEADLINE.get()
             waited = loop.time() - asked
-            if deadline is not None and waited > 0 and deadline.when() is not None:
-                deadline.reschedule(deadline.when() + waited)
+            when = deadline.when() if deadline is not None and waited > 0 else None
+            if deadline is not None and when is not None:
+                deadline.reschedule(when + waited)
             client = self._http()
             response = await client.send(client.build_request("GET", url), stream=True)
             try:
@@ -243,7 +244,7 @@ class Crawler:
         if not 200 <= status < 300:
             raise CrawlError(f"HTTP {status}", retryable=status >= 500 or status in (408, 425, 429))
         declared, charset = parse_content_type(response.headers.get("content-type"))
-        cap = self.config.crawl_max_bytes
+        cap = self.config.crawl.max_bytes
         too_large = CrawlError(f"larger than {size_text(cap)}")
         length = response.headers.get("content-length", "")
         if declared == PDF and length.isdigit() and int(length) > cap:
@@ -288,7 +289,7 @@ class Crawler:
 
     async def _read_robots(self, url: httpx.URL) -> tuple[RobotsRules, float]:
         try:
-            async with asyncio.timeout(self.config.crawl_page_timeout_s):
+            async with asyncio.timeout(self.config.crawl.page_timeout_s):
                 for _ in range(MAX_REDIRECTS + 1):
                     check_url(url)
                     async with self._request(url) as response:
@@ -316,7 +317,7 @@ class Crawler:
                 now = asyncio.get_running_loop().time()
                 self._hosts = {h: g for h, g in self._hosts.items() if not g.idle(now)}
             gate = self._hosts[host] = _HostGate(
-                self.config.crawl_per_host, self.config.crawl_host_gap_s
+                self.config.crawl.per_host, self.config.crawl.host_gap_s
             )
         return gate
 

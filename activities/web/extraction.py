@@ -51,11 +51,12 @@ import io
 import re
 import threading
 from dataclasses import dataclass
+from typing import cast
 
 import lxml.etree
 import lxml.html
 import trafilatura
-from trafilatura.settings import use_config
+from trafilatura.settings import Document, use_config
 
 from activities.web.charset import decode_text
 
@@ -139,7 +140,7 @@ def _clean(extracted: Extracted) -> Extracted:
 def _html(html: str, url: str | None) -> Extracted:
     # lxml refuses a str that still declares its byte encoding; it is decoded already.
     html = _XML_DECLARATION.sub("", html, count=1)
-    document = trafilatura.bare_extraction(
+    extracted = trafilatura.bare_extraction(
         html,
         url=url,
         with_metadata=True,
@@ -149,6 +150,7 @@ def _html(html: str, url: str | None) -> Extracted:
         deduplicate=False,
         config=_TRAFILATURA_CONFIG,
     )
+    document = cast(Document | None, extracted)  # a dict only when asked for with as_dict=True
     text = _normalise(document.text or "") if document else ""
     title = (document.title or "") if document else ""
     if len(text) >= MIN_TEXT_CHARS and title:
@@ -161,8 +163,10 @@ def _html(html: str, url: str | None) -> Extracted:
     if len(text) < MIN_TEXT_CHARS:
         # trafilatura's own last resort (JSON-LD articleBody, <article>, paragraphs, then the
         # whole body), which favor_precision switches off; menus removed first for that last tier.
-        for menu in tree.xpath('//nav | //*[@role="navigation"]'):
-            menu.drop_tree()
+        menus = tree.xpath('//nav | //*[@role="navigation"]')
+        for menu in menus if isinstance(menus, list) else []:  # a path to elements: a list
+            if isinstance(menu, lxml.html.HtmlElement):  # of HTML elements
+                menu.drop_tree()
         fallback = _normalise(trafilatura.baseline(tree)[1])
         if len(fallback) > len(text):
             return Extracted(title, fallback, "fallback")
@@ -231,7 +235,7 @@ def _read_pdf(body: bytes, max_pages: int) -> tuple[str, list[str], str]:
 
 
 def _pdfium_pages(body: bytes, max_pages: int = MAX_PDF_PAGES) -> tuple[str, list[str]]:
-    import pypdfium2 as pdfium
+    import pypdfium2 as pdfium  # type: ignore[import-untyped]  # ships no type information
 
     with _PDFIUM_LOCK:
         document = pdfium.PdfDocument(body)
@@ -277,5 +281,5 @@ def _normalise(text: str, keep_spacing: bool = False) -> str:
     """No trailing blanks, at most one empty line between paragraphs, and one space between words
     unless `keep_spacing` (plain text and Markdown: indentation is meaning in code and lists)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    lines = (line.rstrip() if keep_spacing else " ".join(line.split()) for line in lines)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    tidied = (line.rstrip() if keep_spacing else " ".join(line.split()) for line in lines)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(tidied)).strip()

@@ -47,7 +47,7 @@ async def read_url(url: str, using: crawler.Crawler | None = None) -> Reading:
     page = await (using.fetch(url) if using is not None else crawler.fetch(url))
     if page.truncated:  # what fits under the cap of a page that big is rarely the article
         raise crawler.CrawlError(
-            f"larger than the {crawler.settings().crawl_max_bytes // 1024} KiB page limit"
+            f"larger than the {crawler.settings().crawl.max_bytes // 1024} KiB page limit"
         )
     extracted = await extract_bounded(page.body, page.content_type, page.url, page.charset)
     return Reading(url=page.url, title=extracted.title, text=extracted.text)

@@ -1,7 +1,5 @@
 """What a question asks of its subject (activities/offline_engine/asking.py): the reading the
-offline summary's verdict rests on (issue 39: a summary said the sources did not answer above a
-finding that did, for the subject was looked for as the whole dotted name and the verb that
-closed the clause was taken for part of the subject)."""
+offline summary's verdict rests on."""
 
 from __future__ import annotations
 

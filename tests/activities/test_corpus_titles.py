@@ -1,4 +1,4 @@
-"""Issue 39, edges: Markdown left raw in the titles of Word, PDF and HTML documents ("# **The
+"""Edges: Markdown left raw in the titles of Word, PDF and HTML documents ("# **The
 Marrowick bells**") is shown as words: the titles a report's sources carry."""
 
 from __future__ import annotations

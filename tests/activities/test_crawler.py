@@ -21,7 +21,7 @@ from activities.web import crawler as crawler_module
 from activities.web.charset import decode_text, document_type
 from activities.web.crawler import Crawler, CrawlError, FetchedPage
 from activities.web.netguard import classify
-from config import Settings
+from settings import Settings
 from tests.support.hostile_web import (
     ARTICLE_PARAGRAPHS,
     LATIN1_TEXT,

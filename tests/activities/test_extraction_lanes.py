@@ -1,4 +1,4 @@
-"""Issue 38, R14: the extraction children are shared in turns between lanes (a corpus folder per
+"""The extraction children are shared in turns between lanes (a corpus folder per
 user's uploads, the web's pages), so one user's backlog of slow documents never stands in front of
 another's document. Real child processes; the order the documents finish in is what is checked."""
 

@@ -193,7 +193,7 @@ async def test_a_judge_never_sinks_a_claim_that_stands_word_for_word_in_its_sour
 async def test_a_capable_models_report_in_its_own_words_is_kept_as_it_wrote_it(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
-    """Issue 36: no sentence stands word for word in the sources (the deterministic verifier calls
+    """No sentence stands word for word in the sources (the deterministic verifier calls
     each at most partial), but every one paraphrases what it cites: the model's words reach the
     reader, and the calibrated judge decides each sentence later."""
     markdown = (

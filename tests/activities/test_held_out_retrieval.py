@@ -1,4 +1,4 @@
-"""Retrieval on questions it was never tuned on (issue 39, item 7).
+"""Retrieval on questions it was never tuned on.
 
 bench/rust-book-held-out-questions.md holds questions of the Rust book dev set's kind,
 written here and never used for tuning (the book itself stays in ../shared). `make bench`

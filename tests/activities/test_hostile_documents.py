@@ -31,7 +31,8 @@ from activities.corpus.documents import UnreadableDocument
 from activities.corpus.reader import display_name, read_source
 from activities.web import bounded
 from activities.web.bounded import ExtractionPool, Limits
-from config import Settings, settings
+from settings import settings
+from settings.sources import CorpusSettings
 from tests.conftest import REPO
 from tests.support.documents import make_docx, with_part
 
@@ -239,8 +240,8 @@ def test_neither_a_lock_nor_a_transaction_is_held_while_a_file_is_read(
 def test_a_file_over_the_byte_cap_is_refused_by_its_size(tmp_path: Path) -> None:
     docs = _folder(tmp_path)
     corpus = LocalCorpus(docs, tmp_path / "index")
-    assert corpus.max_file_bytes == settings().corpus_max_file_bytes
-    assert Settings.model_fields["corpus_max_file_bytes"].default == 5 * 1024 * 1024
+    assert corpus.max_file_bytes == settings().corpus.max_file_bytes
+    assert CorpusSettings.model_fields["max_file_bytes"].default == 5 * 1024 * 1024
     with (docs / "sparse.txt").open("wb") as sparse:
         sparse.truncate(corpus.max_file_bytes + 1)  # no disk used
     (docs / "notes.md").write_text("# Notes\n\n" + "The wren sings at dawn. " * 60)

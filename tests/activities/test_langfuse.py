@@ -17,7 +17,7 @@ import pytest
 
 from activities import tracing
 from activities.prompts.loader import ROLES, PromptBook, load_prompt
-from config import Settings
+from settings import Settings
 from tests.conftest import REPO
 from tests.support.langfuse_server import FakeLangfuse, running_langfuse
 

@@ -508,7 +508,7 @@ def test_research_stored_before_owners_belongs_to_local(tmp_path: Path) -> None:
 def test_a_renamed_research_keeps_its_title_and_is_found_by_it_only_for_its_owner(
     db_url: str,
 ) -> None:
-    """Renaming (issue 31): every run of the research takes the title; the library read again
+    """Renaming: every run of the research takes the title; the library read again
     shows it, a search finds it by the new title (and still by the question); another user's
     rename changes nothing."""
     store.write(record(run_id="run-1", finished=T0), db_url)
@@ -574,7 +574,7 @@ def test_a_standing_run_reads_its_previous_run_with_fingerprints_and_evidence(db
 def test_a_library_whose_web_app_made_the_sessions_table_migrates_and_keeps_its_sign_outs(
     tmp_path: Path,
 ) -> None:
-    """Migration 0008 (issue 37): the signed-out sessions' table belongs to the migrations now. A
+    """Migration 0008: the signed-out sessions' table belongs to the migrations now. A
     library of revision 0007 where the web app had made the table itself keeps it, rows and all;
     a new library gets it from the migration."""
     url = library_at(
@@ -592,7 +592,7 @@ def test_a_library_whose_web_app_made_the_sessions_table_migrates_and_keeps_its_
 
 
 def test_the_library_counts_only_the_claims_it_checked(db_url: str) -> None:
-    """Issue 39, edges: a cancelled entry read "1 of 0 claims supported", an unchecked one "0 of 0"."""
+    """Edges: a cancelled entry read "1 of 0 claims supported", an unchecked one "0 of 0"."""
     cancelled = record("research-cancelled")
     cancelled.result.verification = VerificationSummary(enabled=True, claims=1, supported=1)
     store.write(cancelled, db_url)

@@ -1,4 +1,4 @@
-"""Questions that name syntax (issue 36, item 7): "the for, while and with statements" is a list
+"""Questions that name syntax: "the for, while and with statements" is a list
 of three things the documentation has a page each about, not three stop words and "statements".
 The offline planner makes a step per name, the local corpus searches each named stop word as a
 phrase with its noun, and a title naming the query's rare word is lifted more than one naming
@@ -12,8 +12,8 @@ import pytest
 
 from activities.corpus import LocalCorpus
 from activities.corpus.snippets import query_terms
+from activities.offline_engine.aspects import decompose
 from activities.offline_engine.kinds import kind_list
-from activities.offline_engine.questions import decompose
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Notification delivery (activities/notify.py): signed webhooks to a real local receiver, the
+"""Notification delivery (activities/notify/): signed webhooks to a real local receiver, the
 address guard's refusals, which answers are retried, the Slack-compatible line, and email through
 a real SMTP server on loopback (aiosmtpd)."""
 
@@ -22,10 +22,9 @@ from aiosmtpd.controller import Controller
 from temporalio.exceptions import ApplicationError
 
 from activities.notify import body, post_webhook, send_email
-from config import Settings
+from settings import Settings
 from tests.support.http_doubles import local_server, serving
-from workflows.standing.changes import Changes, SourceRef
-from workflows.standing.notify import DeliverInput, Notice, NoticeKind
+from workflows.standing_messages import Changes, DeliverInput, Notice, NoticeKind, SourceRef
 
 SECRET = "whsec-unit-0123456789"
 
@@ -154,7 +153,7 @@ def test_every_body_has_a_slack_text_line_and_a_change_carries_its_changes() -> 
     assert sent["text"].startswith("Standing research found changes: How does Rust's")
     assert "1 new sources" in sent["text"]
     assert sent["standing_id"] == "standing-0123abcd"
-    # a local source by its name, never the server's path (issue 38)
+    # a local source by its name, never the server's path
     assert sent["changes"]["new_sources"] == [{"url": "new.md", "title": "New note"}]
     waiting = body(config(), notice(NoticeKind.WAITING, waiting_for="plan_review"))
     assert waiting["text"].startswith("Research waits for you (plan review)")
@@ -217,7 +216,7 @@ def test_email_goes_through_a_real_smtp_server() -> None:
 def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
     tmp_path: Any,
 ) -> None:
-    """Issue 39, edges: email notices were one line plus raw JSON; "completed" said nothing of
+    """Edges: email notices were one line plus raw JSON; "completed" said nothing of
     the result. The research is in the library when its end is announced."""
     from storage import store
     from tests.activities.test_library import record
@@ -249,7 +248,7 @@ def test_a_completed_or_cancelled_email_says_what_was_found_and_carries_no_json(
         assert "{" not in text and '"event"' not in text
 
 
-# --- issue 38: receivers normalised before anything is sent; deliveries that cannot be replayed ---
+# --- receivers normalised before anything is sent; deliveries that cannot be replayed ---
 
 
 @pytest.mark.parametrize(
@@ -349,7 +348,7 @@ async def test_the_documented_receiver_accepts_a_delivery_and_refuses_it_replaye
 def test_the_worker_warns_at_start_when_email_would_log_in_in_clear_text(
     starttls: str, warned: bool
 ) -> None:
-    """Issue 38 (R16): one line naming the server and the setting, never the password."""
+    """One line naming the server and the setting, never the password."""
     import os
     import subprocess
     import sys

@@ -490,7 +490,7 @@ async def test_replanning_covers_the_reflectors_uncovered_terms_first() -> None:
 async def test_a_critique_that_names_no_gap_plans_no_step_about_the_critic() -> None:
     """A small model's rejection that named nothing reaches the planner in the engine's words; the
     steps it brings are about the question, never "More on critic" or "More on report"."""
-    from activities.openai_engine.engine import UNNAMED_ISSUE
+    from activities.openai_engine.checking import UNNAMED_ISSUE
 
     query = "How did the Fresnel lens change lighthouse range?"
     new = await replan(query, ["Fresnel lens"], [UNNAMED_ISSUE])
@@ -898,7 +898,7 @@ def test_the_same_input_gives_the_same_output_in_another_process() -> None:
     assert runs[0] == runs[1]
 
 
-# --- other languages (issue 12) -------------------------------------------------------------------
+# --- other languages -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -970,7 +970,6 @@ async def test_a_report_asked_in_another_language_says_the_offline_engine_cannot
 @pytest.mark.parametrize(
     "point, subject",
     [
-        # issue 31, item 14: "Tell me more about the second point" was titled "... about statement"
         ("The with statement is used to wrap the execution of a block [2].", "the with statement"),
         ("The event loop runs tasks and callbacks [1].", "event loop"),
         ("BM25 ranks by term frequency [3].", "BM25"),

@@ -1,4 +1,4 @@
-"""Offline reports a reader finds worth reading: what a newcomer saw go wrong (issue 23, point 7).
+"""Offline reports a reader finds worth reading: what a newcomer saw go wrong.
 
 - no heading stands over nothing: a step whose findings repeat an earlier one joins its section,
   and steps that found nothing share one closing section that says why;
@@ -25,12 +25,11 @@ from tests.support.documents import make_pdf
 from tests.support.kitchen_corpus import HANDOUT
 from workflows.activity_models import (
     CritiqueInput,
-    OutlineInput,
     PlanInput,
-    SectionInput,
     SynthesizeInput,
 )
 from workflows.models import Plan, PlanStep, Source, StepStatus, VerificationSummary
+from workflows.report_models import OutlineInput, SectionInput
 
 engine = OfflineEngine()
 DONE = StepStatus.COMPLETED
@@ -307,7 +306,7 @@ CONTEXT = "`asyncio.timeouts.timeout(delay)` — Timeout async context manager [
 
 
 async def test_a_dotted_subject_is_named_by_its_last_part_and_the_fullest_answer_leads() -> None:
-    """Issue 39: the documentation of `asyncio.timeout` says "a timeout", never the dotted name:
+    """The documentation of `asyncio.timeout` says "a timeout", never the dotted name:
     the summary denied an answer the finding below it gave."""
     steps = plan((TIMEOUT, f"{CONTEXT} {WAIT_FOR} {CANCELS}"))
     report = await engine.synthesize(SynthesizeInput(query=TIMEOUT, plan=steps, sources=SOURCES))

@@ -24,7 +24,7 @@ from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.replies import REPLIES, parse_reply
 from activities.openai_engine.servers import forget_servers
 from activities.retry_after import retry_after
-from config import Settings
+from settings import Settings
 from tests.support.http_doubles import local_server, send_json
 from workflows.activity_models import (
     ClaimCheck,
@@ -992,7 +992,7 @@ async def test_a_critics_schema_echoes_never_reach_the_reader_as_issues(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
     """SmolLM2-135M echoes its schema's words as issues ("Text", "High")."""
-    from activities.openai_engine.engine import UNNAMED_ISSUE
+    from activities.openai_engine.checking import UNNAMED_ISSUE
 
     issue = {"severity": "high", "text": "The second section cites Venus for a Martian year."}
     echoed = [{"severity": "low", "text": "Text"}, {"severity": "medium", "text": "High"}]

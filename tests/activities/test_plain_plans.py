@@ -1,4 +1,4 @@
-"""Plain plans from the offline engine (issue 48, item 3): step titles from the question's own
+"""Plain plans from the offline engine: step titles from the question's own
 noun phrases, software templates only for questions about software.
 
 Bad examples from a newcomer's notes on planets: "Definition and purpose of long", "How thick is

@@ -1,4 +1,4 @@
-"""A question's clauses, each a thing asked (activities/offline_engine/questions.py, issue 39).
+"""A question's clauses, each a thing asked (activities/offline_engine/questions.py).
 
 ", and" before a clause with a subject and a verb of its own asks another thing, as "and",
 "as well as" or a comma before a question word or "whether" does: the research
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.offline_engine.questions import decompose
+from activities.offline_engine.aspects import decompose
 
 CLAUSES = [
     (

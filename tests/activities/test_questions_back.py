@@ -1,4 +1,4 @@
-"""A question back must ask something (issue 36, item 5): SmolLM2-135M, asked to clarify "How did
+"""A question back must ask something: SmolLM2-135M, asked to clarify "How did
 lighthouse keepers live?", hands the question back word for word, and the research would wait for
 the person to answer their own question. Such a question is not asked: the research goes on, or
 the engine's own question is asked where its rules find the question vague, and the note says

@@ -11,7 +11,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.pages import read_page
 from activities.web import crawler
-from config import Settings
+from settings import Settings
 from tests.support.scholarly_server import CATALOGUE, ScholarlyServer, Work
 from workflows.activity_models import ReadPageInput, ReadPageOutput
 from workflows.models import Paper

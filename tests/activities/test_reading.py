@@ -12,7 +12,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.web import crawler, reading
-from config import Settings
+from settings import Settings
 from tests.starter.cli.test_starter import starter
 from tests.support.hostile_web import (
     ARTICLE_PARAGRAPHS,

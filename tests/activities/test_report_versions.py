@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from storage import revisions, store
 from tests.activities.test_library import T0, count, db_url, postgres_url, record  # noqa: F401
 from workflows.models import Claim, Verdict, VerificationSummary
-from workflows.revising.messages import SaveRevisionInput
+from workflows.revising_messages import SaveRevisionInput
 
 
 def revision(base: int, report: str, by: str) -> SaveRevisionInput:

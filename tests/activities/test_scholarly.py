@@ -34,7 +34,7 @@ from activities.providers.scholarly.openalex import OpenAlex
 from activities.providers.scholarly.pubmed import PubMed
 from activities.providers.scholarly.semanticscholar import SemanticScholar
 from activities.providers.strategies import run_search
-from config import data_converter, settings
+from settings import data_converter, settings
 from starter.cli.stack import DEV_SERVER_DYNAMIC_CONFIG, dynamic_config_args
 from tests.support.scholarly_server import (
     CATALOGUE,
@@ -45,7 +45,7 @@ from tests.support.scholarly_server import (
 )
 from workflows import roles
 from workflows.activity_models import SearchHit, SearchOutput, SearchPapersInput, papers_task_queue
-from workflows.papers import merge_hits, merged, same_work
+from workflows.kit.papers import merge_hits, merged, same_work
 from workflows.record import Paper
 
 Index = TypeVar("Index", bound=ScholarlyIndex)

@@ -1,4 +1,4 @@
-"""One request path for every OpenAI-compatible server (issue 28), tested against what each server
+"""One request path for every OpenAI-compatible server, tested against what each server
 really says: the bodies in tests/support/server_bodies.py, recorded from llama-cpp-python's server
 where it installs here and taken from the servers' documentation otherwise.
 
@@ -20,7 +20,7 @@ import pytest
 
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.servers import facts_for, forget_servers
-from config import Settings
+from settings import Settings
 from tests.support import server_bodies as bodies
 from tests.support.http_doubles import local_server, send_json
 from workflows.activity_models import CritiqueInput, PlanInput, RouteInput

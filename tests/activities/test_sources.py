@@ -1,4 +1,4 @@
-"""Choosing where a research searches (issue 31): `web` never answers from the local corpus,
+"""Choosing where a research searches: `web` never answers from the local corpus,
 `documents` never asks the web and finds the person's own uploads (and only theirs), `both` merges
 the two. Real SearxNG-like HTTP doubles on loopback, real files, real SQLite FTS5 indexes."""
 
@@ -11,7 +11,7 @@ import pytest
 from activities.corpus import uploads
 from activities.pages import read_document
 from activities.providers.strategies import run_search
-from config import Settings
+from settings import Settings
 from tests.activities.test_web_search import Web, failure, serve, web  # noqa: F401 - fixtures
 from workflows.activity_models import SearchInput
 from workflows.models import Sources
@@ -37,8 +37,8 @@ def _config(web: Web, tmp_path: Path, provider: str, fallbacks: str = "", **more
 
 
 def _upload(config: Settings, owner: str, name: str, text: str) -> str:
-    saved = uploads.save(uploads.uploads_root(config.research_data_dir), owner, name, text.encode())
-    folder = uploads.owner_folder(uploads.uploads_root(config.research_data_dir), owner)
+    saved = uploads.save(uploads.uploads_root(config.library.data_dir), owner, name, text.encode())
+    folder = uploads.owner_folder(uploads.uploads_root(config.library.data_dir), owner)
     return (folder / saved.id / saved.name).as_uri()
 
 
@@ -118,7 +118,7 @@ async def test_an_uploaded_document_found_by_a_search_can_be_read(
 
 
 def test_a_research_that_does_not_choose_records_the_same_search_input_as_before() -> None:
-    from config import data_converter
+    from settings import data_converter
 
     payload = data_converter().payload_converter.to_payloads([SearchInput(query="q")])[0]
 

@@ -25,7 +25,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.openai_engine import OpenAIEngine
 from activities.openai_engine.servers import facts_for
-from config import Settings
+from settings import Settings
 from tests.activities.test_openai_engine import clean_env  # noqa: F401 - fixture
 from tests.support.http_doubles import local_server, serving
 from workflows.activity_models import RouteInput

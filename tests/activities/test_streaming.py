@@ -24,7 +24,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.openai_engine import OpenAIEngine
 from activities.usage import metered
-from config import Settings
+from settings import Settings
 from tests.activities.test_openai_engine import clean_env  # noqa: F401 - fixture
 from tests.support.llm_server import USAGE, Fault, ScriptedLLM, running_llm
 from tests.support.sse import tokens
@@ -205,6 +205,6 @@ def test_the_older_name_of_the_silence_timeout_still_works(
     clean_env: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LLM_REQUEST_TIMEOUT_S", "85")
-    assert Settings(_env_file=None).llm_silence_timeout_s == 85
+    assert Settings(_env_file=None).llm.silence_timeout_s == 85
     monkeypatch.setenv("LLM_SILENCE_TIMEOUT_S", "300")  # the new name wins, and may exceed 85
-    assert Settings(_env_file=None).llm_silence_timeout_s == 300
+    assert Settings(_env_file=None).llm.silence_timeout_s == 300

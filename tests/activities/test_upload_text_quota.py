@@ -1,4 +1,4 @@
-"""Issue 38, R4: the text the search index keeps of one user's documents is bounded
+"""The text the search index keeps of one user's documents is bounded
 (UPLOAD_QUOTA_TEXT_CHARS): a document past it is skipped with its reason, the others are found,
 and deleting one makes room. Real files, the real index."""
 

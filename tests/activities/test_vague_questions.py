@@ -1,4 +1,4 @@
-"""Vague questions are asked back by principle, not by the dev set's sentences (issue 23, point 9).
+"""Vague questions are asked back by principle, not by the dev set's sentences.
 
 Two principles (activities/offline_engine/vagueness.py): a question whose only subject is a pronoun
 or demonstrative with nothing earlier to resolve it, and an evaluation or comparison with nothing to

@@ -36,7 +36,7 @@ from activities.providers.strategies import (
     run_search,
 )
 from activities.providers.tavily import Tavily
-from config import Settings, settings
+from settings import Settings, settings
 from workflows.models import SNIPPET_LIMIT
 
 TAVILY_KEY = "tvly-test-0123456789"
@@ -291,7 +291,7 @@ async def test_searxng_hits_come_from_its_json_api(web: Web) -> None:
         "/searx/search",
         {"q": "tidal locking", "format": "json"},
     )
-    assert request.headers["user-agent"] == settings().crawl_user_agent
+    assert request.headers["user-agent"] == settings().crawl.user_agent
 
 
 async def test_a_provider_gives_web_pages_only_one_per_page_with_short_snippets(web: Web) -> None:

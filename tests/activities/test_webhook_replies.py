@@ -1,4 +1,4 @@
-"""A receiver's reply is hostile input (issue 49, finding 1): one answering `200` with endless
+"""A receiver's reply is hostile input: one answering `200` with endless
 chunks, or trickling a byte at a time, must not hold a worker, grow its memory or be retried for a
 day. Real HTTP receivers on loopback; every server loop is bounded and stops by itself."""
 
@@ -13,10 +13,10 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.notify import post_webhook, webhook
-from config import Settings
+from settings import Settings
 from tests.activities.test_notify import notice
 from tests.support.http_doubles import local_server, serving
-from workflows.standing.notify import DeliverInput
+from workflows.standing_messages import DeliverInput
 
 #: What the endless receiver sends at most (the old code read all of it and answered "HTTP 200").
 ENDLESS_CAP = 48 * 1024 * 1024

@@ -190,7 +190,7 @@ def test_the_worker_probes_ask_the_health_endpoint_it_serves(
 def test_the_web_probes_ask_a_route_the_app_serves_without_sign_in(
     rendered: list[dict[str, Any]],
 ) -> None:
-    from config import Settings
+    from settings import Settings
     from starter.web.app import create_app
 
     app = create_app(Settings(research_api_tokens="alice:" + "a" * 20))
@@ -220,7 +220,7 @@ def test_network_policies_name_ports_the_pods_have(rendered: list[dict[str, Any]
 def test_only_the_research_pods_and_keda_reach_the_temporal_frontend(
     rendered: list[dict[str, Any]],
 ) -> None:
-    """Issue 49: whoever reaches Temporal's frontend reads and ends every user's research; the
+    """Whoever reaches Temporal's frontend reads and ends every user's research; the
     example policy for Temporal's namespace (deploy/kubernetes/temporal) admits to 7233 the web
     app's and the workers' pods as the deployment labels them, KEDA and Temporal's own pods."""
     out = subprocess.run(

@@ -127,7 +127,7 @@ async def test_a_third_of_the_tokens_stops_early_says_so_and_spends_at_most_one_
 async def test_a_third_of_a_medium_researchs_tokens_buys_a_step_and_the_report_that_cites_it(
     dev_client: Client, llm: ScriptedLLM, worker: RunningWorker
 ) -> None:
-    """Issue 39: with a third (or a quarter) of an unbudgeted medium research's tokens, the step
+    """With a third (or a quarter) of an unbudgeted medium research's tokens, the step
     was admitted beside a reserve sized before it (and counting text the report never shows), so
     a quarter researched 0 of 3 steps and spent what it kept on a report of nothing, and a third
     bought a step whose findings then left no room for the report: the synthesizer was skipped
@@ -166,7 +166,7 @@ async def long_pages_worker(
     rust_notes: Path,
 ) -> AsyncIterator[RunningWorker]:
     """The notes with three times their text each, so every page read is as long as a page may
-    be (PAGE_TEXT_LIMIT), as the Python documentation's pages are (issue 31, item 19)."""
+    be (PAGE_TEXT_LIMIT), as the Python documentation's pages are."""
     folder = tmp_path_factory.mktemp("long-pages")
     corpus = folder / "notes"
     corpus.mkdir()

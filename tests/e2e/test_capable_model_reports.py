@@ -1,4 +1,4 @@
-"""A capable model's reports through whole researches (issue 36): the real worker and `openai`
+"""A capable model's reports through whole researches: the real worker and `openai`
 engine against the scripted OpenAI-protocol server, over a documents folder holding one labelled
 evidence set of ../shared/attribution/dev.jsonl. The model writes the set's faithful report in its
 own words (its citations renumbered to the research's sources) and judges carefully: the report
@@ -21,7 +21,7 @@ from bench import faithfulness
 from tests.e2e.test_llm_research import start_worker, worker_env
 from tests.support import judges
 from tests.support.llm_server import running_llm
-from workflows.checks.citations import sub_citations
+from workflows.kit.citations import sub_citations
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, Verdict
 from workflows.research import DeepResearchWorkflow
 

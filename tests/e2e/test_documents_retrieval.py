@@ -1,4 +1,4 @@
-"""Research over a person's documents reads the documents a question is about (issue 36, item 7),
+"""Research over a person's documents reads the documents a question is about,
 end to end: the real worker, offline engine (no model) and `sources: documents`.
 
 Each question's documents sit among those of all the other questions of its set, one Markdown

@@ -19,7 +19,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from storage.public_names import PublicNames
 from tests.conftest import BIN_DIR, REPO
-from workflows.checks.citations import cited_ids
+from workflows.kit.citations import cited_ids
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage, StepStatus, Verdict
 from workflows.research import DeepResearchWorkflow
 
@@ -237,7 +237,7 @@ async def test_a_finished_research_is_verified_kept_in_the_library_and_can_be_fo
 
     shown = starter("show", handle.id, "--json")
     assert shown.returncode == 0, shown.stderr
-    # the library's copy, its local sources named inside the corpus (issue 38: no server path)
+    # the library's copy, its local sources named inside the corpus
     named = PublicNames(Path(worker_env["RESEARCH_CORPUS_DIR"])).model(result)
     assert ResearchResult.model_validate(json.loads(shown.stdout)["result"]) == named
     assert "file:" not in shown.stdout and worker_env["RESEARCH_CORPUS_DIR"] not in shown.stdout

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from temporalio.client import Client
 
-from starter.client.hints import program
+from starter.cli.hints import program
 from tests.conftest import REPO
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
 from tests.starter.cli.test_starter import starter
@@ -118,7 +118,7 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "review",
             "get_report",
             "search_library",
-            # standing research (issue 32)
+            # standing research
             "standing_create",
             "standing_list",
             "standing_show",
@@ -126,9 +126,9 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "standing_pause",
             "standing_resume",
             "standing_delete",
-            "rename_research",  # renaming in the library (issue 31)
-            "check_claims",  # any text's citations, checked (issue 36)
-            "revise_section",  # one section of a finished report revised (issue 48)
+            "rename_research",  # renaming in the library
+            "check_claims",  # any text's citations, checked
+            "revise_section",  # one section of a finished report revised
         }
 
         asked = await mcp.call_tool(

@@ -1,4 +1,4 @@
-"""The truth about the model (issue 28), end to end: a real worker against an OpenAI-compatible
+"""The truth about the model, end to end: a real worker against an OpenAI-compatible
 test server that fails the way real ones do. A research its model never answered fails in one
 line that names the endpoint and quotes the server; one where some roles fell back says so at
 the top of its report and in its notes, and the starter's exit code tells a script which is which.

@@ -1,4 +1,4 @@
-"""An offline report's summary never contradicts its findings (issue 39, item 1).
+"""An offline report's summary never contradicts its findings.
 
 A report opened with "**The sources read do not answer this question.** None of the 7 sentences
 found about asyncio.timeout says anything about "cancel", "task"" above the finding "When a

@@ -26,7 +26,7 @@ from tests.e2e.test_end_to_end import Workers
 from tests.e2e.test_web_research import FakeSearxng
 from tests.support.documents import make_docx, make_pdf
 from tests.support.http_doubles import local_server, serving
-from workflows.checks.citations import cited_ids
+from workflows.kit.citations import cited_ids
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 from workflows.research import DeepResearchWorkflow
 

@@ -1,4 +1,4 @@
-"""A question back that repeats the question is not asked (issue 36, item 5), end to end: the
+"""A question back that repeats the question is not asked, end to end: the
 real worker and `openai` engine against the scripted OpenAI-protocol server, whose router asks to
 clarify a clear question and whose clarifier hands the question back word for word, as
 SmolLM2-135M does. The research must not wait for an answer: it completes, asks nothing, and its

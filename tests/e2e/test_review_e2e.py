@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client, WorkflowHandle
 
-from starter.client.hints import program
+from starter.cli.hints import program
 from tests.conftest import BIN_DIR
 from tests.e2e.test_end_to_end import Workers, start, worker_env, workers  # noqa: F401 - fixtures
 from tests.starter.cli.test_starter import starter

@@ -1,4 +1,4 @@
-"""Every section about what it asks (issue 48, item 2), end to end: the real worker, the offline
+"""Every section about what it asks, end to end: the real worker, the offline
 engine and the local search over a person's own notes on three planets.
 
 "How tall is Olympus Mons on Mars and how long is a Martian year?" once quoted Venus's rotation

@@ -1,4 +1,4 @@
-"""Standing research end to end (issue 32), through the HTTP API: the real worker process on the
+"""Standing research end to end, through the HTTP API: the real worker process on the
 dev server (offline engine, local corpus in a folder of the test's own), the web app on loopback,
 and a webhook receiver that is a real local HTTP server.
 
@@ -26,7 +26,7 @@ import httpx
 import pytest
 from temporalio.client import Client
 
-from config import Settings
+from settings import Settings
 from tests.e2e.test_end_to_end import Workers
 from tests.starter.web.conftest import running_app
 from tests.support.corpus import write_rust_notes

@@ -1,4 +1,4 @@
-"""Uploading a document and researching it, end to end (issue 31): the web app's API takes a small
+"""Uploading a document and researching it, end to end: the web app's API takes a small
 Markdown document about something nothing else mentions, a research with `sources: documents`
 (the real worker process, offline engine, the local corpus beside it) cites it by its title; the
 same question asked by another user, with the same sources, never finds it."""
@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from config import Settings
+from settings import Settings
 from tests.e2e.test_end_to_end import Workers
 from tests.starter.web.conftest import running_app, wait_for
 
@@ -83,7 +83,7 @@ async def test_an_uploaded_document_is_cited_by_its_owners_research_only(
     titles = {s["title"]: s for s in mine["sources"]}
     assert "The Marrowick carillon" in titles, mine["sources"]
     cited = titles["The Marrowick carillon"]
-    assert cited["url"] == "marrowick.md"  # its file name: no data or owner folder (issue 38)
+    assert cited["url"] == "marrowick.md"  # its file name: no data or owner folder
     assert f"[{cited['id']}]" in mine["report_markdown"]
     assert "41 bells" in mine["report_markdown"]
 

@@ -20,9 +20,19 @@ from activities.offline_engine import OfflineEngine
 from activities.revisions import save_revision
 from activities.standing import previous_run
 from workflows import activity_models as m
+from workflows.activity_role import Role
 from workflows.models import Complexity, Depth, ReflectionDecision, RoutingDecision
-from workflows.roles import ROLES, Role
-from workflows.standing.messages import OwnerRunningInput, OwnerRunningOutput
+from workflows.report_models import (
+    OutlineInput,
+    OutlineOutput,
+    ReportSection,
+    SectionInput,
+    SectionOutput,
+    SummaryInput,
+    SummaryOutput,
+)
+from workflows.roles import ROLES
+from workflows.standing_messages import OwnerRunningInput, OwnerRunningOutput
 
 
 def default_route(inp: m.RouteInput) -> m.RouteOutput:
@@ -98,21 +108,21 @@ def default_synthesize(inp: m.SynthesizeInput) -> m.SynthesizeOutput:
     return m.SynthesizeOutput(markdown="\n\n".join(lines), engine="double")
 
 
-def default_outline_report(inp: m.OutlineInput) -> m.OutlineOutput:
+def default_outline_report(inp: OutlineInput) -> OutlineOutput:
     sections = [
-        m.ReportSection(heading=s.title, step_indexes=[i])
+        ReportSection(heading=s.title, step_indexes=[i])
         for i, s in enumerate(inp.plan.steps)
         if s.observation
     ]
-    return m.OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
+    return OutlineOutput(title=inp.topic_text(), sections=sections, engine="double")
 
 
-def default_write_section(inp: m.SectionInput) -> m.SectionOutput:
-    return m.SectionOutput(markdown="\n\n".join(s.observation or "" for s in inp.steps))
+def default_write_section(inp: SectionInput) -> SectionOutput:
+    return SectionOutput(markdown="\n\n".join(s.observation or "" for s in inp.steps))
 
 
-def default_summarize_report(inp: m.SummaryInput) -> m.SummaryOutput:
-    return m.SummaryOutput(markdown=f"{len(inp.steps)} steps were researched.")
+def default_summarize_report(inp: SummaryInput) -> SummaryOutput:
+    return SummaryOutput(markdown=f"{len(inp.steps)} steps were researched.")
 
 
 def default_verify_claims(inp: m.VerifyClaimsInput) -> m.VerifyClaimsOutput:

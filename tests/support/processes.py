@@ -1,7 +1,7 @@
 """The CLI run as a person runs it, in a child process the test reads while it runs.
 
 A test that fails (or times out) half-way through reading a child used to leave the process
-running into the next tests, on a busy machine too (issue 31, item 18). `cli` always ends the
+running into the next tests, on a busy machine too. `cli` always ends the
 child and waits for it, however the test ends.
 """
 

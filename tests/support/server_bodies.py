@@ -4,7 +4,8 @@ RECORDED bodies were captured from the real server on this machine (llama-cpp-py
 0.3.36 with SmolLM2-135M-Instruct, `make test-models` builds it); the paths inside them are the
 only thing shortened. DOCUMENTED bodies follow the servers' own documentation and source where
 they do not install here (llama.cpp's C++ `llama-server`, Ollama, vLLM, LM Studio, LiteLLM,
-OpenAI's reasoning models). README, "Local models", says which server was checked which way.
+OpenAI's reasoning models). docs/configuration.md, "Local models", says which server was checked
+which way.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ LLAMA_SERVER_OVERFLOW_400 = {
     }
 }
 
-# --- Ollama: DOCUMENTED (docs/api.md, POST /api/show) --------------------------------------------
+# --- Ollama: DOCUMENTED (ollama/docs/api.md, POST /api/show) -------------------------------------
 
 OLLAMA_SHOW = {
     "modelfile": "FROM /root/.ollama/models/blobs/sha256-...",

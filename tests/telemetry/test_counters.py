@@ -14,7 +14,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 from temporalio.worker import Worker
 
-from config import data_converter
+from settings import data_converter
 from telemetry.counters import COMPLETED, FAILED, LLM_CALLS, STARTED, ProductMetrics
 from tests.support.doubles import DEFAULTS, Script
 from workflows.models import Depth, ResearchRequest

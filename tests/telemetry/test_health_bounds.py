@@ -1,5 +1,4 @@
-"""The worker's metrics port holds a bounded number of connections (issue 49: 400 idle connections
-once held 400 threads): past the most at once a connection is closed unanswered, an idle one is
+"""The worker's metrics port holds a bounded number of connections: past the most at once a connection is closed unanswered, an idle one is
 closed after a while, and a probe is answered again as soon as the idle ones are gone."""
 
 from __future__ import annotations

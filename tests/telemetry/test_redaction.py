@@ -1,4 +1,4 @@
-"""Traces without secrets (issue 49): with OTEL_EXPORTER_OTLP_ENDPOINT set, what reaches a real
+"""Traces without secrets: with OTEL_EXPORTER_OTLP_ENDPOINT set, what reaches a real
 OTLP/HTTP receiver holds no query string, no webhook path and no sign-in `code` or `state`; and no
 trace context crosses the service's edge: a crawled page and a webhook receiver see no
 `traceparent` or `baggage`, and a client's `traceparent` does not become the web app's trace."""
@@ -36,8 +36,8 @@ from telemetry import traces
 assert traces.configure("deep-research-worker")
 from activities.notify import post_webhook
 from activities.web.crawler import fetch
-from config import Settings
-from workflows.standing.messages import DeliverInput, Notice, NoticeKind
+from settings import Settings
+from workflows.standing_messages import DeliverInput, Notice, NoticeKind
 
 hook, page = sys.argv[1], sys.argv[2]
 notice = Notice(event=NoticeKind.COMPLETED, research_id="r-1", owner="ann", question="q?",

@@ -110,7 +110,7 @@ async def test_a_research_from_the_web_app_is_one_trace_down_to_the_llm_calls(
 async def test_a_research_from_the_cli_is_one_trace_rooted_in_its_start(
     dev_address: str, tmp_path: Path
 ) -> None:
-    """Issue 49: the CLI's start span is the root; the workflow's own span is beneath it and the
+    """The CLI's start span is the root; the workflow's own span is beneath it and the
     activities' beneath that, on the worker."""
     prepare_corpus(tmp_path / "index")
     collector = Collector()

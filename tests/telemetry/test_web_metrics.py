@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from config import Settings
+from settings import Settings
 from starter.web.app import create_app
 from tests.telemetry.processes import TOKEN, web_app
 from tests.telemetry.scrape import get, total
@@ -43,7 +43,7 @@ def test_a_scraper_from_elsewhere_needs_a_token(app: object) -> None:
 
 
 def test_a_users_token_reads_no_metrics_unless_the_operator_named_its_user(app: object) -> None:
-    """Issue 49: bob signs in with a good token, and is no scraper."""
+    """Bob signs in with a good token, and is no scraper."""
     with TestClient(app, client=ELSEWHERE) as client:  # type: ignore[arg-type]
         bobs = client.get("/metrics", headers={"Authorization": f"Bearer {BOB}"})
         signed_in = client.get("/api/research", headers={"Authorization": f"Bearer {BOB}"})

@@ -25,7 +25,7 @@ from activities.providers.scholarly.crossref import Crossref
 from activities.providers.scholarly.openalex import OpenAlex
 from activities.providers.scholarly.pubmed import PubMed
 from activities.providers.scholarly.semanticscholar import SemanticScholar
-from config import Settings
+from settings import Settings
 
 __all__ = [
     "INDEXES",
@@ -114,25 +114,25 @@ INDEXES: dict[str, type[ScholarlyIndex]] = {
 
 def _url(name: str, config: Settings) -> str:
     return {
-        "openalex": config.openalex_url,
-        "arxiv": config.arxiv_url,
-        "crossref": config.crossref_url,
-        "semanticscholar": config.semantic_scholar_url,
-        "pubmed": config.pubmed_url,
+        "openalex": config.papers.openalex_url,
+        "arxiv": config.papers.arxiv_url,
+        "crossref": config.papers.crossref_url,
+        "semanticscholar": config.papers.semantic_scholar_url,
+        "pubmed": config.papers.pubmed_url,
     }[name]
 
 
 def rate_of(name: str, config: Settings) -> Rate:
     """The index's rate for this deployment (Crossref's public pool without a contact)."""
     rate = RATES[name]
-    if name == "crossref" and not config.research_contact_email.strip():
+    if name == "crossref" and not config.papers.contact_email.strip():
         return Rate(5, rate.source, concurrency=1)
     return rate
 
 
 def configured_indexes(config: Settings) -> list[str]:
     """SCHOLARLY_PROVIDERS, checked: a non-retryable one-line error for a name that is none."""
-    names = config.scholarly_indexes
+    names = config.papers.indexes
     for name in names:
         if name not in INDEXES:
             raise permanent(
@@ -150,7 +150,7 @@ def build_index(name: str, config: Settings) -> ScholarlyIndex:
         )
     return INDEXES[name](
         _url(name, config),
-        contact=config.research_contact_email,
+        contact=config.papers.contact_email,
         interval_s=rate_of(name, config).interval_s,
     )
 
@@ -160,6 +160,6 @@ def configured_index(name: str, config: Settings) -> ScholarlyIndex:
     if name.strip().lower() not in configured_indexes(config):
         raise permanent(
             f"scholarly index {name!r} is not in SCHOLARLY_PROVIDERS "
-            f"({config.scholarly_providers or 'empty'}): add it there to search it"
+            f"({config.papers.providers or 'empty'}): add it there to search it"
         )
     return build_index(name.strip().lower(), config)

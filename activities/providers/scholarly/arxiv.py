@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from activities.providers.http import one_line
 from activities.providers.scholarly.base import ScholarlyIndex, malformed, paper_hit, year_of
 from workflows.activity_models import SearchHit
-from workflows.papers import arxiv_id, bare_doi
+from workflows.kit.papers import arxiv_id, bare_doi
 from workflows.record import Paper
 
 ATOM = "{http://www.w3.org/2005/Atom}"

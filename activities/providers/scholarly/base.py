@@ -34,7 +34,7 @@ from activities.providers.http import (
     request_text,
 )
 from workflows.activity_models import SearchHit
-from workflows.papers import merge_hits, normalized, paper_url
+from workflows.kit.papers import merge_hits, normalized, paper_url
 from workflows.record import PAGE_TEXT_LIMIT, SNIPPET_LIMIT, Paper
 from workflows.text import trim
 
@@ -102,7 +102,7 @@ class ScholarlyIndex:
 
     async def search(self, query: str, max_results: int) -> list[SearchHit]:
         """At most `max_results` hits, one per work (an index may list a preprint and its
-        published version apart: workflows/papers.py merges them)."""
+        published version apart: workflows/kit/papers.py merges them)."""
         return merge_hits(await self.find(query, max_results))[: max(1, max_results)]
 
     async def find(self, query: str, max_results: int) -> list[SearchHit]:
@@ -152,7 +152,7 @@ def malformed(message: str) -> ApplicationError:
 
 def paper_hit(index: str, title: Any, paper: Paper, landing: str = "") -> SearchHit | None:
     """The hit of one work: its URL the published DOI's resolver link, else its arXiv page, else
-    the index's landing page (workflows/papers.py); None when it has no web address at all."""
+    the index's landing page (workflows/kit/papers.py); None when it has no web address at all."""
     abstract = trim(one_line(paper.abstract), PAGE_TEXT_LIMIT)
     paper = normalized(paper).model_copy(update={"abstract": abstract, "found_in": [index]})
     url = paper_url(paper, landing)

@@ -22,7 +22,7 @@ from typing import Any
 from activities.providers.http import one_line, plain, result_rows
 from activities.providers.scholarly.base import ScholarlyIndex, paper_hit, year_of
 from workflows.activity_models import SearchHit
-from workflows.papers import bare_doi
+from workflows.kit.papers import bare_doi
 from workflows.record import Paper
 
 KINDS = {

@@ -13,7 +13,7 @@ from typing import Any
 from activities.providers.http import plain, result_rows
 from activities.providers.scholarly.base import ScholarlyIndex, paper_hit, year_of
 from workflows.activity_models import SearchHit
-from workflows.papers import arxiv_id, bare_doi
+from workflows.kit.papers import arxiv_id, bare_doi
 from workflows.record import Paper
 
 #: The fields a hit needs (OpenAlex's `select`): a tenth of a full work's bytes.

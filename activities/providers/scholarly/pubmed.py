@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from activities.providers.http import one_line
 from activities.providers.scholarly.base import ScholarlyIndex, paper_hit, year_of
 from workflows.activity_models import SearchHit
-from workflows.papers import bare_doi
+from workflows.kit.papers import bare_doi
 from workflows.record import Paper
 
 TOOL = "deep-research"

@@ -1,4 +1,4 @@
-"""The research page as people use it (issue 31), in a real browser: a Stop button on any running
+"""The research page as people use it, in a real browser: a Stop button on any running
 research (3); the stage, plan and report change together at the end, never a stale plan beside
 "completed" (5); the keyboard: focus lands where the page asks something and after Approve plan,
 Ctrl+Enter sends, stage names are words (15); a phone: one header line, whole steps, a tap on a
@@ -228,7 +228,7 @@ async def test_without_javascript_the_forms_start_and_answer(
     assert "?" not in got["url"]
 
 
-# --- a report reviewed again after its revision (issue 31, item 6) ------------------------------
+# --- a report reviewed again after its revision ------------------------------
 
 
 def report_review_rounds(server: WebServer, research_id: str, folder: Path) -> dict[str, Any]:
@@ -282,7 +282,7 @@ async def test_a_revised_report_comes_back_for_round_two_and_its_approval_comple
     assert "Revised after review: “Say what is missing”" in got["panel"]
     assert "shows you the revision for another review round" in got["panel"]
     assert got["notice"] == [
-        # the doubles rewrite it as it was: never "rewritten with your feedback" (issue 39)
+        # the doubles rewrite it as it was: never "rewritten with your feedback"
         "You asked for a revision, but the rewrite came out the same as the draft: the engine "
         "that writes this report could not act on your feedback."
     ], got["report"][:800]
@@ -351,7 +351,7 @@ async def test_without_javascript_a_revised_report_is_reviewed_again_and_approve
     )
     assert "Revised after review: “Say what is missing”" in got["panel"]
     assert got["notice"] == [
-        # the doubles rewrite it as it was: never "rewritten with your feedback" (issue 39)
+        # the doubles rewrite it as it was: never "rewritten with your feedback"
         "You asked for a revision, but the rewrite came out the same as the draft: the engine "
         "that writes this report could not act on your feedback."
     ]

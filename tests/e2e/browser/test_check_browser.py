@@ -1,4 +1,4 @@
-"""The **Check citations** page in Chromium (issue 48), at 1300 and 400 px: reached from the home
+"""The **Check citations** page in Chromium, at 1300 and 400 px: reached from the home
 page, the product's own report pasted into **Text**, **Check citations** pressed, the verdicts in
 place with their evidence; with JavaScript off too (the page needs none)."""
 

@@ -1,4 +1,4 @@
-"""Issue 39 in a real browser: a research whose worker is busy reads "still working" (a quiet
+"""In a real browser: a research whose worker is busy reads "still working" (a quiet
 status line, no red alert, no advice to start a worker) at 1300 and 400 px.
 
 Screenshots go to the test's folder (and to SCREENSHOTS_DIR when set).
@@ -53,7 +53,7 @@ async def test_a_busy_research_says_still_working_not_a_red_error(
 async def test_the_focus_ring_is_not_an_error_colour_and_the_sources_fit(
     open_web_server: WebServer, tmp_path: Path, width: str
 ) -> None:
-    """Issue 39, edges: the orange focus ring read like a validation error; the Sources chooser,
+    """Edges: the orange focus ring read like a validation error; the Sources chooser,
     now saying what each choice searches, must still fit a 400 px phone."""
 
     def scenario(page: Any, seen: Seen) -> dict[str, Any]:
@@ -81,7 +81,7 @@ async def test_the_focus_ring_is_not_an_error_colour_and_the_sources_fit(
 async def test_the_plan_follows_the_events_while_the_status_is_busy(
     open_web_server: WebServer, tmp_path: Path, width: str
 ) -> None:
-    """Issue 39, item 3: "No plan yet" stood beside 3 steps done while the status query was slow.
+    """ "No plan yet" stood beside 3 steps done while the status query was slow.
     Here every status answer is "still working" (503 with Retry-After); the plan card and the bar
     follow the plan and step events of the live log."""
     async with open_web_server.client(None) as http:

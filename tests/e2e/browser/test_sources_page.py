@@ -1,4 +1,4 @@
-"""The home page's sources chooser and document upload in a real browser (issue 31): a person
+"""The home page's sources chooser and document upload in a real browser: a person
 uploads a document, sees it listed, chooses "Your documents" and starts a research that searches
 their documents; with JavaScript and without (the forms post)."""
 
@@ -68,8 +68,7 @@ async def test_a_person_uploads_a_document_and_researches_only_their_documents(
         java_script_enabled=javascript,
     )
 
-    # each choice may say what it searches (issue 39: starter/web/services/sources.py, as pages/home.py
-    # hands it to the form)
+    # each choice may say what it searches
     starts = ("Configured", "Web", "Your documents", "Web", "Papers")
     assert [o.startswith(w) for o, w in zip(got["options"], starts, strict=True)] == [True] * 5
     assert len(got["listed"]) == 1 and "marrowick carillon.md" in got["listed"][0]
