@@ -27,7 +27,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\W_a-zß-ÿ]|[\"'(\[`])|(?<=[。！？])\s*")
 
 STOPWORDS = frozenset(
-    """A about above after again against all also am an and any are aren't as at be because been
+    """a about above after again against all also am an and any are aren't as at be because been
     before being below between both but by can cannot could couldn't did didn't do does doesn't doing
     don't down during each either else etc even ever every few for from further get gets got had
     hadn't has hasn't have haven't having he her here hers herself him himself his how however i if

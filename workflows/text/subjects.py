@@ -30,7 +30,7 @@ _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][a-z][\w’'-]*)")
 _LINE_START = re.compile(r"\s*(?:#{1,6}|[-*+>]|\d{1,3}[.)])?\s*(?:\[\d+\]\s*)?[\"“'(*_]*")
 #: Words capitalized for their place, never names.
 NOT_NAMES = frozenset(
-    """How what why when where which who whom whose is are does do did can could should would will
+    """how what why when where which who whom whose is are does do did can could should would will
     was were has have had may might must shall one two three four five six seven eight nine ten
     first second third last next each every some many most few all both either neither not no
     yes also then there here however although though because since while after before during
