@@ -152,12 +152,10 @@ async def ready(
     return request.model_copy(update={"history": followup.conversation(earlier)})
 
 
-async def earlier_research(research_id: str, session: Session, owner: str) -> ResearchResult:
-    """The research to follow up (`find`: Temporal, else the library, which keeps it after
-    Temporal forgot it). Another user's research is unknown, exactly like an id that does not
-    exist: a follow-up never reads someone else's question or report."""
+async def _found_anywhere(session: Session, research_id: str, owner: str | None) -> Found:
+    """`find`, its not-found said as a finished research's reader needs it: in neither store."""
     try:
-        found = await find(session, research_id, owner)
+        return await find(session, research_id, owner)
     except ClientError as err:
         if err.kind is not Kind.NOT_FOUND:
             raise
@@ -165,6 +163,13 @@ async def earlier_research(research_id: str, session: Session, owner: str) -> Re
             f"no research with id {shown(research_id)} in the library or in Temporal",
             Kind.NOT_FOUND,
         ) from None
+
+
+async def earlier_research(research_id: str, session: Session, owner: str) -> ResearchResult:
+    """The research to follow up (`find`: Temporal, else the library, which keeps it after
+    Temporal forgot it). Another user's research is unknown, exactly like an id that does not
+    exist: a follow-up never reads someone else's question or report."""
+    found = await _found_anywhere(session, research_id, owner)
     if found.running:
         raise ClientError(
             f"research {shown(research_id)} is running: only a finished research can be "
@@ -405,15 +410,7 @@ async def finished_research(session: Session, research_id: str, owner: str | Non
     """OWNER's (default: the session's user's) finished research with its result: from the
     library (kept after Temporal forgot it), else Temporal's. CONFLICT while it runs; FAILED when
     it ended without a result."""
-    try:
-        found = await find(session, research_id, owner)
-    except ClientError as err:
-        if err.kind is not Kind.NOT_FOUND:
-            raise
-        raise ClientError(
-            f"no research with id {shown(research_id)} in the library or in Temporal",
-            Kind.NOT_FOUND,
-        ) from None
+    found = await _found_anywhere(session, research_id, owner)
     if found.running and found.handle is not None:
         stage = (await status(found.handle, session.cfg)).stage.value
         raise ClientError(
