@@ -118,6 +118,7 @@ async def test_the_mcp_server_researches_asks_back_and_serves_stored_reports(
             "review",
             "get_report",
             "search_library",
+            "list_research",  # running and finished, the same list as the web's and the CLI's
             # standing research
             "standing_create",
             "standing_list",
