@@ -47,7 +47,7 @@ def decompose(question: str) -> Decomposition:
     and/with Y", "X compares to Y"; names of one kind ("the for and while statements"); "A, B and
     C" where each item is at most four content words; otherwise the question is one aspect.
     """
-    clauses = _split_clauses(question)
+    clauses = split_clauses(question)
     if len(clauses) >= 2:
         first = _comparison(clauses[0])
         subject = first.subject if first else subject_of(clauses[0])
@@ -67,7 +67,7 @@ def _named_kind(text: str) -> Decomposition | None:
     return Decomposition(kind, found.items, found.scope, subject=subject)
 
 
-def _split_clauses(question: str) -> list[str]:
+def split_clauses(question: str) -> list[str]:
     """The question's clauses; a fragment with fewer than two content words ("In Rust,") joins
     the clause after it."""
     parts = re.split(r"\?+|;|(?<=[a-z0-9)])\.\s+(?=[A-Z])", question)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from activities.offline_engine.aspects import decompose
+from activities.offline_engine.aspects import decompose, split_clauses
 from activities.offline_engine.questions import (
     _key_terms,
     _question_and_qualifiers,
@@ -89,6 +89,22 @@ def classify(about: AboutQuestion) -> CoordinateOutput:
 # --- search queries ---------------------------------------------------------------------------------
 
 
+def _other_parts(question: str, title: str) -> set[str]:
+    """The terms only the question's other parts use, when the step is one part of a question of
+    several ("How long is a year on Mars and how tall is Olympus Mons?"): a query for the
+    volcano's height that also asks for "year" and "Mars" finds the planet's page first, and the
+    step then reads nothing about the volcano."""
+    clauses = split_clauses(question)
+    own = set(content_terms(title))
+    terms = [set(content_terms(c)) for c in clauses]
+    if len(terms) < 2:
+        return set()
+    part = max(range(len(terms)), key=lambda i: len(terms[i] & own))
+    if len(terms[part] & own) < 2:  # a step of its own ("Key facts about year"), no one part's
+        return set()
+    return set().union(*(t for i, t in enumerate(terms) if i != part)) - terms[part]
+
+
 def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int) -> list[str]:
     """Background: the question itself, then its keywords. A step: its title with the question's
     subject, then the step's keywords with the question's key terms. Deduplicated, never empty."""
@@ -99,6 +115,8 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
         candidates = [f"{question} {answers}".strip(), " ".join(key)]
     else:
         title = _clean_clause(step.title)
+        others = _other_parts(question, title)
+        key = [t for t in key if t not in others]
         missing = [t for t in key[:4] if t not in VERBS and not _Matcher([t]).found(title)][:2]
         if points_back(about):
             # "Does a String need the same treatment?": what "the same" means is in the question it follows.

@@ -325,6 +325,27 @@ async def test_step_queries_combine_the_step_with_the_question() -> None:
     assert "tasks" in out.queries[0]  # the question's key term joins the step's title
 
 
+async def test_a_step_for_one_part_of_a_question_searches_for_that_part_only(
+    tmp_path: Path,
+) -> None:
+    """A two-part question's second step searched "How tall is Olympus Mons long year": the other
+    part's words ranked the Mars page first, and a small model's research then read nothing about
+    the volcano. Each part's step now searches with its own part's words, and finds its page."""
+    from activities.corpus import LocalCorpus
+    from tests.support.other_notes import PLANETS, write_notes
+
+    query = "How long is a year on Mars and how tall is Olympus Mons?"
+    step = PlanStep(
+        title="How tall is Olympus Mons",
+        description=f"Find what the sources say about how tall is Olympus Mons, as part of: {query}",
+    )
+    out = await engine.write_queries(WriteQueriesInput(query=query, step=step, max_queries=2))
+    words = {w.lower() for q in out.queries for w in q.split()}
+    assert not words & {"year", "long", "mars"}, out.queries
+    corpus = LocalCorpus(write_notes(tmp_path / "planets", PLANETS), tmp_path / "index")
+    assert all(corpus.search(q, 1)[0].title == "Olympus Mons" for q in out.queries), out.queries
+
+
 # --- planner --------------------------------------------------------------------------------------
 
 PLANNED_QUESTIONS = [
