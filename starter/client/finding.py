@@ -39,6 +39,9 @@ class Found:
     handle: Handle | None
     status: WorkflowExecutionStatus | None
     stored: library.StoredResearch | None = None
+    #: The question it was started with (its memo), for a page to name a research whose busy
+    #: worker has not answered its status yet.
+    question: str | None = None
 
     @property
     def running(self) -> bool:
@@ -75,7 +78,14 @@ async def find(
     if str(memo_owner) != who:  # the same library read an unknown id costs
         await _from_library(session, research_id, "\x00", not_found(research_id))
         raise not_found(research_id)
-    return Found(id=research_id, owner=who, handle=handle, status=described.status)
+    question = await described.memo_value("question", None)
+    return Found(
+        id=research_id,
+        owner=who,
+        handle=handle,
+        status=described.status,
+        question=str(question) if question else None,
+    )
 
 
 async def find_running(session: Session, research_id: str, owner: str | None = None) -> Found:

@@ -114,6 +114,9 @@ class ResearchView(BaseModel):
     #: A page's running research whose busy worker did not answer its status in time: what to say
     #: instead of its status ("still working"), never an error.
     busy: str | None = None
+    #: The question it was started with, when neither its status nor its result says it (a busy
+    #: worker's): its page is headed by the question, not by its id.
+    asked: str | None = None
     #: A page's running research: its events so far, rendered in the Progress log (it is not
     #: empty without JavaScript; the live log goes on after the last of them).
     events: list[Event] = Field(default_factory=list)
@@ -128,17 +131,19 @@ class ResearchView(BaseModel):
 
     @property
     def stage_shown(self) -> str:
-        """The stage a page shows: the outcome, the running stage, or "still working"."""
+        """The stage a page shows: the outcome, the running stage, or Temporal's word for a
+        research whose busy worker did not say its stage (the note beside it says "still
+        working": said twice, it read like a stuck page)."""
         if self.result is not None:
             return self.result.outcome.value
         if self.live is not None:
             return self.live.stage.value
-        return "still working" if self.busy else ""
+        return self.status if self.busy else ""
 
     @property
     def question(self) -> str:
         found = self.live or self.result
-        return found.query if found is not None else self.id
+        return found.query if found is not None else self.asked or self.id
 
     @property
     def heading(self) -> str:

@@ -95,7 +95,11 @@ async def _live(
         if not (patient and err.retry_after_s and err.kind is Kind.NO_ANSWER):
             raise
         return ResearchView(
-            id=research.id, owner=research.owner, status=research.state, busy=str(err)
+            id=research.id,
+            owner=research.owner,
+            status=research.state,
+            busy=str(err),
+            asked=research.question,
         )
     return ResearchView(
         id=research.id, owner=research.owner, status=research.state, live=live, events=events

@@ -12,12 +12,18 @@ from temporalio.client import Client
 
 from tests.starter.web.conftest import WebServer
 
+#: What the busy research was asked: its page is headed by it, though its status is not to be had.
+BUSY_QUESTION = "How do spring tides differ from neap tides?"
+
 
 async def busy_research(client: Client) -> str:
     """A research of `local` whose worker took its workflow task and is still working on it."""
     queue, research_id = f"busy-{uuid.uuid4().hex[:8]}", f"busy-{uuid.uuid4().hex[:8]}"
     await client.start_workflow(
-        "DeepResearchWorkflow", id=research_id, task_queue=queue, memo={"owner": "local"}
+        "DeepResearchWorkflow",
+        id=research_id,
+        task_queue=queue,
+        memo={"owner": "local", "question": BUSY_QUESTION},
     )
     await client.workflow_service.poll_workflow_task_queue(
         PollWorkflowTaskQueueRequest(
@@ -40,4 +46,8 @@ async def test_a_busy_research_is_still_working_in_the_api_and_on_its_page(
         page = await http.get(f"/research/{research_id}")
     assert page.status_code == 200, page.text[-1500:]
     assert "still working" in page.text and "Cancel research" in page.text
+    # Named by its question, and said to be still working once (the stage is Temporal's word).
+    assert f"<h1>{BUSY_QUESTION}</h1>" in page.text.replace("\n", "")
+    assert page.text.count("still working") == 1, page.text
+    assert '<strong id="stage">running</strong>' in page.text
     assert "worker.py" not in page.text and "start one" not in page.text
