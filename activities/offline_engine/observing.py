@@ -89,6 +89,44 @@ def observe_step(about: AboutQuestion, step: PlanStep, passages: list[Passage]) 
     )
 
 
+def weighed_quotes(
+    about: AboutQuestion, step: PlanStep, passages: list[Passage], quoted: list[tuple[int, str]]
+) -> ObserveOutput:
+    """A model's observation that only quotes (each of its sentences stands word for word in the
+    source it cites), weighed as the engine weighs its own choice: the quotes it finds relevant to
+    the step come first, in the engine's words of the sentence, then the engine's own best up to
+    the observation's limits; with no relevant quote, the engine's own observation. A small model
+    copies a sentence that is there but about something else ("Reviewers often look for clones
+    added only to silence a borrow error" for "How does ownership work in Rust"), or one sentence
+    where the step's sources hold five: the report is written from observations, and was thin."""
+    relevant, _, _ = _relevant_sentences(about, step, passages)
+    kept = [
+        found
+        for source_id, sentence in quoted
+        for found in relevant
+        if found[0] == source_id and _same_sentence(sentence, found[1])
+    ]
+    if not kept:
+        return observe_step(about, step, passages)
+    rest = [r for r in relevant if r not in kept]
+    chosen, found = _chosen(list(dict.fromkeys(kept)) + rest)
+    return ObserveOutput(
+        observation=" ".join(_cite(s, n) for n, s in chosen),
+        source_ids=list(dict.fromkeys(n for n, _ in chosen)),
+        needs_more=found < 2,
+    )
+
+
+def _same_sentence(quote: str, sentence: str) -> bool:
+    """A quote of this sentence: all of it, a part of it, or its words but for markup."""
+    a, b = _plain(quote), _plain(sentence)
+    return (len(a) > 20 and a in b) or (bool(b) and b in a) or _near_duplicate(quote, sentence)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", CITATION.sub("", text).lower()).split())
+
+
 def _loop_back(observation: str, broader: str) -> ObserveOutput:
     """Nothing to cite: the observation says why, and a broader step is asked for."""
     return ObserveOutput(

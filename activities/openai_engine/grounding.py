@@ -7,7 +7,10 @@ the same lexical measure the workflow's verifier uses (`workflows/kit/verificati
 
 - a step's observation needs at least one cited sentence that its cited passages hold; otherwise
   the engine writes it from those passages, extractively (the offline engine's method), keeping
-  the model's choice of sources and its loop-back request;
+  the model's choice of sources (all the step read when those hold nothing on the step) and its
+  loop-back request. An observation that only quotes (a small model copies a sentence) is a
+  choice of sentences, weighed as the engine weighs its own: an off-step quote gives way to the
+  engine's, and one sentence where the sources hold more is joined by the engine's best;
 - a report (or a section, or the summary) needs `MIN_GROUNDED` claims its cited evidence holds
   (or all of them when fewer were possible); otherwise the engine composes it from the evidence,
   extractively, every sentence quoted and cited, and says so in the report;
@@ -93,6 +96,22 @@ def grounded_observation(observation: str, passages: list[m.Passage]) -> bool:
         if (ids := cited_ids(sentence))
     ]
     return borne_out(verdicts, 1)
+
+
+def quotes_only(observation: str, passages: list[m.Passage]) -> list[tuple[int, str]]:
+    """The observation's sentences with the source each stands in word for word, when all of its
+    cited sentences do (the model chose sentences and wrote none); else none."""
+    pool = [Evidence(source_id=p.source_id, position=0, text=p.text) for p in passages]
+    quoted: list[tuple[int, str]] = []
+    for sentence in split_sentences(observation):
+        ids = cited_ids(sentence)
+        if not ids:
+            continue
+        holding = [n for n in ids if verbatim(sentence, [n], pool)]
+        if not holding:
+            return []
+        quoted.append((holding[0], CITATION.sub("", sentence).strip()))
+    return quoted
 
 
 def enough(claims: list[Claim], evidence: list[Evidence]) -> bool:

@@ -4,6 +4,7 @@ never reaches a reader, and what a good model writes is kept as it wrote it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from activities.openai_engine import OpenAIEngine
@@ -242,3 +243,62 @@ async def test_a_capable_models_report_in_its_own_words_is_kept_as_it_wrote_it(
     )
     assert "one single owner [1]" in out.markdown
     assert "quoted from those sources" not in out.markdown
+
+
+#: A step's sources as a small model meets them: one on the step, one beside it (read for the same
+#: search) whose sentences name the question's language but not its subject.
+ON_STEP = (
+    "Every value in a Rust program has exactly one owner at a time. "
+    "When the owner goes out of scope, Rust drops the value and frees its memory. "
+    "Assigning a heap-backed value to another variable moves ownership, and the old variable "
+    "can no longer be used."
+)
+BESIDE = (
+    "Reviewers in Rust projects often look for clones added only to silence a borrow error. "
+    "Some programs that are safe are still rejected by the borrow checker today."
+)
+STEP_SOURCES = [
+    Passage(source_id=3, title="Ownership", url="file:///notes/ownership.md", text=ON_STEP),
+    Passage(source_id=4, title="Limits", url="file:///notes/limits.md", text=BESIDE),
+]
+OWNERSHIP_STEP = PlanStep(title="How does ownership work in Rust")
+
+
+async def test_a_copied_sentence_about_something_else_gives_way_to_the_steps_own(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2 copied a sentence that is there, but not about the step: every word of it stands
+    in its source, and a report written from it answered nothing asked."""
+    copied = "Reviewers in Rust projects often look for clones added only to silence a borrow error [4]."
+    llm.replies = [observed(copied, [4])]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
+    )
+    assert "Reviewers" not in out.observation
+    assert "exactly one owner at a time [3]" in out.observation
+    assert out.source_ids == [3]
+
+
+async def test_one_copied_sentence_on_the_step_is_joined_by_the_others_its_sources_hold(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    copied = "When the owner goes out of scope, Rust drops the value and frees its memory [3]."
+    llm.replies = [observed(copied, [3])]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
+    )
+    assert out.observation.startswith(copied[:-4])  # the model's choice first
+    assert "exactly one owner at a time [3]" in out.observation
+    assert len(re.findall(r"\[3\]", out.observation)) == 2  # joined, not replaced
+    assert "Reviewers" not in out.observation
+
+
+async def test_words_of_its_own_citing_a_source_off_the_step_are_quoted_from_the_steps_sources(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    llm.replies = [observed("Ownership is a kind of garbage collector for borrows [4].", [4])]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
+    )
+    assert "garbage collector" not in out.observation
+    assert "[3]" in out.observation and 3 in out.source_ids
