@@ -269,7 +269,9 @@ async def test_a_copied_sentence_about_something_else_gives_way_to_the_steps_own
 ) -> None:
     """SmolLM2 copied a sentence that is there, but not about the step: every word of it stands
     in its source, and a report written from it answered nothing asked."""
-    copied = "Reviewers in Rust projects often look for clones added only to silence a borrow error [4]."
+    copied = (
+        "Reviewers in Rust projects often look for clones added only to silence a borrow error [4]."
+    )
     llm.replies = [observed(copied, [4])]
     out = await engine.observe(
         ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
