@@ -48,7 +48,9 @@ async def home(request: Request) -> Response:
         recent_error=problem,
         **theirs,
         # each Sources choice says what it searches on this server (as the worker runs)
-        controls=request_form.controls({"sources": dict(theirs["sources"])}),
+        controls=request_form.controls(
+            {"sources": dict(theirs["sources"])}, {"sources": theirs["unavailable"]}
+        ),
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,
     )

@@ -7,6 +7,7 @@ read for a value live here.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import typing
 from dataclasses import dataclass
@@ -71,21 +72,36 @@ class Control:
     help: str | None = None
     #: The number control's step ("1" for counts, "any" for money).
     step: str = "1"
+    #: The choices offered but not to be chosen here (the worker cannot search them).
+    disabled: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
         return self.name.replace("_", "-")
 
 
-def controls(words: dict[str, dict[str, str]] | None = None) -> list[Control]:
+def controls(
+    words: dict[str, dict[str, str]] | None = None,
+    unavailable: dict[str, dict[str, str]] | None = None,
+) -> list[Control]:
     """Every option a form offers, in OPTIONS' order; WORDS overrides a choice's words (the home
-    page says what "configured" searches on this server)."""
+    page says what "configured" searches on this server); UNAVAILABLE's choices, each with why,
+    are offered disabled, the why said under the control."""
     chosen = {**WORDS, **(words or {})}
-    return [
+    shown = [
         _control(option.field, option.page, chosen.get(option.field, {}))
         for option in OPTIONS
         if option.page
     ]
+    return [_without(c, (unavailable or {}).get(c.name, {})) for c in shown]
+
+
+def _without(control: Control, why: dict[str, str]) -> Control:
+    if not why:
+        return control
+    said = f"Not available here: {'; '.join(dict.fromkeys(why.values()))}."
+    help_line = f"{control.help} {said}" if control.help else said
+    return dataclasses.replace(control, disabled=tuple(why), help=help_line)
 
 
 def _control(name: str, label: str, words: dict[str, str]) -> Control:

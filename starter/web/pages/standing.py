@@ -25,7 +25,7 @@ from starter.web.pages.forms import act, cross_site, read_form
 from starter.web.pages.frame import backend, error_page, page, to_signin
 from starter.web.presentation.render import render_markdown
 from starter.web.services import standing as standing_service
-from starter.web.services.sources import sources_words
+from starter.web.services.sources import sources_words, unavailable_sources
 from workflows.models import QUERY_MAX_CHARS, QUERY_MIN_CHARS, ResearchResult
 
 router = APIRouter(include_in_schema=False)
@@ -132,7 +132,10 @@ async def _standing(
         form_error=problem,
         created=bool(created),
         filled={k: str(v)[:QUERY_MAX_CHARS] for k, v in filled.items()},
-        controls=request_form.controls({"sources": dict(sources_words(app.cfg))}),
+        controls=request_form.controls(
+            {"sources": dict(sources_words(app.cfg))},
+            {"sources": unavailable_sources(app.cfg)},
+        ),
         default_every=DEFAULT_EVERY,
         min_chars=QUERY_MIN_CHARS,
         max_chars=QUERY_MAX_CHARS,

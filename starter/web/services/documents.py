@@ -16,7 +16,7 @@ from settings import Settings
 from starter.client.temporal import one_line
 from starter.web.deps import ApiError
 from starter.web.models import DocumentItem
-from starter.web.services.sources import model_words, sources_words
+from starter.web.services.sources import model_words, sources_words, unavailable_sources
 
 
 def _root(cfg: Settings) -> Path:
@@ -74,6 +74,7 @@ async def home(cfg: Settings, user: str) -> dict[str, Any]:
         problem = f"Your documents could not be listed: {one_line(str(err))}"
     return {
         "sources": sources_words(cfg),
+        "unavailable": unavailable_sources(cfg),
         "model": model_words(cfg),
         "documents": [{**d.model_dump(), "size_text": _size(d.size)} for d in found],
         "documents_error": problem,

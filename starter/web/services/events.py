@@ -165,7 +165,10 @@ class Poller:
             return
         self.complained = True
         if unanswered(err):
-            reason = f"{await slow_or_stopped(self.handle)} (still trying)"
+            why = await slow_or_stopped(self.handle)
+            # busy: the status line beside says "still working"; the log says what it waits for
+            said = "waiting for its busy worker's next events" if why.retry_after_s else str(why)
+            reason = f"{said} (still trying)"
         else:
             reason = (
                 f"cannot follow research {self.id} right now: {one_line(str(err))} (still trying)"

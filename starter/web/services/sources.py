@@ -3,8 +3,8 @@
 Read from the web app's own settings, which are the worker's: every process of a deployment gets
 one environment (`make dev` one for its dev server, worker and web app; Kubernetes one ConfigMap and
 Secret), so the page offers what the worker has: "Configured" says "the Python documentation (no
-web search configured)" when that is all there is, and "Web" says it is not available before anyone
-starts a research that would fail at its first search.
+web search configured)" when that is all there is, and "Web" is offered disabled, saying why under
+the chooser, before anyone starts a research that would be refused.
 """
 
 from __future__ import annotations
@@ -23,28 +23,37 @@ PROVIDER_WORDS = {
 
 
 def sources_words(cfg: Settings) -> list[tuple[str, str]]:
-    """Each `sources` value with what it searches under CFG (the worker's settings)."""
+    """Each `sources` value with what it searches under CFG (the worker's settings); a choice it
+    cannot search says "not configured" in a few words (the why is `unavailable_sources`, for the
+    line under the chooser: a whole sentence in an option was cut off on a phone)."""
     web = _web_words(cfg)
     corpus = corpus_words(cfg)
-    no_web = "not available: no web search provider is configured"
+    papers = [INDEX_WORDS.get(n, n) for n in cfg.papers.indexes]
     return [
         (Sources.CONFIGURED.value, f"Configured: {configured_words(cfg)}"),
-        (Sources.WEB.value, f"Web: {web}" if web else f"Web ({no_web})"),
+        (Sources.WEB.value, f"Web: {web}" if web else "Web (not configured)"),
         (Sources.DOCUMENTS.value, f"Your documents and {corpus}"),
         (
             Sources.BOTH.value,
-            f"Web ({web}) and your documents" if web else f"Web and your documents ({no_web})",
+            f"Web ({web}) and your documents" if web else "Web and your documents (not configured)",
         ),
-        (Sources.PAPERS.value, f"Papers: {papers_words(cfg)}"),
+        (
+            Sources.PAPERS.value,
+            f"Papers: {', '.join(papers)}" if papers else "Papers (not configured)",
+        ),
     ]
 
 
-def papers_words(cfg: Settings) -> str:
-    """The scholarly indexes of SCHOLARLY_PROVIDERS by their names, or why there are none."""
-    names = [INDEX_WORDS.get(n, n) for n in cfg.papers.indexes]
-    if not names:
-        return "not available: no scholarly index is configured (SCHOLARLY_PROVIDERS)"
-    return ", ".join(names)
+def unavailable_sources(cfg: Settings) -> dict[str, str]:
+    """The `sources` values the worker cannot search under CFG, each with why: a form offers them
+    disabled, saying why under the chooser, rather than starting a research that is refused."""
+    why: dict[str, str] = {}
+    if not cfg.search.web_providers:
+        no_web = "web search, no provider is configured (SEARCH_PROVIDER)"
+        why[Sources.WEB.value] = why[Sources.BOTH.value] = no_web
+    if not cfg.papers.indexes:
+        why[Sources.PAPERS.value] = "papers, no scholarly index is configured (SCHOLARLY_PROVIDERS)"
+    return why
 
 
 def configured_words(cfg: Settings) -> str:

@@ -45,6 +45,7 @@ async def test_a_busy_research_says_still_working_not_a_red_error(
 
     seen = await in_browser(scenario, viewport=WIDTHS[width])
     assert "still working" in seen["note"], seen["debug"]
+    assert seen["text"].count("still working") == 1, seen["text"]  # said once, not in the log too
     assert not seen["alert"] and "worker.py" not in seen["text"]
     assert seen["errors"] == []
 

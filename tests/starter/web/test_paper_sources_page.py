@@ -10,7 +10,7 @@ from settings import Settings
 from starter.web.pages.request_form import controls
 from starter.web.presentation.render import render_report
 from starter.web.presentation.templating import templates
-from starter.web.services.sources import sources_words
+from starter.web.services.sources import sources_words, unavailable_sources
 from tests.starter.web.reports import showcase_result
 from workflows.models import Source
 
@@ -21,8 +21,11 @@ def test_the_sources_select_offers_papers_with_the_worker_s_indexes() -> None:
     (sources,) = [c for c in controls() if c.name == "sources"]
 
     assert words["papers"] == "Papers: OpenAlex, arXiv"
-    assert none["papers"].startswith("Papers: not available: no scholarly index is configured")
+    assert none["papers"] == "Papers (not configured)"
     assert ("papers", "Papers") in sources.choices
+    assert "SCHOLARLY_PROVIDERS" in unavailable_sources(
+        Settings(_env_file=None, scholarly_providers="")
+    ).get("papers", "")
 
 
 def test_the_report_s_sources_mark_a_retracted_and_an_abstract_only_paper() -> None:

@@ -8,14 +8,17 @@ between them."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from settings import Settings
 from starter.cli import stack
+from starter.web.pages.request_form import controls
+from starter.web.presentation.templating import templates
 from starter.web.services import documents
-from starter.web.services.sources import model_words, sources_words
+from starter.web.services.sources import model_words, sources_words, unavailable_sources
 from tests.starter.web.conftest import WebWorker, running_app, web_config
 
 #: What `make dev` sets in its one environment: restored after each test.
@@ -32,7 +35,9 @@ def test_each_choice_says_what_it_searches_and_no_model_is_said() -> None:
     local = Settings(_env_file=None, search_provider="local", llm_provider="offline")
     words = dict(sources_words(local))
     assert words["configured"] == "Configured: the Python documentation (no web search configured)"
-    assert words["web"].startswith("Web (not available")
+    assert words["web"] == "Web (not configured)"
+    assert set(unavailable_sources(local)) == {"web", "both"}
+    assert "SEARCH_PROVIDER" in unavailable_sources(local)["web"]
     assert words["documents"] == "Your documents and the Python documentation"
     assert "No model is configured" in model_words(local)
 
@@ -50,6 +55,24 @@ def test_each_choice_says_what_it_searches_and_no_model_is_said() -> None:
         words["web"] == "Web: DuckDuckGo" and words["both"] == "Web (DuckDuckGo) and your documents"
     )
     assert model_words(web) == "Model: llama3.1 (openai)."
+    assert "web" not in unavailable_sources(web)
+
+
+def test_a_choice_the_worker_cannot_search_is_offered_disabled_saying_why_under_it() -> None:
+    """A whole sentence in an option was cut off on a phone and could still be chosen."""
+    local = Settings(_env_file=None, search_provider="local", scholarly_providers="")
+    offered = controls(
+        {"sources": dict(sources_words(local))}, {"sources": unavailable_sources(local)}
+    )
+    html = templates.env.from_string(
+        '{% from "request_fields.html" import request_fields %}{{ request_fields(controls) }}'
+    ).render(controls=offered)
+    options = dict(re.findall(r'<option value="(\w+)"([^>]*)>', html))
+    assert {v for v, attrs in options.items() if "disabled" in attrs} == {"web", "both", "papers"}
+    assert "disabled" not in options["configured"] + options["documents"]
+    help_line = re.search(r'<p id="sources-help" class="help">([^<]*)</p>', html)
+    assert help_line is not None
+    assert "SEARCH_PROVIDER" in help_line.group(1) and "SCHOLARLY_PROVIDERS" in help_line.group(1)
 
 
 def _unset(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,7 +93,7 @@ def test_make_devs_web_app_offers_what_its_worker_searches(
     assert web_app.search.provider == "local" and web_app.search.web_providers == []
     words = dict(sources_words(web_app))
     assert words["configured"] == "Configured: the Python documentation (no web search configured)"
-    assert words["web"].startswith("Web (not available")
+    assert words["web"] == "Web (not configured)"
     assert web_app.temporal.connect_config()["target_host"] == "127.0.0.1:7399"
     assert os.environ["TEMPORAL_CONFIG_FILE"] == os.devnull  # no person's profile: its own server
 
