@@ -242,12 +242,12 @@ class Chat:
             parsed, repaired = read_text(whole, reply, model)
             usage.repaired = int(repaired)
             return parsed, usage
-        except ApplicationError as unreadable:
+        except ApplicationError:
             # Asked again, the reply would stop at the same length: the role's fallback applies.
+            # Said in one short clause: a research's notes quote it to a reader.
             raise ApplicationError(
                 f"model {model} ran out of its {options.get('max_tokens', options.get('max_completion_tokens'))} "
-                f"reply tokens before its reply was complete, and its continuation did not complete "
-                f"it ({unreadable.message[:200]})",
+                "reply tokens twice (its continuation too) before its reply was complete",
                 type="LLMReplyTruncated",
                 non_retryable=True,
             ) from None

@@ -581,6 +581,9 @@ async def test_a_reply_cut_off_twice_is_permanent(llm: FakeLLM, engine: OpenAIEn
 
     assert caught.value.non_retryable and caught.value.type == "LLMReplyTruncated"
     assert len(llm.requests) == 2  # continued once, not again
+    # One short clause a research's notes can quote whole (they quoted "... not a v").
+    said = caught.value.message
+    assert len(said) < 200 and "(" not in said, said
 
 
 async def test_a_server_without_max_tokens_gets_max_completion_tokens(
@@ -1143,6 +1146,24 @@ async def test_a_decision_cut_off_twice_is_repaired_when_its_fields_were_written
     assert out.usage.repaired == 1 and len(llm.requests) == 2
 
 
+async def test_a_continuation_that_ends_unreadable_is_said_in_one_short_clause(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """A research's notes quote the reason a role fell back: SmolLM2's plan review read "... and its
+    continuation did not complete it (model ... replied with something that is not a v"."""
+    llm.replies = [
+        completion('{"decision": "RESEA', finish_reason="length"),
+        completion('RCH", "reasoning": {"why": []}}'),
+    ]
+
+    with pytest.raises(ApplicationError) as caught:
+        await engine.route(VAGUE)
+
+    assert caught.value.type == "LLMReplyTruncated" and caught.value.non_retryable
+    said = caught.value.message
+    assert said.endswith("before its reply was complete") and len(said) < 200, said
+
+
 async def test_a_report_cut_off_twice_is_never_repaired_into_a_shorter_one(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
@@ -1155,6 +1176,7 @@ async def test_a_report_cut_off_twice_is_never_repaired_into_a_shorter_one(
         await engine.synthesize(SynthesizeInput(query="q", plan=None, sources=[]))
 
     assert caught.value.type == "LLMReplyTruncated" and caught.value.non_retryable
+    assert len(caught.value.message) < 200 and "(" not in caught.value.message  # notes quote it
 
 
 async def test_a_plan_that_forgets_a_part_of_a_two_part_question_gets_a_step_for_it(

@@ -29,6 +29,7 @@ from workflows.accounting.state import ResearchState
 from workflows.activity_models import ObserveInput, Usage
 from workflows.activity_role import AnyRole, Role
 from workflows.models import TokenCount
+from workflows.text import trim
 from workflows.text.redaction import redact
 
 Req = TypeVar("Req", bound=BaseModel)
@@ -110,7 +111,7 @@ def _failed(
         ) from None
     if not role.isolated:
         state.writeup.notes.append(
-            f"{role.name} failed ({message.splitlines()[0][:200]}); a fallback was used."
+            f"{role.name} failed ({trim(message.splitlines()[0], 200)}); a fallback was used."
         )
     return None
 
@@ -123,7 +124,7 @@ def _unanswered(
     kind = cause.type if isinstance(cause, ApplicationError) else None
     no_answer = model_use.unanswered(state.ledger.stats, role.name, kind)
     if no_answer and model_use.never_answered(state.ledger.stats):
-        raise model_use.failure(message.splitlines()[0][:400]) from None
+        raise model_use.failure(trim(message.splitlines()[0], 400)) from None
 
 
 def admit(state: ResearchState, role: AnyRole, arg: BaseModel) -> budget.Charge | None:
