@@ -91,5 +91,6 @@ async def metered(work: Awaitable[T], *, counts_itself: bool = True) -> T:
         _METER.reset(token)
     # How the reply was read (repaired, asked again) is the engine's to say, not the meter's.
     total.repaired, total.reasked = result.usage.repaired, result.usage.reasked
+    total.fell_back = result.usage.fell_back
     result.usage = total
     return result

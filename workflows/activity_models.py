@@ -57,6 +57,10 @@ class Usage(BaseModel):
     repaired: int = Field(default=0, exclude_if=lambda v: not v)
     #: The model was asked again, shown why its reply could not be read, and answered.
     reasked: int = Field(default=0, exclude_if=lambda v: not v)
+    #: Why the engine answered this call by its own rules, its model's reply being unusable (cut
+    #: off twice, unreadable even asked again): the workflow counts the call as not answered by
+    #: the model and notes why, as for a role that fell back (workflows/accounting/calls.py).
+    fell_back: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class LLMOutput(BaseModel):

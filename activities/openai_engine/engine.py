@@ -30,11 +30,13 @@ import re
 from typing import Any
 
 import openai
+from temporalio.exceptions import ApplicationError
 
 from activities.offline_engine import OfflineEngine
 from activities.offline_engine.observing import weighed_quotes
 from activities.openai_engine import checking, grounding
 from activities.openai_engine.chat import Chat
+from activities.openai_engine.errors import reply_problem
 from activities.openai_engine.formatting import (
     NONE,
     _completed_steps,
@@ -223,14 +225,23 @@ class OpenAIEngine:
                 observation="No sources could be read for this step.", source_ids=[]
             )
         known = [p.source_id for p in inp.passages]
-        reply, usage = await self._chat.ask(
-            "observe",
-            **about(inp),
-            step=_step(inp.step),
-            sources=_passages(inp.passages),
-            source_ids=trusted(", ".join(str(n) for n in dict.fromkeys(known))),
-            language=language(inp.language),
-        )
+        try:
+            reply, usage = await self._chat.ask(
+                "observe",
+                **about(inp),
+                step=_step(inp.step),
+                sources=_passages(inp.passages),
+                source_ids=trusted(", ".join(str(n) for n in dict.fromkeys(known))),
+                language=language(inp.language),
+            )
+        except ApplicationError as err:
+            if not reply_problem(err):
+                raise
+            # The step's sentences quoted by the engine, said to be its own: the workflow's
+            # fallback could only say "could not write an observation" (SmolLM2, cut off twice
+            # on a busy machine, left a year on Mars unanswered though mars.md was read).
+            quoted = await self._extractive.observe(inp)
+            return quoted.model_copy(update={"usage": m.Usage(fell_back=err.message)})
         observation = _cut(_only_known_citations(reply.observation, set(known)), OBSERVATION_LIMIT)
         source_ids = [
             n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known

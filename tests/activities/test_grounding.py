@@ -304,3 +304,20 @@ async def test_words_of_its_own_citing_a_source_off_the_step_are_quoted_from_the
     )
     assert "garbage collector" not in out.observation
     assert "[3]" in out.observation and 3 in out.source_ids
+
+
+async def test_an_observation_cut_off_twice_is_the_steps_sentences_quoted_and_said_to_be_so(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2 on a busy machine ran out of reply tokens twice observing "How long is a year on
+    Mars": the workflow's fallback said "could not write an observation" though mars.md was read."""
+    llm.replies = [
+        completion('{"observation": "Every value in a Rust', finish_reason="length"),
+        completion(" program has exactly one owner at a", finish_reason="length"),
+    ]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
+    )
+    assert "exactly one owner at a time [3]" in out.observation
+    assert out.source_ids == [3]
+    assert out.usage.fell_back and "token" in out.usage.fell_back  # not the model's answer

@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_llm_research import RunningWorker, start_worker, worker_env
 from tests.starter.cli.test_starter import starter
-from tests.support.llm_server import Fault, ScriptedLLM, running_llm
+from tests.support.llm_server import CONTINUATION, Fault, ScriptedLLM, running_llm
 from workflows.models import Depth, ResearchRequest, ResearchResult, Stage
 from workflows.research import DeepResearchWorkflow
 from workflows.roles import LLM_ROLES
@@ -117,3 +117,29 @@ async def test_roles_that_fell_back_are_named_atop_the_report_and_in_its_notes(
     assert result.stats.llm_unanswered_by_role == {"plan": 1, "critique": 1}
     out = tmp_path / "result.json"
     out.write_text(json.dumps(result.model_dump(mode="json")))
+
+
+async def test_a_step_whose_reply_was_cut_off_twice_gets_its_sources_sentences_not_a_blank(
+    dev_client: Client, llm: ScriptedLLM, worker: RunningWorker
+) -> None:
+    """SmolLM2 on a busy machine ran out of reply tokens observing "How long is a year on Mars",
+    its continuation too: the step said "The researcher could not write an observation" though
+    mars.md was read. Now the engine quotes the step's sources, and the report says the step
+    findings fell back."""
+    llm.reset()
+    llm.fail_next("observe", Fault(body='{"observation": "Lifetimes are', finish_reason="length"))
+    llm.fail_next(CONTINUATION, Fault(body=" named regions of", finish_reason="length"))
+    handle = await dev_client.start_workflow(
+        DeepResearchWorkflow.run,
+        ResearchRequest(query="How does the with statement work in Python?", depth=Depth.LIGHT),
+        id=f"truth-{uuid.uuid4().hex[:8]}",
+        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
+    )
+    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=180)
+    assert result.outcome is Stage.COMPLETED
+    assert result.stats.llm_unanswered_by_role == {"observe": 1}
+    assert "the step findings fell back" in result.report_markdown.splitlines()[0]
+    assert any(n.startswith("observe failed (") for n in result.notes), result.notes
+    steps = result.plan.steps if result.plan else []
+    assert steps and all(s.source_ids for s in steps), [(s.title, s.observation) for s in steps]
+    assert not any("could not write an observation" in (s.observation or "") for s in steps)

@@ -73,14 +73,13 @@ async def _run(
         _failed(state, role, cause or err, charge)
         return None
     if role.llm:
-        account(
-            state.ledger,
-            role.name,
-            getattr(result, "usage", None),
-            succeeded=True,
-            given_tokens=charge.input_tokens,
-        )
-        model_use.answered(state.ledger.stats)
+        usage = getattr(result, "usage", None)
+        account(state.ledger, role.name, usage, succeeded=True, given_tokens=charge.input_tokens)
+        if usage is not None and usage.fell_back:  # the engine's own answer, not the model's
+            _unanswered(state, role, None, usage.fell_back)
+            _noted(state, role, usage.fell_back)
+        else:
+            model_use.answered(state.ledger.stats)
     return result
 
 
@@ -109,11 +108,17 @@ def _failed(
         raise ApplicationError(
             f"{role.name}: {message}", type=cause.type, non_retryable=True
         ) from None
+    _noted(state, role, message)
+    return None
+
+
+def _noted(state: ResearchState, role: AnyRole, message: str) -> None:
+    """The research's note that ROLE fell back, and why (a role of its own, isolated, says so
+    in its own words)."""
     if not role.isolated:
         state.writeup.notes.append(
             f"{role.name} failed ({trim(message.splitlines()[0], 200)}); a fallback was used."
         )
-    return None
 
 
 def _unanswered(
