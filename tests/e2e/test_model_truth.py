@@ -95,20 +95,26 @@ async def test_the_failure_is_the_workflows_own_and_no_report_passes_for_the_mod
     assert description.status is not None and description.status.name == "FAILED"
 
 
+async def researched(client: Client, worker: RunningWorker, question: str) -> ResearchResult:
+    """A light research of QUESTION on the scripted model, completed."""
+    handle = await client.start_workflow(
+        DeepResearchWorkflow.run,
+        ResearchRequest(query=question, depth=Depth.LIGHT),
+        id=f"truth-{uuid.uuid4().hex[:8]}",
+        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
+    )
+    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=180)
+    assert result.outcome is Stage.COMPLETED
+    return result
+
+
 async def test_roles_that_fell_back_are_named_atop_the_report_and_in_its_notes(
     dev_client: Client, llm: ScriptedLLM, worker: RunningWorker, tmp_path: Path
 ) -> None:
     llm.reset()
     llm.fail_next("plan", *[Fault(status=500, body=CRASH)] * 4)
     llm.fail_next("critique", *[Fault(status=500, body=CRASH)] * 4)
-    handle = await dev_client.start_workflow(
-        DeepResearchWorkflow.run,
-        ResearchRequest(query="How do Rust lifetimes work?", depth=Depth.LIGHT),
-        id=f"truth-{uuid.uuid4().hex[:8]}",
-        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
-    )
-    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=180)
-    assert result.outcome is Stage.COMPLETED
+    result = await researched(dev_client, worker, "How do Rust lifetimes work?")
     first = result.report_markdown.splitlines()[0]
     answered = result.stats.llm_answered
     assert f"The model answered {answered} of {answered + 2} calls" in first
@@ -129,14 +135,7 @@ async def test_a_step_whose_reply_was_cut_off_twice_gets_its_sources_sentences_n
     llm.reset()
     llm.fail_next("observe", Fault(body='{"observation": "Lifetimes are', finish_reason="length"))
     llm.fail_next(CONTINUATION, Fault(body=" named regions of", finish_reason="length"))
-    handle = await dev_client.start_workflow(
-        DeepResearchWorkflow.run,
-        ResearchRequest(query="How does the with statement work in Python?", depth=Depth.LIGHT),
-        id=f"truth-{uuid.uuid4().hex[:8]}",
-        task_queue=worker.env["TEMPORAL_TASK_QUEUE"],
-    )
-    result: ResearchResult = await asyncio.wait_for(handle.result(), timeout=180)
-    assert result.outcome is Stage.COMPLETED
+    result = await researched(dev_client, worker, "How does the with statement work in Python?")
     assert result.stats.llm_unanswered_by_role == {"observe": 1}
     assert "the step findings fell back" in result.report_markdown.splitlines()[0]
     assert any(n.startswith("observe failed (") for n in result.notes), result.notes
