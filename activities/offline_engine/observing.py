@@ -29,7 +29,9 @@ from activities.offline_engine.words import (
     _near_duplicate,
     _quote,
     _short,
+    _uncited,
     _words,
+    plain_words,
 )
 from workflows.activity_models import AboutQuestion, ObserveOutput
 from workflows.kit.citations import CITATION
@@ -119,12 +121,8 @@ def weighed_quotes(
 
 def _same_sentence(quote: str, sentence: str) -> bool:
     """A quote of this sentence: all of it, a part of it, or its words but for markup."""
-    a, b = _plain(quote), _plain(sentence)
+    a, b = plain_words(_uncited(quote)), plain_words(_uncited(sentence))
     return (len(a) > 20 and a in b) or (bool(b) and b in a) or _near_duplicate(quote, sentence)
-
-
-def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", CITATION.sub("", text).lower()).split())
 
 
 def _loop_back(observation: str, broader: str) -> ObserveOutput:

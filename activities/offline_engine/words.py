@@ -10,6 +10,7 @@ planning, observing, reflecting and reporting all see `races` as `race` in the s
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 from workflows.kit.citations import CITATION
@@ -260,6 +261,12 @@ def _near_duplicate(a: str, b: str) -> bool:
     if not x or not y:
         return a.strip().lower() == b.strip().lower()
     return len(x & y) / len(x | y) >= NEAR_DUPLICATE
+
+
+def plain_words(text: str) -> str:
+    """TEXT's words alone, lower case, one space apart: for finding one text inside another
+    whatever its punctuation and spacing (a quote inside the sentence it was copied from)."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
 def _uncited(text: str) -> str:

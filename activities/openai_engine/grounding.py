@@ -33,11 +33,11 @@ either the model's own, verified, or the sources' own, quoted.
 
 from __future__ import annotations
 
-import re
 from typing import Any, TypeVar
 
 from activities.offline_engine.aspects import decompose
 from activities.offline_engine.reporting import DISCLAIMER
+from activities.offline_engine.words import plain_words
 from workflows import activity_models as m
 from workflows.kit.citations import CITATION, cited_ids
 from workflows.kit.verification import lexical_verdict
@@ -136,12 +136,8 @@ def evidence_for(inp: m.SynthesizeInput | SectionInput) -> list[Evidence]:
 
 def verbatim(text: str, ids: list[int], evidence: list[Evidence]) -> bool:
     """The claim's words, in order, stand in a cited evidence paragraph (case and spacing aside)."""
-    needle = _plain(CITATION.sub("", text))
-    return len(needle) > 20 and any(needle in _plain(t) for t in _evidence_of(ids, evidence))
-
-
-def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    needle = plain_words(CITATION.sub("", text))
+    return len(needle) > 20 and any(needle in plain_words(t) for t in _evidence_of(ids, evidence))
 
 
 def composed(
