@@ -35,6 +35,15 @@ from workflows.models import (
 )
 from workflows.text.clarified import meant_question
 
+#: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
+#: instead of ending the research (a cut-off or filtered reply says nothing about the next call),
+#: and a role the engine can answer by its own rules does so (activities/openai_engine/errors.py).
+#: A reply that could not be read even repaired and asked again with the reason (the engine
+#: gives up on it for good: activities/openai_engine/chat.py) is one too.
+REPLY_PROBLEMS = frozenset(
+    {"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused", "InvalidLLMReply"}
+)
+
 
 class Usage(BaseModel):
     """What one LLM role call cost, over all its activity attempts."""

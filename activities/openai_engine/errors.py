@@ -12,16 +12,12 @@ import openai
 from temporalio.exceptions import ApplicationError
 
 from activities.retry_after import retry_after
+from workflows.activity_models import REPLY_PROBLEMS
 from workflows.text.redaction import redact
-
-#: Non-retryable failures about one reply (cut off twice, unreadable even asked again, filtered,
-#: refused), not about the endpoint: a role the engine can answer by its own rules does so.
-REPLY_PROBLEMS = frozenset(
-    {"LLMReplyTruncated", "InvalidLLMReply", "LLMContentFiltered", "LLMRefused"}
-)
 
 
 def reply_problem(err: ApplicationError) -> bool:
+    """A failure about one reply, not the endpoint (`REPLY_PROBLEMS`)."""
     return err.non_retryable and err.type in REPLY_PROBLEMS
 
 

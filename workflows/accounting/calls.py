@@ -26,7 +26,7 @@ from workflows.accounting import budget, model_use, step_budget
 from workflows.accounting.parts import Ledger
 from workflows.accounting.stages import REPORT_STAGES, RESEARCH_STAGES
 from workflows.accounting.state import ResearchState
-from workflows.activity_models import ObserveInput, Usage
+from workflows.activity_models import REPLY_PROBLEMS, ObserveInput, Usage
 from workflows.activity_role import AnyRole, Role
 from workflows.models import TokenCount
 from workflows.text import trim
@@ -34,14 +34,6 @@ from workflows.text.redaction import redact
 
 Req = TypeVar("Req", bound=BaseModel)
 Rep = TypeVar("Rep", bound=BaseModel)
-
-#: Non-retryable errors about one reply, not about the configuration: the role's fallback applies
-#: instead of ending the research (a cut-off or filtered reply says nothing about the next call).
-#: A reply that could not be read even repaired and asked again with the reason (the engine
-#: gives up on it for good: activities/openai_engine/chat.py) is one too: the role falls back.
-REPLY_PROBLEMS = frozenset(
-    {"LLMReplyTruncated", "LLMContentFiltered", "LLMRefused", "InvalidLLMReply"}
-)
 
 
 async def call(state: ResearchState, role: Role[Req, Rep], arg: Req) -> Rep | None:
