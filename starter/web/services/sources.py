@@ -27,21 +27,27 @@ def sources_words(cfg: Settings) -> list[tuple[str, str]]:
     cannot search says "not configured" in a few words (the why is `unavailable_sources`, for the
     line under the chooser: a whole sentence in an option was cut off on a phone)."""
     web = _web_words(cfg)
-    corpus = corpus_words(cfg)
-    papers = [INDEX_WORDS.get(n, n) for n in cfg.papers.indexes]
-    return [
+    papers = ", ".join(INDEX_WORDS.get(n, n) for n in cfg.papers.indexes)
+    searched = [
         (Sources.CONFIGURED.value, f"Configured: {configured_words(cfg)}"),
-        (Sources.WEB.value, f"Web: {web}" if web else "Web (not configured)"),
-        (Sources.DOCUMENTS.value, f"Your documents and {corpus}"),
-        (
-            Sources.BOTH.value,
-            f"Web ({web}) and your documents" if web else "Web and your documents (not configured)",
-        ),
-        (
-            Sources.PAPERS.value,
-            f"Papers: {', '.join(papers)}" if papers else "Papers (not configured)",
-        ),
+        (Sources.WEB.value, f"Web: {web}"),
+        (Sources.DOCUMENTS.value, f"Your documents and {corpus_words(cfg)}"),
+        (Sources.BOTH.value, f"Web ({web}) and your documents"),
+        (Sources.PAPERS.value, f"Papers: {papers}"),
     ]
+    unavailable = unavailable_sources(cfg)
+    return [
+        (value, f"{UNAVAILABLE_WORDS[value]} (not configured)" if value in unavailable else words)
+        for value, words in searched
+    ]
+
+
+#: What an unavailable choice is called, before "(not configured)".
+UNAVAILABLE_WORDS = {
+    Sources.WEB.value: "Web",
+    Sources.BOTH.value: "Web and your documents",
+    Sources.PAPERS.value: "Papers",
+}
 
 
 def unavailable_sources(cfg: Settings) -> dict[str, str]:
