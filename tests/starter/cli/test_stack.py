@@ -107,7 +107,7 @@ def test_make_dev_serves_the_web_app_and_stops_everything_on_a_signal(
         deadline = time.monotonic() + 90
         while not all(
             line in log.read_text(errors="replace")
-            for line in ("worker: task queue", "dev: web app on")
+            for line in ("worker: task queue", "dev: web app on", "dev: worker running")
         ):
             assert stack.poll() is None, log.read_text(errors="replace")
             assert time.monotonic() < deadline, log.read_text(errors="replace")
