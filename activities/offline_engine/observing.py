@@ -108,10 +108,29 @@ def weighed_quotes(
         for found in relevant
         if found[0] == source_id and _same_sentence(sentence, found[1])
     ]
-    if not kept:
-        return observe_step(about, step, passages)
-    rest = [r for r in relevant if r not in kept]
-    chosen, found = _chosen(list(dict.fromkeys(kept)) + rest)
+    return _led_by(kept, relevant) or observe_step(about, step, passages)
+
+
+def led_by_sources(
+    about: AboutQuestion, step: PlanStep, passages: list[Passage], source_ids: list[int]
+) -> ObserveOutput:
+    """The step's relevant sentences with those of the sources a model chose first, then the
+    others' up to the observation's limits. A small model's choice is a hint, not the whole step:
+    SmolLM2 chose the page on a light's range alone for "How did the Fresnel lens change
+    lighthouse range?", and quoted from it alone the observation was one sentence while the
+    Fresnel lens's own page, read by the same step, held four; the report had one claim."""
+    relevant, _, _ = _relevant_sentences(about, step, passages)
+    first = [found for found in relevant if found[0] in source_ids]
+    return _led_by(first, relevant) or observe_step(about, step, passages)
+
+
+def _led_by(first: list[tuple[int, str]], relevant: list[tuple[int, str]]) -> ObserveOutput | None:
+    """FIRST, then the rest of RELEVANT, chosen within the observation's limits; none without a
+    first sentence (the caller's own observation then stands)."""
+    if not first:
+        return None
+    rest = [r for r in relevant if r not in first]
+    chosen, found = _chosen(list(dict.fromkeys(first)) + rest)
     return ObserveOutput(
         observation=" ".join(_cite(s, n) for n, s in chosen),
         source_ids=list(dict.fromkeys(n for n, _ in chosen)),

@@ -33,7 +33,7 @@ import openai
 from temporalio.exceptions import ApplicationError
 
 from activities.offline_engine import OfflineEngine
-from activities.offline_engine.observing import weighed_quotes
+from activities.offline_engine.observing import led_by_sources, weighed_quotes
 from activities.openai_engine import checking, grounding
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.errors import reply_problem
@@ -247,7 +247,8 @@ class OpenAIEngine:
             n for n in dict.fromkeys([*_cited(observation), *reply.source_ids]) if n in known
         ]
         if not grounding.grounded_observation(observation, inp.passages):
-            quoted = await self._quoted_instead(inp, source_ids)
+            # The sources' own sentences, those of the sources the model chose first.
+            quoted = led_by_sources(inp, inp.step, inp.passages, source_ids)
             observation, source_ids = quoted.observation, quoted.source_ids
         elif quotes := grounding.quotes_only(observation, inp.passages):
             weighed = weighed_quotes(inp, inp.step, inp.passages, quotes)
@@ -260,16 +261,6 @@ class OpenAIEngine:
             suggested_query=reply.suggested_query if reply.needs_more else None,
             usage=usage,
         )
-
-    async def _quoted_instead(self, inp: m.ObserveInput, chosen_ids: list[int]) -> m.ObserveOutput:
-        """The sources' own sentences in place of words they do not hold: from the sources the
-        model chose, else (they hold nothing on the step) from all the step read."""
-        chosen = [p for p in inp.passages if p.source_id in chosen_ids]
-        if chosen and len(chosen) < len(inp.passages):
-            quoted = await self._extractive.observe(inp.model_copy(update={"passages": chosen}))
-            if quoted.source_ids:
-                return quoted
-        return await self._extractive.observe(inp)
 
     async def reflect(self, inp: m.ReflectInput) -> m.ReflectOutput:
         """The decision as the model made it; the workflow enforces the minimum-steps rule, so a
