@@ -98,7 +98,7 @@ class WebServer:
 
     def client(self, user: str | None = "alice", **options: Any) -> httpx.AsyncClient:
         headers = self.auth(user) if user else {}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30, **options)
+        return httpx.AsyncClient(base_url=self.url, headers=headers, **{"timeout": 30, **options})
 
 
 @dataclass

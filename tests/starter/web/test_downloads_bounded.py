@@ -22,6 +22,10 @@ from tests.starter.web.reports import _result, store_research
 from workflows.models import ResearchResult
 
 HEAVY_PARAGRAPHS = 15_000
+#: How long a download's client waits: the server's own bounds (its queue, then the child's render
+#: time, past which it answers 503) and a margin. A client's 30 s timed out first on a loaded
+#: machine, before the server could answer either way.
+DOWNLOAD_WAIT_S = downloads.QUEUE_WAIT_S + downloads.RENDER_TIMEOUT_S + 30
 
 
 def heavy(owner: str = "alice", paragraphs: int = HEAVY_PARAGRAPHS) -> ResearchResult:
@@ -77,7 +81,10 @@ async def test_another_users_list_and_library_answer_within_2_s_while_six_heavy_
     web_server: WebServer, web_worker: WebWorker
 ) -> None:
     ids = [store_research(web_worker.db_url, heavy(), "heavy") for _ in range(6)]
-    async with web_server.client("alice") as alice, web_server.client("bob") as bob:
+    async with (
+        web_server.client("alice", timeout=DOWNLOAD_WAIT_S) as alice,
+        web_server.client("bob") as bob,
+    ):
 
         async def download(research_id: str, fmt: str) -> httpx.Response:
             return await alice.get(f"/api/research/{research_id}/report", params={"format": fmt})
@@ -107,7 +114,7 @@ async def test_one_user_gets_one_download_at_a_time(
     web_server: WebServer, web_worker: WebWorker
 ) -> None:
     research_id = store_research(web_worker.db_url, heavy(), "heavy")
-    async with web_server.client("alice") as alice:
+    async with web_server.client("alice", timeout=DOWNLOAD_WAIT_S) as alice:
         first, second = await asyncio.gather(
             alice.get(f"/api/research/{research_id}/report?format=pdf"),
             alice.get(f"/api/research/{research_id}/report?format=docx"),
