@@ -103,11 +103,21 @@ async def test_another_users_list_and_library_answer_within_2_s_while_six_heavy_
                 assert response.status_code == 200, (path, response.text)
         answers = await asyncio.gather(*running)
     assert slowest < 5.0, f"bob waited {slowest:.2f} s"  # was 23 s; 2 s on an idle machine
-    assert any(a.status_code == 200 for a in answers)
-    for answer in answers:  # one at a time for one user: the others are told so in one line
-        if answer.status_code != 200:
-            assert answer.status_code in (429, 503), answer.status_code
-            one_line_error(answer, answer.status_code)
+    # One at a time for one user: that one is written in its time, the others are told in one line.
+    admitted = [a for a in answers if a.status_code != 429]
+    assert len(admitted) == 1, [a.status_code for a in answers]
+    written_in_time(admitted[0])
+    for answer in answers:
+        if answer is not admitted[0]:
+            assert "already" in one_line_error(answer, 429)
+
+
+def written_in_time(answer: httpx.Response) -> None:
+    """A download that was let in: its file, or, where the machine was too loaded to write it
+    within RENDER_TIMEOUT_S (the child runs at a lower priority than the pages), one line that
+    says so and offers the Markdown; never a hang or another error."""
+    if answer.status_code != 200:
+        assert "could not be written within" in one_line_error(answer, 503)
 
 
 async def test_one_user_gets_one_download_at_a_time(
@@ -119,10 +129,11 @@ async def test_one_user_gets_one_download_at_a_time(
             alice.get(f"/api/research/{research_id}/report?format=pdf"),
             alice.get(f"/api/research/{research_id}/report?format=docx"),
         )
-    statuses = sorted([first.status_code, second.status_code])
-    assert statuses == [200, 429], statuses
-    refused = first if first.status_code == 429 else second
+    statuses = [first.status_code, second.status_code]
+    assert statuses.count(429) == 1, statuses
+    refused, let_in = (first, second) if first.status_code == 429 else (second, first)
     assert "already" in one_line_error(refused, 429)
+    written_in_time(let_in)
 
 
 async def test_a_report_too_large_for_a_format_is_refused_in_one_line(
