@@ -153,9 +153,7 @@ async def test_checks_at_the_cap_leave_another_users_library_answered_and_end_wi
             for c in [*alice[:2], bob]:
                 await c.aclose()
             ended = await until(lambda: not check_children(), 30)
-            again = await client(server.url, "alice", timeout=120).post(
-                "/api/check", json={"markdown": TEXT, "sources": [{"id": 1, "text": SOURCE}]}
-            )
+            again = await freed_slot_check(client(server.url, "alice", timeout=120))
         finally:
             pages.release.set()
             for c in [*alice, bob, carol, dave]:
@@ -172,6 +170,21 @@ async def test_checks_at_the_cap_leave_another_users_library_answered_and_end_wi
     assert ended, check_children()
     assert again.status_code == 200, again.text
     assert again.json()["supported"] == 3
+
+
+async def freed_slot_check(alice: httpx.AsyncClient, within_s: float = 30) -> httpx.Response:
+    """Alice's next check once the checks whose clients left have given their slots back: asked
+    again on a 429 as a client that heeds Retry-After would, for up to WITHIN_S (the slot is
+    freed as the app's handler unwinds, which on a loaded machine came after the child's end)."""
+    deadline = time.monotonic() + within_s
+    async with alice:
+        while True:
+            answer = await alice.post(
+                "/api/check", json={"markdown": TEXT, "sources": [{"id": 1, "text": SOURCE}]}
+            )
+            if answer.status_code != 429 or time.monotonic() > deadline:
+                return answer
+            await asyncio.sleep(0.5)
 
 
 async def test_a_check_past_the_sentences_times_sources_limit_is_one_422_line(
