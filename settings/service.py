@@ -116,6 +116,8 @@ class LangfuseSettings(Section):
     public_key: str | None = Field(None, validation_alias="langfuse_public_key")
     secret_key: SecretStr | None = Field(None, validation_alias="langfuse_secret_key")
     host: str | None = Field(None, validation_alias="langfuse_host")
+    #: How long a research call waits for Langfuse's prompt before using the file (PromptBook).
+    prompt_wait_s: float = Field(0.5, gt=0, le=30, validation_alias="langfuse_prompt_wait_s")
 
 
 class WorkerSettings(Section):

@@ -67,7 +67,7 @@ class Chat:
     ) -> None:
         self._settings = settings
         self._langfuse = langfuse if langfuse is not None else tracing.langfuse_for(settings)
-        self._prompts = PromptBook(self._langfuse)
+        self._prompts = PromptBook(self._langfuse, settings.langfuse.prompt_wait_s)
         secret = settings.llm.api_key.get_secret_value() if settings.llm.api_key else ""
         try:
             prices = pricing.table(settings.llm.prices)

@@ -12,14 +12,16 @@ can tune prompts without a deploy. `python -m starter prompts push` creates or u
 the files.
 
 The fetch is blocking HTTP, so it runs in a thread with a short timeout and no client-side
-retries, and a call waits for it at most `WAIT_S`: a failed or slow fetch means the file is used
-and Langfuse is left alone for `OUTAGE_BACKOFF_S`, so an outage never slows a research down.
+retries, and a call waits for it at most `LANGFUSE_PROMPT_WAIT_S` (0.5 s): a failed or slow fetch
+means the file is used and Langfuse is left alone for `OUTAGE_BACKOFF_S`, so an outage never slows
+a research down.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -42,7 +44,8 @@ ROLES = tuple(sorted(PROMPTS))
 LABEL = "production"
 #: How long a fetched prompt is fresh; after that it is refreshed in the background.
 CACHE_TTL_S = 60
-#: A research call waits this long for Langfuse's prompt before using the file.
+#: A research call waits this long for Langfuse's prompt before using the file
+#: (LANGFUSE_PROMPT_WAIT_S; a Langfuse far from the worker may need more).
 WAIT_S = 0.5
 #: The fetch itself gives up after this (it may go on in the background after WAIT_S).
 FETCH_TIMEOUT_S = 2
@@ -149,8 +152,9 @@ def load_prompt(role: str) -> Prompt:
 class PromptBook:
     """Where the engine gets each role's prompt: Langfuse when configured and healthy, else the file."""
 
-    def __init__(self, langfuse: Any | None) -> None:
+    def __init__(self, langfuse: Any | None, wait_s: float = WAIT_S) -> None:
         self._langfuse = langfuse
+        self._wait_s = wait_s
         self._quiet_until = 0.0
         self._unusable: set[tuple[str, int | None]] = set()
         #: Roles Langfuse has no production prompt for, until when (checked again after the TTL).
@@ -177,10 +181,10 @@ class PromptBook:
         return local, local.render(values)
 
     async def _fetch(self, role: str) -> Prompt | None:
-        """Langfuse's production prompt, if it arrives within WAIT_S. A fetch still running then
-        goes on in its thread (filling Langfuse's cache for later calls) while this call uses the
-        file, and Langfuse is left alone for OUTAGE_BACKOFF_S: a hanging Langfuse costs a worker
-        one WAIT_S per back-off period, never a wait per call."""
+        """Langfuse's production prompt, if it arrives within the book's wait. A fetch still
+        running then goes on in its thread (filling Langfuse's cache for later calls) while this
+        call uses the file, and Langfuse is left alone for OUTAGE_BACKOFF_S: a hanging Langfuse
+        costs a worker one wait per back-off period, never a wait per call."""
         now = time.monotonic()
         if (
             self._langfuse is None
@@ -199,13 +203,13 @@ class PromptBook:
                     label=LABEL,
                     cache_ttl_seconds=CACHE_TTL_S,
                     max_retries=0,
-                    fetch_timeout_seconds=FETCH_TIMEOUT_S,
+                    fetch_timeout_seconds=max(FETCH_TIMEOUT_S, math.ceil(self._wait_s)),
                 )
             )
             self._fetching[role] = fetching
             fetching.add_done_callback(lambda done: self._fetched(role, done))
         try:
-            fetched = await asyncio.wait_for(asyncio.shield(fetching), WAIT_S)
+            fetched = await asyncio.wait_for(asyncio.shield(fetching), self._wait_s)
         except NotFoundError:  # this role is not managed in Langfuse: the file, without a warning
             self._unmanaged[role] = time.monotonic() + CACHE_TTL_S
             return None

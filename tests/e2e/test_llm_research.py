@@ -128,6 +128,8 @@ async def traced_worker(
             LANGFUSE_HOST=langfuse.url,
             LANGFUSE_PUBLIC_KEY=_public_key(langfuse),
             LANGFUSE_SECRET_KEY="sk-lf-test",
+            # The test is about which prompt is used, not how fast Langfuse answers a busy machine.
+            LANGFUSE_PROMPT_WAIT_S="30",
         ),
         folder,
     )
