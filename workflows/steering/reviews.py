@@ -229,12 +229,21 @@ async def await_review(
     )
     started = workflow.now()
     oversight.waiting_since = started
+
+    def stop_waiting() -> None:
+        oversight.paused_s += (workflow.now() - started).total_seconds()
+        oversight.waiting_since = None
+        oversight.pending_review = None
+
+    # Not a `finally`: when the worker evicts a waiting workflow from its cache, the coroutine is
+    # closed outside the workflow's event loop, where workflow.now() cannot be read.
     try:
         await workflow.wait_condition(
             lambda: oversight.review_answer is not None,
             timeout=timedelta(seconds=state.request.review_timeout_s),
         )
     except TimeoutError:
+        stop_waiting()
         emit(
             state.events,
             EventKind.REVIEW,
@@ -242,10 +251,10 @@ async def await_review(
             {"target": target.value, "round": round_, "decision": "approve", "by": "timeout"},
         )
         return None
-    finally:
-        oversight.paused_s += (workflow.now() - started).total_seconds()
-        oversight.waiting_since = None
-        oversight.pending_review = None
+    except asyncio.CancelledError:
+        stop_waiting()
+        raise
+    stop_waiting()
     answer = oversight.review_answer
     assert answer is not None
     emit(
