@@ -29,6 +29,7 @@ from activities.offline_engine.words import (
     _near_duplicate,
     _quote,
     _short,
+    _stem,
     _uncited,
     _words,
     plain_words,
@@ -138,6 +139,41 @@ def _led_by(first: list[tuple[int, str]], relevant: list[tuple[int, str]]) -> Ob
     )
 
 
+def joined_by_quotes(
+    about: AboutQuestion,
+    step: PlanStep,
+    passages: list[Passage],
+    observation: str,
+    source_ids: list[int],
+) -> ObserveOutput:
+    """A faithful observation of one sentence, followed by the step's relevant sentences it does
+    not say already (those of the sources the model chose first), within the observation's
+    limits. The model's words stay as they are; the report is written from observations, and
+    SmolLM2's single faithful sentence where the step's sources held four left planets' report
+    at the least it may hold."""
+    said = [(0, _uncited(sentence)) for sentence in split_sentences(observation)]
+    relevant, _, _ = _relevant_sentences(about, step, passages)
+    # A sentence the model put in its own words is not quoted beside it.
+    unsaid = [r for r in relevant if not any(_paraphrases(s, r[1]) for _, s in said)]
+    ordered = [r for r in unsaid if r[0] in source_ids] + [
+        r for r in unsaid if r[0] not in source_ids
+    ]
+    added, _ = _chosen(ordered, said=said, length=len(observation) + 1)
+    return ObserveOutput(
+        observation=" ".join([observation, *(_cite(s, n) for n, s in added)]),
+        source_ids=list(dict.fromkeys([*source_ids, *(n for n, _ in added)])),
+        needs_more=len(said) + len(added) < 2,
+    )
+
+
+def _paraphrases(words: str, sentence: str) -> bool:
+    """WORDS say SENTENCE again: four in five of their content words stand in it (a step's
+    sentences share its subject's words, so fewer would call them all the same)."""
+    own = {_stem(t) for t in content_terms(words)}
+    theirs = {_stem(t) for t in content_terms(sentence)}
+    return bool(own) and len(own & theirs) * 5 >= len(own) * 4
+
+
 def _same_sentence(quote: str, sentence: str) -> bool:
     """A quote of this sentence: all of it, a part of it, or its words but for markup."""
     a, b = plain_words(_uncited(quote)), plain_words(_uncited(sentence))
@@ -191,22 +227,25 @@ def _relevant_sentences(
     return relevant, needed, core
 
 
-def _chosen(relevant: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], int]:
+def _chosen(
+    relevant: list[tuple[int, str]], said: list[tuple[int, str]] | None = None, length: int = 0
+) -> tuple[list[tuple[int, str]], int]:
     """The sentences quoted, within the observation's limits (a few, a few per source, no near
     duplicates, OBSERVATION_LIMIT characters), and how many relevant sentences there were
-    (near duplicates of a quoted one not counted)."""
+    (near duplicates of a quoted one not counted). SAID, LENGTH characters long, is already in
+    the observation: it counts toward the limits and is not repeated."""
+    said = said or []
     chosen: list[tuple[int, str]] = []
-    per_source: Counter[int] = Counter()
+    per_source: Counter[int] = Counter(n for n, _ in said)
     found = 0
-    length = 0
     for source_id, sentence in relevant:
         found += 1
         if (
-            len(chosen) >= MAX_OBSERVATION_SENTENCES
+            len(said) + len(chosen) >= MAX_OBSERVATION_SENTENCES
             or per_source[source_id] >= MAX_SENTENCES_PER_SOURCE
         ):
             continue
-        if any(_near_duplicate(sentence, s) for _, s in chosen):
+        if any(_near_duplicate(sentence, s) for _, s in [*said, *chosen]):
             found -= 1
             continue
         cited = _cite(sentence, source_id)

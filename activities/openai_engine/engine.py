@@ -33,7 +33,11 @@ import openai
 from temporalio.exceptions import ApplicationError
 
 from activities.offline_engine import OfflineEngine
-from activities.offline_engine.observing import led_by_sources, weighed_quotes
+from activities.offline_engine.observing import (
+    joined_by_quotes,
+    led_by_sources,
+    weighed_quotes,
+)
 from activities.openai_engine import checking, grounding
 from activities.openai_engine.chat import Chat
 from activities.openai_engine.errors import reply_problem
@@ -76,6 +80,7 @@ from workflows.report_models import (
     SummaryInput,
     SummaryOutput,
 )
+from workflows.text import split_sentences
 
 #: The agent each routing decision hands the conversation to.
 NEXT_AGENT = {
@@ -253,6 +258,10 @@ class OpenAIEngine:
         elif quotes := grounding.quotes_only(observation, inp.passages):
             weighed = weighed_quotes(inp, inp.step, inp.passages, quotes)
             observation, source_ids = weighed.observation, weighed.source_ids
+        elif len(split_sentences(observation)) < 2:
+            # Faithful but thin: the model's sentence, then what else the step's sources hold.
+            joined = joined_by_quotes(inp, inp.step, inp.passages, observation, source_ids)
+            observation, source_ids = joined.observation, joined.source_ids
         return m.ObserveOutput(
             observation=observation,
             source_ids=source_ids,

@@ -334,6 +334,23 @@ async def test_a_model_that_chose_the_weakest_source_does_not_thin_the_step_to_i
     assert len(re.findall(r"\[\d+\]", out.observation)) >= 3
 
 
+async def test_one_faithful_sentence_of_its_own_is_kept_and_joined_by_what_else_the_step_read(
+    llm: FakeLLM, engine: OpenAIEngine
+) -> None:
+    """SmolLM2 observed "How long is a year on Mars?" in one faithful sentence of its own while
+    the step's pages held more: the report, written from observations, held the least it may."""
+    own = "Each value in a Rust program has one owner at any time [3]."
+    llm.replies = [observed(own, [3])]
+    out = await engine.observe(
+        ObserveInput(query=QUESTION, step=OWNERSHIP_STEP, passages=STEP_SOURCES)
+    )
+    assert out.observation.startswith(own)  # the model's words, as it wrote them
+    assert "drops the value and frees its memory [3]" in out.observation
+    assert "exactly one owner at a time" not in out.observation  # what it said, not said twice
+    assert "Reviewers" not in out.observation
+    assert out.source_ids == [3]
+
+
 async def test_an_observation_cut_off_twice_is_the_steps_sentences_quoted_and_said_to_be_so(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
