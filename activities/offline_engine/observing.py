@@ -148,9 +148,8 @@ def joined_by_quotes(
 ) -> ObserveOutput:
     """A faithful observation of one sentence, followed by the step's relevant sentences it does
     not say already (those of the sources the model chose first), within the observation's
-    limits. The model's words stay as they are; the report is written from observations, and
-    SmolLM2's single faithful sentence where the step's sources held four left planets' report
-    at the least it may hold."""
+    limits. The model's words stay as they are; the report is written from observations, and a
+    small model's one faithful sentence, where the step's sources held more, made it thin."""
     said = [(0, _uncited(sentence)) for sentence in split_sentences(observation)]
     relevant, _, _ = _relevant_sentences(about, step, passages)
     # A sentence the model put in its own words is not quoted beside it.

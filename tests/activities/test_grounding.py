@@ -337,8 +337,8 @@ async def test_a_model_that_chose_the_weakest_source_does_not_thin_the_step_to_i
 async def test_one_faithful_sentence_of_its_own_is_kept_and_joined_by_what_else_the_step_read(
     llm: FakeLLM, engine: OpenAIEngine
 ) -> None:
-    """SmolLM2 observed "How long is a year on Mars?" in one faithful sentence of its own while
-    the step's pages held more: the report, written from observations, held the least it may."""
+    """A small model's one faithful sentence where the step's pages held more: the report is
+    written from observations, and thin ones make a thin report."""
     own = "Each value in a Rust program has one owner at any time [3]."
     llm.replies = [observed(own, [3])]
     out = await engine.observe(
