@@ -17,6 +17,7 @@ from activities.offline_engine.questions import (
     points_back,
 )
 from activities.offline_engine.words import (
+    PART_OF_QUESTION,
     TEMPLATE_WORDS,
     VERBS,
     _clean_clause,
@@ -124,8 +125,11 @@ def search_queries(about: AboutQuestion, step: PlanStep | None, max_queries: int
             missing = unique([*missing, *(t for t in earlier if not _Matcher([t]).found(title))])[
                 :6
             ]
+        described = step.description.split(PART_OF_QUESTION)[0]
         step_terms = [
-            t for t in content_terms(f"{step.title} {step.description}") if t not in TEMPLATE_WORDS
+            t
+            for t in content_terms(f"{step.title} {described}")
+            if t not in TEMPLATE_WORDS and t not in others
         ]
         candidates = [
             " ".join([title, *missing]),

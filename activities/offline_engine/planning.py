@@ -30,6 +30,7 @@ from activities.offline_engine.questions import (
     _question_and_qualifiers,
 )
 from activities.offline_engine.words import (
+    PART_OF_QUESTION,
     TEMPLATE_WORDS,
     VAGUE,
     _capitalize,
@@ -193,7 +194,7 @@ def _aspects(
             aspects.append(
                 _Candidate(
                     _capitalize(_short(f"{item}{scope}")),
-                    f"Find what the sources say about {item}{scope}, as part of the question: {_end(question)}{clarified}",
+                    f"Find what the sources say about {item}{scope}{PART_OF_QUESTION}{_end(question)}{clarified}",
                     "aspect",
                 )
             )

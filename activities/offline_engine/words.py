@@ -99,6 +99,10 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
     involved affecting affect deprecations requested""".split()
 )
 
+#: Where a planned step's description goes on to quote the whole question (planning.py): the
+#: query writer stops reading there, or every part's step would search for the other parts' words.
+PART_OF_QUESTION = ", as part of the question: "
+
 #: "How long", "how often", "how hot": after "how", the measure asked for, never a subject
 #: ("How hot is the surface of Mercury?" asks of the surface of Mercury, not of "hot").
 HOW_MEASURE = frozenset(

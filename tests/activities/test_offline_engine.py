@@ -346,6 +346,36 @@ async def test_a_step_for_one_part_of_a_question_searches_for_that_part_only(
     assert all(corpus.search(q, 1)[0].title == "Olympus Mons" for q in out.queries), out.queries
 
 
+async def test_the_planners_steps_search_for_their_own_part_and_not_for_the_template() -> None:
+    """Each part's step read its description, which quotes the whole question after "as part
+    of the question:", and searched "smart pointers part ownership": the template's "part" and
+    the first part's "ownership" steered the search for smart pointers."""
+    query = (
+        "What are the ownership rules in Rust, how do borrowing and lifetimes work, "
+        "and what are smart pointers?"
+    )
+    plan = await engine.plan(
+        PlanInput(
+            query=query, background="", completed_steps=[], min_steps=3, max_steps=3, iteration=0
+        )
+    )
+    by_title = {s.title: PlanStep(title=s.title, description=s.description) for s in plan.steps}
+    assert set(by_title) == {
+        "What are the ownership rules in Rust",
+        "How do borrowing and lifetimes work",
+        "What are smart pointers",
+    }
+    for title, others in [
+        ("What are smart pointers", {"ownership", "rules", "borrowing", "lifetimes"}),
+        ("How do borrowing and lifetimes work", {"ownership", "smart", "pointers"}),
+    ]:
+        out = await engine.write_queries(
+            WriteQueriesInput(query=query, step=by_title[title], max_queries=2)
+        )
+        words = {w.lower() for q in out.queries for w in q.split()}
+        assert "part" not in words and not words & others, out.queries
+
+
 # --- planner --------------------------------------------------------------------------------------
 
 PLANNED_QUESTIONS = [
