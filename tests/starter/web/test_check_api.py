@@ -11,11 +11,15 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from settings import Settings
+from starter.web.services.checks import CHECK_TIMEOUT_S
 from tests.starter.cli.test_check_cli import FAITHFUL, SOURCE, one_paragraph_lines
 from tests.starter.cli.test_starter import REPO, closed_port, offline_env  # noqa: F401 - fixture
 from tests.starter.web.conftest import TOKENS, one_line_error, running_app
 
 TEXT = one_paragraph_lines(FAITHFUL)
+#: A check runs in a niced child that the server kills after CHECK_TIMEOUT_S (503): the clients
+#: wait for that, not for httpx's 30 s, which a busy machine's child outlasted.
+CHECK_WAIT_S = CHECK_TIMEOUT_S + 30
 SOURCES = [{"id": 1, "title": "The with statement", "text": SOURCE}]
 
 
@@ -32,7 +36,7 @@ def app_config(**extra: Any) -> Settings:
 async def test_a_text_is_checked_against_the_sources_given() -> None:
     changed = TEXT.replace("up to 20", "up to 30")
     with running_app(app_config(), TOKENS) as server:
-        async with server.client() as client:
+        async with server.client(timeout=CHECK_WAIT_S) as client:
             faithful = await client.post("/api/check", json={"markdown": TEXT, "sources": SOURCES})
             wrong = await client.post("/api/check", json={"markdown": changed, "sources": SOURCES})
             long = await client.post(
@@ -42,7 +46,7 @@ async def test_a_text_is_checked_against_the_sources_given() -> None:
                     "sources": [{"id": 1, "text": SOURCE + "\n\nmore" * 11000}],
                 },
             )
-        async with server.client(user=None) as stranger:
+        async with server.client(user=None, timeout=CHECK_WAIT_S) as stranger:
             refused = await stranger.post("/api/check", json={"markdown": TEXT, "sources": SOURCES})
     assert faithful.status_code == 200, faithful.text
     result = faithful.json()
@@ -73,7 +77,7 @@ async def test_no_path_of_the_server_is_ever_read(tmp_path: Path) -> None:
     secret.write_text(SOURCE)
     listed = TEXT + f"\n## Sources\n\n- [1] Notes — {secret} (local)\n"
     with running_app(app_config(), TOKENS) as server:
-        async with server.client() as client:
+        async with server.client(timeout=CHECK_WAIT_S) as client:
             as_file_url = await client.post(
                 "/api/check",
                 json={"markdown": TEXT, "sources": [{"id": 1, "url": secret.as_uri()}]},
@@ -103,7 +107,7 @@ async def test_no_path_of_the_server_is_ever_read(tmp_path: Path) -> None:
 
 async def test_bad_or_oversized_input_is_one_line() -> None:
     with running_app(app_config(), TOKENS) as server:
-        async with server.client() as client:
+        async with server.client(timeout=CHECK_WAIT_S) as client:
             answers = [
                 await client.post("/api/check", json=body)
                 for body in (

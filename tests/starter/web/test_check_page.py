@@ -14,6 +14,7 @@ import httpx
 
 from activities.corpus.uploads import owner_folder, uploads_root
 from settings import Settings
+from starter.web.services.checks import CHECK_TIMEOUT_S
 from tests.starter.cli.test_starter import closed_port
 from tests.starter.web.conftest import WebServer, csrf_for, running_app
 from tests.starter.web.reports import _result, store_research
@@ -51,8 +52,13 @@ def settings(tmp_path: Path) -> Settings:
     )
 
 
+#: A check runs in a niced child that the server kills after CHECK_TIMEOUT_S (503): the client
+#: waits for that, not for httpx's 30 s, which a busy machine's child outlasted.
+CHECK_WAIT_S = CHECK_TIMEOUT_S + 30
+
+
 async def post(server: WebServer, **fields: str) -> httpx.Response:
-    async with server.client(None) as client:
+    async with server.client(None, timeout=CHECK_WAIT_S) as client:
         return await client.post("/check", data={"csrf": csrf_for(server), **fields})
 
 
