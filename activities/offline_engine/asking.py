@@ -30,6 +30,7 @@ from activities.offline_engine.questions import _plain_subject
 from activities.offline_engine.words import (
     ASPECT_WORDS,
     HOW_MEASURE,
+    NOUN_VERBS,
     PRONOUNS,
     VAGUE,
     VERBS,
@@ -37,6 +38,7 @@ from activities.offline_engine.words import (
     _Matcher,
     _quote,
     _words,
+    past_verb,
 )
 from workflows.kit.citations import escape
 from workflows.text import STOPWORDS
@@ -146,6 +148,8 @@ def _main_verb(lower: list[str]) -> int | None:
             word in VERBS
             or after_person
             or before_determiner
+            or (i == 1 and lower[0] in ("what", "who") and past_verb(word))
+            or _noun_verb_after_subject(lower, i)
             or (after_code_name and any(w in _AUX and w not in _COPULA for w in lower[:i]))
             or _closes_clause(lower, i)
         ):
@@ -162,6 +166,22 @@ def _main_verb(lower: list[str]) -> int | None:
             len(lower) - 1
         )  # "How long should a sourdough loaf bake": the verb closes the question
     return None
+
+
+def _noun_verb_after_subject(lower: list[str], i: int) -> bool:
+    """Word `i` is a verb that is a noun too (words.NOUN_VERBS), after a "do" auxiliary and a
+    subject, with a noun phrase after it or ending the question: "How did the Fresnel lens change
+    lighthouse range?", "Why did the Roman Empire fall?"; in "How did climate change affect
+    farming?" a verb follows, so "change" is the subject's."""
+    if lower[i] not in NOUN_VERBS or not any(w in ("do", "does", "did") for w in lower[:2]):
+        return False
+    subject = [
+        w
+        for w in lower[:i]
+        if w not in _AUX and w not in _WH and w not in STOPWORDS and w not in PRONOUNS
+    ]
+    follows = lower[i + 1] if i + 1 < len(lower) else ""
+    return bool(subject) and (not follows or (follows not in VERBS and follows not in STOPWORDS))
 
 
 def _closes_clause(lower: list[str], i: int) -> bool:

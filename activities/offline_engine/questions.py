@@ -19,6 +19,7 @@ from activities.offline_engine.words import (
     ASPECT_WORDS,
     DETERMINERS,
     HOW_MEASURE,
+    NOUN_VERBS,
     PRONOUNS,
     REFERENTIAL,
     VAGUE,
@@ -27,6 +28,7 @@ from activities.offline_engine.words import (
     _specific_terms,
     _stem,
     _words,
+    past_verb,
     third_person,
 )
 from workflows.activity_models import AboutQuestion
@@ -186,7 +188,12 @@ def subject_of(text: str, background: str = "") -> str:
     first one it does: a typo or an odd word should not title the whole plan.
     """
     fronted = _FRONTED.match(text.strip())
-    runs = _phrases(_plain_subject(fronted.group(1) if fronted else text))
+    asked = _plain_subject(fronted.group(1) if fronted else text)
+    runs = [_before_its_verb(run, asked) for run in _phrases(asked)]
+    verb = _ASKED_BY_VERB.match(asked)
+    if verb and past_verb(verb[1]) and runs and runs[0][0] == verb[1]:
+        # "What caused the 1929 stock market crash?": the crash, not "caused".
+        runs = [runs[0][1:], *runs[1:]] if len(runs[0]) > 1 else runs[1:] or runs
     if not runs:
         return ""
     chosen = runs[0]
@@ -196,6 +203,26 @@ def subject_of(text: str, background: str = "") -> str:
         if supported and sum(_stem(w) in known for w in chosen) == 0:
             chosen = supported[0]
     return " ".join(chosen[:4])
+
+
+#: "What caused ...", "Who discovered ...": the question's verb comes first, its subject after.
+_ASKED_BY_VERB = re.compile(r"^\W*(?:what|who)\s+(\w+)\b", re.I)
+_AUXILIARY = re.compile(r"^\W*(?:(?:how|why|when|where)\s+)?(?:did|does|do)\b", re.I)
+
+
+def _before_its_verb(run: list[str], question: str) -> list[str]:
+    """RUN up to the question's own verb: "How did the Fresnel lens change lighthouse range?"
+    is about the Fresnel lens, not "Fresnel lens change lighthouse", and "Why did the Roman
+    Empire fall?" about the Roman Empire. Such a verb follows the subject with more of the run
+    after it, or ends the question; "How did climate change affect farming?" keeps its subject."""
+    if not _AUXILIARY.match(question):
+        return run
+    last = re.findall(r"[\w'-]+", question)[-1:]
+    for i, word in enumerate(run[1:], start=1):
+        ends_question = i == len(run) - 1 and last == [word]
+        if word.lower() in NOUN_VERBS and (i < len(run) - 1 or ends_question):
+            return run[:i]
+    return run
 
 
 #: "How tall ...": the measure asked for; "... hotter than Mercury": a comparison's measure and

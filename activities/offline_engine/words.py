@@ -99,6 +99,23 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
     involved affecting affect deprecations requested""".split()
 )
 
+#: Verbs that are nouns as well ("climate change", "the fall of Rome"), so VERBS cannot hold
+#: them: after "did", "does" or "do" and a subject, with more of a noun phrase after them or at
+#: the question's end, they are the question's own verb ("Why did the Roman Empire fall?").
+NOUN_VERBS = frozenset(
+    """change changes fall falls rise rises end ends spread spreads shape shapes influence
+    influences form forms grow grows evolve evolves develop develops survive survives collapse
+    collapses win wins lose loses transform transforms""".split()
+)
+
+
+def past_verb(word: str) -> bool:
+    """A verb in the past ("caused", "discovered"), as it stands after "What" or "Who" in a
+    question asked by its verb; "red", "speed" and "bed" are not."""
+    low = word.lower()
+    return len(low) > 4 and low.endswith("ed") and not low.endswith("eed")
+
+
 #: Where a planned step's description goes on to quote the whole question (planning.py): the
 #: query writer stops reading there, or every part's step would search for the other parts' words.
 PART_OF_QUESTION = ", as part of the question: "

@@ -405,6 +405,28 @@ async def first_plan(
     return [s.title for s in draft.steps]
 
 
+@pytest.mark.parametrize(
+    ("query", "subject", "not_about"),
+    [
+        ("How did the Fresnel lens change lighthouse range?", "Fresnel lens", "change"),
+        ("Why did the Roman Empire fall?", "Roman Empire", "fall"),
+        ("What caused the 1929 stock market crash?", "1929 stock market crash", "caused"),
+        ("Who discovered penicillin?", "penicillin", "discovered"),
+        ("How did climate change affect farming?", "climate change", "affect"),
+    ],
+)
+async def test_the_planners_own_steps_are_about_the_questions_subject_not_its_verb(
+    query: str, subject: str, not_about: str
+) -> None:
+    """The planner's own steps read "What Fresnel lens change lighthouse is": the subject ran on
+    into the question's verb, which is a noun too ("a change"). A verb that is also a noun stays
+    in a subject it names ("climate change")."""
+    titles = await first_plan(query, Depth.EXTENDED)
+    own = [t for t in titles if t.lower() != query.rstrip("?").lower()]
+    assert own and all(subject.lower() in t.lower() for t in own), titles
+    assert not any(not_about in t.lower().replace(query.lower(), "") for t in own), titles
+
+
 @pytest.mark.parametrize("depth", [Depth.LIGHT, Depth.MEDIUM, Depth.EXTENDED])
 @pytest.mark.parametrize("query", PLANNED_QUESTIONS)
 async def test_plan_size_respects_the_depth(query: str, depth: Depth) -> None:
