@@ -96,7 +96,8 @@ TEMPLATE_WORDS = ASPECT_TEMPLATE_WORDS | frozenset(
     known edge cases error conditions options solve same compare introduced appeared changed across
     versions recommended sources say bears question research answer directly facts needed behaves
     used behaviour preferable other more broader related first search clarified practical worked
-    involved affecting affect deprecations requested""".split()
+    involved affecting affect deprecations requested main figures give found came compared
+    others""".split()
 )
 
 #: Verbs that are nouns as well ("climate change", "the fall of Rome"), so VERBS cannot hold

@@ -427,6 +427,28 @@ async def test_the_planners_own_steps_are_about_the_questions_subject_not_its_ve
     assert not any(not_about in t.lower().replace(query.lower(), "") for t in own), titles
 
 
+async def test_the_planners_own_steps_search_without_their_templates_words() -> None:
+    """A step "Key facts about Fresnel lens" searched "fresnel lens main figures change": the words of
+    the step's description ("The main facts and figures the sources give about ...")."""
+    query = "How did the Fresnel lens change lighthouse range?"
+    plan = await engine.plan(
+        PlanInput(
+            query=query, background="", completed_steps=[], min_steps=5, max_steps=5, iteration=0
+        )
+    )
+    template = {"main", "figures", "give", "found", "came", "compared", "others", "sources"}
+    for step in plan.steps[1:]:
+        out = await engine.write_queries(
+            WriteQueriesInput(
+                query=query,
+                step=PlanStep(title=step.title, description=step.description),
+                max_queries=2,
+            )
+        )
+        searched = out.queries[1].lower().split()
+        assert "fresnel" in searched and not template & set(searched), (step.title, out.queries)
+
+
 @pytest.mark.parametrize("depth", [Depth.LIGHT, Depth.MEDIUM, Depth.EXTENDED])
 @pytest.mark.parametrize("query", PLANNED_QUESTIONS)
 async def test_plan_size_respects_the_depth(query: str, depth: Depth) -> None:
